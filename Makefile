@@ -1,0 +1,46 @@
+# Self-Attention from Scratch. Two commands do everything:
+#   make course   set up (first time only) and open the course in JupyterLab
+#   make test     set up (first time only) and run every check CI runs
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+START  := notebooks/00_start_here.ipynb
+NOTEBOOKS := $(sort $(wildcard notebooks/[0-9]*.ipynb))
+
+.PHONY: course test setup lint unit notebooks execute benchmark clean
+
+$(STAMP): requirements.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	@touch $(STAMP)
+	@echo "Environment ready in $(VENV)."
+
+setup: $(STAMP)
+
+course: setup
+	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 $(START)
+
+test: setup lint
+	$(BIN)/python -m pytest
+
+lint: setup
+	$(BIN)/ruff check helpers tests benchmarks notebooks
+
+unit: setup
+	$(BIN)/python -m pytest tests
+
+notebooks: setup
+	$(BIN)/python -m pytest notebooks
+
+# For authors: re-run every notebook top to bottom in a fresh kernel and store its outputs.
+execute: setup
+	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
+		--ExecutePreprocessor.timeout=300 $(if $(NB),$(NB),$(NOTEBOOKS))
+
+benchmark: setup
+	$(BIN)/python benchmarks/attention.py $(ARGS)
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info

@@ -1,0 +1,137 @@
+"""Scaled dot-product attention in PyTorch: the bare function and the module.
+
+    scaled_dot_product_attention(Q, K, V, mask=None)    (..., T_q, d_k), (..., T_k, d_k), (..., T_k, d_v)
+                                                         -> (..., T_q, d_v)
+    SelfAttention(d_model, d_k)                          (B, T, d_model) -> (B, T, d_k)
+
+Mask convention (the module text's): mask == 0 means "query i may NOT attend
+to key j"; nonzero / True means it may. Note that this is the same polarity as
+a boolean `attn_mask` in torch.nn.functional.scaled_dot_product_attention
+(True = may attend), and the opposite of nn.MultiheadAttention's
+`key_padding_mask` (True = ignore).
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def _require_tensor(x, name: str, layout: str) -> torch.Tensor:
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name} should be a torch.Tensor of shape {layout}, but got {type(x).__name__}.")
+    if x.dim() < 2:
+        raise ValueError(f"{name} should have at least 2 dimensions {layout}, but has shape {tuple(x.shape)}.")
+    if not x.is_floating_point():
+        raise TypeError(f"{name} should hold floating-point numbers, but has dtype {x.dtype}. Try {name}.float().")
+    if torch.isnan(x).any():
+        raise ValueError(f"{name} contains NaN: attention would spread it to every output it touches.")
+    return x
+
+
+def check_qkv(Q, K, V) -> None:
+    """Raise a clear error unless Q (..., T_q, d_k), K (..., T_k, d_k), V (..., T_k, d_v) fit together."""
+    _require_tensor(Q, "Q", "(..., T_q, d_k)")
+    _require_tensor(K, "K", "(..., T_k, d_k)")
+    _require_tensor(V, "V", "(..., T_k, d_v)")
+    if Q.shape[-1] != K.shape[-1]:
+        raise ValueError(
+            f"Q has d_k={Q.shape[-1]} but K has d_k={K.shape[-1]}: the query and key vectors must have "
+            "the same length to take dot products."
+        )
+    if K.shape[-2] != V.shape[-2]:
+        raise ValueError(
+            f"K has T_k={K.shape[-2]} keys but V has {V.shape[-2]} values: every key needs exactly one value."
+        )
+    try:
+        torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    except RuntimeError:
+        raise ValueError(
+            f"The batch dimensions of Q {tuple(Q.shape[:-2])}, K {tuple(K.shape[:-2])} and "
+            f"V {tuple(V.shape[:-2])} do not match (nor broadcast)."
+        ) from None
+
+
+def _check_mask(mask, t_q: int, t_k: int) -> torch.Tensor:
+    if not isinstance(mask, torch.Tensor):
+        raise TypeError(f"mask should be a torch.Tensor of shape (..., {t_q}, {t_k}), but got {type(mask).__name__}.")
+    if mask.dim() < 2 or mask.shape[-2:] != (t_q, t_k):
+        raise ValueError(
+            f"mask should end in shape (T_q, T_k) = ({t_q}, {t_k}), one entry per query-key pair, "
+            f"but has shape {tuple(mask.shape)}."
+        )
+    allowed = mask != 0
+    if not allowed.any(dim=-1).all():
+        row = torch.nonzero(~allowed.any(dim=-1))[0].tolist()
+        raise ValueError(
+            f"The mask hides every key from query row {row[-1]} (index {tuple(row)}): softmax over nothing "
+            "is 0/0 = NaN. Every query must be allowed to attend to at least one key (mask == 0 means 'may not')."
+        )
+    return allowed
+
+
+def causal_mask(T: int, device=None) -> torch.Tensor:
+    """(T, T) lower-triangular mask of ones: token i may attend to tokens 0..i."""
+    return torch.tril(torch.ones(T, T, dtype=torch.bool, device=device))
+
+
+def attention_weights(Q, K, mask=None) -> torch.Tensor:
+    """softmax(Q Kᵀ / √d_k) with masked pairs at weight 0: -> (..., T_q, T_k)."""
+    d_k = Q.size(-1)
+    scores = (Q @ K.transpose(-2, -1)) / math.sqrt(d_k)  # (..., T_q, T_k)
+    if mask is not None:
+        allowed = _check_mask(mask, Q.size(-2), K.size(-2))
+        scores = scores.masked_fill(~allowed, float("-inf"))
+    return F.softmax(scores, dim=-1)
+
+
+def scaled_dot_product_attention(Q, K, V, mask=None) -> torch.Tensor:
+    """Attention(Q, K, V) = softmax(Q Kᵀ / √d_k) V.
+
+    Q: (..., T_q, d_k)   K: (..., T_k, d_k)   V: (..., T_k, d_v)   mask: (..., T_q, T_k)
+    -> (..., T_q, d_v). mask == 0 means "may not attend"; a query row with no
+    allowed key raises ValueError instead of returning NaN.
+    """
+    check_qkv(Q, K, V)
+    return attention_weights(Q, K, mask) @ V
+
+
+class SelfAttention(nn.Module):
+    """Single-head scaled dot-product self-attention with learned W_q, W_k, W_v.
+
+    (B, T, d_model) -> (B, T, d_k). Parameters: 3 · d_model · d_k (no biases).
+    """
+
+    def __init__(self, d_model: int, d_k: int):
+        super().__init__()
+        for name, value in (("d_model", d_model), ("d_k", d_k)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} should be a whole number >= 1, but got {value!r}.")
+        self.d_model = d_model
+        self.d_k = d_k
+        self.W_q = nn.Linear(d_model, d_k, bias=False)
+        self.W_k = nn.Linear(d_model, d_k, bias=False)
+        self.W_v = nn.Linear(d_model, d_k, bias=False)
+
+    def forward(self, x: torch.Tensor, mask=None) -> torch.Tensor:
+        _require_tensor(x, "x", "(B, T, d_model)")
+        if x.shape[-1] != self.d_model:
+            raise ValueError(
+                f"x has {x.shape[-1]} features per token but this SelfAttention was built with "
+                f"d_model={self.d_model}."
+            )
+        Q = self.W_q(x)  # (B, T, d_k)
+        K = self.W_k(x)  # (B, T, d_k)
+        V = self.W_v(x)  # (B, T, d_k)
+        return scaled_dot_product_attention(Q, K, V, mask)  # (B, T, d_k)
+
+    def weights(self, x: torch.Tensor, mask=None) -> torch.Tensor:
+        """The (B, T, T) attention weights for input x, for plotting."""
+        return attention_weights(self.W_q(x), self.W_k(x), mask)
+
+
+def count_parameters(module: nn.Module) -> int:
+    """Number of trainable numbers in a module."""
+    return sum(p.numel() for p in module.parameters() if p.requires_grad)

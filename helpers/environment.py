@@ -1,0 +1,68 @@
+"""Reproducibility and the environment check: seeds, versions, devices."""
+from __future__ import annotations
+
+import platform
+import random
+
+import numpy as np
+
+
+def seed_everything(seed: int = 0) -> np.random.Generator:
+    """Seed Python, NumPy and (if installed) torch; return a NumPy Generator."""
+    random.seed(seed)
+    np.random.seed(seed)
+    try:
+        import torch
+    except ImportError:
+        pass
+    else:
+        torch.manual_seed(seed)
+    return np.random.default_rng(seed)
+
+
+def best_device() -> str:
+    """'cuda' if an NVIDIA GPU is usable, else 'mps' (Apple silicon), else 'cpu'."""
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda"
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        return "mps"
+    return "cpu"
+
+
+def environment_report() -> dict[str, str]:
+    """What this course runs on: versions and the devices torch can see."""
+    import matplotlib
+    import torch
+
+    report = {
+        "python": platform.python_version(),
+        "platform": f"{platform.system()} {platform.machine()}",
+        "numpy": np.__version__,
+        "matplotlib": matplotlib.__version__,
+        "torch": torch.__version__,
+        "cpu threads (torch)": str(torch.get_num_threads()),
+        "cuda": "available" if torch.cuda.is_available() else "not available",
+        "mps": "available" if best_device() == "mps" else "not available",
+        "device used": best_device(),
+    }
+    if torch.cuda.is_available():
+        report["gpu"] = torch.cuda.get_device_name(0)
+        report["cuda version (torch build)"] = str(torch.version.cuda)
+    try:
+        import ipywidgets
+    except ImportError:
+        report["ipywidgets"] = "not installed"
+    else:
+        report["ipywidgets"] = ipywidgets.__version__
+    return report
+
+
+def print_environment_report() -> None:
+    """Print `environment_report()` as an aligned two-column table."""
+    report = environment_report()
+    width = max(map(len, report))
+    for key, value in report.items():
+        print(f"{key:<{width}}  {value}")

@@ -1,0 +1,127 @@
+"""What every exercise checker shares: feedback objects, safe calls, revealable solutions.
+
+A checker never raises at the student. It returns a `Feedback` that prints as
+
+    ✅ Correct: ...        or        ❌ Not yet: <what is wrong>. Try: <what to do>.
+
+and `Solution` objects show a worked solution folded away until clicked.
+"""
+from __future__ import annotations
+
+import html
+import inspect
+import textwrap
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """The verdict on one answer. Truthy when the answer is right."""
+
+    passed: bool
+    message: str
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def __repr__(self) -> str:
+        return ("✅ Correct: " if self.passed else "❌ Not yet: ") + self.message
+
+    def _repr_html_(self) -> str:
+        colour, mark = ("#1b7f3b", "✅ Correct:") if self.passed else ("#b3261e", "❌ Not yet:")
+        return (f'<div style="border-left:5px solid {colour};padding:6px 10px;margin:4px 0;'
+                f'font-size:1.05em"><b style="color:{colour}">{mark}</b> '
+                f"{html.escape(self.message)}</div>")
+
+
+def correct(message: str) -> Feedback:
+    return Feedback(True, message)
+
+
+def wrong(message: str) -> Feedback:
+    return Feedback(False, message)
+
+
+class Solution:
+    """A worked solution: folded in the notebook (click to open), plain text elsewhere."""
+
+    def __init__(self, title: str, code: str, explanation: str = ""):
+        self.title = title
+        self.code = textwrap.dedent(code).strip()
+        self.explanation = explanation
+
+    @classmethod
+    def from_function(cls, title: str, function, explanation: str = "") -> Solution:
+        """Show the source code of a reference function as the solution."""
+        return cls(title, inspect.getsource(function), explanation)
+
+    def __repr__(self) -> str:
+        text = f"Solution: {self.title}\n\n{self.code}"
+        return text + (f"\n\n{self.explanation}" if self.explanation else "")
+
+    def _repr_html_(self) -> str:
+        note = f"<p>{html.escape(self.explanation)}</p>" if self.explanation else ""
+        return (f"<details><summary><b>Show the solution: {html.escape(self.title)}</b></summary>"
+                f"<pre>{html.escape(self.code)}</pre>{note}</details>")
+
+
+def require_callable(answer, expected: str):
+    """Feedback if `answer` is not a function, else None. `expected` describes the function."""
+    if callable(answer):
+        return None
+    return wrong(f"expected a function ({expected}), but got {_kind(answer)}. "
+                 "Pass the function itself, without calling it: check(my_function), not check(my_function()).")
+
+
+def call_student(function, *args):
+    """Call the student's function; return (result, None) or (None, Feedback on the error)."""
+    try:
+        return function(*args), None
+    except NotImplementedError:
+        return None, wrong("the function still raises NotImplementedError. Replace that line with your code.")
+    except Exception as error:  # the student sees what went wrong, the notebook goes on
+        return None, wrong(f"your function raised {type(error).__name__}: {error}")
+
+
+def as_numbers(value, name: str):
+    """(array, None) if `value` is numbers, else (None, Feedback naming what came)."""
+    if value is None:
+        return None, wrong(f"{name} is None. Did the function forget to `return` its result?")
+    if hasattr(value, "detach") and hasattr(value, "cpu"):
+        value = value.detach().cpu().numpy()
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None, wrong(f"{name} should be numbers (a list or an array), but got {_kind(value)}.")
+    return array, None
+
+
+def compare_numbers(got, expected, name: str, *, atol: float = 1e-4, hint: str = ""):
+    """None if `got` matches `expected` (shape and values), else a Feedback saying how it differs."""
+    got, problem = as_numbers(got, name)
+    if problem:
+        return problem
+    expected = np.asarray(expected, dtype=np.float64)
+    if got.shape != expected.shape:
+        return wrong(f"{name} has shape {got.shape}, expected {expected.shape}." + (f" {hint}" if hint else ""))
+    if not np.all(np.isfinite(got)):
+        return wrong(f"{name} contains NaN or infinity. Look for a division by zero or an exp that overflowed.")
+    if not np.allclose(got, expected, atol=atol, rtol=0):
+        where = tuple(int(i) for i in np.argwhere(~np.isclose(got, expected, atol=atol, rtol=0))[0])
+        at = f" at position {where}" if where else ""
+        return wrong(f"{name} has the right shape but the wrong values{at}: "
+                     f"got {_fmt(got[where])}, expected {_fmt(expected[where])}." + (f" {hint}" if hint else ""))
+    return None
+
+
+def _fmt(x) -> str:
+    return np.array2string(np.asarray(x), precision=4, suppress_small=True)
+
+
+def _kind(value) -> str:
+    shape = getattr(value, "shape", None)
+    if shape is not None:
+        return f"{type(value).__name__} of shape {tuple(shape)}"
+    return f"{type(value).__name__} ({value!r:.60})"

@@ -1,0 +1,216 @@
+"""One look for every figure in the course: labelled heatmaps and vector arrows.
+
+    use_course_style()          large, readable defaults (call once per notebook)
+    presenter_mode(True)        bigger still, for a projector
+    heatmap(M, rows, cols)      a matrix with its values written in the cells
+    heatmaps([...])             several of them side by side, same colour scale
+    projection_basis(X)         a fixed 2-D view of d-dimensional vectors
+    arrows(X, labels)           vectors drawn as arrows from the origin
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from helpers import validation as check
+
+_BASE = {
+    "figure.figsize": (7.0, 4.5),
+    "figure.dpi": 90,
+    "savefig.dpi": 90,
+    "font.size": 13,
+    "axes.titlesize": 14,
+    "axes.labelsize": 13,
+    "xtick.labelsize": 12,
+    "ytick.labelsize": 12,
+    "legend.fontsize": 12,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": False,
+    "image.cmap": "viridis",
+}
+_PRESENTER = {
+    "figure.figsize": (9.0, 5.8),
+    "font.size": 17,
+    "axes.titlesize": 19,
+    "axes.labelsize": 17,
+    "xtick.labelsize": 16,
+    "ytick.labelsize": 16,
+    "legend.fontsize": 16,
+    "lines.linewidth": 2.5,
+}
+_state = {"presenter": False}
+
+#: One colour per role, used by every figure.
+COLORS = {
+    "static": "#4c72b0",
+    "contextual": "#dd8452",
+    "query": "#55a868",
+    "key": "#c44e52",
+    "value": "#8172b3",
+    "accent": "#937860",
+}
+PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c")
+
+
+def use_course_style(presenter: bool | None = None) -> None:
+    """Apply the course's matplotlib defaults (and the presenter sizes if on)."""
+    if presenter is not None:
+        _state["presenter"] = bool(presenter)
+    plt.rcParams.update(_BASE)
+    if _state["presenter"]:
+        plt.rcParams.update(_PRESENTER)
+
+
+def presenter_mode(on: bool = True) -> None:
+    """Switch larger figures and fonts on or off for presenting live."""
+    use_course_style(presenter=on)
+
+
+def is_presenter_mode() -> bool:
+    """Whether presenter sizes are in force."""
+    return _state["presenter"]
+
+
+def _labels(labels, n: int, what: str) -> list[str]:
+    if labels is None:
+        return [str(i) for i in range(n)]
+    labels = [str(label) for label in labels]
+    if len(labels) != n:
+        raise ValueError(f"{what} has {len(labels)} labels but the matrix has {n} {what.split()[0]}s.")
+    return labels
+
+
+def heatmap(M, row_labels=None, col_labels=None, *, title: str = "", ax=None,
+            fmt: str = "{:.2f}", cmap: str = "viridis", vmin=None, vmax=None,
+            xlabel: str = "", ylabel: str = "", show_values: bool = True, colorbar: bool = False):
+    """Draw a (rows, cols) matrix as a heatmap with each value written in its cell.
+
+    Returns the matplotlib Axes. Text is dark on light cells and light on dark.
+    """
+    M = check.matrix(M, "M", "(rows, cols)")
+    rows, cols = M.shape
+    row_labels = _labels(row_labels, rows, "row labels")
+    col_labels = _labels(col_labels, cols, "column labels")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(1.1 * cols + 2.2, 0.8 * rows + 1.4))
+    vmin = M.min() if vmin is None else vmin
+    vmax = M.max() if vmax is None else vmax
+    image = ax.imshow(M, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
+    ax.set_xticks(range(cols), col_labels)
+    ax.set_yticks(range(rows), row_labels)
+    ax.tick_params(length=0)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    if show_values and rows * cols <= 144:
+        span = (vmax - vmin) or 1.0
+        for i in range(rows):
+            for j in range(cols):
+                light = (M[i, j] - vmin) / span < 0.55
+                ax.text(j, i, fmt.format(M[i, j]), ha="center", va="center",
+                        color="white" if light else "black",
+                        fontsize=plt.rcParams["font.size"] - 1)
+    if colorbar:
+        ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    return ax
+
+
+def heatmaps(matrices: Sequence, titles: Sequence[str], row_labels=None, col_labels=None, *,
+             suptitle: str = "", shared_scale: bool = False, fmt: str = "{:.2f}",
+             cmap: str = "viridis", xlabel: str = "", ylabel: str = ""):
+    """Several heatmaps side by side (the d2l idea: every attention matrix looks alike).
+
+    `row_labels` / `col_labels` apply to every panel. Returns (fig, axes).
+    """
+    arrays = [check.matrix(M, f"matrix {k}", "(rows, cols)") for k, M in enumerate(matrices)]
+    if len(titles) != len(arrays):
+        raise ValueError(f"Got {len(arrays)} matrices but {len(titles)} titles: give one title per matrix.")
+    vmin = min(a.min() for a in arrays) if shared_scale else None
+    vmax = max(a.max() for a in arrays) if shared_scale else None
+    width = sum(1.0 * a.shape[1] + 1.6 for a in arrays)
+    height = max(0.75 * a.shape[0] + 1.6 for a in arrays)
+    fig, axes = plt.subplots(1, len(arrays), figsize=(width, height), squeeze=False)
+    for ax, M, title in zip(axes[0], arrays, titles):
+        heatmap(M, row_labels, col_labels, title=title, ax=ax, fmt=fmt, cmap=cmap,
+                vmin=vmin, vmax=vmax, xlabel=xlabel, ylabel=ylabel)
+    if suptitle:
+        fig.suptitle(suptitle)
+    fig.tight_layout()
+    return fig, axes[0]
+
+
+def projection_basis(X) -> np.ndarray:
+    """A 2-D view of d-dimensional vectors: (n, d) -> basis of shape (d, 2).
+
+    The top two right singular vectors of X (not centred, so the origin stays
+    at the origin and arrows from it keep their meaning). Signs are fixed so
+    the same X always gives the same picture. For d = 2 it is the identity.
+    """
+    X = check.matrix(X, "X", "(n, d)")
+    d = X.shape[1]
+    if d == 1:
+        raise ValueError("X has d = 1: there is nothing to project, plot the numbers directly.")
+    if d == 2:
+        return np.eye(2)
+    _, _, vt = np.linalg.svd(X, full_matrices=False)
+    basis = vt[:2].T.copy()
+    if basis.shape[1] < 2:  # a single vector: complete the plane with any orthogonal direction
+        extra = np.linalg.svd(np.eye(d) - np.outer(basis[:, 0], basis[:, 0]))[0][:, :1]
+        basis = np.hstack([basis, extra])
+    for k in range(2):
+        if basis[np.argmax(np.abs(basis[:, k])), k] < 0:
+            basis[:, k] *= -1
+    return basis
+
+
+def arrows(X, labels: Sequence[str], *, ax=None, basis=None, color=None, title: str = "",
+           linestyle: str = "-", alpha: float = 1.0, label_offset: float = 0.04):
+    """Draw each row of X (n, d) as an arrow from the origin, labelled.
+
+    For d > 2 the rows are projected with `basis` (d, 2); pass the same basis
+    to several calls so they share one view. Returns the Axes.
+    """
+    X = check.matrix(X, "X", "(n, d)")
+    if len(labels) != X.shape[0]:
+        raise ValueError(f"X has {X.shape[0]} vectors but {len(labels)} labels were given.")
+    if basis is None:
+        basis = projection_basis(X)
+    basis = check.matrix(basis, "basis", "(d, 2)")
+    if basis.shape != (X.shape[1], 2):
+        raise ValueError(f"basis should have shape ({X.shape[1]}, 2) for {X.shape[1]}-D vectors, "
+                         f"but has shape {basis.shape}.")
+    P = X @ basis
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 6))
+    colors = [color] * len(P) if isinstance(color, str) else (color or PALETTE)
+    for k, ((x, y), text) in enumerate(zip(P, labels)):
+        c = colors[k % len(colors)]
+        ax.annotate("", xy=(x, y), xytext=(0, 0),
+                    arrowprops=dict(arrowstyle="-|>", color=c, lw=2.2, ls=linestyle, alpha=alpha,
+                                    shrinkA=0, shrinkB=0))
+        ax.text(x + label_offset, y + label_offset, text, color=c, fontsize=plt.rcParams["font.size"],
+                alpha=alpha)
+    ax.axhline(0, color="#cccccc", lw=0.8, zorder=0)
+    ax.axvline(0, color="#cccccc", lw=0.8, zorder=0)
+    ax.set_aspect("equal")
+    ax.set_title(title)
+    _fit_limits(ax, P)
+    return ax
+
+
+def _fit_limits(ax, P: np.ndarray) -> None:
+    """Grow the axes' limits to include P and the origin, with a margin."""
+    pts = np.vstack([P, [[0.0, 0.0]]])
+    old = getattr(ax, "_course_points", None)
+    if old is not None:
+        pts = np.vstack([old, pts])
+    ax._course_points = pts
+    lo, hi = pts.min(axis=0), pts.max(axis=0)
+    pad = 0.15 * max((hi - lo).max(), 1e-9)
+    ax.set_xlim(lo[0] - pad, hi[0] + pad)
+    ax.set_ylim(lo[1] - pad, hi[1] + pad)

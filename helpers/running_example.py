@@ -1,0 +1,67 @@
+"""The course's running example: two sentences that differ in one word.
+
+    money bank grows      (bank = a financial institution)
+    river bank flows      (bank = a riverside)
+
+Each word has one static 4-D embedding. money, bank and grows use the module
+text's vectors; river and flows are chosen so that, after attention, bank in
+"river bank flows" lands far from where it lands in "money bank grows".
+"""
+from __future__ import annotations
+
+import numpy as np
+
+SENTENCE_MONEY = "money bank grows"
+SENTENCE_RIVER = "river bank flows"
+SENTENCES = (SENTENCE_MONEY, SENTENCE_RIVER)
+
+#: Static embeddings, d = 4. One row per word, whatever sentence it is in.
+EMBEDDINGS: dict[str, tuple[float, ...]] = {
+    "money": (1.0, 0.0, 1.0, 0.0),
+    "bank": (1.0, 1.0, 0.0, 0.0),
+    "grows": (0.0, 1.0, 1.0, 1.0),
+    "river": (0.0, 1.0, 0.0, 1.0),
+    "flows": (0.0, 1.0, 0.0, 2.0),
+}
+VOCAB: tuple[str, ...] = tuple(EMBEDDINGS)
+D_MODEL = 4
+
+
+def tokenize(sentence) -> list[str]:
+    """Split a sentence (a string, or a list of words) into lower-case words.
+
+    Raises a clear error for an empty sentence or a word outside VOCAB.
+    """
+    if isinstance(sentence, str):
+        words = sentence.lower().split()
+    elif isinstance(sentence, (list, tuple)) and all(isinstance(w, str) for w in sentence):
+        words = [w.lower().strip() for w in sentence]
+    else:
+        raise TypeError(
+            f"A sentence should be a string such as {SENTENCE_MONEY!r} or a list of words, "
+            f"but got {type(sentence).__name__}."
+        )
+    if not words:
+        raise ValueError("The sentence is empty: give at least one word.")
+    unknown = [w for w in words if w not in EMBEDDINGS]
+    if unknown:
+        raise ValueError(
+            f"{unknown[0]!r} is not in the course vocabulary ({', '.join(VOCAB)}). "
+            "Build sentences from these words."
+        )
+    return words
+
+
+def embedding_table() -> tuple[list[str], np.ndarray]:
+    """The whole table: (words, array of shape (V, d)) with V = len(VOCAB)."""
+    return list(VOCAB), np.array([EMBEDDINGS[w] for w in VOCAB])
+
+
+def embed(sentence) -> np.ndarray:
+    """Look up each word: sentence of T words -> E of shape (T, d)."""
+    return np.array([EMBEDDINGS[w] for w in tokenize(sentence)])
+
+
+def static_vector(word: str) -> np.ndarray:
+    """The static embedding of one word: shape (d,)."""
+    return embed([word])[0]
