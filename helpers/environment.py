@@ -66,3 +66,24 @@ def print_environment_report() -> None:
     width = max(map(len, report))
     for key, value in report.items():
         print(f"{key:<{width}}  {value}")
+
+
+def missing_requirements() -> list[str]:
+    """What the course needs but this environment lacks; an empty list means ready."""
+    import importlib
+    import sys
+
+    problems = []
+    if sys.version_info < (3, 10):
+        problems.append(f"Python 3.10 or newer is needed; this is {platform.python_version()}.")
+    for package, minimum in (("numpy", (1, 24)), ("matplotlib", (3, 7)), ("torch", (2, 1)), ("ipywidgets", (8, 0))):
+        try:
+            module = importlib.import_module(package)
+        except ImportError:
+            problems.append(f"{package} is not installed: run `make course` (or see the README).")
+            continue
+        version = tuple(int(part) for part in module.__version__.split("+")[0].split(".")[:2])
+        if version < minimum:
+            wanted = ".".join(map(str, minimum))
+            problems.append(f"{package} {module.__version__} is too old: the course needs {wanted} or newer.")
+    return problems

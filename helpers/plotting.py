@@ -214,3 +214,37 @@ def _fit_limits(ax, P: np.ndarray) -> None:
     pad = 0.15 * max((hi - lo).max(), 1e-9)
     ax.set_xlim(lo[0] - pad, hi[0] + pad)
     ax.set_ylim(lo[1] - pad, hi[1] + pad)
+
+
+def function_box(inputs: Sequence[str], outputs: Sequence[str], *, label: str = "?",
+                 input_note: str = "", output_note: str = "", title: str = ""):
+    """Draw the goal as a box: one arrow in per input token, one arrow out per output.
+
+    Used for "a function from (T, d) static embeddings to (T, d) contextual ones".
+    Returns the Axes.
+    """
+    if not inputs or len(inputs) != len(outputs):
+        raise ValueError(f"Give as many outputs as inputs (got {len(inputs)} and {len(outputs)}), at least one.")
+    n = len(inputs)
+    fig, ax = plt.subplots(figsize=(9, 1.0 + 0.8 * n))
+    ys = np.linspace(n - 1, 0, n) * 0.8
+    mid = ys.mean()
+    box_h = max(ys.max() - ys.min(), 0.8) + 0.6
+    ax.add_patch(plt.Rectangle((3.6, mid - box_h / 2), 2.8, box_h, facecolor="#f3efe6",
+                               edgecolor="#444444", lw=2))
+    ax.text(5.0, mid, label, ha="center", va="center", fontsize=plt.rcParams["font.size"] + 2, weight="bold")
+    for y, text_in, text_out in zip(ys, inputs, outputs):
+        ax.text(1.4, y, text_in, ha="right", va="center", color=COLORS["static"])
+        ax.annotate("", xy=(3.6, y), xytext=(1.6, y), arrowprops=dict(arrowstyle="-|>", color=COLORS["static"], lw=2))
+        ax.annotate("", xy=(8.4, y), xytext=(6.4, y),
+                    arrowprops=dict(arrowstyle="-|>", color=COLORS["contextual"], lw=2))
+        ax.text(8.6, y, text_out, ha="left", va="center", color=COLORS["contextual"])
+    if input_note:
+        ax.text(2.6, ys.max() + 0.65, input_note, ha="center", color=COLORS["static"])
+    if output_note:
+        ax.text(7.4, ys.max() + 0.65, output_note, ha="center", color=COLORS["contextual"])
+    ax.set_xlim(-0.6, 10.6)
+    ax.set_ylim(ys.min() - 0.7, ys.max() + 1.1)
+    ax.axis("off")
+    ax.set_title(title)
+    return ax

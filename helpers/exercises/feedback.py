@@ -18,13 +18,19 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Feedback:
-    """The verdict on one answer. Truthy when the answer is right."""
+    """The verdict on one answer: `.passed` says whether it is right.
+
+    Deliberately neither true nor false: `if feedback:` would read as "if there
+    is feedback" in one place and "if it passed" in another, so it raises and
+    asks for `.passed` (or `is not None` for the helpers that may return None).
+    """
 
     passed: bool
     message: str
 
     def __bool__(self) -> bool:
-        return self.passed
+        raise TypeError("A Feedback is neither true nor false: use feedback.passed, "
+                        "or `is not None` to test whether a check found a problem.")
 
     def __repr__(self) -> str:
         return ("✅ Correct: " if self.passed else "❌ Not yet: ") + self.message
@@ -101,7 +107,7 @@ def as_numbers(value, name: str):
 def compare_numbers(got, expected, name: str, *, atol: float = 1e-4, hint: str = ""):
     """None if `got` matches `expected` (shape and values), else a Feedback saying how it differs."""
     got, problem = as_numbers(got, name)
-    if problem:
+    if problem is not None:
         return problem
     expected = np.asarray(expected, dtype=np.float64)
     if got.shape != expected.shape:

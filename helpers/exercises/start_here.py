@@ -1,0 +1,64 @@
+"""Exercises of notebook 00: reading the notation."""
+from __future__ import annotations
+
+import numbers
+
+from helpers.exercises.feedback import Feedback, Solution, correct, wrong
+from helpers.running_example import SENTENCE_MONEY, embed
+
+
+def _is_whole(x) -> bool:
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+
+
+def check_T_and_d(answer) -> Feedback:
+    """Exercise 1: (T, d) for "money bank grows"."""
+    T, d = embed(SENTENCE_MONEY).shape
+    if answer is None:
+        return wrong("answer is still None. Replace None with a tuple of two whole numbers: (T, d).")
+    if not isinstance(answer, (tuple, list)) or len(answer) != 2:
+        return wrong(f"expected a tuple of two whole numbers (T, d), but got {type(answer).__name__} "
+                     f"{answer!r}. Write it like (5, 2).")
+    if not all(_is_whole(x) for x in answer):
+        return wrong(f"both entries should be whole numbers, but got {answer!r}.")
+    got_T, got_d = answer
+    if (got_T, got_d) == (T, d):
+        return correct(f"T = {T} tokens, each a vector of d = {d} numbers, so E has shape ({T}, {d}).")
+    if (got_T, got_d) == (d, T):
+        return wrong("you swapped them. T counts the tokens (words) of the sentence, d is the length of each vector.")
+    if got_T != T:
+        return wrong(f"T = {got_T} is not the number of tokens. Count the words of {SENTENCE_MONEY!r}.")
+    return wrong(f"T is right, but d = {got_d} is not the embedding length. Look at one row of the table above.")
+
+
+def check_weights_symbol(answer) -> Feedback:
+    """Exercise 2: which symbol names the (T, T) matrix of attention weights."""
+    if answer is None:
+        return wrong('answer is still None. Replace it with one of the strings "S", "W" or "Y".')
+    if not isinstance(answer, str):
+        return wrong(f'expected a string such as "W", but got {type(answer).__name__} {answer!r}.')
+    symbol = answer.strip()
+    if symbol == "W":
+        return correct("W holds the attention weights: row i says how much token i takes from each token j. "
+                       "(W_q, W_k, W_v are different: they are the learned projections of notebook 04.)")
+    if symbol == "S":
+        return wrong("S is also (T, T), but it holds the raw scores (dot products). The weights come after softmax.")
+    if symbol == "Y":
+        return wrong("Y holds the outputs, the contextual embeddings: it is (T, d), not (T, T).")
+    if symbol in {"W_q", "W_k", "W_v"}:
+        return wrong(f"{symbol} is a learned projection matrix of shape (d, d_k), not the (T, T) weights.")
+    return wrong(f'{answer!r} is not one of "S", "W", "Y". Look at the notation table.')
+
+
+def solution_T_and_d() -> Solution:
+    return Solution(
+        "T and d",
+        """
+        E = embed("money bank grows")
+        answer = E.shape        # (3, 4): T = 3 tokens, d = 4 numbers each
+        """,
+    )
+
+
+def solution_weights_symbol() -> Solution:
+    return Solution("the weights' symbol", 'answer = "W"   # S: scores (T, T), W: weights (T, T), Y: outputs (T, d)')

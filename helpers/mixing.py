@@ -1,0 +1,71 @@
+"""Contextual vectors as mixtures of a sentence's static vectors.
+
+    y_i = Σ_j w_ij e_j        one row of weights w_i (T,) and E (T, d) -> y_i (d,)
+
+Notebook 01 picks the weights by hand; notebook 03 computes them.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from helpers import validation as check
+from helpers.running_example import embed, static_vector, tokenize
+from helpers.similarity import cosine
+
+
+def mix(E, weights) -> np.ndarray:
+    """Weighted sum of the rows of E: E (T, d), weights (T,) -> (d,).
+
+    The weights must be non-negative and sum to 1 (a proportional mixture).
+    """
+    E = check.matrix(E, "E")
+    w = check.vector(weights, "weights")
+    if len(w) != E.shape[0]:
+        raise ValueError(
+            f"There are {len(w)} weights but E has {E.shape[0]} rows (tokens): give one weight per token."
+        )
+    if (w < 0).any():
+        raise ValueError(f"weights {w.tolist()} include a negative number: a mixture uses weights >= 0.")
+    if not np.isclose(w.sum(), 1.0, atol=1e-6):
+        raise ValueError(f"weights {w.tolist()} sum to {w.sum():.4g}, not 1: a mixture's weights sum to 1.")
+    return w @ E
+
+
+def static_and_mixed(sentence, word: str = "bank", self_weight: float = 0.7) -> dict:
+    """For the widget of notebook 01: `word`'s static vector and a hand-made mixture.
+
+    `word` keeps `self_weight`; the rest is shared equally by the other tokens.
+    Returns a dict with the tokens, E (T, d), the weights (T,), the static and
+    mixed vectors (d,), and the cosine between them.
+    """
+    tokens = tokenize(sentence)
+    if word not in tokens:
+        raise ValueError(f"{word!r} is not in the sentence {' '.join(tokens)!r}.")
+    if not 0.0 <= self_weight <= 1.0:
+        raise ValueError(f"self_weight should be between 0 and 1, but got {self_weight}.")
+    E = embed(tokens)
+    T = len(tokens)
+    weights = np.full(T, (1.0 - self_weight) / (T - 1)) if T > 1 else np.ones(1)
+    weights[tokens.index(word)] = self_weight if T > 1 else 1.0
+    mixed = mix(E, weights)
+    return {
+        "tokens": tokens,
+        "E": E,
+        "weights": weights,
+        "static": static_vector(word),
+        "mixed": mixed,
+        "cosine_static_mixed": cosine(static_vector(word), mixed),
+    }
+
+
+def pull_toward(word: str, target: str, amount: float) -> dict:
+    """Move `word`'s static vector a fraction `amount` (0..1) of the way to `target`'s.
+
+    Returns the moved vector (d,) and its cosine with both words: the
+    mixture (1 - amount)·e_word + amount·e_target, as in notebook 00's widget.
+    """
+    if not 0.0 <= amount <= 1.0:
+        raise ValueError(f"amount should be between 0 and 1, but got {amount}.")
+    a, b = static_vector(word), static_vector(target)
+    moved = mix(np.stack([a, b]), [1.0 - amount, amount])
+    return {"vector": moved, "cos_to_word": cosine(moved, a), "cos_to_target": cosine(moved, b)}

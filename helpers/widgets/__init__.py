@@ -1,0 +1,1 @@
+"""Interactive widgets: thin ipywidgets shells over plain functions in the topic modules."""

@@ -1,0 +1,3 @@
+import matplotlib
+
+matplotlib.use("Agg")  # figures drawn by widget functions never need a screen in tests

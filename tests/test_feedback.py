@@ -1,0 +1,62 @@
+import numpy as np
+import pytest
+
+from helpers.exercises.feedback import (
+    Feedback,
+    Solution,
+    as_numbers,
+    call_student,
+    compare_numbers,
+    correct,
+    require_callable,
+    wrong,
+)
+
+
+def test_feedback_prints_a_verdict_and_refuses_truthiness():
+    assert repr(correct("well done")) == "✅ Correct: well done"
+    assert repr(wrong("shape")) == "❌ Not yet: shape"
+    assert "Not yet" in wrong("x")._repr_html_()
+    with pytest.raises(TypeError, match="use feedback.passed"):
+        bool(wrong("x"))
+
+
+def test_html_escapes_messages():
+    assert "&lt;b&gt;" in Feedback(False, "<b>")._repr_html_()
+
+
+def test_solution_is_folded_in_html_and_plain_in_text():
+    def reference():
+        return 42
+
+    s = Solution.from_function("answer", reference, "because")
+    assert "<details>" in s._repr_html_()
+    assert repr(s).startswith("Solution: answer\n\ndef reference():")
+    assert repr(s).endswith("because")
+
+
+def test_require_callable_explains_how_to_pass_a_function():
+    assert require_callable(len, "f(x)") is None
+    feedback = require_callable(3, "f(x) -> y")
+    assert not feedback.passed and "without calling it" in feedback.message and "int" in feedback.message
+
+
+def test_call_student_turns_errors_into_feedback():
+    def unfinished(x):
+        raise NotImplementedError
+
+    assert call_student(lambda x: x + 1, 1) == (2, None)
+    _, feedback = call_student(unfinished, 1)
+    assert "NotImplementedError" in feedback.message
+    _, feedback = call_student(lambda x: x / 0, 1)
+    assert "ZeroDivisionError" in feedback.message
+
+
+def test_as_numbers_and_compare_numbers_say_what_is_wrong():
+    assert "forget to `return`" in as_numbers(None, "y")[1].message
+    assert "should be numbers" in as_numbers("text", "y")[1].message
+    assert compare_numbers([1.0, 2.0], [1.0, 2.0], "y") is None
+    assert "shape (3,), expected (2,)" in compare_numbers([1, 2, 3], [1, 2], "y").message
+    message = compare_numbers([1.0, 2.5], [1.0, 2.0], "y").message
+    assert "position (1,)" in message and "got 2.5" in message
+    assert "NaN" in compare_numbers([np.nan, 1.0], [1.0, 1.0], "y").message

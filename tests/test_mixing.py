@@ -1,0 +1,43 @@
+import numpy as np
+import pytest
+
+from helpers.mixing import mix, pull_toward, static_and_mixed
+from helpers.running_example import SENTENCE_MONEY, SENTENCE_RIVER
+
+
+def test_mix_is_the_weighted_sum_of_rows():
+    E = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    np.testing.assert_allclose(mix(E, [0.2, 0.7, 0.1]), [0.3, 0.8])
+
+
+@pytest.mark.parametrize(
+    "weights, message",
+    [([0.5, 0.5], "2 weights but E has 3 rows"), ([1.2, -0.1, -0.1], "negative"), ([0.3, 0.3, 0.3], "sum to 0.9")],
+)
+def test_mix_refuses_bad_weights(weights, message):
+    with pytest.raises(ValueError, match=message):
+        mix(np.eye(3), weights)
+
+
+def test_static_and_mixed_keeps_static_bank_and_moves_the_mixture():
+    a, b = static_and_mixed(SENTENCE_MONEY), static_and_mixed(SENTENCE_RIVER)
+    np.testing.assert_array_equal(a["static"], b["static"])
+    np.testing.assert_allclose(a["weights"], [0.15, 0.7, 0.15])
+    np.testing.assert_allclose(a["mixed"], [0.85, 0.85, 0.3, 0.15])
+    assert not np.allclose(a["mixed"], b["mixed"])
+    assert static_and_mixed(SENTENCE_MONEY, self_weight=1.0)["cosine_static_mixed"] == pytest.approx(1.0)
+
+
+def test_static_and_mixed_bad_input():
+    with pytest.raises(ValueError, match="'bank' is not in the sentence"):
+        static_and_mixed("money grows")
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        static_and_mixed(SENTENCE_MONEY, self_weight=1.5)
+
+
+def test_pull_toward_goes_from_word_to_target():
+    assert pull_toward("bank", "money", 0.0)["cos_to_target"] == pytest.approx(0.5)
+    assert pull_toward("bank", "money", 1.0)["cos_to_target"] == pytest.approx(1.0)
+    np.testing.assert_allclose(pull_toward("bank", "money", 0.5)["vector"], [1.0, 0.5, 0.5, 0.0])
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        pull_toward("bank", "money", -0.1)

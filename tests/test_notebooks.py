@@ -1,0 +1,112 @@
+"""What every notebook must carry (COURSE.md), checked on the stored notebooks.
+
+Strict nbval re-executes the notebooks and compares outputs; these tests check
+what it cannot: that the stored run is a clean top-to-bottom one, and that the
+teaching parts (navigation, exercises, figures, widgets, summary) are there.
+"""
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+IGNORE_TAG = "nbval-ignore-output"
+
+
+def load(path):
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def source(cell):
+    return "".join(cell["source"])
+
+
+def code_cells(nb):
+    return [c for c in nb["cells"] if c["cell_type"] == "code" and source(c).strip()]
+
+
+def ids(paths):
+    return [p.stem for p in paths]
+
+
+def test_the_path_is_complete_and_numbered():
+    numbers = [p.name[:2] for p in NOTEBOOKS]
+    assert numbers == [f"{i:02d}" for i in range(len(NOTEBOOKS))]
+    assert len(NOTEBOOKS) >= 2
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_stored_outputs_come_from_one_clean_run(path):
+    cells = code_cells(load(path))
+    assert [c["execution_count"] for c in cells] == list(range(1, len(cells) + 1)), \
+        "re-execute the notebook top to bottom (make execute NB=...)"
+    errors = [i for i, c in enumerate(cells) for o in c["outputs"] if o["output_type"] == "error"]
+    assert not errors, f"stored error output in code cells {errors}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_title_goals_navigation_and_summary(path):
+    nb = load(path)
+    first = source(nb["cells"][0])
+    number = path.name[:2]
+    assert first.startswith(f"# {number} · "), "the first cell starts with the numbered title"
+    assert "After this notebook you can" in first
+    links = set(re.findall(r"\]\(([^)]+\.ipynb)\)", first))
+    previous_nb = [p.name for p in NOTEBOOKS if p.name[:2] == f"{int(number) - 1:02d}"]
+    next_nb = [p.name for p in NOTEBOOKS if p.name[:2] == f"{int(number) + 1:02d}"]
+    assert set(previous_nb + next_nb) <= links, "the first cell links back and forward in the path"
+    markdown = "\n".join(source(c) for c in nb["cells"] if c["cell_type"] == "markdown")
+    assert re.search(r"^## Summary", markdown, re.M), "a '## Summary' section"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_links_between_notebooks_resolve(path):
+    text = path.read_text(encoding="utf-8")
+    for target in set(re.findall(r"\]\(([0-9][0-9]_[^)#]+\.ipynb)", text)):
+        assert (path.parent / target).exists(), f"{path.name} links to missing {target}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_exercises_figures_and_widgets(path):
+    nb = load(path)
+    cells = code_cells(nb)
+    checks = [c for c in cells if re.search(r"^check_\w+\(", source(c), re.M)]
+    solutions = [c for c in cells if re.search(r"^solution_\w+\(\)", source(c), re.M)]
+    assert len(checks) >= 2, "at least two exercises with a checker"
+    assert len(solutions) >= 2, "a revealable solution for each exercise"
+    outputs = [o for c in cells for o in c["outputs"]]
+    assert any("image/png" in o.get("data", {}) for o in outputs), "at least one figure"
+    assert any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs), \
+        "at least one widget"
+    for c in checks:
+        texts = [o.get("data", {}).get("text/plain", "") for o in c["outputs"]]
+        assert any("Correct" in "".join(t) or "Not yet" in "".join(t) for t in texts), \
+            "a checker cell shows its feedback"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_every_uncompared_output_says_why(path):
+    for cell in code_cells(load(path)):
+        tags = cell.get("metadata", {}).get("tags", [])
+        text = source(cell)
+        assert "nbval-skip" not in tags and "NBVAL_SKIP" not in text, "every cell runs under the tests"
+        if IGNORE_TAG in tags or "NBVAL_IGNORE_OUTPUT" in text:
+            assert text.startswith("# Output varies:"), f"say why this output is not compared:\n{text[:200]}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_no_machine_specific_paths_and_small_files(path):
+    text = path.read_text(encoding="utf-8")
+    for prefix in ("/work/", "/home/", "/root/", "/tmp/", "C:\\\\Users"):
+        assert prefix not in text, f"{path.name} contains a machine-specific path ({prefix})"
+    assert path.stat().st_size < 1_500_000, "keep notebooks small: fewer or smaller figures"
+
+
+def test_readme_links_every_notebook():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for path in NOTEBOOKS:
+        assert f"notebooks/{path.name}" in readme
+    for target in re.findall(r"\]\((notebooks/[^)]+)\)", readme):
+        assert (ROOT / target).exists(), f"README links to missing {target}"

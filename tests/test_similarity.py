@@ -1,0 +1,68 @@
+import numpy as np
+import pytest
+import torch
+
+from helpers.similarity import cosine, cosine_matrix, dot, softmax, softmax_naive, softmax_torch
+
+
+def test_dot_module_text_example():
+    a, b, c = [4, 2], [6, 1], [1, 5]
+    assert dot(a, b) == 26
+    assert dot(a, c) == 14
+
+
+def test_cosine_values():
+    assert cosine([1, 1, 0, 0], [1, 0, 1, 0]) == pytest.approx(0.5)
+    assert cosine([1, 0], [-2, 0]) == pytest.approx(-1.0)
+    C = cosine_matrix([[1, 0], [0, 3], [1, 1]])
+    np.testing.assert_allclose(C, [[1, 0, 2**-0.5], [0, 1, 2**-0.5], [2**-0.5, 2**-0.5, 1]])
+
+
+def test_similarity_bad_input():
+    with pytest.raises(ValueError, match="a has length 2 but b has length 3"):
+        dot([1, 2], [1, 2, 3])
+    with pytest.raises(ValueError, match="all zeros"):
+        cosine([0, 0], [1, 0])
+    with pytest.raises(ValueError, match="Row 1 of X is all zeros"):
+        cosine_matrix([[1, 0], [0, 0]])
+    with pytest.raises(TypeError, match="a should be numbers"):
+        dot("ab", [1, 2])
+
+
+def test_softmax_module_text_numbers():
+    np.testing.assert_allclose(softmax([1.0, 1.2, 0.9]), [0.320, 0.391, 0.289], atol=5e-4)
+    np.testing.assert_allclose(softmax([10.0, 12.0, 9.0]), [0.114, 0.844, 0.042], atol=5e-4)
+
+
+def test_softmax_rows_sum_to_one_and_survive_huge_scores():
+    x = np.array([[1000.0, 1001.0, 999.0], [-5.0, 0.0, 5.0]])
+    w = softmax(x)
+    np.testing.assert_allclose(w.sum(axis=-1), 1.0)
+    assert np.isfinite(w).all()
+    assert np.isnan(softmax_naive(x)[0]).any()  # the naive form overflows: inf / inf
+
+
+def test_softmax_shift_invariance():
+    x = np.array([0.3, -1.2, 2.0])
+    np.testing.assert_allclose(softmax(x), softmax(x + 123.0))
+
+
+def test_softmax_rejects_nan():
+    with pytest.raises(ValueError, match="nan"):
+        softmax([1.0, np.nan])
+
+
+def test_softmax_torch_matches_numpy_and_torch():
+    x = torch.tensor([[1.0, 1.2, 0.9], [10.0, 12.0, 9.0]])
+    np.testing.assert_allclose(softmax_torch(x).numpy(), softmax(x.numpy()), rtol=1e-6)
+    torch.testing.assert_close(softmax_torch(x), torch.softmax(x, dim=-1))
+
+
+def test_softmax_torch_fully_masked_row_is_an_error_not_nan():
+    x = torch.tensor([[0.0, float("-inf")], [float("-inf"), float("-inf")]])
+    with pytest.raises(ValueError, match="every position masked"):
+        softmax_torch(x)
+    with pytest.raises(TypeError, match="torch.Tensor"):
+        softmax_torch([1.0, 2.0])
+    with pytest.raises(ValueError, match="NaN"):
+        softmax_torch(torch.tensor([float("nan"), 1.0]))

@@ -1,0 +1,50 @@
+import numpy as np
+import pytest
+import torch
+
+from helpers import validation as check
+
+
+def test_as_array_accepts_lists_arrays_and_tensors():
+    np.testing.assert_array_equal(check.as_array([1, 2], "x"), [1.0, 2.0])
+    np.testing.assert_array_equal(check.as_array(np.array([3]), "x"), [3.0])
+    np.testing.assert_array_equal(check.as_array(torch.tensor([4.0]), "x"), [4.0])
+
+
+@pytest.mark.parametrize("bad", ["abc", None, {"a": 1}, [[1, 2], [3]]])
+def test_as_array_names_the_argument_for_non_numbers(bad):
+    with pytest.raises(TypeError, match="E should be numbers"):
+        check.as_array(bad, "E")
+
+
+def test_matrix_reports_expected_and_actual_shape():
+    with pytest.raises(ValueError, match=r"E should be 2-D with shape \(T, d\), but got shape \(4,\)"):
+        check.matrix([1, 2, 3, 4], "E")
+
+
+def test_nan_is_reported_with_its_position():
+    with pytest.raises(ValueError, match=r"S contains nan at position \(1, 0\)"):
+        check.matrix([[1.0, 2.0], [np.nan, 1.0]], "S", "(T, T)")
+
+
+def test_empty_is_refused():
+    with pytest.raises(ValueError, match="empty"):
+        check.vector([], "a")
+
+
+def test_same_length_says_why():
+    with pytest.raises(ValueError, match="a has length 2 but b has length 3: because"):
+        check.require_same_length(np.ones(2), np.ones(3), "a", "b", "because")
+
+
+def test_positive_int_and_number():
+    assert check.positive_int(3, "T") == 3
+    with pytest.raises(TypeError, match="T should be a whole number"):
+        check.positive_int(2.5, "T")
+    with pytest.raises(TypeError):
+        check.positive_int(True, "T")
+    with pytest.raises(ValueError, match="at least 1"):
+        check.positive_int(0, "T")
+    assert check.positive_number(0.5, "c") == 0.5
+    with pytest.raises(ValueError, match="greater than 0"):
+        check.positive_number(float("nan"), "c")
