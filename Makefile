@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 START  := notebooks/00_start_here.ipynb
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9]*.ipynb))
 
-.PHONY: course test setup lint unit notebooks execute benchmark clean
+.PHONY: course test test-browser setup lint unit notebooks execute benchmark clean
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,13 @@ course: setup
 
 test: setup lint
 	$(BIN)/python -m pytest
+
+# Every notebook in JupyterLab in headless Chromium: widgets render, sliders redraw.
+# Needs Debian's chromium (installed here with apt-get when missing, as root) and Playwright.
+test-browser: setup
+	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
+	$(BIN)/python -m pip install --quiet -r requirements-browser.txt
+	$(BIN)/python -m pytest tests/browser --browser -p no:nbval -o addopts=""
 
 lint: setup
 	$(BIN)/ruff check helpers tests benchmarks notebooks

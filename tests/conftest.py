@@ -1,3 +1,18 @@
 import matplotlib
+import pytest
 
 matplotlib.use("Agg")  # figures drawn by widget functions never need a screen in tests
+
+
+def pytest_addoption(parser):
+    parser.addoption("--browser", action="store_true", default=False,
+                     help="also run tests/browser: every notebook in JupyterLab in headless Chromium")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--browser"):
+        return
+    skip = pytest.mark.skip(reason="browser test: run with `make test-browser`")
+    for item in items:
+        if "browser" in item.keywords:
+            item.add_marker(skip)

@@ -1,0 +1,146 @@
+"""Every notebook, run in JupyterLab in a real (headless) browser.
+
+Strict nbval cannot see what a student sees: whether a widget renders as a
+widget, and whether moving a slider redraws its figure. This test opens each
+notebook in JupyterLab, clears it, runs all cells, and checks exactly that.
+Screenshots go to artifacts/browser/. Run it with `make test-browser`.
+"""
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+SCREENSHOTS = ROOT / "artifacts" / "browser"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--disable-quic"]
+#: Notebooks whose first slider must visibly redraw its output when moved.
+SLIDER_NOTEBOOKS = {"00_start_here", "01_static_embeddings", "02_similarity_and_softmax",
+                    "05_why_scale_by_sqrt_dk", "07_pytorch_and_cost"}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """JupyterLab on localhost over a copy of the notebooks (running them must not touch the originals)."""
+    root = tmp_path_factory.mktemp("lab")
+    for path in NOTEBOOKS:
+        shutil.copy(path, root / path.name)
+    port, token = free_port(), secrets.token_hex(16)
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(root / ".config"), JUPYTERLAB_WORKSPACES_DIR=str(root / ".ws"))
+    server = subprocess.Popen(
+        [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1",
+         f"--ServerApp.port={port}", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+         "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=", "--ServerApp.open_browser=False"],
+        cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(120):
+        try:
+            urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=1)
+            break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        server.kill()
+        pytest.fail("JupyterLab did not start within 60 s")
+    yield base, token
+    server.terminate()
+    server.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    playwright = pytest.importorskip("playwright.sync_api")
+    with playwright.sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+def run_all(page, base, token, name):
+    page.goto(f"{base}/lab/tree/{name}?reset&token={token}")
+    page.wait_for_function("window.jupyterapp && window.jupyterapp.shell.currentWidget"
+                           " && window.jupyterapp.shell.currentWidget.sessionContext", timeout=60_000)
+    accept = page.locator(".jp-Dialog .jp-mod-accept")
+    page.wait_for_function("window.jupyterapp.shell.currentWidget.sessionContext.session?.kernel"
+                           " || document.querySelector('.jp-Dialog')", timeout=60_000)
+    if accept.count():
+        accept.first.click()
+    page.wait_for_function("window.jupyterapp.shell.currentWidget.sessionContext.session?.kernel?.status === 'idle'",
+                           timeout=60_000)
+    page.evaluate("window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
+    page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    page.wait_for_function(
+        """() => {
+            const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')].map(p => p.textContent);
+            const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session?.kernel;
+            return prompts.length > 0 && prompts.every(t => /\\[\\d+\\]/.test(t)) && kernel?.status === 'idle';
+        }""",
+        timeout=120_000, polling=500,
+    )
+
+
+def output_snapshot(cell):
+    """What a slider should change: the images and widget-output text of one cell."""
+    return cell.evaluate(
+        "c => [...c.querySelectorAll('img')].map(i => i.src.length + ':' + i.src.slice(-80)).join('|') + '#'"
+        " + [...c.querySelectorAll('.widget-output, .jp-OutputArea-output pre')].map(o => o.textContent).join('|')"
+    )
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_runs_and_its_widgets_work(lab, browser, path):
+    base, token = lab
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        run_all(page, base, token, path.name)
+        page.wait_for_timeout(1000)  # let widget views finish rendering
+        stderr = page.locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')
+        texts = stderr.all_inner_texts()
+        assert not [t for t in texts if "Traceback" in t or "Error" in t], f"error output in {path.name}: {texts}"
+        widgets = page.locator(".jp-OutputArea-output .jupyter-widgets")
+        assert widgets.count() >= 1, "no widget rendered"
+        plain = page.locator(".jp-OutputArea-output pre").all_inner_texts()
+        assert not [t for t in plain if "(children=" in t], "a widget was shown as text, not rendered"
+        body = page.locator(".jp-Notebook").inner_text()
+        assert "Error displaying widget" not in body and "Error rendering" not in body
+
+        if path.stem in SLIDER_NOTEBOOKS:
+            slider = page.locator(".jp-OutputArea-output .widget-slider").first
+            slider.scroll_into_view_if_needed()
+            cell = page.locator(".jp-CodeCell", has=slider).first
+            before = output_snapshot(cell)
+            readout = slider.locator(".widget-readout")
+            current = readout.inner_text()
+            low = slider.locator(".noUi-handle").first.get_attribute("aria-valuemin")
+            high = slider.locator(".noUi-handle").first.get_attribute("aria-valuemax")
+            target = high if current.strip() != high else low
+            readout.click()
+            readout.fill(str(target))
+            readout.press("Enter")
+            deadline = time.time() + 10
+            while output_snapshot(cell) == before and time.time() < deadline:
+                page.wait_for_timeout(200)
+            cell.screenshot(path=str(SCREENSHOTS / f"{path.stem}_slider.png"))
+            assert output_snapshot(cell) != before, "moving the slider did not change the output"
+    finally:
+        page.screenshot(path=str(SCREENSHOTS / f"{path.stem}.png"))
+        page.close()
