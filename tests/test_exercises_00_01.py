@@ -3,7 +3,7 @@ import pytest
 
 from helpers.exercises import start_here as ex00
 from helpers.exercises import static_embeddings as ex01
-from helpers.running_example import SENTENCE_MONEY, SENTENCE_RIVER, embed, static_vector
+from helpers.running_example import EMBEDDINGS, SENTENCE_MONEY, SENTENCE_RIVER, embed, static_vector
 
 
 def test_T_and_d():
@@ -70,7 +70,7 @@ def test_river_bank_mixture_feedback(answer, message):
 
 
 def test_solutions_01_compute_what_they_show():
-    namespace = {"np": np, "embed": embed, "EMBEDDINGS": __import__("helpers.running_example").running_example.EMBEDDINGS}
+    namespace = {"np": np, "embed": embed, "EMBEDDINGS": EMBEDDINGS}
     exec(ex01.solution_river_matrix().code, namespace)
     exec(ex01.solution_river_bank_mixture().code, namespace)
     assert ex01.check_river_matrix(namespace["E_river"]).passed
