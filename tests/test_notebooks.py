@@ -104,6 +104,16 @@ def test_no_machine_specific_paths_and_small_files(path):
     assert path.stat().st_size < 1_500_000, "keep notebooks small: fewer or smaller figures"
 
 
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_slides_one_per_section(path):
+    cells = load(path)["cells"]
+    kinds = [c.get("metadata", {}).get("slideshow", {}).get("slide_type") for c in cells]
+    assert None not in kinds, "every cell carries slideshow metadata"
+    for cell, kind in zip(cells, kinds):
+        if cell["cell_type"] == "markdown" and re.match(r"#{1,2} ", source(cell)):
+            assert kind == "slide", f"a section heading starts a slide: {source(cell)[:60]!r}"
+
+
 def test_readme_links_every_notebook():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for path in NOTEBOOKS:
