@@ -1,0 +1,249 @@
+"""Exercises of notebook 05: the divisor per head, predicting the variance, scaled weights."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from helpers.exercises.feedback import (
+    Feedback,
+    Solution,
+    as_numbers,
+    call_student,
+    compare_numbers,
+    correct,
+    require_callable,
+    wrong,
+)
+from helpers.scaling import sample_dot_products
+from helpers.similarity import softmax
+
+# ----------------------------------------------------------------------------- Exercise 1: the divisor per head
+
+#: (d_model, n_heads) cases the checker tries, the module text's first. 128 / 2 catches "return n_heads".
+DIVISOR_CASES = ((512, 8), (128, 2), (768, 12), (96, 6), (1024, 1))
+
+
+def reference_divisor(d_model, n_heads):
+    """The constant c that attention scores are divided by: √d_k, with d_k = d_model / n_heads per head."""
+    d_k = d_model // n_heads          # each head gets an equal slice of d_model
+    return math.sqrt(d_k)
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-3, abs_tol=1e-9)
+
+
+def check_divisor(divisor) -> Feedback:
+    """Exercise 1: divisor(d_model, n_heads) -> c = √(d_model / n_heads)."""
+    problem = require_callable(divisor, "divisor(d_model, n_heads) returning one number")
+    if problem is not None:
+        return problem
+    for d_model, n_heads in DIVISOR_CASES:
+        got, problem = call_student(divisor, d_model, n_heads)
+        if problem is not None:
+            return problem
+        value, problem = as_numbers(got, f"divisor({d_model}, {n_heads})")
+        if problem is not None:
+            return problem
+        if value.size != 1:
+            return wrong(f"divisor({d_model}, {n_heads}) returned {value.size} numbers (shape {value.shape}); "
+                         "it should return one number, the constant c.")
+        c = float(value.reshape(()))
+        d_k = d_model // n_heads
+        expected = math.sqrt(d_k)
+        if _close(c, expected):
+            continue
+        call = f"divisor({d_model}, {n_heads}) returned {c:.4g}"
+        if _close(c, math.sqrt(d_model)):
+            return wrong(f"{call} = √d_model. d_k is the size of ONE head's keys, d_model / n_heads = {d_k}, "
+                         f"so c = √{d_k} = {expected:.4g}. Split d_model across the heads first.")
+        if _close(c, d_k):
+            return wrong(f"{call}, which is d_k itself. The divisor is its square root: "
+                         f"Var(X / c) = Var(X) / c², and c² must equal d_k, so c = √{d_k} = {expected:.4g}.")
+        if _close(c, n_heads):
+            return wrong(f"{call}, the number of heads. For 512 and 8 heads that happens to match "
+                         f"(√64 = 8), but here d_k = {d_model} / {n_heads} = {d_k}, so c = √{d_k} = {expected:.4g}.")
+        if _close(c, 1 / expected):
+            return wrong(f"{call} = 1/√d_k, the factor you MULTIPLY the scores by. Return the divisor "
+                         f"c = √d_k = {expected:.4g} instead.")
+        if _close(c, math.sqrt(d_model) / n_heads):
+            return wrong(f"{call} = √d_model / n_heads. Take the square root of the per-head size: "
+                         f"√(d_model / n_heads) = √{d_k} = {expected:.4g}.")
+        if _close(c, d_model * n_heads) or _close(c, math.sqrt(d_model * n_heads)):
+            return wrong(f"{call}: heads split d_model, they do not multiply it. "
+                         f"d_k = d_model / n_heads = {d_k}, c = √{d_k} = {expected:.4g}.")
+        return wrong(f"{call}, expected √(d_model / n_heads) = √{d_k} = {expected:.4g}. "
+                     "Compute the per-head size d_k first, then take its square root.")
+    return correct("c = √(d_model / n_heads): 8 for d_model = 512 with 8 heads (not √512 ≈ 22.6), "
+                   "and 8 again for 768 with 12 heads: many real models use d_k = 64 per head.")
+
+
+def solution_divisor() -> Solution:
+    return Solution.from_function(
+        "the divisor for a model with several heads", reference_divisor,
+        "Multi-head attention splits d_model into n_heads equal slices; each head's keys have "
+        "d_k = d_model / n_heads components, and only those enter its dot products. "
+        "So the variance to undo is d_k·σ⁴, and the divisor is √d_k.")
+
+
+# ----------------------------------------------------------------------------- Exercise 2: predict the variance
+
+#: The setting of exercise 2: head size and the standard deviation of each q and k component.
+PREDICT_D_K = 128
+PREDICT_SIGMA = 0.5
+
+
+def _number(value, name: str):
+    """(float, None) or (None, Feedback) for a single number."""
+    if value is None:
+        return None, wrong(f"{name} is still None. Replace None with your prediction (a number).")
+    array, problem = as_numbers(value, name)
+    if problem is not None:
+        return None, problem
+    if array.size != 1:
+        return None, wrong(f"{name} should be one number, but has {array.size} (shape {array.shape}).")
+    number = float(array.reshape(()))
+    if not math.isfinite(number):
+        return None, wrong(f"{name} is {number}: a variance is a finite number.")
+    return number, None
+
+
+def check_variance_prediction(predicted_var, predicted_var_scaled) -> Feedback:
+    """Exercise 2: Var(q·k) and Var(q·k / √d_k) for d_k = 128, components with σ = 0.5."""
+    d, s = PREDICT_D_K, PREDICT_SIGMA
+    raw, problem = _number(predicted_var, "predicted_var")
+    if problem is not None:
+        return problem
+    scaled, problem = _number(predicted_var_scaled, "predicted_var_scaled")
+    if problem is not None:
+        return problem
+    expected_raw, expected_scaled = d * s**4, s**4
+
+    def near(a, b):
+        return math.isclose(a, b, rel_tol=0.01)
+
+    if near(raw, expected_scaled) and near(scaled, expected_raw):
+        return wrong("the two answers are swapped: the raw dot product has the large variance, "
+                     "the scaled one the small.")
+    if not near(raw, expected_raw):
+        if near(raw, d * s**2):
+            return wrong(f"predicted_var = {raw:.4g} = d·σ². Each product q_i·k_i multiplies two numbers of "
+                         f"variance σ², so it has variance σ²·σ² = σ⁴ = {s**4:.4g}; there are d = {d} of them.")
+        if near(raw, d):
+            return wrong(f"predicted_var = {raw:.4g} = d: that holds for σ = 1. Here σ = {s}, and each of the "
+                         f"d products has variance σ⁴ = {s**4:.4g}.")
+        if near(raw, s**4):
+            return wrong(f"predicted_var = {raw:.4g} = σ⁴, the variance of ONE product q_i·k_i. "
+                         f"The dot product adds d = {d} independent products, and their variances add.")
+        if near(raw, math.sqrt(d) * s**2) or near(raw, math.sqrt(d) * s**4):
+            return wrong(f"predicted_var = {raw:.4g} grows like √d: that is the standard deviation's growth. "
+                         "Variances of independent terms add, so the variance grows like d itself.")
+        if near(raw, d * s):
+            return wrong(f"predicted_var = {raw:.4g} = d·σ. Each product has variance σ⁴ (σ² from q_i times "
+                         "σ² from k_i), so the total is d·σ⁴.")
+        return wrong(f"predicted_var = {raw:.4g}, but Var(q·k) = d·σ⁴ = {d}·{s}⁴. "
+                     "Each product has variance σ⁴; d independent products add up.")
+    if not near(scaled, expected_scaled):
+        if near(scaled, 1.0):
+            return wrong("predicted_var_scaled = 1. Dividing by √d_k removes the factor d_k and leaves σ⁴, "
+                         f"which is 1 only when σ = 1; here σ = {s}.")
+        if near(scaled, expected_raw / math.sqrt(d)):
+            return wrong(f"predicted_var_scaled = {scaled:.4g} = Var / √d_k. Dividing a variable by c divides "
+                         "its variance by c²: Var(X / c) = Var(X) / c², and c² = d_k here.")
+        if near(scaled, expected_raw):
+            return wrong("predicted_var_scaled equals the unscaled variance: dividing the scores by √d_k "
+                         "changes their variance, by a factor 1/d_k.")
+        return wrong(f"predicted_var_scaled = {scaled:.4g}. Use Var(X / c) = Var(X) / c² with "
+                     f"c = √d_k, so c² = d_k = {d}.")
+    samples = sample_dot_products(d, 50_000, s, seed=2024)
+    return correct(f"Var(q·k) = d·σ⁴ = {expected_raw:g} and Var(q·k / √d_k) = σ⁴ = {expected_scaled:g}. "
+                   f"Measured on 50,000 fresh pairs: {samples.var(ddof=1):.3f} and "
+                   f"{(samples / math.sqrt(d)).var(ddof=1):.4f}.")
+
+
+def solution_variance_prediction() -> Solution:
+    return Solution(
+        "Var(q·k) for d_k = 128 and σ = 0.5",
+        """
+        d_k, sigma = 128, 0.5
+        predicted_var = d_k * sigma**4             # 128 products, each of variance σ²·σ² = 0.0625  -> 8.0
+        predicted_var_scaled = predicted_var / d_k # Var(X / √d_k) = Var(X) / d_k = σ⁴               -> 0.0625
+        """,
+        "The scaled variance is σ⁴, not 1: dividing by √d_k removes the dependence on d_k and nothing "
+        "else. In a real model σ is kept near 1 by initialisation and normalisation layers.",
+    )
+
+
+# ----------------------------------------------------------------------------- Exercise 3: scaled weights
+
+def exercise_inputs() -> tuple[np.ndarray, np.ndarray]:
+    """The Q (4, 32) and K (6, 32) the checker feeds to the student's function."""
+    rng = np.random.default_rng(5)
+    return rng.standard_normal((4, 32)), rng.standard_normal((6, 32))
+
+
+def reference_scaled_weights(Q, K):
+    """softmax(Q Kᵀ / √d_k), each row over the keys: (T_q, d_k), (T_k, d_k) -> (T_q, T_k)."""
+    d_k = Q.shape[-1]
+    S = Q @ K.T / np.sqrt(d_k)                            # (T_q, T_k)
+    S = S - S.max(axis=-1, keepdims=True)                 # stable: the largest exponent is 0
+    return np.exp(S) / np.exp(S).sum(axis=-1, keepdims=True)
+
+
+def check_scaled_weights(scaled_weights) -> Feedback:
+    """Exercise 3: scaled_weights(Q, K) -> softmax(Q Kᵀ / √d_k) with rows summing to 1."""
+    problem = require_callable(scaled_weights, "scaled_weights(Q, K) returning a (T_q, T_k) array")
+    if problem is not None:
+        return problem
+    Q, K = exercise_inputs()
+    got, problem = call_student(scaled_weights, Q.copy(), K.copy())
+    if problem is not None:
+        return problem
+    W, problem = as_numbers(got, "the weights")
+    if problem is not None:
+        return problem
+    expected = reference_scaled_weights(Q, K)
+    t_q, t_k = expected.shape
+    if W.shape == (t_k, t_q):
+        return wrong(f"the weights have shape {W.shape} = (T_k, T_q): keys and queries are swapped. "
+                     f"Q @ K.T gives one row per query, shape (T_q, T_k) = ({t_q}, {t_k}).")
+    if W.shape != expected.shape:
+        return wrong(f"the weights have shape {W.shape}, expected (T_q, T_k) = ({t_q}, {t_k}) for "
+                     f"Q of shape {Q.shape} and K of shape {K.shape}. Compute Q @ K.T.")
+    if not np.all(np.isfinite(W)):
+        return wrong("the weights contain NaN or infinity. Subtract each row's maximum before exp.")
+    S = Q @ K.T
+    d_k = Q.shape[1]
+    if np.allclose(W, S / np.sqrt(d_k), atol=1e-6):
+        return wrong("these are the scaled scores, before softmax. Apply softmax to each row "
+                     "so the weights are positive and sum to 1.")
+    if not np.allclose(W.sum(axis=-1), 1.0, atol=1e-6):
+        if np.allclose(W.sum(axis=0), 1.0, atol=1e-6):
+            return wrong("each COLUMN sums to 1: softmax ran over the queries (axis 0). Each query's weights "
+                         "over the keys must sum to 1: use axis=-1.")
+        return wrong(f"row sums are {np.round(W.sum(axis=-1), 4).tolist()}, but each row of weights must sum "
+                     "to 1. Normalise each row by its own sum (axis=-1, keepdims=True).")
+    if np.allclose(W, softmax(S), atol=1e-6):
+        return wrong(f"these are softmax(Q Kᵀ) without the scale: the scores were not divided by √d_k = "
+                     f"√{d_k} ≈ {np.sqrt(d_k):.3g}, so the rows are too peaked (largest weight "
+                     f"{W.max(axis=-1).mean():.2f} on average instead of {expected.max(axis=-1).mean():.2f}).")
+    if np.allclose(W, softmax(S / d_k), atol=1e-6):
+        return wrong(f"the scores were divided by d_k = {d_k}, which over-flattens the weights. "
+                     f"Divide by √d_k ≈ {np.sqrt(d_k):.3g}: Var(S / c) = Var(S) / c² is then σ⁴.")
+    if np.allclose(W, softmax(S * np.sqrt(d_k)), atol=1e-6):
+        return wrong("the scores were multiplied by √d_k. Divide by it instead.")
+    problem = compare_numbers(W, expected, "your W", atol=1e-6,
+                              hint="Compute softmax(Q @ K.T / np.sqrt(d_k)) row by row, with d_k = Q.shape[-1].")
+    if problem is not None:
+        return problem
+    return correct(f"softmax(Q Kᵀ / √d_k) with d_k = {d_k}: rows sum to 1, and the largest weight is "
+                   f"{expected.max(axis=-1).mean():.2f} on average (without the scale it would be "
+                   f"{softmax(S).max(axis=-1).mean():.2f}).")
+
+
+def solution_scaled_weights() -> Solution:
+    return Solution.from_function(
+        "softmax(Q Kᵀ / √d_k)", reference_scaled_weights,
+        "d_k is read from the shapes (the last axis of Q), so the same function works for any head size. "
+        "helpers.attention_torch.attention_weights does the same in PyTorch.")

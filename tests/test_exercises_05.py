@@ -1,0 +1,169 @@
+"""Checkers of notebook 05 (helpers.exercises.scaling): right answers pass, typical mistakes get specific help."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from helpers.exercises.feedback import Feedback, Solution
+from helpers.exercises.scaling import (
+    check_divisor,
+    check_scaled_weights,
+    check_variance_prediction,
+    exercise_inputs,
+    reference_divisor,
+    reference_scaled_weights,
+    solution_divisor,
+    solution_scaled_weights,
+    solution_variance_prediction,
+)
+from helpers.similarity import softmax
+
+
+def passes(feedback):
+    assert isinstance(feedback, Feedback)
+    assert feedback.passed, feedback.message
+    return feedback.message
+
+
+def fails(feedback, *phrases):
+    assert isinstance(feedback, Feedback)
+    assert not feedback.passed, "a wrong answer was accepted"
+    for phrase in phrases:
+        assert phrase in feedback.message, f"{phrase!r} not in {feedback.message!r}"
+    return feedback.message
+
+
+# ----------------------------------------------------------------------------- Exercise 1: the divisor
+
+def test_divisor_reference_passes():
+    assert "not √512 ≈ 22.6" in passes(check_divisor(reference_divisor))
+    passes(check_divisor(lambda d_model, n_heads: np.float32(math.sqrt(d_model / n_heads))))
+    passes(check_divisor(lambda d_model, n_heads: torch.tensor((d_model / n_heads) ** 0.5)))
+
+
+@pytest.mark.parametrize("answer, phrases", [
+    (lambda d_model, n_heads: math.sqrt(d_model), ["= √d_model", "ONE head", "c = √64 = 8"]),
+    (lambda d_model, n_heads: d_model / n_heads, ["d_k itself", "square root"]),
+    (lambda d_model, n_heads: n_heads, ["number of heads", "happens to match", "d_k = 128 / 2 = 64"]),
+    (lambda d_model, n_heads: 1 / math.sqrt(d_model / n_heads), ["MULTIPLY"]),
+    (lambda d_model, n_heads: math.sqrt(d_model) / n_heads, ["√d_model / n_heads"]),
+    (lambda d_model, n_heads: d_model * n_heads, ["do not multiply"]),
+    (lambda d_model, n_heads: 3.0, ["divisor(512, 8) returned 3", "expected √(d_model / n_heads) = √64 = 8"]),
+    (lambda d_model, n_heads: [8.0, 8.0], ["2 numbers", "one number"]),
+    (lambda d_model, n_heads: None, ["None", "return"]),
+    (lambda d_model, n_heads: "eight", ["numbers"]),
+])
+def test_divisor_mistakes_get_specific_feedback(answer, phrases):
+    fails(check_divisor(answer), *phrases)
+
+
+def test_divisor_unfinished_or_wrong_type():
+    def unfinished(d_model, n_heads):
+        raise NotImplementedError
+
+    def broken(d_model, n_heads):
+        return d_model / 0
+
+    fails(check_divisor(unfinished), "NotImplementedError")
+    fails(check_divisor(broken), "ZeroDivisionError")
+    fails(check_divisor(8), "expected a function")
+    fails(check_divisor(None), "expected a function")
+
+
+# ----------------------------------------------------------------------------- Exercise 2: predict the variance
+
+def test_variance_prediction_right_answer_is_measured():
+    message = passes(check_variance_prediction(128 * 0.5**4, 0.5**4))
+    assert "Measured on 50,000 fresh pairs" in message
+    measured = [float(x) for x in message.split("pairs: ")[1].rstrip(".").split(" and ")]
+    assert measured[0] == pytest.approx(8.0, rel=0.04)
+    assert measured[1] == pytest.approx(0.0625, rel=0.04)
+    passes(check_variance_prediction(np.float64(8), torch.tensor(0.0625)))
+    passes(check_variance_prediction(8.02, 0.0624))                       # within 1 %
+
+
+@pytest.mark.parametrize("raw, scaled, phrases", [
+    (0.0625, 8.0, ["swapped"]),
+    (32.0, 0.0625, ["d·σ²", "σ⁴"]),
+    (128.0, 0.0625, ["holds for σ = 1"]),
+    (0.0625, 0.0625, ["ONE product"]),
+    (math.sqrt(128) * 0.25, 0.0625, ["√d", "standard deviation"]),
+    (64.0, 0.0625, ["d·σ"]),
+    (100.0, 0.0625, ["d·σ⁴"]),
+    (8.0, 1.0, ["only when σ = 1"]),
+    (8.0, 8 / math.sqrt(128), ["Var(X / c) = Var(X) / c²"]),
+    (8.0, 8.0, ["equals the unscaled variance"]),
+    (8.0, 0.5, ["c² = d_k = 128"]),
+])
+def test_variance_prediction_mistakes_get_specific_feedback(raw, scaled, phrases):
+    fails(check_variance_prediction(raw, scaled), *phrases)
+
+
+def test_variance_prediction_unfinished_or_wrong_type():
+    fails(check_variance_prediction(None, None), "predicted_var is still None")
+    fails(check_variance_prediction(8.0, None), "predicted_var_scaled is still None")
+    fails(check_variance_prediction("eight", 0.0625), "numbers")
+    fails(check_variance_prediction([8.0, 0.0625], 0.0625), "one number")
+    fails(check_variance_prediction(float("inf"), 0.0625), "finite")
+
+
+# ----------------------------------------------------------------------------- Exercise 3: scaled weights
+
+def test_scaled_weights_reference_passes_and_matches_torch():
+    passes(check_scaled_weights(reference_scaled_weights))
+    passes(check_scaled_weights(lambda Q, K: softmax(Q @ K.T / np.sqrt(Q.shape[-1]))))
+    passes(check_scaled_weights(lambda Q, K: torch.softmax(torch.tensor(Q @ K.T) / Q.shape[1] ** 0.5, -1)))
+    from helpers.attention_torch import attention_weights
+    Q, K = exercise_inputs()
+    np.testing.assert_allclose(reference_scaled_weights(Q, K),
+                               attention_weights(torch.tensor(Q), torch.tensor(K)).numpy(), atol=1e-12)
+
+
+@pytest.mark.parametrize("answer, phrases", [
+    (lambda Q, K: softmax(Q @ K.T), ["without the scale", "√32"]),
+    (lambda Q, K: softmax(Q @ K.T / Q.shape[1]), ["divided by d_k = 32"]),
+    (lambda Q, K: softmax(Q @ K.T * np.sqrt(Q.shape[1])), ["multiplied"]),
+    (lambda Q, K: Q @ K.T / np.sqrt(Q.shape[1]), ["before softmax"]),
+    (lambda Q, K: softmax(Q @ K.T / np.sqrt(Q.shape[1]), axis=0), ["COLUMN", "axis=-1"]),
+    (lambda Q, K: np.exp(Q @ K.T / np.sqrt(Q.shape[1])), ["row sums", "Normalise"]),
+    (lambda Q, K: softmax(K @ Q.T / np.sqrt(Q.shape[1])), ["swapped", "(4, 6)"]),
+    (lambda Q, K: softmax(Q @ K.T / np.sqrt(Q.shape[1]))[0], ["shape (6,)", "(4, 6)"]),
+    (lambda Q, K: np.full((4, 6), np.nan), ["NaN"]),
+    (lambda Q, K: softmax(Q @ K.T / 4.0), ["wrong values"]),
+    (lambda Q, K: None, ["None"]),
+    (lambda Q, K: "weights", ["numbers"]),
+])
+def test_scaled_weights_mistakes_get_specific_feedback(answer, phrases):
+    fails(check_scaled_weights(answer), *phrases)
+
+
+def test_scaled_weights_unfinished_or_wrong_type():
+    def unfinished(Q, K):
+        raise NotImplementedError
+
+    fails(check_scaled_weights(unfinished), "NotImplementedError")
+    fails(check_scaled_weights(np.eye(4)), "expected a function")
+
+
+def test_scaled_weights_checker_does_not_let_the_student_change_its_inputs():
+    def vandal(Q, K):
+        Q *= 0
+        return reference_scaled_weights(Q, K)
+
+    fails(check_scaled_weights(vandal))
+    passes(check_scaled_weights(reference_scaled_weights))            # the next call is unaffected
+
+
+# ----------------------------------------------------------------------------- solutions
+
+@pytest.mark.parametrize("solution, snippet", [
+    (solution_divisor, "math.sqrt(d_k)"),
+    (solution_variance_prediction, "d_k * sigma**4"),
+    (solution_scaled_weights, "np.sqrt(d_k)"),
+])
+def test_solutions_show_code(solution, snippet):
+    shown = solution()
+    assert isinstance(shown, Solution)
+    assert snippet in shown.code
+    assert "<details>" in shown._repr_html_()

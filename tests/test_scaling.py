@@ -1,0 +1,299 @@
+"""helpers.scaling (notebook 05's measurements) and its widget, helpers.widgets.scaling."""
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import torch
+
+from helpers import scaling
+from helpers.scaling import (
+    POWERS_OF_TWO,
+    attention_snapshot,
+    constant_comparison,
+    entropy_bits,
+    fit_variance_line,
+    gradient_measurements,
+    nested_dot_products,
+    per_head_dim,
+    sample_dot_products,
+    saturation_table,
+    scale_constant,
+    softmax_gradient,
+    variance_table,
+)
+from helpers.similarity import softmax
+from helpers.widgets.scaling import ScalingWidget, scaling_widget
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    plt.close("all")
+
+
+# ----------------------------------------------------------------------------- sampling q·k
+
+def test_nested_dot_products_are_the_dot_products_of_the_seeded_draws():
+    got = nested_dot_products([1, 2, 8], n_pairs=5, seed=3)                   # one chunk: rebuild it by hand
+    rng = np.random.default_rng(np.random.SeedSequence(3).spawn(1)[0])
+    q = rng.standard_normal((5, 8), dtype=np.float32).astype(np.float64)
+    k = rng.standard_normal((5, 8), dtype=np.float32).astype(np.float64)
+    expected = np.stack([(q[:, :d] * k[:, :d]).sum(axis=1) for d in (1, 2, 8)], axis=1)
+    assert got.shape == (5, 3)
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+    np.testing.assert_allclose(got[:, 0], q[:, 0] * k[:, 0], rtol=1e-6)     # d = 1 is a single product
+
+
+def test_nested_dot_products_are_reproducible_and_seed_dependent():
+    a = nested_dot_products([4, 64], n_pairs=3000, seed=1)
+    np.testing.assert_array_equal(a, nested_dot_products([4, 64], n_pairs=3000, seed=1))
+    assert not np.allclose(a, nested_dot_products([4, 64], n_pairs=3000, seed=2))
+
+
+def test_chunks_give_the_same_numbers_whatever_the_number_of_threads(monkeypatch):
+    many = nested_dot_products([1, 1024], n_pairs=3000, seed=0)              # 3 chunks of 1024 rows
+    monkeypatch.setattr(scaling, "_workers", lambda: 1)
+    np.testing.assert_array_equal(many, nested_dot_products([1, 1024], n_pairs=3000, seed=0))
+
+
+def test_sigma_multiplies_each_dot_product_by_sigma_squared():
+    np.testing.assert_allclose(nested_dot_products([16], 500, sigma=2.0, seed=4),
+                               4.0 * nested_dot_products([16], 500, sigma=1.0, seed=4))
+
+
+def test_sample_dot_products_is_one_column():
+    fresh = sample_dot_products(32, n_pairs=2000, seed=9)
+    assert fresh.shape == (2000,)
+    np.testing.assert_array_equal(fresh, nested_dot_products([32], 2000, seed=9)[:, 0])
+
+
+def test_variance_table_matches_d_sigma4_and_the_scaling_rule():
+    table = variance_table([1, 16, 256], n_pairs=20_000, sigma=1.5, seed=0)
+    np.testing.assert_array_equal(table["d"], [1, 16, 256])
+    np.testing.assert_allclose(table["predicted"], np.array([1, 16, 256]) * 1.5**4)
+    np.testing.assert_allclose(table["ratio"], 1.0, atol=0.05)
+    np.testing.assert_allclose(table["var_scaled"], table["var"] / table["d"], rtol=1e-9)
+    np.testing.assert_allclose(table["var_scaled"], 1.5**4, rtol=0.05)
+    # a single product of two unit Gaussians has kurtosis 9: relative noise sqrt(8 / n)
+    assert table["noise"][0] == pytest.approx(math.sqrt(8 / 20_000), rel=0.25)
+    assert table["noise"][2] == pytest.approx(math.sqrt(2 / 20_000), rel=0.25)    # nearly Gaussian
+    assert table["samples"].shape == (20_000, 3)
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: nested_dot_products([4, 2]), ValueError, "strictly increasing"),
+    (lambda: nested_dot_products([]), ValueError, "empty"),
+    (lambda: nested_dot_products("1 2 4"), TypeError, "list of dimensions"),
+    (lambda: nested_dot_products([0, 4]), ValueError, "at least 1"),
+    (lambda: nested_dot_products([2.5]), TypeError, "whole number"),
+    (lambda: nested_dot_products([100_000]), ValueError, "at most"),
+    (lambda: nested_dot_products([4], n_pairs=1), ValueError, "at least 2"),
+    (lambda: nested_dot_products([4], sigma=0.0), ValueError, "greater than 0"),
+    (lambda: nested_dot_products([4], sigma="1"), TypeError, "sigma should be a number"),
+    (lambda: nested_dot_products([4], seed=-1), TypeError, "seed"),
+    (lambda: sample_dot_products(0), ValueError, "at least 1"),
+])
+def test_sampling_rejects_bad_input_clearly(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+# ----------------------------------------------------------------------------- fitting
+
+def test_fit_variance_line_recovers_an_exact_line():
+    d = np.array([1.0, 2, 4, 8, 16])
+    fit = fit_variance_line(d, 3.0 * d)
+    assert fit["slope"] == pytest.approx(3.0)
+    assert fit["exponent"] == pytest.approx(1.0)
+    assert fit["coefficient"] == pytest.approx(3.0)
+    assert fit_variance_line(d, d**2)["exponent"] == pytest.approx(2.0)
+
+
+def test_fit_variance_line_rejects_bad_input():
+    with pytest.raises(ValueError, match="length"):
+        fit_variance_line([1, 2, 3], [1, 2])
+    with pytest.raises(ValueError, match="positive"):
+        fit_variance_line([1, 2], [0, 2])
+    with pytest.raises(ValueError, match="two"):
+        fit_variance_line([1], [1])
+
+
+# ----------------------------------------------------------------------------- softmax and its gradient
+
+def test_softmax_gradient_known_values_and_one_hot():
+    np.testing.assert_allclose(softmax_gradient([0.5, 0.5], [1.0, 0.0]), [0.25, -0.25])
+    np.testing.assert_array_equal(softmax_gradient([0.0, 1.0, 0.0], [3.0, -1.0, 2.0]), [0.0, 0.0, 0.0])
+
+
+def test_softmax_gradient_equals_autograd():
+    rng = np.random.default_rng(0)
+    z = torch.tensor(rng.standard_normal((5, 7)) * 3, requires_grad=True)
+    G = torch.tensor(rng.standard_normal((5, 7)))
+    W = torch.softmax(z, dim=-1)
+    (W * G).sum().backward()
+    np.testing.assert_allclose(softmax_gradient(W.detach().numpy(), G.numpy()), z.grad.numpy(), atol=1e-12)
+
+
+def test_softmax_gradient_rejects_bad_input():
+    with pytest.raises(ValueError, match="same shape"):
+        softmax_gradient([0.5, 0.5], [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="softmax output"):
+        softmax_gradient([0.5, 0.7], [1.0, 2.0])
+    with pytest.raises(ValueError, match="NaN|nan"):
+        softmax_gradient([0.5, 0.5], [np.nan, 1.0])
+
+
+def test_entropy_bits():
+    np.testing.assert_allclose(entropy_bits([[0.25] * 4, [1.0, 0, 0, 0], [0.5, 0.5, 0, 0]]), [2.0, 0.0, 1.0])
+    with pytest.raises(ValueError, match="softmax output"):
+        entropy_bits([0.2, 0.2])
+
+
+# ----------------------------------------------------------------------------- snapshots (the widget's data)
+
+def test_attention_snapshot_scaled_scores_have_unit_variance_and_unscaled_do_not():
+    scaled = attention_snapshot(256, True)
+    raw = attention_snapshot(256, False)
+    assert scaled["scale"] == 16.0 and raw["scale"] == 1.0
+    assert scaled["score_var"] == pytest.approx(1.0, rel=0.1)
+    assert raw["score_var"] == pytest.approx(256.0, rel=0.1)
+    assert raw["max_weight"] > 0.85 and scaled["max_weight"] < 0.3
+    assert raw["grad_median"] < 0.05 * scaled["grad_median"]
+    assert raw["top2_share"] > 0.85
+    for snap in (scaled, raw):
+        assert snap["weights"].shape == (512, 16)
+        np.testing.assert_allclose(snap["weights"].sum(axis=1), 1.0)
+        assert snap["mean_sorted_weights"].sum() == pytest.approx(1.0)
+        assert np.all(np.diff(snap["mean_sorted_weights"]) <= 0)
+        assert snap["example_weights"].sum() == pytest.approx(1.0)
+
+
+def test_attention_snapshot_gradient_is_the_softmax_gradient_of_its_weights():
+    snap = attention_snapshot(16, True, T=8, n_queries=64, seed=3)
+    _, G = scaling._scores_and_upstream(16, 8, 64, 3)
+    np.testing.assert_allclose(snap["grad_per_query"],
+                               np.linalg.norm(softmax_gradient(snap["weights"], G), axis=1))
+    assert snap["grad_p10"] <= snap["grad_median"] <= snap["grad_p90"]
+
+
+def test_attention_snapshot_at_d_1_scaling_changes_nothing():
+    a, b = attention_snapshot(1, True), attention_snapshot(1, False)
+    np.testing.assert_array_equal(a["weights"], b["weights"])
+
+
+def test_attention_snapshot_rejects_bad_input():
+    with pytest.raises(ValueError, match="at least 1"):
+        attention_snapshot(0)
+    with pytest.raises(TypeError, match="whole number"):
+        attention_snapshot(1.5)
+    with pytest.raises(TypeError, match="scaled should be True"):
+        attention_snapshot(4, "yes")
+    with pytest.raises(ValueError, match="at least 2"):
+        attention_snapshot(4, T=1)
+
+
+def test_saturation_table_unscaled_hardens_and_scaled_stays_put():
+    sat = saturation_table([1, 16, 1024], T=16, n_queries=256)
+    un, sc = sat["unscaled"], sat["scaled"]
+    assert sat["max_entropy_bits"] == pytest.approx(4.0)
+    assert np.all(np.diff(un["max_weight"]) > 0) and un["max_weight"][-1] > 0.9
+    assert np.all(np.diff(un["entropy_bits"]) < 0)
+    np.testing.assert_allclose(sc["score_std"][1:], 1.0, atol=0.1)
+    np.testing.assert_allclose(un["score_std"], np.sqrt([1, 16, 1024]), rtol=0.1)
+    assert np.ptp(sc["entropy_bits"][1:]) < 0.2
+
+
+# ----------------------------------------------------------------------------- autograd measurements
+
+def test_gradient_measurements_scaled_is_flat_and_unscaled_vanishes():
+    threads = torch.get_num_threads()
+    un = gradient_measurements([1, 64, 1024], False)
+    sc = gradient_measurements([1, 64, 1024], True)
+    assert torch.get_num_threads() == threads                          # restored afterwards
+    for key in ("scores_median", "wq_median", "wq_total"):             # at d_k = 1 the two runs coincide
+        assert un[key][0] == pytest.approx(sc[key][0])
+    assert sc["scores_median"].max() / sc["scores_median"].min() < 1.2
+    assert un["scores_median"][-1] < 1e-3 * sc["scores_median"][-1]
+    assert un["scores_p10"][-1] < 1e-10
+    assert un["top2_share"][-1] > 0.9 and sc["top2_share"][-1] < 0.5
+    assert un["wq_top10_share"][-1] > 0.7 and sc["wq_top10_share"][-1] < 0.3
+    assert un["max_weight"][-1] > 0.9
+    for data in (un, sc):
+        assert np.all(data["scores_p10"] <= data["scores_median"])
+        assert np.all(data["scores_median"] <= data["scores_p90"])
+
+
+def test_gradient_measurements_are_reproducible():
+    a = gradient_measurements([8, 32], True, n_seq=4)
+    b = gradient_measurements([8, 32], True, n_seq=4)
+    for key in ("scores_median", "wq_median", "wq_total"):
+        np.testing.assert_array_equal(a[key], b[key])
+
+
+def test_gradient_measurements_reject_bad_input():
+    with pytest.raises(TypeError, match="scaled should be True"):
+        gradient_measurements([4], None)
+    with pytest.raises(ValueError, match="at least 2"):
+        gradient_measurements([4], True, T=1)
+
+
+# ----------------------------------------------------------------------------- per head
+
+def test_per_head_dim_and_scale_constant():
+    assert per_head_dim(512, 8) == 64
+    assert per_head_dim(768, 12) == 64
+    assert scale_constant(512, 8) == 8.0
+    assert scale_constant(96, 6) == 4.0
+    with pytest.raises(ValueError, match="does not split"):
+        per_head_dim(500, 8)
+    with pytest.raises(ValueError, match="at least 1"):
+        per_head_dim(512, 0)
+    with pytest.raises(TypeError, match="whole number"):
+        scale_constant(512.0, 8)
+
+
+def test_constant_comparison_right_wrong_and_none():
+    cmp = constant_comparison(512, 8)
+    none, right, wrong = cmp["rows"]
+    assert cmp["d_k"] == 64
+    assert [r["c"] for r in cmp["rows"]] == pytest.approx([1.0, 8.0, math.sqrt(512)])
+    assert right["score_var"] == pytest.approx(1.0, rel=0.1)
+    assert wrong["score_var"] == pytest.approx(64 / 512, rel=0.1)
+    assert none["score_var"] == pytest.approx(64.0, rel=0.1)
+    assert none["effective_keys"] < right["effective_keys"] < wrong["effective_keys"] <= 16
+    assert none["max_weight"] > right["max_weight"] > wrong["max_weight"]
+    S, _ = scaling._scores_and_upstream(64, 16, 512, 0)
+    for row in cmp["rows"]:                                             # query 0's weights under each divisor
+        np.testing.assert_allclose(row["example_weights"], softmax(S[0] / row["c"]))
+
+
+# ----------------------------------------------------------------------------- the widget
+
+def test_widget_follows_its_controls():
+    w = scaling_widget(d_k=64, scaled=True)
+    assert isinstance(w, ScalingWidget)
+    assert w.result["d_k"] == 64 and w.result["scaled"] is True
+    assert w.picture.value[:8] == b"\x89PNG\r\n\x1a\n"
+    flat = w.result["max_weight"]
+    w.children[1].value = False                                        # switch scaling off
+    assert w.result["scaled"] is False and w.result["max_weight"] > flat + 0.4
+    w.children[0].value = 1024                                         # and grow d_k
+    assert w.result["d_k"] == 1024 and w.result["max_weight"] > 0.9
+    assert w.result["grad_median"] < 1e-3
+    assert "1024" in w.children[3].value
+    assert math.isfinite(w.last_update_ms)
+
+
+def test_widget_update_moves_both_controls_at_once():
+    w = scaling_widget()
+    data = w.update(4, False)
+    assert (data["d_k"], data["scaled"]) == (4, False)
+    assert (w.children[0].value, w.children[1].value) == (4, False)
+    np.testing.assert_array_equal(data["weights"], attention_snapshot(4, False)["weights"])
+
+
+def test_widget_rejects_a_d_k_off_the_slider():
+    with pytest.raises(ValueError, match="slider"):
+        scaling_widget(d_k=100)
+    assert 1024 in POWERS_OF_TWO
