@@ -1,0 +1,147 @@
+"""Pictures, tables and 2-D geometry for parameter-free attention (notebook 03).
+
+    labelled_table(M, rows, cols)  a matrix as aligned text with token names, for printing
+    convex_hull(P)                 (n, 2) points -> (h, 2) hull corners, counter-clockwise
+    inside_hull(points, hull)      (m, 2), (h, 2) -> (m,) bool: inside or on the edge
+    gravity_plot(E, Y, labels)     static points, the hull they span, arrows to where attention moves them
+    timing_plot(results)           seconds against T on log-log axes, one line per method
+
+Vectors with d > 2 are drawn in a 2-D view `basis` (d, 2) from
+helpers.plotting.projection_basis. A projection is linear, so the projection
+of a convex hull is the convex hull of the projected points: if y is a
+weighted average of the e_j, its picture is the same weighted average of
+their pictures, and lies inside their hull in the view too.
+"""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from helpers import validation as check
+from helpers.plotting import COLORS, PALETTE, projection_basis
+
+
+def labelled_table(M, row_labels, col_labels, *, fmt: str = "{:.4f}") -> str:
+    """A (rows, cols) matrix as aligned text with a header of column names and a name per row."""
+    M = check.matrix(M, "M", "(rows, cols)")
+    if len(row_labels) != M.shape[0] or len(col_labels) != M.shape[1]:
+        raise ValueError(f"M has shape {M.shape} but got {len(row_labels)} row labels and "
+                         f"{len(col_labels)} column labels: give one label per row and per column.")
+    cells = [[fmt.format(v) for v in row] for row in M]
+    width = max(max(len(c) for row in cells for c in row), max(len(str(c)) for c in col_labels))
+    first = max(len(str(r)) for r in row_labels)
+    lines = [" " * first + "".join(f"  {str(c):>{width}}" for c in col_labels)]
+    for label, row in zip(row_labels, cells):
+        lines.append(f"{str(label):<{first}}" + "".join(f"  {c:>{width}}" for c in row))
+    return "\n".join(lines)
+
+
+def convex_hull(P) -> np.ndarray:
+    """Corners of the smallest convex polygon around 2-D points: (n, 2) -> (h, 2), counter-clockwise.
+
+    Andrew's monotone chain. Repeated points are merged; collinear points on an
+    edge are dropped, so 1 distinct point gives 1 corner and points on a line give 2.
+    """
+    P = check.matrix(P, "P", "(n, 2)")
+    if P.shape[1] != 2:
+        raise ValueError(f"P should hold 2-D points, shape (n, 2), but has shape {P.shape}. "
+                         "Project d-dimensional vectors first: X @ projection_basis(X).")
+    points = sorted({(round(float(x), 12), round(float(y), 12)) for x, y in P})
+    if len(points) <= 2:
+        return np.array(points)
+
+    def cross(o, a, b):
+        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+    lower, upper = [], []
+    for p in points:
+        while len(lower) >= 2 and cross(lower[-2], lower[-1], p) <= 0:
+            lower.pop()
+        lower.append(p)
+    for p in reversed(points):
+        while len(upper) >= 2 and cross(upper[-2], upper[-1], p) <= 0:
+            upper.pop()
+        upper.append(p)
+    return np.array(lower[:-1] + upper[:-1])
+
+
+def inside_hull(points, hull, tol: float = 1e-9) -> np.ndarray:
+    """Whether each 2-D point lies inside (or on the edge of) a convex polygon: (m, 2), (h, 2) -> (m,) bool.
+
+    `hull` must be counter-clockwise with at least 3 corners, as returned by `convex_hull`.
+    """
+    points = check.matrix(points, "points", "(m, 2)")
+    hull = check.matrix(hull, "hull", "(h, 2)")
+    if points.shape[1] != 2 or hull.shape[1] != 2:
+        raise ValueError(f"points and hull should both be 2-D points, shape (., 2), but have shapes "
+                         f"{points.shape} and {hull.shape}.")
+    if len(hull) < 3:
+        raise ValueError(f"hull has {len(hull)} corners: a polygon needs at least 3 (the points are all on a line).")
+    a, b = hull, np.roll(hull, -1, axis=0)                       # (h, 2) each edge a -> b
+    edge, to_point = b - a, points[:, None, :] - a[None, :, :]   # (h, 2), (m, h, 2)
+    cross = edge[None, :, 0] * to_point[..., 1] - edge[None, :, 1] * to_point[..., 0]   # (m, h)
+    return (cross >= -tol).all(axis=1)
+
+
+def gravity_plot(E, Y, labels, *, basis=None, ax=None, title: str = "", color=None,
+                 hull: bool = True, show_labels: bool = True, start_label: str | None = "static e",
+                 end_label: str | None = "contextual y"):
+    """The "gravity" picture: static points e_i, the hull they span, an arrow e_i -> y_i for each token.
+
+    E, Y: (T, d). labels: T words. basis: (d, 2) view (default: projection_basis of E and Y).
+    Call it twice on one Axes (with the same basis) to compare two sentences; a legend label of
+    None leaves that marker out of the legend. Returns the Axes.
+    """
+    E = check.matrix(E, "E", "(T, d)")
+    Y = check.matrix(Y, "Y", "(T, d)")
+    if E.shape != Y.shape:
+        raise ValueError(f"E has shape {E.shape} but Y has shape {Y.shape}: one output per input token.")
+    if len(labels) != len(E):
+        raise ValueError(f"E has {len(E)} tokens but {len(labels)} labels were given.")
+    basis = projection_basis(np.vstack([E, Y])) if basis is None else check.matrix(basis, "basis", "(d, 2)")
+    if basis.shape != (E.shape[1], 2):
+        raise ValueError(f"basis should have shape ({E.shape[1]}, 2) for {E.shape[1]}-D vectors, "
+                         f"but has shape {basis.shape}.")
+    Pe, Py = E @ basis, Y @ basis                  # (T, 2) each
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.5, 6))
+    end_color = color or COLORS["contextual"]
+    if hull and len(convex_hull(Pe)) >= 3:
+        corners = convex_hull(Pe)
+        ax.fill(corners[:, 0], corners[:, 1], color=end_color, alpha=0.08, lw=0)
+        closed = np.vstack([corners, corners[:1]])
+        ax.plot(closed[:, 0], closed[:, 1], color=end_color, lw=1, ls=":", alpha=0.9)
+    for (x0, y0), (x1, y1) in zip(Pe, Py):
+        ax.annotate("", xy=(x1, y1), xytext=(x0, y0),
+                    arrowprops=dict(arrowstyle="-|>", color=end_color, lw=2, shrinkA=4, shrinkB=4))
+    ax.scatter(Pe[:, 0], Pe[:, 1], s=80, color=COLORS["static"], zorder=3, label=start_label or "_nolegend_")
+    ax.scatter(Py[:, 0], Py[:, 1], s=80, color=end_color, marker="D", zorder=3, label=end_label or "_nolegend_")
+    if show_labels:
+        size = plt.rcParams["font.size"]
+        for (x, y), word in zip(Pe, labels):
+            ax.annotate(word, (x, y), xytext=(6, 6), textcoords="offset points", color=COLORS["static"], fontsize=size)
+    ax.set_aspect("equal")
+    ax.set_xlabel("view axis 1")
+    ax.set_ylabel("view axis 2")
+    ax.set_title(title)
+    return ax
+
+
+def timing_plot(results: dict, *, ax=None, title: str = ""):
+    """Seconds against T on log-log axes: results = {method name: (Ts, seconds)}. Returns the Axes."""
+    if not isinstance(results, dict) or not results:
+        raise TypeError(f"results should be a non-empty dict {{name: (Ts, seconds)}}, but got "
+                        f"{check.describe(results)}.")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7.5, 4.8))
+    for k, (name, (Ts, seconds)) in enumerate(results.items()):
+        Ts, seconds = check.vector(Ts, f"Ts of {name!r}"), check.vector(seconds, f"seconds of {name!r}")
+        if len(Ts) != len(seconds):
+            raise ValueError(f"{name!r} has {len(Ts)} values of T but {len(seconds)} timings.")
+        ax.loglog(Ts, seconds * 1000, "o-", color=PALETTE[k % len(PALETTE)], lw=2, label=name)
+    ax.set_xlabel("sentence length T (tokens)")
+    ax.set_ylabel("time per call (ms)")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend()
+    ax.set_title(title)
+    return ax

@@ -1,0 +1,103 @@
+"""Softmax at a chosen scale: the data behind notebook 02's temperature widget.
+
+    softmax_at_scale(scores, scale) -> dict   weights of softmax(scale · scores), and how peaked they are
+    parse_scores("1.0, 1.2, 0.9")   -> array  a typed row of scores, checked
+    weights_bars(rows, titles)                 rows of weights as bar charts side by side
+
+Multiplying scores by a scale c is the same as dividing by a temperature
+τ = 1/c: c > 1 (cold) hardens the distribution toward one-hot, c < 1 (hot)
+softens it toward uniform. The order of the weights never changes.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from helpers import validation as check
+from helpers.plotting import COLORS
+from helpers.similarity import softmax, softmax_naive
+
+#: Most scores the widget accepts in one row (one bar each).
+MAX_SCORES = 8
+
+
+def parse_scores(text) -> np.ndarray:
+    """Turn typed text such as "1.0, 1.2, 0.9" into a (n,) array of 2..MAX_SCORES finite numbers."""
+    if not isinstance(text, str):
+        raise TypeError(f"scores should be typed as text such as '1.0, 1.2, 0.9', but got {check.describe(text)}.")
+    parts = [p for p in text.replace(",", " ").split() if p]
+    values = []
+    for part in parts:
+        try:
+            values.append(float(part))
+        except ValueError:
+            raise ValueError(f"{part!r} is not a number. Type numbers separated by commas, "
+                             "e.g. 1.0, 1.2, 0.9") from None
+    if not 2 <= len(values) <= MAX_SCORES:
+        raise ValueError(f"Type between 2 and {MAX_SCORES} scores (softmax compares them); got {len(values)}.")
+    return check.vector(values, "scores")
+
+
+def softmax_at_scale(scores, scale: float = 1.0) -> dict:
+    """softmax(scale · scores) and how peaked it is. scores: (n,), scale: a number >= 0.
+
+    Returns a dict:
+        scores, scale, scaled      the inputs and scale · scores (n,)
+        weights                    (n,) stable softmax: positive, sums to 1
+        naive                      (n,) exp(x) / Σ exp(x) without subtracting the max (NaN once exp overflows)
+        naive_overflows            True when some exp(scale · score) is too big for a float64 (> ~1.8e308)
+        top, top_weight            index of the largest weight, and that weight
+        entropy_bits               -Σ w log2 w: 0 for one-hot, log2(n) for uniform
+        effective_choices          2 ** entropy_bits: "how many tokens it spreads over", 1 to n
+    """
+    scores = check.vector(scores, "scores")
+    if isinstance(scale, bool) or not isinstance(scale, numbers.Real) or not math.isfinite(scale) or scale < 0:
+        raise ValueError(f"scale should be a finite number >= 0 that multiplies the scores, but got {scale!r}.")
+    scaled = float(scale) * scores
+    weights = softmax(scaled)
+    with np.errstate(over="ignore"):
+        overflows = bool(np.isinf(np.exp(scaled)).any())
+    positive = weights[weights > 0]
+    entropy = float(-(positive * np.log2(positive)).sum())
+    return {
+        "scores": scores,
+        "scale": float(scale),
+        "scaled": scaled,
+        "weights": weights,
+        "naive": softmax_naive(scaled),
+        "naive_overflows": overflows,
+        "top": int(np.argmax(weights)),
+        "top_weight": float(weights.max()),
+        "entropy_bits": entropy,
+        "effective_choices": float(2.0 ** entropy),
+    }
+
+
+def weights_bars(rows, titles, labels=None, *, suptitle: str = ""):
+    """Rows of weights (each (n,), summing to 1) as bar charts side by side, values on the bars.
+
+    Returns (fig, axes). A dashed line marks the uniform weight 1/n.
+    """
+    rows = [check.vector(r, f"row {k}") for k, r in enumerate(rows)]
+    if len(titles) != len(rows):
+        raise ValueError(f"Got {len(rows)} rows of weights but {len(titles)} titles: give one title per row.")
+    fig, axes = plt.subplots(1, len(rows), figsize=(4.2 * len(rows), 3.6), sharey=True, squeeze=False)
+    for ax, w, title in zip(axes[0], rows, titles):
+        names = labels if labels is not None else [f"token {k}" for k in range(len(w))]
+        if len(names) != len(w):
+            raise ValueError(f"{len(names)} labels for {len(w)} weights: give one label per weight.")
+        ax.bar(range(len(w)), w, color=COLORS["contextual"], width=0.6)
+        for k, v in enumerate(w):
+            ax.text(k, v + 0.02, f"{v:.3f}", ha="center", va="bottom", fontsize=plt.rcParams["font.size"] - 1)
+        ax.axhline(1 / len(w), color="#888888", ls="--", lw=1)
+        ax.set_xticks(range(len(w)), names)
+        ax.set_ylim(0, 1.12)
+        ax.set_title(title)
+    axes[0][0].set_ylabel("weight")
+    if suptitle:
+        fig.suptitle(suptitle)
+    fig.tight_layout()
+    return fig, axes[0]

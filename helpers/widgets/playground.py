@@ -1,0 +1,164 @@
+"""Notebook 03's attention playground: pick a sentence, toggle √d, watch S, W and the vectors.
+
+A thin shell over helpers.playground.playground_data: the controls call it, and
+the answer is drawn as two HTML heatmaps (S and W, coloured like every course
+heatmap) and one small matplotlib picture of the vectors before and after.
+HTML tables redraw in well under a millisecond and the picture only redraws
+what moves, which keeps each update fast enough to present live.
+"""
+from __future__ import annotations
+
+import html
+import time
+
+import ipywidgets as widgets
+import matplotlib
+import numpy as np
+from matplotlib.patches import FancyArrowPatch, Polygon
+
+from helpers.attention_plots import convex_hull
+from helpers.playground import MAX_WORDS, PLAYGROUND_SENTENCES, playground_basis, playground_data
+from helpers.plotting import COLORS
+from helpers.running_example import VOCAB, embedding_table
+from helpers.widgets._fast_png import FastFigure
+
+_VIRIDIS = matplotlib.colormaps["viridis"]
+
+
+def html_heatmap(M, row_labels, col_labels, *, title: str = "", fmt: str = "{:.2f}",
+                 vmin: float | None = None, vmax: float | None = None) -> str:
+    """A (rows, cols) matrix as an HTML table coloured with viridis, values written in the cells."""
+    M = np.asarray(M, dtype=float)
+    lo = M.min() if vmin is None else vmin
+    hi = M.max() if vmax is None else vmax
+    span = (hi - lo) or 1.0
+    cell = "padding:6px 9px;text-align:center;font-family:monospace;font-size:14px;"
+    head = "padding:4px 8px;font-size:13px;color:#444;"
+    rows = [f"<tr><th style='{head}'></th>"
+            + "".join(f"<th style='{head}'>{html.escape(c)}</th>" for c in col_labels) + "</tr>"]
+    for label, values in zip(row_labels, M):
+        tds = []
+        for v in values:
+            t = (v - lo) / span
+            r, g, b, _ = _VIRIDIS(t)
+            fg = "white" if t < 0.55 else "black"
+            tds.append(f"<td style='{cell}background:rgb({r*255:.0f},{g*255:.0f},{b*255:.0f});color:{fg}'>"
+                       f"{fmt.format(v)}</td>")
+        rows.append(f"<tr><th style='{head}text-align:right'>{html.escape(label)}</th>{''.join(tds)}</tr>")
+    caption = f"<div style='font-weight:bold;margin-bottom:4px'>{html.escape(title)}</div>" if title else ""
+    table = f"<table style='border-collapse:collapse'>{''.join(rows)}</table>"
+    return f"<div style='margin-right:18px'>{caption}{table}</div>"
+
+
+class _VectorPicture:
+    """One persistent figure of the vectors in the playground's fixed 2-D view.
+
+    Everything that never changes (axes, the five word labels, the legend) is
+    drawn once; an update only moves and redraws the points, arrows and hull
+    (helpers.widgets._fast_png), then encodes a PNG.
+    """
+
+    def __init__(self):
+        words, table = embedding_table()
+        P = table @ playground_basis()                          # (V, 2) every word's static position
+        lo, hi = P.min(axis=0), P.max(axis=0)
+        pad = 0.12 * (hi - lo).max()
+        self.figure = FastFigure(figsize=(5.2, 3.9), dpi=80)
+        fig = self.figure.fig
+        ax = fig.add_subplot()
+        fig.subplots_adjust(left=0.07, right=0.98, top=0.91, bottom=0.17)
+        ax.set_xlim(lo[0] - pad, hi[0] + 2.5 * pad)
+        ax.set_ylim(lo[1] - pad, hi[1] + pad)
+        ax.set_aspect("equal")
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.set_xlabel("view axis 1")
+        ax.set_ylabel("view axis 2")
+        ax.set_title("Each vector moves toward what it attends to", fontsize=12)
+        ax.scatter(P[:, 0], P[:, 1], s=25, color="#bbbbbb", zorder=1)
+        for (x, y), word in zip(P, words):
+            ax.annotate(word, (x, y), xytext=(6, 5), textcoords="offset points", color="#555555", fontsize=12)
+        self.hull = Polygon(np.zeros((3, 2)), closed=True, facecolor=COLORS["static"], alpha=0.12, lw=0)
+        ax.add_patch(self.hull)
+        self.arrows = []
+        for _ in range(MAX_WORDS):
+            arrow = FancyArrowPatch((0, 0), (0, 0), arrowstyle="-|>", mutation_scale=14,
+                                    color=COLORS["accent"], lw=1.6, shrinkA=3, shrinkB=3)
+            ax.add_patch(arrow)
+            self.arrows.append(arrow)
+        self.starts = ax.scatter([], [], s=60, color=COLORS["static"], label="static e (start)", zorder=3)
+        self.ends = ax.scatter([], [], s=60, color=COLORS["contextual"], marker="D",
+                               label="contextual y (end)", zorder=3)
+        fig.legend(loc="lower center", ncol=2, fontsize=10, frameon=False)
+        self.figure.set_dynamic([self.hull, *self.arrows, self.starts, self.ends])
+
+    def png(self, data: dict) -> bytes:
+        Pb, Pa = data["P_before"], data["P_after"]
+        corners = convex_hull(Pb)
+        self.hull.set_visible(len(corners) >= 3)
+        if len(corners) >= 3:
+            self.hull.set_xy(corners)
+        for k, arrow in enumerate(self.arrows):
+            arrow.set_visible(k < len(Pb))
+            if k < len(Pb):
+                arrow.set_positions(tuple(Pb[k]), tuple(Pa[k]))
+        self.starts.set_offsets(Pb)
+        self.ends.set_offsets(Pa)
+        return self.figure.png()
+
+
+class PlaygroundWidget(widgets.VBox):
+    """The playground. children: [0] sentence menu, [1] your own words, [2] √d toggle,
+    [3] the S and W heatmaps (.matrices) beside the vector picture (.picture), [4] a reading of the result.
+
+    `.result` holds the latest playground_data dict (None after a bad sentence);
+    `.last_update_ms` how long the last update took (computing + drawing).
+    """
+
+    def __init__(self, sentence: str = PLAYGROUND_SENTENCES[0], scaled: bool = True):
+        self.menu = widgets.Dropdown(options=list(PLAYGROUND_SENTENCES), value=sentence, description="sentence")
+        self.typed = widgets.Text(value="", description="or type",
+                                  placeholder=f"words from: {', '.join(VOCAB)}", continuous_update=False)
+        self.scaled = widgets.Checkbox(value=scaled, description="divide the scores by √d", indent=False)
+        self.matrices = widgets.HTML()
+        self.picture = widgets.Image(format="png", layout=widgets.Layout(width="416px", height="312px"))
+        self.reading = widgets.HTML()
+        self.result = None
+        self.last_update_ms = float("nan")
+        self._vectors = _VectorPicture()
+        outputs = widgets.HBox([self.matrices, self.picture], layout=widgets.Layout(align_items="flex-start"))
+        super().__init__([self.menu, self.typed, self.scaled, outputs, self.reading])
+        for control in (self.menu, self.typed, self.scaled):
+            control.observe(self._update, names="value")
+        self._update()
+
+    def sentence(self) -> str:
+        """What the playground shows: the typed words if any, else the menu's sentence."""
+        return self.typed.value.strip() or self.menu.value
+
+    def _update(self, _change=None) -> None:
+        start = time.perf_counter()
+        try:
+            data = playground_data(self.sentence(), scaled=self.scaled.value)
+        except (TypeError, ValueError) as error:
+            self.result = None
+            self.reading.value = f"<b style='color:#b3261e'>{html.escape(str(error))}</b>"
+            return
+        words = data["words"]
+        how = f"E Eᵀ / {data['divisor']:g}" if data["divisor"] != 1 else "E Eᵀ (not scaled)"
+        self.matrices.value = ("<div style='display:flex;flex-direction:column;gap:14px'>"
+                               + html_heatmap(data["S"], words, words, title=f"S = {how}", fmt="{:.2f}")
+                               + html_heatmap(data["W"], words, words, title="W = softmax(S), rows sum to 1",
+                                              vmin=0.0, vmax=1.0)
+                               + "</div>")
+        self.picture.value = self._vectors.png(data)
+        tops = "; ".join(f"{w} → {t} ({row.max():.2f})" for w, t, row in zip(words, data["top"], data["W"]))
+        self.result = data
+        self.last_update_ms = 1000 * (time.perf_counter() - start)
+        self.reading.value = (f"<b>attends most to:</b> {html.escape(tops)}"
+                              f"<br><small>update took {self.last_update_ms:.0f} ms</small>")
+
+
+def playground_widget(sentence: str = PLAYGROUND_SENTENCES[0], scaled: bool = True) -> PlaygroundWidget:
+    """Build the playground (display it by making it the last line of a cell)."""
+    return PlaygroundWidget(sentence, scaled)

@@ -1,0 +1,106 @@
+"""Notebook 02's widget: one row of scores, a scale slider, the softmax weights as bars.
+
+A thin shell over helpers.temperature.softmax_at_scale. Slide the scale up and
+the bars harden toward one-hot; slide it down and they flatten toward uniform;
+push it past a few hundred and the naive exp overflows while the stable
+softmax carries on.
+"""
+from __future__ import annotations
+
+import html
+import time
+
+import ipywidgets as widgets
+import numpy as np
+
+from helpers.plotting import COLORS
+from helpers.temperature import parse_scores, softmax_at_scale
+from helpers.widgets._fast_png import FastFigure
+
+
+def _fmt(x) -> str:
+    return "[" + ", ".join("nan" if np.isnan(v) else f"{v:.3f}" for v in np.asarray(x)) + "]"
+
+
+class _Bars:
+    """A persistent bar chart: the bars are rebuilt only when the number of scores changes."""
+
+    def __init__(self):
+        self.figure = FastFigure(figsize=(6.0, 3.4), dpi=80)
+        self.ax = self.figure.fig.add_subplot()
+        self.figure.fig.subplots_adjust(left=0.12, right=0.97, top=0.88, bottom=0.16)
+        self.n = None
+
+    def _rebuild(self, n: int) -> None:
+        ax = self.ax
+        ax.clear()
+        self.bars = ax.bar(range(n), np.zeros(n), color=COLORS["contextual"], width=0.6)
+        self.labels = [ax.text(k, 0, "", ha="center", va="bottom", fontsize=11) for k in range(n)]
+        ax.axhline(1 / n, color="#888888", ls="--", lw=1)
+        ax.text(n - 0.6, 1.17, "dashed: uniform 1/n", color="#888888", fontsize=10, ha="right")
+        ax.set_xticks(range(n), [f"token {k}" for k in range(n)])
+        ax.set_ylim(0, 1.25)
+        ax.set_ylabel("weight")
+        self.title = ax.set_title("")
+        self.figure.set_dynamic([*self.bars, *self.labels, self.title])
+        self.n = n
+
+    def png(self, data: dict) -> bytes:
+        weights = data["weights"]
+        if self.n != len(weights):
+            self._rebuild(len(weights))
+        for bar, label, w, s in zip(self.bars, self.labels, weights, data["scaled"]):
+            bar.set_height(w)
+            label.set_position((bar.get_x() + bar.get_width() / 2, w + 0.01))
+            label.set_text(f"{w:.3f}\n(score {s:.3g})")
+        self.title.set_text(f"scale c = {data['scale']:.3g}: spread over ≈ {data['effective_choices']:.2f} tokens")
+        return self.figure.png()
+
+
+class SoftmaxTemperatureWidget(widgets.VBox):
+    """children: [0] the scores (text), [1] the scale c (log slider), [2] the bars, [3] the numbers.
+
+    `.result` holds the latest softmax_at_scale dict (None after unreadable scores);
+    `.last_update_ms` how long the last update took (computing + drawing).
+    """
+
+    def __init__(self, scores: str = "1.0, 1.2, 0.9", scale: float = 1.0):
+        self.scores = widgets.Text(value=scores, description="scores", continuous_update=False)
+        self.scale = widgets.FloatLogSlider(value=scale, base=10, min=-2, max=3, step=0.05,
+                                            description="scale c", readout_format=".3g")
+        self.picture = widgets.Image(format="png", layout=widgets.Layout(width="480px", height="272px"))
+        self.reading = widgets.HTML()
+        self.result = None
+        self.last_update_ms = float("nan")
+        self._bars = _Bars()
+        super().__init__([self.scores, self.scale, self.picture, self.reading])
+        self.scores.observe(self._update, names="value")
+        self.scale.observe(self._update, names="value")
+        self._update()
+
+    def _update(self, _change=None) -> None:
+        start = time.perf_counter()
+        try:
+            data = softmax_at_scale(parse_scores(self.scores.value), self.scale.value)
+        except (TypeError, ValueError) as error:
+            self.result = None
+            self.reading.value = f"<b style='color:#b3261e'>{html.escape(str(error))}</b>"
+            return
+        self.picture.value = self._bars.png(data)
+        naive = _fmt(data["naive"])
+        if data["naive_overflows"]:
+            naive += (f" <b style='color:#b3261e'>overflow: exp({data['scaled'].max():.4g}) is too big for a "
+                      "float64, inf / inf = nan</b>")
+        self.result = data
+        self.last_update_ms = 1000 * (time.perf_counter() - start)
+        self.reading.value = (
+            f"<code>softmax(c · scores) = {_fmt(data['weights'])}</code> (stable: max subtracted first)<br>"
+            f"<code>naive exp / sum &nbsp;&nbsp;= {naive}</code><br>"
+            f"top weight {data['top_weight']:.3f} on token {data['top']}; entropy {data['entropy_bits']:.3f} bits"
+            f"<br><small>update took {self.last_update_ms:.0f} ms</small>"
+        )
+
+
+def softmax_temperature_widget(scores: str = "1.0, 1.2, 0.9", scale: float = 1.0) -> SoftmaxTemperatureWidget:
+    """Build the widget (display it by making it the last line of a cell)."""
+    return SoftmaxTemperatureWidget(scores, scale)

@@ -1,0 +1,290 @@
+"""The exercise checkers of notebooks 02 and 03: the reference passes, typical slips get their own message."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from helpers.exercises import parameter_free as pf
+from helpers.exercises import similarity_softmax as ss
+from helpers.exercises.feedback import Feedback, Solution
+from helpers.running_example import embed
+from helpers.similarity import softmax
+
+
+def _fails(feedback, *fragments):
+    assert isinstance(feedback, Feedback)
+    assert not feedback.passed, feedback.message
+    for fragment in fragments:
+        assert fragment in feedback.message, (fragment, feedback.message)
+
+
+def _passes(feedback):
+    assert isinstance(feedback, Feedback)
+    assert feedback.passed, feedback.message
+
+
+# --- notebook 02, exercise 1: longer, not closer -------------------------------------------------
+
+def test_longer_not_closer_reference_passes():
+    _passes(ss.check_longer_not_closer(ss.reference_longer_not_closer()))
+    _passes(ss.check_longer_not_closer([1, 20]))
+    _passes(ss.check_longer_not_closer(torch.tensor([2.0, 10.0])))
+
+
+@pytest.mark.parametrize("answer, fragments", [
+    (None, ["still None"]),
+    ("up", ["should be numbers"]),
+    ([1, 2, 3], ["2-D vector", "(3,)"]),
+    ([0, 0], ["no direction"]),
+    ([6, 1], ["not above a · b = 26", "not below"]),           # b itself: neither
+    ([1, 5], ["angle is fine", "multiply d by a bigger number"]),   # c: closer in angle test passes, dot too small
+    ([12, 2], ["beats 26", "turn d away from a"]),              # 2b-like: long but same direction
+    ([1.0, float("nan")], ["NaN or infinity"]),
+])
+def test_longer_not_closer_typical_slips(answer, fragments):
+    _fails(ss.check_longer_not_closer(answer), *fragments)
+
+
+# --- notebook 02, exercise 2: stable softmax --------------------------------------------------------
+
+def test_stable_softmax_reference_and_helper_pass():
+    _passes(ss.check_stable_softmax(ss.reference_softmax))
+    _passes(ss.check_stable_softmax(lambda x: softmax(x, axis=-1)))
+    _passes(ss.check_stable_softmax(lambda x: torch.softmax(torch.tensor(x), dim=-1)))
+
+
+def _naive(x):
+    return np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True)
+
+
+def _min_shift(x):
+    e = np.exp(x - x.min(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _global_max(x):
+    e = np.exp(x - x.max())
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _grand_total(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum()
+
+
+def _columns(x):
+    e = np.exp(x - x.max())
+    return e / e.sum(axis=0)
+
+
+def _no_keepdims(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1)
+
+
+def _raises(x):
+    raise NotImplementedError
+
+
+def _returns_nothing(x):
+    np.exp(x)
+
+
+@pytest.mark.parametrize("function, fragments", [
+    (_raises, ["NotImplementedError"]),
+    (_returns_nothing, ["None", "return"]),
+    (np.exp, ["returned exp(x) itself"]),
+    (lambda x: x / x.sum(), ["divided the scores by their sum, without exp"]),
+    (_naive, ["large scores", "overflows", "Subtract the largest score"]),
+    (_min_shift, ["widely spread", "Subtract the MAX"]),
+    (_global_max, ["rows are far apart", "each row's own max"]),
+    (_grand_total, ["whole matrix sums to 1", "axis=-1"]),
+    (_columns, ["columns sum to 1"]),
+    (_no_keepdims, ["2-row matrix"]),
+    (lambda x: softmax(x) * 2, ["sum to", "not 1"]),
+    (lambda x: softmax(-x), ["wrong values"]),
+    (lambda x: [0.1, 0.2], ["shape", "keeps the shape of its input"]),
+    (lambda x: "weights", ["should be numbers"]),
+])
+def test_stable_softmax_typical_slips(function, fragments):
+    _fails(ss.check_stable_softmax(function), *fragments)
+
+
+def test_stable_softmax_not_a_function():
+    _fails(ss.check_stable_softmax(np.array([0.3, 0.7])), "expected a function")
+    _fails(ss.check_stable_softmax(None), "expected a function")
+
+
+# --- notebook 02, exercise 3: the scale that reaches 0.9 --------------------------------------------
+
+def test_smallest_scale_is_the_threshold():
+    c = ss.reference_smallest_scale()
+    assert ss.top_weight(c) == pytest.approx(0.9, abs=1e-9)
+    assert ss.top_weight(c * 0.999) < 0.9
+    assert 12 < c < 13
+
+
+@pytest.mark.parametrize("c", [20.0, 13, 1000.0, np.float64(50.0)])
+def test_scale_for_confidence_passes(c):
+    _passes(ss.check_scale_for_confidence(c))
+
+
+@pytest.mark.parametrize("c, fragments", [
+    (None, ["still None"]),
+    ("20", ["one number", "str"]),
+    ([20.0], ["one number", "list"]),
+    (True, ["one number"]),
+    (float("inf"), ["not a finite number"]),
+    (0, ["uniform"]),
+    (-5.0, ["negative scale", "LOWEST"]),
+    (10.0, ["0.844", "still below 0.9", "larger"]),
+])
+def test_scale_for_confidence_typical_slips(c, fragments):
+    _fails(ss.check_scale_for_confidence(c), *fragments)
+
+
+# --- notebook 03, exercise 1: the grows row ----------------------------------------------------------
+
+def test_grows_row_reference_passes():
+    _passes(pf.check_grows_row(pf.reference_grows_row()))
+    _passes(pf.check_grows_row([0.2119, 0.2119, 0.5761]))      # four decimals, as in the text
+    _passes(pf.check_grows_row(torch.tensor([0.2119, 0.2119, 0.5761])))
+
+
+@pytest.mark.parametrize("answer, fragments", [
+    (None, ["None"]),
+    ({"a": 1}, ["should be numbers"]),
+    ([0.2, 0.2], ["3 numbers", "(2,)"]),
+    (np.eye(3), ["3 numbers", "all of W"]),
+    ([1, 1, 3], ["raw scores"]),
+    ([0.5, 0.5, 1.5], ["scaled scores"]),
+    (np.exp([0.5, 0.5, 1.5]), ["exponentials"]),
+    (softmax(np.array([1.0, 1.0, 3.0])), ["UNscaled", "√d"]),
+    ([0.2741, 0.2741, 0.5761], ["COLUMN"]),
+    ([0.4519, 0.2741, 0.2741], ["money row"]),
+    ([0.2741, 0.4519, 0.2741], ["bank row"]),
+    ([0.3, 0.3, 0.3], ["sum to 0.9", "not 1"]),
+    ([0.25, 0.25, 0.5], ["wrong values"]),
+])
+def test_grows_row_typical_slips(answer, fragments):
+    _fails(pf.check_grows_row(answer), *fragments)
+
+
+# --- notebook 03, exercise 2: predict whom river attends to -----------------------------------------
+
+def test_river_prediction():
+    assert pf.reference_river_prediction() == "flows"
+    _passes(pf.check_river_prediction("flows"))
+    _passes(pf.check_river_prediction(" Flows "))
+    _fails(pf.check_river_prediction("river"), "tempting", "[2, 1, 3]")
+    _fails(pf.check_river_prediction("bank"), "smallest score")
+    _fails(pf.check_river_prediction("money"), "not a token")
+    _fails(pf.check_river_prediction(None), "still None")
+    _fails(pf.check_river_prediction(2), "one word as a string")
+
+
+# --- notebook 03, exercise 3: self-attention in matrix form ------------------------------------------
+
+def test_self_attention_reference_passes():
+    _passes(pf.check_self_attention(pf.reference_self_attention))
+    from helpers.attention import self_attention
+    _passes(pf.check_self_attention(self_attention))
+
+
+def _unscaled(E):
+    return softmax(E @ E.T) @ E
+
+
+def _sqrt_T(E):
+    return softmax(E @ E.T / math.sqrt(len(E))) @ E
+
+
+def _by_d(E):
+    return softmax(E @ E.T / E.shape[1]) @ E
+
+
+def _axis0(E):
+    return softmax(E @ E.T / math.sqrt(E.shape[1]), axis=0) @ E
+
+
+def _transposed(E):
+    return softmax(E @ E.T / math.sqrt(E.shape[1])).T @ E
+
+
+def _returns_W(E):
+    return softmax(E @ E.T / math.sqrt(E.shape[1]))
+
+
+def _naive_exp(E):
+    S = E @ E.T / math.sqrt(E.shape[1])
+    with np.errstate(all="ignore"):
+        return (np.exp(S) / np.exp(S).sum(axis=-1, keepdims=True)) @ E
+
+
+def _wrong_order(E):
+    return E @ softmax(E.T @ E / math.sqrt(E.shape[1]))
+
+
+@pytest.mark.parametrize("function, fragments", [
+    (_unscaled, ["forgot to divide the scores by √d"]),
+    (_sqrt_T, ["√T", "√d"]),
+    (_by_d, ["divided by d = 4 instead of √d"]),
+    (_axis0, ["columns (axis 0)"]),
+    (_transposed, ["W.T @ E"]),
+    (_returns_W, ["looks like W", "Y = W @ E"]),
+    (_naive_exp, ["large scores", "overflowed"]),
+    (lambda E: E, ["wrong values"]),
+    (_wrong_order, ["wrong values"]),
+    (lambda E: E @ E.T @ E @ E.T, ["looks like W"]),
+    (lambda E: np.ones((2, 2)), ["shape (2, 2)", "(3, 4)"]),
+])
+def test_self_attention_typical_slips(function, fragments):
+    _fails(pf.check_self_attention(function), *fragments)
+
+
+def test_self_attention_errors_and_types():
+    _fails(pf.check_self_attention("E @ E.T"), "expected a function")
+
+    def crashes(E):
+        return E @ E   # (3, 4) @ (3, 4): a shape error inside the student's code
+
+    _fails(pf.check_self_attention(crashes), "raised ValueError")
+    _fails(pf.check_self_attention(lambda E: None), "None")
+
+
+def test_the_random_case_catches_T_equal_d_confusions():
+    # on a (5, 2) input, √T and √d differ even more; make sure the case exists and T != d
+    shapes = [E.shape for E, _ in pf._cases()]
+    assert any(T != d for T, d in shapes)
+    assert (3, 4) in shapes
+
+
+# --- solutions -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("solution", [ss.solution_longer_not_closer, ss.solution_stable_softmax,
+                                      ss.solution_scale_for_confidence, pf.solution_grows_row,
+                                      pf.solution_river_prediction, pf.solution_self_attention])
+def test_solutions_render(solution):
+    shown = solution()
+    assert isinstance(shown, Solution)
+    assert shown.code and "<details>" in shown._repr_html_()
+
+
+def test_solution_texts_carry_computed_numbers():
+    assert "12.27" in ss.solution_scale_for_confidence().code
+    assert "0.844" in ss.solution_scale_for_confidence().code
+    assert "7.7791" in pf.solution_grows_row().explanation
+    assert "[2, 1, 3]" in pf.solution_river_prediction().code
+    assert "0.507" in pf.solution_river_prediction().code or "0.506" in pf.solution_river_prediction().code
+
+
+def test_checkers_do_not_modify_shared_data():
+    before = embed("money bank grows").copy()
+
+    def vandal(E):
+        E[:] = 0.0
+        return pf.reference_self_attention(before)
+
+    pf.check_self_attention(vandal)
+    np.testing.assert_array_equal(embed("money bank grows"), before)

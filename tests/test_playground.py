@@ -1,0 +1,116 @@
+"""helpers.playground.playground_data (notebook 03's widget function) and the widget shell."""
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from helpers.attention import self_attention_steps  # noqa: E402
+from helpers.attention_plots import convex_hull, inside_hull  # noqa: E402
+from helpers.playground import MAX_WORDS, PLAYGROUND_SENTENCES, playground_basis, playground_data  # noqa: E402
+from helpers.running_example import embed  # noqa: E402
+from helpers.widgets.playground import PlaygroundWidget, html_heatmap, playground_widget  # noqa: E402
+
+
+def test_money_sentence_scaled():
+    data = playground_data("money bank grows")
+    assert data["words"] == ["money", "bank", "grows"]
+    assert data["divisor"] == 2.0
+    np.testing.assert_allclose(data["S"], [[1.0, 0.5, 0.5], [0.5, 1.0, 0.5], [0.5, 0.5, 1.5]])
+    np.testing.assert_allclose(data["W"][1], [0.2741, 0.4519, 0.2741], atol=5e-5)
+    np.testing.assert_allclose(data["Y"][1], [0.7259, 0.7259, 0.5481, 0.2741], atol=5e-5)
+    assert data["top"] == ["money", "bank", "grows"]
+    assert data["cos_before"][0, 1] == pytest.approx(0.5)
+    assert data["cos_after"][0, 1] == pytest.approx(0.9779, abs=5e-5)
+    np.testing.assert_allclose(data["moved"], np.linalg.norm(data["Y"] - data["E"], axis=1))
+
+
+def test_toggle_scaling_changes_scores_and_hardens_weights():
+    on, off = playground_data("money bank grows", True), playground_data("money bank grows", False)
+    assert off["divisor"] == 1.0
+    np.testing.assert_allclose(off["S"], 2 * on["S"])
+    assert (np.diag(off["W"]) > np.diag(on["W"])).all()   # sharper: each keeps more of itself
+    np.testing.assert_allclose(off["W"], self_attention_steps(embed("money bank grows"), scaled=False)["W"])
+
+
+def test_river_sentence_river_attends_to_flows():
+    data = playground_data("river bank flows")
+    assert data["top"] == ["flows", "bank", "flows"]
+    np.testing.assert_array_equal(data["E"][1], embed("money bank grows")[1])   # same start for bank
+    assert not np.allclose(data["Y"][1], playground_data("money bank grows")["Y"][1])
+
+
+def test_list_input_identical_words_and_one_word():
+    data = playground_data(["Bank", "bank", "bank"])
+    np.testing.assert_allclose(data["W"], np.full((3, 3), 1 / 3))
+    np.testing.assert_allclose(data["Y"], data["E"])            # nothing moves
+    single = playground_data("money")
+    np.testing.assert_allclose(single["W"], [[1.0]])
+
+
+def test_fixed_view_and_hull():
+    basis = playground_basis()
+    assert basis.shape == (4, 2)
+    data = playground_data("river bank flows money grows")
+    np.testing.assert_allclose(data["P_before"], data["E"] @ basis)
+    np.testing.assert_allclose(data["P_after"], data["Y"] @ basis)
+    assert inside_hull(data["P_after"], convex_hull(data["P_before"])).all()
+    basis[0, 0] = 99.0                                          # a copy: the cached view is safe
+    assert playground_basis()[0, 0] != 99.0
+
+
+@pytest.mark.parametrize("sentence", PLAYGROUND_SENTENCES)
+def test_every_menu_sentence_works(sentence):
+    data = playground_data(sentence)
+    np.testing.assert_allclose(data["W"].sum(axis=1), 1.0)
+    assert data["Y"].shape == data["E"].shape
+
+
+def test_bad_input_messages():
+    with pytest.raises(ValueError, match=r"'cash' is not in the course vocabulary"):
+        playground_data("money cash")
+    with pytest.raises(ValueError, match=r"The sentence is empty"):
+        playground_data("   ")
+    with pytest.raises(ValueError, match=rf"keep it to {MAX_WORDS} words"):
+        playground_data(" ".join(["bank"] * (MAX_WORDS + 1)))
+    with pytest.raises(TypeError, match=r"scaled should be True"):
+        playground_data("money bank", scaled="no")
+    with pytest.raises(TypeError, match=r"A sentence should be a string"):
+        playground_data(42)
+
+
+def test_html_heatmap_writes_values_and_labels():
+    text = html_heatmap([[0.25, 0.75]], ["bank"], ["money", "grows"], title="W")
+    assert "0.25" in text and "0.75" in text and "money" in text and ">W<" in text
+    assert "<b>" not in html_heatmap([[1.0]], ["<b>"], ["x"])    # labels are escaped
+
+
+def test_widget_updates_when_controls_change():
+    w = playground_widget()
+    assert isinstance(w, PlaygroundWidget)
+    first = w.result
+    assert first["words"] == ["money", "bank", "grows"]
+    assert w.children[3].children[1].value[:4] == b"\x89PNG"
+    assert "0.45" in w.children[3].children[0].value            # W's diagonal, in the HTML heatmap
+
+    w.children[0].value = "river bank flows"                     # the menu
+    assert w.result["words"] == ["river", "bank", "flows"]
+    assert "river → flows" in w.children[4].value
+
+    w.children[2].value = False                                  # the √d toggle
+    assert w.result["divisor"] == 1.0
+    np.testing.assert_allclose(w.result["S"], playground_data("river bank flows", scaled=False)["S"])
+
+    w.children[1].value = "bank money"                           # typed words win over the menu
+    assert w.result["words"] == ["bank", "money"]
+    assert w.last_update_ms > 0
+
+
+def test_widget_reports_bad_words_without_raising():
+    w = playground_widget()
+    w.children[1].value = "money cash"
+    assert w.result is None
+    assert "not in the course vocabulary" in w.children[4].value
+    w.children[1].value = ""                                      # back to the menu sentence
+    assert w.result["words"] == ["money", "bank", "grows"]

@@ -1,0 +1,112 @@
+"""helpers.temperature (notebook 02's widget function) and the softmax temperature widget."""
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from helpers.temperature import parse_scores, softmax_at_scale, weights_bars  # noqa: E402
+from helpers.widgets.softmax_temperature import SoftmaxTemperatureWidget, softmax_temperature_widget  # noqa: E402
+
+
+def test_module_text_numbers():
+    soft = softmax_at_scale([1.0, 1.2, 0.9], 1.0)
+    hard = softmax_at_scale([1.0, 1.2, 0.9], 10.0)
+    np.testing.assert_allclose(soft["weights"], [0.320, 0.391, 0.289], atol=5e-4)
+    np.testing.assert_allclose(hard["weights"], [0.114, 0.844, 0.042], atol=5e-4)
+    np.testing.assert_allclose(hard["scaled"], [10.0, 12.0, 9.0])
+    assert soft["top"] == hard["top"] == 1
+    assert hard["top_weight"] == pytest.approx(0.8438, abs=5e-5)
+    assert hard["effective_choices"] < soft["effective_choices"] < 3
+
+
+def test_scale_zero_is_uniform_and_entropy_is_log2_n():
+    data = softmax_at_scale([3.0, -1.0, 0.5, 2.0], 0.0)
+    np.testing.assert_allclose(data["weights"], 0.25)
+    assert data["entropy_bits"] == pytest.approx(2.0)
+    assert data["effective_choices"] == pytest.approx(4.0)
+
+
+def test_large_scale_naive_overflows_but_stable_does_not():
+    data = softmax_at_scale([1.0, 1.2, 0.9], 1000.0)
+    assert data["naive_overflows"] is True
+    assert np.isnan(data["naive"]).all()
+    np.testing.assert_allclose(data["weights"], [0.0, 1.0, 0.0], atol=1e-12)
+    assert data["effective_choices"] == pytest.approx(1.0)
+    ok = softmax_at_scale([1.0, 1.2, 0.9], 500.0)               # 600 < 709.78: still fits
+    assert ok["naive_overflows"] is False
+    np.testing.assert_allclose(ok["naive"], ok["weights"])
+
+
+def test_order_never_changes_with_positive_scale():
+    scores = np.array([0.3, -2.0, 1.7, 1.1])
+    for c in (0.01, 0.5, 3.0, 40.0):
+        assert list(np.argsort(softmax_at_scale(scores, c)["weights"])) == list(np.argsort(scores))
+
+
+def test_parse_scores():
+    np.testing.assert_allclose(parse_scores("1.0, 1.2, 0.9"), [1.0, 1.2, 0.9])
+    np.testing.assert_allclose(parse_scores(" -3  0,2 "), [-3.0, 0.0, 2.0])
+    with pytest.raises(ValueError, match=r"'x' is not a number"):
+        parse_scores("1, x")
+    with pytest.raises(ValueError, match=r"between 2 and 8 scores"):
+        parse_scores("1")
+    with pytest.raises(TypeError, match=r"typed as text"):
+        parse_scores([1, 2])
+    with pytest.raises(ValueError, match=r"finite number"):
+        parse_scores("1, inf")
+
+
+@pytest.mark.parametrize("bad", [-1.0, math.inf, "2", None, True])
+def test_bad_scale(bad):
+    with pytest.raises(ValueError, match=r"scale should be a finite number >= 0"):
+        softmax_at_scale([1.0, 2.0], bad)
+
+
+def test_bad_scores():
+    with pytest.raises(ValueError, match=r"scores should be 1-D"):
+        softmax_at_scale([[1.0, 2.0]], 1.0)
+    with pytest.raises(ValueError, match=r"scores contains nan"):
+        softmax_at_scale([1.0, float("nan")], 1.0)
+
+
+def test_weights_bars():
+    fig, axes = weights_bars([[0.2, 0.8], [0.5, 0.5]], ["a", "b"], labels=["x", "y"], suptitle="s")
+    assert len(axes) == 2 and len(axes[0].patches) == 2
+    assert axes[0].patches[1].get_height() == pytest.approx(0.8)
+    with pytest.raises(ValueError, match=r"one title per row"):
+        weights_bars([[0.5, 0.5]], ["a", "b"])
+    with pytest.raises(ValueError, match=r"one label per weight"):
+        weights_bars([[0.5, 0.5]], ["a"], labels=["x"])
+    plt.close("all")
+
+
+def test_widget_updates_when_slider_moves():
+    w = softmax_temperature_widget()
+    assert isinstance(w, SoftmaxTemperatureWidget)
+    np.testing.assert_allclose(w.result["weights"], [0.320, 0.391, 0.289], atol=5e-4)
+    assert w.children[2].value[:4] == b"\x89PNG"
+
+    w.children[1].value = 10.0                                     # the scale slider
+    np.testing.assert_allclose(w.result["weights"], [0.114, 0.844, 0.042], atol=5e-4)
+    assert "0.844" in w.children[3].value
+
+    w.children[1].value = 1000.0
+    assert w.result["naive_overflows"] and "overflow" in w.children[3].value
+
+    w.children[0].value = "5, 5, 1"                                # the scores box; scale stays 1000
+    np.testing.assert_allclose(w.result["weights"], [0.5, 0.5, 0.0], atol=1e-12)
+
+    w.children[0].value = "5, 5, 1, 0"                             # a different number of bars
+    assert len(w.result["weights"]) == 4 and w.last_update_ms > 0
+
+
+def test_widget_reports_bad_scores_without_raising():
+    w = softmax_temperature_widget()
+    w.children[0].value = "1, two"
+    assert w.result is None
+    assert "not a number" in w.children[3].value
