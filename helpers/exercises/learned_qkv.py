@@ -1,0 +1,269 @@
+"""Exercises of notebook 04: a soft dictionary lookup, the parameter count, the forward pass with W_q, W_k, W_v."""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+import torch
+
+from helpers.attention_torch import SelfAttention, count_parameters
+from helpers.exercises.feedback import (
+    Feedback,
+    Solution,
+    as_numbers,
+    call_student,
+    compare_numbers,
+    correct,
+    require_callable,
+    wrong,
+)
+from helpers.learning import soft_lookup
+
+# --- Exercise 1: a soft dictionary lookup -------------------------------------------------------
+
+
+def reference_soft_lookup(query, keys, values):
+    """Blend of all values, weighted by softmax of the key-query dot products: (d,), (n, d), (n,) -> number."""
+    scores = keys @ query                    # (n,) how well each key matches the query
+    weights = np.exp(scores - scores.max())  # softmax, safely
+    weights = weights / weights.sum()        # (n,) positive, sum to 1
+    return float(weights @ values)           # one number: the blend
+
+
+def _lookup_cases():
+    keys = np.eye(3)                                  # the keys 'a', 'b', 'c' as one-hot vectors
+    values = np.array([1.0, 2.0, 4.0])                # d = {'a': 1, 'b': 2, 'c': 4}
+    rng = np.random.default_rng(4)
+    return (
+        (np.array([0.5, 2.0, -1.0]), keys, values, "the query [0.5, 2, -1] over d = {'a': 1, 'b': 2, 'c': 4}"),
+        (np.array([1.0, 0.0, 0.0]), keys, values, "the query 'a' over the same dictionary"),
+        (rng.normal(size=4), rng.normal(size=(5, 4)), rng.normal(size=5), "random keys (5, 4) and values (5,)"),
+    )
+
+
+def check_soft_lookup(student_function) -> Feedback:
+    """Exercise 1: soft_lookup(query, keys, values) -> one number, the softmax-weighted blend of the values."""
+    problem = require_callable(student_function, "soft_lookup(query, keys, values) returning one number")
+    if problem is not None:
+        return problem
+    for query, keys, values, what in _lookup_cases():
+        result, problem = call_student(student_function, query.copy(), keys.copy(), values.copy())
+        if problem is not None:
+            return wrong(f"on {what}: {problem.message}")
+        got, problem = as_numbers(result, "the result")
+        if problem is not None:
+            return wrong(f"on {what}: {problem.message}")
+        scores = keys @ query
+        weights, expected = soft_lookup(query, keys, values)
+        if got.shape == weights.shape and got.ndim == 1:
+            if np.allclose(got, weights, atol=1e-6):
+                return wrong(f"on {what} you returned the weights {np.round(got, 4).tolist()}. Finish the lookup: "
+                             "return the blend weights @ values, one number.")
+            return wrong(f"on {what} you returned {len(got)} numbers; a lookup returns one number, the blend "
+                         "weights @ values.")
+        if got.size != 1:
+            return wrong(f"on {what} the result has shape {got.shape}; return one number, the blend.")
+        got = float(got.reshape(()))
+        if not math.isfinite(got):
+            return wrong(f"on {what} you got {got}. exp of a large score overflowed: subtract the largest score "
+                         "before exp.")
+        guesses = {
+            "that is a HARD lookup: the value of the best-matching key only. Blend all values, weighted by "
+            "softmax of the scores": values[int(np.argmax(scores))],
+            "the scores went into the blend without softmax. Turn keys @ query into weights first: exp, then "
+            "divide by the sum": float(scores @ values),
+            "the scores were divided by their sum, which is not softmax (a negative score gives a negative "
+            "weight). Use exp first, then divide by the sum": float((scores / scores.sum()) @ values)
+            if scores.sum() != 0 else math.nan,
+            "that is the plain average of the values: every key counted the same. Weight each value by "
+            "how well its key matches the query": float(values.mean()),
+            "the exponentials were not divided by their sum, so the weights do not add up to 1": float(
+                np.exp(scores) @ values),
+        }
+        for message, value in guesses.items():
+            if math.isfinite(value) and math.isclose(got, value, abs_tol=1e-6) \
+                    and not math.isclose(value, expected, abs_tol=1e-6):
+                return wrong(f"on {what}: {message}.")
+        problem = compare_numbers(got, expected, f"the blend on {what}", atol=1e-6,
+                                  hint="weights = softmax(keys @ query); result = weights @ values.")
+        if problem is not None:
+            return problem
+    weights, blend = soft_lookup(*_lookup_cases()[1][:3])
+    return correct(f"the query 'a' gets weights {np.round(weights, 4).tolist()} and returns {blend:.4f}, not 1: "
+                   "a soft lookup blends every value, leaning toward the best-matching key.")
+
+
+def solution_soft_lookup() -> Solution:
+    return Solution.from_function(
+        "a soft dictionary lookup", reference_soft_lookup,
+        "Make the query 10 times longer and the weights approach [1, 0, 0]: the hard lookup d['a'] = 1 is the "
+        "limit of the soft one.")
+
+
+# --- Exercise 2: how many parameters? -----------------------------------------------------------
+
+SIZES = ((4, 4), (4, 3), (16, 8), (512, 64), (1, 1))
+
+
+def reference_qkv_parameters(d_model: int, d_k: int) -> int:
+    """Learnable numbers in SelfAttention(d_model, d_k): three (d_k, d_model) matrices, no biases."""
+    return 3 * d_model * d_k
+
+
+def check_qkv_parameters(student_function) -> Feedback:
+    """Exercise 2: qkv_parameters(d_model, d_k) -> the parameter count of SelfAttention(d_model, d_k)."""
+    problem = require_callable(student_function, "qkv_parameters(d_model, d_k) returning a whole number")
+    if problem is not None:
+        return problem
+    for d_model, d_k in SIZES:
+        got, problem = call_student(student_function, d_model, d_k)
+        if problem is not None:
+            return wrong(f"for d_model={d_model}, d_k={d_k}: {problem.message}")
+        if got is None:
+            return wrong("your function returned None. Did it forget to `return` the count?")
+        if hasattr(got, "item") and getattr(got, "ndim", 0) == 0:
+            got = got.item()
+        if isinstance(got, bool) or not isinstance(got, numbers.Real):
+            return wrong(f"for d_model={d_model}, d_k={d_k} your function returned {type(got).__name__} "
+                         f"{got!r:.40}; a parameter count is a whole number such as 48.")
+        expected = count_parameters(SelfAttention(d_model, d_k))
+        if got == expected:
+            continue
+        guesses = {
+            d_model * d_k: "that is one matrix. There are three: W_q, W_k and W_v",
+            2 * d_model * d_k: "that is two matrices. Queries, keys AND values each have their own",
+            3 * d_model * d_model: "each matrix maps d_model numbers to d_k numbers, so it is (d_k, d_model), "
+                                   "not (d_model, d_model)",
+            3 * d_k * d_k: "each matrix maps d_model numbers to d_k numbers, so it is (d_k, d_model), not (d_k, d_k)",
+            3 * (d_model * d_k + d_k): "you counted biases. SelfAttention's three linear layers have bias=False: "
+                                       "only the matrices count",
+            3 * (d_model + d_k): "you added the sizes. A (d_k, d_model) matrix holds d_k × d_model numbers",
+        }
+        hint = guesses.get(got)
+        if hint is not None and got != expected:
+            return wrong(f"for d_model={d_model}, d_k={d_k} you returned {got:,}, expected {expected:,}: {hint}.")
+        return wrong(f"for d_model={d_model}, d_k={d_k} you returned {got!r}, but SelfAttention({d_model}, {d_k}) "
+                     f"has {expected:,} parameters. Count the numbers in W_q, W_k and W_v: each is (d_k, d_model).")
+    return correct("3 · d_model · d_k, checked against count_parameters(SelfAttention(...)) for "
+                   + ", ".join(f"({m}, {k})" for m, k in SIZES)
+                   + f". At d_model = 512, d_k = 64 that is {3 * 512 * 64:,} numbers, all learned from data.")
+
+
+def solution_qkv_parameters() -> Solution:
+    return Solution.from_function(
+        "the parameter count", reference_qkv_parameters,
+        "W_q, W_k and W_v are each (d_k, d_model), and SelfAttention builds them with bias=False. "
+        "Attempt 1 (softmax(E Eᵀ/√d) E) has 0.")
+
+
+# --- Exercise 3: the forward pass ---------------------------------------------------------------
+
+
+def reference_attention_forward(E, W_q, W_k, W_v):
+    """Self-attention with learned projections: E (T, d_model) -> Y (T, d_v).
+
+    W_q, W_k: (d_k, d_model); W_v: (d_v, d_model). Row i of E is e_i, and
+    q_i = W_q e_i for every i at once is Q = E W_qᵀ.
+    """
+    Q = E @ W_q.T                                    # (T, d_k)  one query per token
+    K = E @ W_k.T                                    # (T, d_k)  one key per token
+    V = E @ W_v.T                                    # (T, d_v)  one value per token
+    d_k = Q.shape[-1]
+    S = Q @ K.T / math.sqrt(d_k)                     # (T, T)    s_ij = q_i · k_j / √d_k
+    W = torch.softmax(S, dim=-1)                     # (T, T)    each row sums to 1
+    return W @ V                                     # (T, d_v)  y_i = Σ_j w_ij v_j
+
+
+def _forward_case(seed: int = 7, T: int = 5, d_model: int = 6, d_k: int = 4, d_v: int = 3):
+    g = torch.Generator().manual_seed(seed)
+    E = torch.randn(T, d_model, generator=g, dtype=torch.float64)
+    W_q, W_k = (torch.randn(d_k, d_model, generator=g, dtype=torch.float64) for _ in range(2))
+    W_v = torch.randn(d_v, d_model, generator=g, dtype=torch.float64)
+    return E, W_q, W_k, W_v
+
+
+def _forward_variants(E, W_q, W_k, W_v) -> dict[str, torch.Tensor]:
+    Q, K, V = E @ W_q.T, E @ W_k.T, E @ W_v.T
+    d_k, d_model = Q.shape[-1], E.shape[-1]
+    S = Q @ K.T
+    return {
+        f"you forgot to divide the scores by √d_k (here √{d_k} = {math.sqrt(d_k):g})": torch.softmax(S, -1) @ V,
+        f"you divided by √d_model (√{d_model}); the scale is √d_k, the length of the query and key vectors "
+        f"(d_k = {d_k})": torch.softmax(S / math.sqrt(d_model), -1) @ V,
+        f"you divided by d_k = {d_k} instead of √d_k": torch.softmax(S / d_k, -1) @ V,
+        "softmax ran over dim 0 (down the columns). Each ROW of weights must sum to 1: softmax(S, dim=-1)":
+            torch.softmax(S / math.sqrt(d_k), 0) @ V,
+        "softmax is missing: the raw scores were used as weights. Apply softmax(S, dim=-1) before mixing":
+            S / math.sqrt(d_k) @ V,
+        "queries and keys are swapped (that computes softmax(K Qᵀ)). Row i must hold q_i · k_j: S = Q @ K.T":
+            torch.softmax(K @ Q.T / math.sqrt(d_k), -1) @ V,
+    }
+
+
+def check_attention_forward(student_function) -> Feedback:
+    """Exercise 3: attention_forward(E, W_q, W_k, W_v) -> Y, checked against SelfAttention."""
+    problem = require_callable(student_function, "attention_forward(E, W_q, W_k, W_v) returning Y")
+    if problem is not None:
+        return problem
+    for seed in (7, 8):
+        E, W_q, W_k, W_v = _forward_case(seed)
+        T, d_model = E.shape
+        d_k, d_v = W_q.shape[0], W_v.shape[0]
+        what = (f"E ({T}, {d_model}), W_q and W_k ({d_k}, {d_model}), W_v ({d_v}, {d_model})")
+        try:
+            result = student_function(E.clone(), W_q.clone(), W_k.clone(), W_v.clone())
+        except NotImplementedError:
+            return wrong("the function still raises NotImplementedError. Replace that line with your code.")
+        except RuntimeError as error:
+            if "shape" in str(error) or "size" in str(error):
+                return wrong(f"on {what} a matrix product failed ({str(error).splitlines()[0]}). The rows of E are "
+                             "the e_i, and q_i = W_q e_i for all rows at once is Q = E @ W_q.T (note the .T); "
+                             "the same for K and V.")
+            return wrong(f"on {what} your function raised RuntimeError: {error}")
+        except Exception as error:  # the student sees what went wrong, the notebook goes on
+            return wrong(f"on {what} your function raised {type(error).__name__}: {error}")
+        got, problem = as_numbers(result, "Y")
+        if problem is not None:
+            return wrong(f"on {what}: {problem.message}")
+        if got.shape == (T, T):
+            return wrong(f"on {what} you returned a ({T}, {T}) matrix: that is the weights. Finish with Y = W @ V.")
+        if got.shape == (T, d_model):
+            return wrong(f"on {what} Y has shape ({T}, {d_model}) = the shape of E: did you mix E instead of "
+                         f"V = E @ W_v.T? Y should be ({T}, {d_v}).")
+        if got.shape != (T, d_v):
+            return wrong(f"on {what} Y has shape {got.shape}; expected ({T}, {d_v}): one d_v-vector per token.")
+        if not np.all(np.isfinite(got)):
+            return wrong(f"on {what} Y contains NaN or inf. Use torch.softmax, which subtracts the row maximum.")
+        for message, value in _forward_variants(E, W_q, W_k, W_v).items():
+            if np.allclose(got, value.numpy(), atol=1e-6):
+                return wrong(f"on {what} {message}.")
+        problem = compare_numbers(got, reference_attention_forward(E, W_q, W_k, W_v).numpy(), f"Y on {what}",
+                                  atol=1e-6, hint="Q = E @ W_q.T, K = E @ W_k.T, V = E @ W_v.T; "
+                                                  "W = softmax(Q @ K.T / √d_k, dim=-1); Y = W @ V.")
+        if problem is not None:
+            return problem
+    # the same numbers as the course's module, with its weights copied in
+    E, W_q, W_k, _ = _forward_case(9, d_v=4)
+    module = SelfAttention(E.shape[1], W_q.shape[0]).double()
+    with torch.no_grad():
+        module.W_q.weight.copy_(W_q)
+        module.W_k.weight.copy_(W_k)
+        module.W_v.weight.copy_(W_q.flip(0))
+    try:
+        got = student_function(E.clone(), W_q.clone(), W_k.clone(), W_q.flip(0).clone())
+        same = np.allclose(as_numbers(got, "Y")[0], module(E).detach().numpy(), atol=1e-6)
+    except Exception:  # already checked above; be safe
+        same = False
+    if not same:
+        return wrong("your function matches on the first inputs but not SelfAttention with copied weights. "
+                     "Check that nothing depends on the particular sizes.")
+    return correct("Y matches SelfAttention with the same W_q, W_k, W_v: Q = E W_qᵀ, K = E W_kᵀ, V = E W_vᵀ, "
+                   "then softmax(Q Kᵀ / √d_k) V.")
+
+
+def solution_attention_forward() -> Solution:
+    return Solution.from_function(
+        "the forward pass", reference_attention_forward,
+        "nn.Linear(d_model, d_k) stores its matrix as (d_k, d_model) and computes x @ weight.T, "
+        "which is why the code has .T while the maths writes q_i = W_q e_i.")

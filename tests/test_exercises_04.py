@@ -1,0 +1,152 @@
+"""The checkers of notebook 04 (helpers.exercises.learned_qkv): right answers pass, typical slips are named."""
+import math
+
+import numpy as np
+import torch
+
+from helpers.exercises import learned_qkv as ex
+from helpers.exercises.feedback import Feedback, Solution
+
+
+def verdict(feedback):
+    assert isinstance(feedback, Feedback)
+    return feedback.passed, feedback.message
+
+
+def failing(feedback, *fragments):
+    passed, message = verdict(feedback)
+    assert not passed, message
+    for fragment in fragments:
+        assert fragment in message, message
+    return message
+
+
+# ----------------------------------------------------------------------------- exercise 1: soft lookup
+
+def _softmax(x):
+    e = np.exp(x - x.max())
+    return e / e.sum()
+
+
+def test_soft_lookup_reference_passes():
+    passed, message = verdict(ex.check_soft_lookup(ex.reference_soft_lookup))
+    assert passed, message
+    assert "1.8478" in message
+
+
+def test_soft_lookup_accepts_other_correct_styles():
+    def with_torch(query, keys, values):
+        w = torch.softmax(torch.tensor(keys @ query), dim=0).numpy()
+        return w @ values
+    assert verdict(ex.check_soft_lookup(with_torch))[0]
+
+
+def test_soft_lookup_names_the_slips():
+    failing(ex.check_soft_lookup(lambda q, K, v: v[np.argmax(K @ q)]), "HARD lookup")
+    failing(ex.check_soft_lookup(lambda q, K, v: (K @ q) @ v), "without softmax")
+    failing(ex.check_soft_lookup(lambda q, K, v: (K @ q) / (K @ q).sum() @ v), "divided by their sum")
+    failing(ex.check_soft_lookup(lambda q, K, v: v.mean()), "plain average")
+    failing(ex.check_soft_lookup(lambda q, K, v: np.exp(K @ q) @ v), "do not add up to 1")
+    failing(ex.check_soft_lookup(lambda q, K, v: _softmax(K @ q)), "returned the weights")
+    failing(ex.check_soft_lookup(lambda q, K, v: np.ones(5)), "one number")
+    failing(ex.check_soft_lookup(lambda q, K, v: math.nan), "overflowed")
+    failing(ex.check_soft_lookup(lambda q, K, v: None), "None")
+    failing(ex.check_soft_lookup(lambda q, K, v: 1.0), "wrong values")
+
+
+def test_soft_lookup_checker_never_raises():
+    def unsolved(query, keys, values):
+        raise NotImplementedError
+
+    failing(ex.check_soft_lookup(unsolved), "NotImplementedError")
+    failing(ex.check_soft_lookup(lambda q, K, v: q @ K @ v @ q), "raised ValueError")
+    failing(ex.check_soft_lookup(3.5), "expected a function")
+    failing(ex.check_soft_lookup(lambda q, K, v: "blend"), "should be numbers")
+    assert isinstance(ex.solution_soft_lookup(), Solution)
+
+
+# ----------------------------------------------------------------------------- exercise 2: parameter count
+
+def test_parameter_count_reference_passes():
+    passed, message = verdict(ex.check_qkv_parameters(ex.reference_qkv_parameters))
+    assert passed, message
+    assert "98,304" in message
+    assert verdict(ex.check_qkv_parameters(lambda m, k: float(3 * m * k)))[0]      # 48.0 is 48
+    assert verdict(ex.check_qkv_parameters(lambda m, k: np.int64(3 * m * k)))[0]
+
+
+def test_parameter_count_names_the_slips():
+    failing(ex.check_qkv_parameters(lambda m, k: m * k), "one matrix", "W_q, W_k and W_v")
+    failing(ex.check_qkv_parameters(lambda m, k: 2 * m * k), "two matrices")
+    failing(ex.check_qkv_parameters(lambda m, k: 3 * m * m), "d_model=4, d_k=3", "not (d_model, d_model)")
+    failing(ex.check_qkv_parameters(lambda m, k: 3 * k * k), "not (d_k, d_k)")
+    failing(ex.check_qkv_parameters(lambda m, k: 3 * (m * k + k)), "biases", "bias=False")
+    failing(ex.check_qkv_parameters(lambda m, k: 3 * (m + k)), "added the sizes")
+    failing(ex.check_qkv_parameters(lambda m, k: 47), "has 48 parameters")
+
+
+def test_parameter_count_checker_never_raises():
+    def unsolved(d_model, d_k):
+        raise NotImplementedError
+
+    failing(ex.check_qkv_parameters(unsolved), "NotImplementedError")
+    failing(ex.check_qkv_parameters(lambda m, k: None), "forget to `return`")
+    failing(ex.check_qkv_parameters(lambda m, k: "48"), "whole number")
+    failing(ex.check_qkv_parameters(lambda m, k: True), "whole number")
+    failing(ex.check_qkv_parameters(48), "expected a function")
+    assert isinstance(ex.solution_qkv_parameters(), Solution)
+
+
+# ----------------------------------------------------------------------------- exercise 3: forward pass
+
+def _forward(scale=None, dim=-1, softmax=True, swap=False, value="V", transpose=True, out="Y"):
+    def f(E, W_q, W_k, W_v):
+        Q, K, V = (E @ W_q.T, E @ W_k.T, E @ W_v.T) if transpose else (E @ W_q, E @ W_k, E @ W_v)
+        if swap:
+            Q, K = K, Q
+        d_k = Q.shape[-1]
+        S = Q @ K.T / (math.sqrt(d_k) if scale is None else scale(E, Q))
+        W = torch.softmax(S, dim=dim) if softmax else S
+        if out == "W":
+            return W
+        return W @ (V if value == "V" else E)
+    return f
+
+
+def test_forward_reference_passes():
+    passed, message = verdict(ex.check_attention_forward(ex.reference_attention_forward))
+    assert passed, message
+    assert verdict(ex.check_attention_forward(_forward()))[0]
+
+    def with_numpy(E, W_q, W_k, W_v):
+        E, W_q, W_k, W_v = (t.numpy() for t in (E, W_q, W_k, W_v))
+        S = (E @ W_q.T) @ (E @ W_k.T).T / np.sqrt(W_q.shape[0])
+        W = np.exp(S - S.max(-1, keepdims=True))
+        return W / W.sum(-1, keepdims=True) @ (E @ W_v.T)
+    assert verdict(ex.check_attention_forward(with_numpy))[0]
+
+
+def test_forward_names_the_slips():
+    failing(ex.check_attention_forward(_forward(scale=lambda E, Q: 1.0)), "forgot to divide", "√4")
+    failing(ex.check_attention_forward(_forward(scale=lambda E, Q: math.sqrt(E.shape[-1]))), "√d_model")
+    failing(ex.check_attention_forward(_forward(scale=lambda E, Q: Q.shape[-1])), "instead of √d_k")
+    failing(ex.check_attention_forward(_forward(dim=0)), "dim 0")
+    failing(ex.check_attention_forward(_forward(softmax=False)), "softmax is missing")
+    failing(ex.check_attention_forward(_forward(swap=True)), "swapped")
+    failing(ex.check_attention_forward(_forward(out="W")), "that is the weights")
+    failing(ex.check_attention_forward(_forward(value="E")), "instead of", "V = E @ W_v.T")
+    failing(ex.check_attention_forward(_forward(transpose=False)), "Q = E @ W_q.T")
+    failing(ex.check_attention_forward(lambda E, W_q, W_k, W_v: torch.zeros(5, 3)), "wrong values")
+    failing(ex.check_attention_forward(lambda E, W_q, W_k, W_v: torch.zeros(5, 2)), "expected (5, 3)")
+    failing(ex.check_attention_forward(lambda E, W_q, W_k, W_v: torch.full((5, 3), math.nan)), "NaN")
+
+
+def test_forward_checker_never_raises():
+    def unsolved(E, W_q, W_k, W_v):
+        raise NotImplementedError
+
+    failing(ex.check_attention_forward(unsolved), "NotImplementedError")
+    failing(ex.check_attention_forward(lambda E, W_q, W_k, W_v: 1 / 0), "ZeroDivisionError")
+    failing(ex.check_attention_forward(lambda E, W_q, W_k, W_v: None), "None")
+    failing(ex.check_attention_forward("Y"), "expected a function")
+    assert isinstance(ex.solution_attention_forward(), Solution)
