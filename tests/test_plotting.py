@@ -70,3 +70,15 @@ def test_presenter_mode_enlarges_fonts_and_switches_back():
     assert plt.rcParams["figure.figsize"][0] > 7
     plotting.presenter_mode(False)
     assert plt.rcParams["font.size"] == normal
+
+
+def test_widget_pictures_grow_in_presenter_mode():
+    from helpers.widgets._fast_png import FastFigure
+
+    plotting.presenter_mode(False)
+    normal = FastFigure((4, 3)).fig.dpi
+    plotting.presenter_mode(True)
+    try:
+        assert FastFigure((4, 3)).fig.dpi > normal
+    finally:
+        plotting.presenter_mode(False)

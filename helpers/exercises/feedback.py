@@ -94,7 +94,8 @@ def call_student(function, *args):
 def as_numbers(value, name: str):
     """(array, None) if `value` is numbers, else (None, Feedback naming what came)."""
     if value is None:
-        return None, wrong(f"{name} is None. Did the function forget to `return` its result?")
+        return None, wrong(f"{name} is None. If it is a variable, replace None with your answer; if a function "
+                           "made it, did the function forget to `return` its result?")
     if hasattr(value, "detach") and hasattr(value, "cpu"):
         value = value.detach().cpu().numpy()
     try:
@@ -117,8 +118,9 @@ def compare_numbers(got, expected, name: str, *, atol: float = 1e-4, hint: str =
     if not np.allclose(got, expected, atol=atol, rtol=0):
         where = tuple(int(i) for i in np.argwhere(~np.isclose(got, expected, atol=atol, rtol=0))[0])
         at = f" at position {where}" if where else ""
+        direction = "too large" if got[where] > expected[where] else "too small"
         return wrong(f"{name} has the right shape but the wrong values{at}: "
-                     f"got {_fmt(got[where])}, expected {_fmt(expected[where])}." + (f" {hint}" if hint else ""))
+                     f"{_fmt(got[where])} is {direction}." + (f" {hint}" if hint else ""))
     return None
 
 

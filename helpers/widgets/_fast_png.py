@@ -13,11 +13,18 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from PIL import Image
 
+from helpers.plotting import is_presenter_mode
+
+#: How much larger widget pictures are drawn in presenter mode.
+PRESENTER_SCALE = 1.4
+
 
 class FastFigure:
     """`fig` to draw on; `set_dynamic(artists)` names what changes; `png()` renders."""
 
     def __init__(self, figsize: tuple[float, float], dpi: int = 80):
+        if is_presenter_mode():  # the whole picture, text included, grows for a projector
+            dpi = round(dpi * PRESENTER_SCALE)
         self.fig = Figure(figsize=figsize, dpi=dpi)
         self.canvas = FigureCanvasAgg(self.fig)
         self.dynamic: list = []
