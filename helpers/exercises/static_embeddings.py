@@ -23,11 +23,11 @@ def reference_river_bank_mixture() -> np.ndarray:
 def check_river_matrix(E) -> Feedback:
     """Exercise 1: the (3, 4) static matrix of "river bank flows"."""
     expected = reference_river_matrix()
-    got, problem = as_numbers(E, "E_river")
+    got, problem = as_numbers(E, "your matrix")
     if problem is not None:
         return problem
     if got.shape == expected.T.shape and np.allclose(got, expected.T):
-        return wrong("E_river has shape (4, 3): the words are columns. Stack them as rows: "
+        return wrong("your matrix has shape (4, 3): the words are columns. Stack them as rows: "
                      "one row per token, shape (T, d) = (3, 4).")
     if got.shape == expected.shape and np.allclose(got, embed(SENTENCE_MONEY)):
         return wrong('that is E for "money bank grows". Look up river, bank, flows.')
@@ -36,20 +36,20 @@ def check_river_matrix(E) -> Feedback:
             if not np.allclose(got[row], expected[row]):
                 return wrong(f"row {row} should be the vector of {word!r}, {expected[row].tolist()}, "
                              f"but is {got[row].tolist()}. Rows follow the word order.")
-    problem = compare_numbers(got, expected, "E_river")
+    problem = compare_numbers(got, expected, "your matrix")
     if problem is not None:
         return problem
-    return correct("E_river is (3, 4), and its middle row is the same bank vector as in the money sentence.")
+    return correct("your matrix is (3, 4), and its middle row is the same bank vector as in the money sentence.")
 
 
 def check_river_bank_mixture(y) -> Feedback:
     """Exercise 2: bank's hand-made mixture in "river bank flows"."""
     expected = reference_river_bank_mixture()
-    got, problem = as_numbers(y, "y_bank")
+    got, problem = as_numbers(y, "your y_bank")
     if problem is not None:
         return problem
     if got.shape != expected.shape:
-        return wrong(f"y_bank has shape {got.shape}, but a mixture of 4-D vectors is one 4-D vector: shape (4,).")
+        return wrong(f"your y_bank has shape {got.shape}, but a mixture of 4-D vectors is one 4-D vector: shape (4,).")
     if np.allclose(got, mix(embed(SENTENCE_MONEY), HAND_WEIGHTS)):
         return wrong("that is bank's mixture in the money sentence. Mix river, bank and flows instead.")
     if np.allclose(got, static_vector("bank")):
@@ -58,7 +58,7 @@ def check_river_bank_mixture(y) -> Feedback:
         return wrong("the weights are reversed: 0.2 goes with river (first word) and 0.1 with flows (last).")
     if np.allclose(got, embed(SENTENCE_RIVER).sum(axis=0)):
         return wrong("that is the plain sum of the three vectors. Multiply each by its weight first.")
-    problem = compare_numbers(got, expected, "y_bank", hint="Compute 0.2·river + 0.7·bank + 0.1·flows.")
+    problem = compare_numbers(got, expected, "your y_bank", hint="Compute 0.2·river + 0.7·bank + 0.1·flows.")
     if problem is not None:
         return problem
     return correct(f"y_bank = {np.round(expected, 2).tolist()}: the same static bank, a different mixture.")

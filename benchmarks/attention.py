@@ -1,0 +1,101 @@
+"""Time naive attention against PyTorch's fused SDPA, and print a table.
+
+    python benchmarks/attention.py                                # CPU (or CUDA if present), fp32, T = 256..1024
+    python benchmarks/attention.py --device cuda --dtype bf16 fp32 --sizes 1024 4096 16384 --find-max
+    make benchmark ARGS="--sizes 1024 --batch-heads 8 --d-k 64 --threads 2"
+
+The measurement itself lives in helpers/benchmarking.py, which notebook 07's
+timing cells call too: this file only reads the arguments and prints.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+import torch
+
+from helpers import benchmarking as bench
+from helpers import cost
+
+
+def positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text}")
+    return value
+
+
+def dtype_arg(text: str) -> str:
+    try:
+        bench.resolve_dtype(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return cost.dtype_name(text)
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description="Naive attention vs torch.nn.functional.scaled_dot_product_attention: "
+                    "time (warmed up, synchronised), achieved TFLOP/s (4*B*H*T^2*d) and peak memory.")
+    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
+                        help="where to run (auto: cuda if available, else cpu)")
+    parser.add_argument("--dtype", nargs="+", type=dtype_arg, default=None,
+                        help="float32/fp32, bfloat16/bf16, float16/fp16 (default: bf16 and fp32 on CUDA, fp32 on CPU)")
+    parser.add_argument("--sizes", nargs="+", type=positive, default=[256, 512, 1024], help="sequence lengths T")
+    parser.add_argument("--batch-heads", type=positive, default=8, help="batch size x number of heads (B*H)")
+    parser.add_argument("--d-k", type=positive, default=64, help="per-head dimension d_k")
+    parser.add_argument("--causal", action="store_true", help="causal mask (FLOPs are halved)")
+    parser.add_argument("--impl", nargs="+", default=["naive", "lean", "tiled", "sdpa"],
+                        choices=list(bench.IMPLEMENTATIONS),
+                        help="implementations to compare; sdpa:flash etc. force one SDPA backend")
+    parser.add_argument("--repeats", type=positive, default=7, help="timed rounds (the median is reported)")
+    parser.add_argument("--warmup", type=int, default=2, help="untimed calls first")
+    parser.add_argument("--threads", type=positive, default=None,
+                        help="CPU threads for torch (default: torch's current setting)")
+    parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory measurement")
+    parser.add_argument("--find-max", action="store_true",
+                        help="CUDA only: find the largest T the naive version fits (catches OutOfMemoryError)")
+    return parser.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    try:
+        device = bench.resolve_device(args.device)
+    except RuntimeError as error:
+        print(error, file=sys.stderr)
+        return 2
+    if args.device == "auto" and device.type == "cpu":
+        print(f"No CUDA GPU here ({bench.cuda_unavailable_reason()}): timing on the CPU.")
+    dtypes = args.dtype or bench.default_dtypes(device)
+    threads = args.threads if device.type == "cpu" else None
+    if device.type == "cpu" and threads is None:
+        threads = torch.get_num_threads()
+    print(bench.header(device, threads, args.batch_heads, args.d_k, args.causal))
+    rows = bench.run_benchmark(device=device, dtypes=dtypes, sizes=args.sizes, batch_heads=args.batch_heads,
+                               d_k=args.d_k, causal=args.causal, impls=args.impl, warmup=args.warmup,
+                               repeats=args.repeats, num_threads=threads, memory=not args.no_memory)
+    print(bench.format_table(rows))
+    for line in bench.ratios(rows):
+        print(line)
+    if args.find_max:
+        if device.type != "cuda":
+            budget = bench.available_memory_bytes("cpu")
+            if budget:
+                T = cost.largest_T_for_memory(budget, dtypes[0], heads=args.batch_heads, matrices=2)
+                print(f"--find-max is CUDA only (on a CPU, running out of memory swaps or kills the process "
+                      f"instead of raising). Predicted from {cost.format_bytes(budget)} available: the naive "
+                      f"version's two (T, T) buffers fit up to T = {T:,}.")
+            else:
+                print("--find-max is CUDA only.")
+        else:
+            for dtype in dtypes:
+                ok, bad = bench.largest_naive_T_cuda(dtype, batch_heads=args.batch_heads, d_k=args.d_k,
+                                                     device=device)
+                print(f"largest T the naive version fits ({dtype}, batch*heads {args.batch_heads}): {ok} "
+                      f"(out of memory at {bad})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

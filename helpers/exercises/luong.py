@@ -1,0 +1,231 @@
+"""Exercises of notebook 06: Luong attention, cross-attention and the shapes of each."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from helpers.attention_torch import scaled_dot_product_attention
+from helpers.exercises.feedback import (
+    Feedback,
+    Solution,
+    as_numbers,
+    call_student,
+    compare_numbers,
+    correct,
+    require_callable,
+    wrong,
+)
+from helpers.luong import decoder_states, encoder_states, projections
+
+# --------------------------------------------------------------------------------------
+# Exercise 1: one step of Luong's dot attention
+# --------------------------------------------------------------------------------------
+
+
+def reference_luong_context(s, H):
+    """Luong's dot attention for one decoder state: s (d,), H (T_k, d) -> context (d,)."""
+    scores = H @ s  # (T_k,): s · h_j for every encoder state
+    weights = torch.softmax(scores, dim=0)  # (T_k,): positive, sum to 1
+    return weights @ H  # (d,): Σ_j w_j h_j
+
+
+def _luong_cases():
+    g = torch.Generator().manual_seed(6)
+    H_random = torch.randn(5, 3, generator=g)
+    s_random = torch.randn(3, generator=g)
+    return [(decoder_states()[0], encoder_states()), (decoder_states()[1], encoder_states()), (s_random, H_random)]
+
+
+def check_luong_context(luong_context) -> Feedback:
+    """Exercise 1: luong_context(s, H) returns Σ_j softmax_j(s · h_j) h_j, shape (d,)."""
+    problem = require_callable(luong_context, "luong_context(s, H) -> context vector of shape (d,)")
+    if problem is not None:
+        return problem
+    for s, H in _luong_cases():
+        result, problem = call_student(luong_context, s.clone(), H.clone())
+        if problem is not None:
+            return problem
+        got, problem = as_numbers(result, "the context")
+        if problem is not None:
+            return problem
+        expected = reference_luong_context(s, H).numpy()
+        scores = (H @ s).numpy()
+        weights = torch.softmax(H @ s, dim=0).numpy()
+        T_k, d = H.shape
+        if got.shape == (T_k,) and np.allclose(got, weights, atol=1e-4):
+            return wrong("you returned the attention weights (one per encoder state). Luong's third step "
+                         "weighs the states: context = weights @ H, shape (d,).")
+        if got.shape == (T_k,) and np.allclose(got, scores, atol=1e-4):
+            return wrong("you returned the scores s · h_j. Turn them into weights with softmax, then "
+                         "take the weighted sum of the h_j.")
+        if got.shape != (d,):
+            return wrong(f"the context has shape {got.shape}, expected ({d},): one vector the size of a "
+                         "hidden state. Check which side of @ each factor goes on.")
+        if np.allclose(got, scores @ H.numpy(), atol=1e-4):
+            return wrong("the weights are the raw scores: you forgot the softmax, so they do not sum to 1.")
+        if np.allclose(got, (scores / scores.sum()) @ H.numpy(), atol=1e-4):
+            return wrong("you divided the scores by their sum. That breaks for negative scores; use softmax.")
+        scaled = (torch.softmax(H @ s / math.sqrt(d), dim=0) @ H).numpy()
+        if np.allclose(got, scaled, atol=1e-4):
+            return wrong("you divided the scores by √d. That is the Transformer's addition (notebook 05); "
+                         "Luong's dot score is plain s · h_j.")
+        if np.allclose(got, H.numpy().mean(axis=0), atol=1e-4):
+            return wrong("that is the plain average of the encoder states: every weight is 1/T_k. "
+                         "The weights should come from softmax(s · h_j).")
+        problem = compare_numbers(got, expected, "the context",
+                                  hint="Three steps: scores = H @ s, weights = softmax(scores), context = weights @ H.")
+        if problem is not None:
+            return problem
+    return correct("Luong's three steps: s asks (query), each h_j answers (key), the h_j are mixed (value). "
+                   "The same vectors H served as keys and as values.")
+
+
+def solution_luong_context() -> Solution:
+    return Solution.from_function("one step of Luong's dot attention", reference_luong_context,
+                                  "Equivalently: scaled_dot_product_attention(math.sqrt(d) * s[None], H, H)[0] "
+                                  "(multiplying the query by √d undoes the Transformer's 1/√d).")
+
+
+# --------------------------------------------------------------------------------------
+# Exercise 2: the shapes of cross-attention
+# --------------------------------------------------------------------------------------
+
+#: Exercise 2's setting: a Hindi decoder (T_q = 5) attending to an English encoder (T_k = 7).
+SHAPES_SETTING = {"T_q": 5, "T_k": 7, "d_model": 512, "d_k": 64}
+
+
+def reference_cross_attention_shapes() -> dict[str, tuple[int, int]]:
+    """Shapes in cross-attention with T_q = 5 decoder tokens, T_k = 7 encoder tokens, d_model 512, d_k = d_v = 64."""
+    return {"Q": (5, 64), "K": (7, 64), "V": (7, 64), "W": (5, 7), "Y": (5, 64)}
+
+
+def check_cross_attention_shapes(shapes) -> Feedback:
+    """Exercise 2: a dict {"Q", "K", "V", "W", "Y"} -> shape tuples."""
+    expected = reference_cross_attention_shapes()
+    if shapes is None:
+        return wrong("shapes is None. Fill in the dictionary: shapes = {'Q': (..., ...), 'K': ..., ...}.")
+    if not isinstance(shapes, dict):
+        return wrong(f"expected a dict like {{'Q': (5, 64), ...}}, but got {type(shapes).__name__}.")
+    missing = [k for k in expected if k not in shapes]
+    if missing:
+        return wrong(f"the dictionary is missing {', '.join(missing)}: give a shape for each of Q, K, V, W, Y.")
+    why = {
+        "Q": "one query per decoder token (T_q = 5), each of length d_k = 64",
+        "K": "one key per encoder token (T_k = 7): keys come from the sequence being looked at",
+        "V": "one value per encoder token (T_k = 7), each of length d_v = 64",
+        "W": "one row per query, one column per key: (T_q, T_k)",
+        "Y": "one output per query (decoder token), each a mixture of values of length d_v",
+    }
+    for name, shape in expected.items():
+        try:
+            got = tuple(int(n) for n in shapes[name])
+        except (TypeError, ValueError):
+            return wrong(f"the shape of {name} should be a tuple of two whole numbers such as {shape}, "
+                         f"but got {shapes[name]!r}.")
+        if got == shape:
+            continue
+        if got == shape[::-1]:
+            return wrong(f"{name} has its axes swapped: expected {shape}, got {got} ({why[name]}).")
+        if name in ("K", "V") and got[0] == 5:
+            return wrong(f"{name} has {got[0]} rows, the decoder's length. In cross-attention the keys and "
+                         "values come from the encoder (7 English tokens); only the queries come from the decoder.")
+        if name in ("Q", "Y") and got[0] == 7:
+            return wrong(f"{name} has 7 rows, the encoder's length. The queries (and so the outputs) belong "
+                         "to the decoder: 5 Hindi tokens.")
+        if 512 in got:
+            return wrong(f"{name} has a 512 in its shape: after the projections each vector has d_k = 64 "
+                         "numbers, not d_model = 512.")
+        if name == "W" and got in ((5, 5), (7, 7)):
+            return wrong(f"W is {got}, square: that would be self-attention. Cross-attention pairs 5 queries "
+                         "with 7 keys.")
+        return wrong(f"{name} should have shape {shape}, not {got}: {why[name]}.")
+    return correct("Q (5, 64), K and V (7, 64), W (5, 7), Y (5, 64). W is not square: T_q ≠ T_k is the mark of "
+                   "cross-attention, and each of the 5 decoder tokens gets one output.")
+
+
+def solution_cross_attention_shapes() -> Solution:
+    return Solution(
+        "the shapes of cross-attention",
+        """
+        shapes = {
+            "Q": (5, 64),   # decoder tokens x d_k      (queries come from the decoder)
+            "K": (7, 64),   # encoder tokens x d_k      (keys come from the encoder)
+            "V": (7, 64),   # encoder tokens x d_v      (values come from the encoder)
+            "W": (5, 7),    # one row per query, one column per key
+            "Y": (5, 64),   # one output per query
+        }
+        """,
+    )
+
+
+# --------------------------------------------------------------------------------------
+# Exercise 3: cross-attention with learned projections
+# --------------------------------------------------------------------------------------
+
+
+def reference_cross_attention(X_dec, X_enc, W_q, W_k, W_v):
+    """Queries from the decoder, keys and values from the encoder: (T_q, d), (T_k, d) -> (T_q, d_v)."""
+    Q = X_dec @ W_q  # (T_q, d_k)
+    K = X_enc @ W_k  # (T_k, d_k)
+    V = X_enc @ W_v  # (T_k, d_v)
+    return scaled_dot_product_attention(Q, K, V)  # (T_q, d_v)
+
+
+def _cross_cases():
+    g = torch.Generator().manual_seed(7)
+    W = projections(4, 4, seed=0)
+    W_rect = {name: torch.randn(4, 3, generator=g) for name in ("W_q", "W_k", "W_v")}
+    X_dec_long = torch.randn(4, 4, generator=g)
+    X_enc_long = torch.randn(6, 4, generator=g)
+    return [(decoder_states(), encoder_states(), W), (X_dec_long, X_enc_long, W_rect)]
+
+
+def check_cross_attention(cross_attention) -> Feedback:
+    """Exercise 3: cross_attention(X_dec, X_enc, W_q, W_k, W_v) -> Y of shape (T_q, d_v)."""
+    problem = require_callable(cross_attention, "cross_attention(X_dec, X_enc, W_q, W_k, W_v) -> Y (T_q, d_v)")
+    if problem is not None:
+        return problem
+    for X_dec, X_enc, W in _cross_cases():
+        W_q, W_k, W_v = W["W_q"], W["W_k"], W["W_v"]
+        result, problem = call_student(cross_attention, X_dec.clone(), X_enc.clone(), W_q, W_k, W_v)
+        if problem is not None:
+            return problem
+        got, problem = as_numbers(result, "Y")
+        if problem is not None:
+            return problem
+        expected = reference_cross_attention(X_dec, X_enc, W_q, W_k, W_v).numpy()
+        T_q, T_k = X_dec.shape[0], X_enc.shape[0]
+        if got.shape[:1] == (T_k,) and T_k != T_q:
+            return wrong(f"Y has {T_k} rows, one per encoder token. The queries must come from the decoder "
+                         f"(X_dec @ W_q), so Y has one row per decoder token: {T_q}.")
+        if got.shape != expected.shape:
+            return wrong(f"Y has shape {got.shape}, expected {expected.shape} (T_q, d_v).")
+        sdpa = scaled_dot_product_attention
+
+        def close(alternative, got=got):
+            alternative = alternative.numpy()
+            return alternative.shape == got.shape and np.allclose(got, alternative, atol=1e-4)
+
+        if close(sdpa(X_dec @ W_q, X_dec @ W_k, X_dec @ W_v)):
+            return wrong("that is self-attention over the decoder: keys and values must come from the "
+                         "encoder, K = X_enc @ W_k and V = X_enc @ W_v.")
+        if close(sdpa(X_dec @ W_q, X_enc @ W_v, X_enc @ W_k)):
+            return wrong("W_k and W_v are swapped: the keys decide the weights (K = X_enc @ W_k), the values "
+                         "are what gets mixed (V = X_enc @ W_v).")
+        if close(sdpa(X_dec, X_enc, X_enc)):
+            return wrong("no projections were applied: that is Luong-style attention. Project first: "
+                         "Q = X_dec @ W_q, K = X_enc @ W_k, V = X_enc @ W_v.")
+        if close(sdpa(X_dec @ W_q, X_enc @ W_k, X_enc)):
+            return wrong("the values are the raw encoder states. Project them too: V = X_enc @ W_v.")
+        problem = compare_numbers(got, expected, "Y", hint="Q from X_dec, K and V from X_enc, then "
+                                  "scaled_dot_product_attention(Q, K, V).")
+        if problem is not None:
+            return problem
+    return correct("queries from the decoder, keys and values from the encoder, one function. "
+                   "Pass the same sequence as X_dec and X_enc and it is self-attention.")
+
+
+def solution_cross_attention() -> Solution:
+    return Solution.from_function("cross-attention with learned projections", reference_cross_attention)

@@ -1,0 +1,216 @@
+"""Exercises of notebook 07: mask polarity, the memory of the (T, T) matrix, achieved TFLOP/s."""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from helpers.attention_torch import causal_mask
+from helpers.exercises.feedback import (
+    Feedback,
+    Solution,
+    as_numbers,
+    call_student,
+    correct,
+    require_callable,
+    wrong,
+)
+
+# --------------------------------------------------------------------------------------
+# Exercise 1: the course's mask -> PyTorch's additive float mask
+# --------------------------------------------------------------------------------------
+
+
+def reference_additive_mask(mask):
+    """Course mask (mask == 0: may not attend) -> float mask to ADD to the scores: 0 allowed, -inf hidden."""
+    additive = torch.zeros(mask.shape)  # (T_q, T_k), float32
+    return additive.masked_fill(mask == 0, float("-inf"))
+
+
+def _mask_cases():
+    g = torch.Generator().manual_seed(1)
+    random01 = (torch.rand(5, 6, generator=g) > 0.5).float()
+    random01[:, 0] = 1.0  # every query may see at least key 0
+    return [causal_mask(4), random01]
+
+
+def check_additive_mask(additive_mask) -> Feedback:
+    """Exercise 1: additive_mask(mask) -> float tensor, 0.0 where mask != 0 and -inf where mask == 0."""
+    problem = require_callable(additive_mask, "additive_mask(mask) -> float tensor of the same shape")
+    if problem is not None:
+        return problem
+    g = torch.Generator().manual_seed(2)
+    for mask in _mask_cases():
+        result, problem = call_student(additive_mask, mask.clone())
+        if problem is not None:
+            return problem
+        if result is None:
+            return wrong("the function returned None. Did it forget to `return` the mask?")
+        if isinstance(result, torch.Tensor) and result.dtype == torch.bool:
+            allowed = mask != 0
+            if torch.equal(result, ~allowed):
+                return wrong("you returned a boolean mask with True where attention is NOT allowed "
+                             "(nn.MultiheadAttention's polarity). The exercise asks for a float mask: 0.0 where "
+                             "allowed, -inf where hidden.")
+            return wrong("you returned a boolean mask. SDPA accepts one (True = may attend), but this exercise "
+                         "asks for the additive float form: 0.0 where allowed, -inf where hidden.")
+        got, problem = as_numbers(result, "the additive mask")
+        if problem is not None:
+            return problem
+        if got.shape != tuple(mask.shape):
+            return wrong(f"the mask has shape {got.shape}, expected {tuple(mask.shape)}: one entry per "
+                         "(query, key) pair, like the input mask.")
+        allowed = (mask != 0).numpy()
+        if np.isnan(got).any():
+            return wrong("the mask contains NaN. Use 0.0 and float('-inf') only.")
+        if np.all(got[allowed] == float("-inf")) and np.all(got[~allowed] == 0):
+            return wrong("the polarity is flipped: -inf where attention is allowed and 0 where it is hidden. "
+                         "mask == 0 means 'may NOT attend', so -inf goes where mask == 0.")
+        if np.isin(got, (0.0, 1.0)).all():
+            return wrong("the values are 0 and 1. A float attn_mask is ADDED to the scores, so a 1 only nudges "
+                         "a score up. Hidden pairs need -inf (exp(-inf) = 0); allowed pairs need 0.")
+        if not np.all(got[allowed] == 0):
+            return wrong("an allowed pair has a nonzero value: anything added there changes the scores. "
+                         "Put exactly 0.0 where mask != 0.")
+        if not np.all(got[~allowed] <= -1e4):
+            return wrong("a hidden pair is not pushed to -inf: softmax would still give it weight. "
+                         "Put float('-inf') where mask == 0.")
+        Q, K, V = (torch.randn(mask.shape[0] if i == 0 else mask.shape[1], 8, generator=g) for i in range(3))
+        expected = F.scaled_dot_product_attention(Q, K, V, attn_mask=reference_additive_mask(mask))
+        produced = F.scaled_dot_product_attention(Q, K, V, attn_mask=torch.as_tensor(got, dtype=torch.float32))
+        if not torch.allclose(produced, expected, atol=1e-5):
+            return wrong("SDPA gives a different result with your mask. Use 0.0 where allowed, -inf where hidden.")
+    return correct("0 where allowed, -inf where hidden: added to the scores, softmax gives the hidden pairs "
+                   "weight exp(-inf) = 0. The same polarity question, answered in numbers.")
+
+
+def solution_additive_mask() -> Solution:
+    return Solution.from_function("the course's mask as an additive float mask", reference_additive_mask,
+                                  "torch.where(mask == 0, float('-inf'), 0.0) does the same in one line.")
+
+
+# --------------------------------------------------------------------------------------
+# Exercise 2: how many GB are the (T, T) scores of one layer?
+# --------------------------------------------------------------------------------------
+
+#: Exercise 2's model: 32 heads, one sequence of 8,192 tokens, bfloat16 (2 bytes per number).
+SCORES_SETTING = {"heads": 32, "batch": 1, "T": 8192, "bytes_per_number": 2}
+
+
+def reference_scores_gb() -> float:
+    """32 heads · 8,192² scores · 2 bytes, in GB (10⁹ bytes)."""
+    heads, T, bytes_per_number = 32, 8192, 2
+    return heads * T**2 * bytes_per_number / 1e9  # 4.294967296
+
+
+def check_scores_gb(answer) -> Feedback:
+    """Exercise 2: the GB of (T, T) scores for 32 heads, T = 8,192, bfloat16."""
+    if answer is None:
+        return wrong("scores_gb is None. Replace None with your number of GB (a plain number).")
+    if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
+        return wrong(f"expected a plain number of GB such as 12.5, but got {type(answer).__name__} ({answer!r}).")
+    expected = reference_scores_gb()
+    value = float(answer)
+
+    def near(x):
+        return abs(value - x) <= 0.01 * abs(x)
+
+    if near(expected):
+        return correct(f"{expected:.2f} GB for one layer's scores at T = 8,192. Double T and it is four "
+                       "times as much: that is the T² in the cost table.")
+    if near(expected * 1e9):
+        return wrong("that is the number of bytes. Divide by 10⁹ for GB.")
+    if near(expected * 1e9 / 2**30):
+        return wrong("that is GiB (2³⁰ bytes). GB are 10⁹ bytes: divide the bytes by 1e9.")
+    if near(expected / 32):
+        return wrong("that is for one head. Every head has its own (T, T) matrix: multiply by 32.")
+    if near(expected * 2):
+        return wrong("that counts 4 bytes per number (float32). bfloat16 uses 2.")
+    if near(expected / 2):
+        return wrong("that counts 1 byte per number. bfloat16 uses 2 bytes (16 bits).")
+    if near(32 * 8192 * 2 / 1e9) or near(32 * 8192 * 2):
+        return wrong("that counts T numbers per head, not T². The score matrix has one entry per (query, key) pair.")
+    return wrong(f"{value:g} GB is not it. Multiply heads × T × T × bytes per number, then divide by 1e9.")
+
+
+def solution_scores_gb() -> Solution:
+    return Solution(
+        "the memory of one layer's score matrices",
+        """
+        heads, T, bytes_per_number = 32, 8192, 2       # bfloat16: 16 bits = 2 bytes
+        scores_gb = heads * T**2 * bytes_per_number / 1e9
+        # or: cost.score_matrix_bytes(8192, "bfloat16", heads=32) / 1e9   -> 4.29
+        """,
+    )
+
+
+# --------------------------------------------------------------------------------------
+# Exercise 3: achieved TFLOP/s
+# --------------------------------------------------------------------------------------
+
+
+def reference_achieved_tflops(B, H, T, d, milliseconds, causal=False):
+    """Forward attention FLOPs 4·B·H·T²·d (halved when causal), divided by the time in seconds, in 10¹²."""
+    flops = 4 * B * H * T**2 * d
+    if causal:
+        flops = flops / 2  # half of the (query, key) pairs are masked and skipped
+    seconds = milliseconds / 1e3
+    return flops / seconds / 1e12
+
+
+_TFLOP_CASES = [
+    (4, 16, 4096, 128, 1.2, False),
+    (1, 8, 1024, 64, 10.0, False),
+    (2, 32, 8192, 128, 9.5, True),
+]
+
+
+def check_achieved_tflops(achieved_tflops) -> Feedback:
+    """Exercise 3: achieved_tflops(B, H, T, d, milliseconds, causal=False) -> TFLOP/s."""
+    problem = require_callable(achieved_tflops, "achieved_tflops(B, H, T, d, milliseconds, causal=False) -> float")
+    if problem is not None:
+        return problem
+    for B, H, T, d, ms, causal in _TFLOP_CASES:
+        result, problem = call_student(achieved_tflops, B, H, T, d, ms, causal)
+        if problem is not None:
+            return problem
+        got, problem = as_numbers(result, "the TFLOP/s")
+        if problem is not None:
+            return problem
+        if got.shape != ():
+            return wrong(f"expected one number, but got an array of shape {got.shape}.")
+        value, expected = float(got), reference_achieved_tflops(B, H, T, d, ms, causal)
+        setting = f"B={B}, H={H}, T={T}, d={d}, {ms} ms, causal={causal}"
+        if not np.isfinite(value):
+            return wrong(f"for {setting} the result is {value}. Check for a division by zero.")
+        ratio = value / expected if expected else float("inf")
+
+        def about(x, ratio=ratio):
+            return abs(ratio - x) <= 0.01 * x
+
+        if about(1.0):
+            continue
+        if causal and about(2.0):
+            return wrong(f"for {setting}: with a causal mask only half of the (T, T) pairs are computed, "
+                         "so the FLOPs halve. Divide by 2 when causal is True.")
+        if about(0.5):
+            return wrong(f"for {setting} the result is half the expected value: there are two matrix "
+                         "products (Q Kᵀ and W V), 2·T²·d FLOPs each, so 4·B·H·T²·d in all.")
+        if about(1000.0) or about(1e-3):
+            return wrong(f"for {setting} the result is off by a factor of 1000: convert milliseconds to "
+                         "seconds (÷ 1000) and FLOP/s to TFLOP/s (÷ 10¹²).")
+        if about(1e12) or about(1e9) or about(1e15):
+            return wrong(f"for {setting} the result is in FLOP/s or FLOPs, not TFLOP/s: divide by 10¹².")
+        if about(1 / T):
+            return wrong(f"for {setting} the result is T times too small: attention does T² dot products, "
+                         "so the FLOPs grow with T**2.")
+        return wrong(f"for {setting} you got {value:.4g} TFLOP/s, expected {expected:.4g}. "
+                     "FLOPs = 4·B·H·T²·d (÷ 2 if causal); TFLOP/s = FLOPs / seconds / 1e12.")
+    return correct("4·B·H·T²·d FLOPs (half when causal) over the time: the number to hold against a GPU's "
+                   "peak (H100/H200: about 989 dense bf16 TFLOP/s).")
+
+
+def solution_achieved_tflops() -> Solution:
+    return Solution.from_function("achieved TFLOP/s of forward attention", reference_achieved_tflops)

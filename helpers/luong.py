@@ -1,0 +1,138 @@
+"""Luong attention, cross-attention and self-attention: one function, three uses (notebook 06).
+
+The toy translation: an English encoder reads "money bank grows"; a Hindi
+decoder is writing "paisa badhta" (पैसा बढ़ता, "money grows"). Encoder states
+h_j are the course's static embeddings; decoder states s_i are hand-picked so
+every number can be checked by eye.
+
+    encoder_states()            H: (T_k, d) = (3, 4), one row per English token
+    decoder_states()            S_dec: (T_q, d) = (2, 4), one row per Hindi token
+    luong_dot_attention(s, H)   one decoder step, Luong's way: (d,), (T_k, d) -> context (d,), weights (T_k,)
+    projections(d_model, d_k)   seeded W_q, W_k, W_v, each (d_model, d_k)
+    attend(X_q, X_kv, W)        Q from X_q, K and V from X_kv, through the course's
+                                scaled_dot_product_attention -> Q, K, V, W, Y
+    lineup_data(learned, same)  the 2 x 2 line-up of the two differences (the widget's data)
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from helpers.attention_torch import attention_weights, scaled_dot_product_attention
+from helpers.running_example import EMBEDDINGS
+
+ENCODER_TOKENS = ("money", "bank", "grows")
+DECODER_TOKENS = ("paisa", "badhta")
+#: Hand-picked decoder states: "paisa" (money) leans toward money, "badhta" (grows) toward grows.
+DECODER_STATES = {"paisa": (1.0, 0.2, 0.8, 0.0), "badhta": (0.0, 0.6, 0.8, 1.0)}
+D_MODEL = 4
+
+#: The four mechanisms the two differences span: (learned projections?, one sequence?) -> name.
+MECHANISMS = {
+    (False, False): "Luong-style attention (no projections, two sequences)",
+    (False, True): "parameter-free self-attention (notebook 03)",
+    (True, False): "cross-attention (learned projections, two sequences)",
+    (True, True): "self-attention (learned projections, one sequence)",
+}
+
+
+def encoder_states() -> torch.Tensor:
+    """H, the encoder states h_j of "money bank grows": (T_k, d) = (3, 4)."""
+    return torch.tensor([EMBEDDINGS[w] for w in ENCODER_TOKENS])
+
+
+def decoder_states() -> torch.Tensor:
+    """S_dec, the decoder states s_i of "paisa badhta": (T_q, d) = (2, 4)."""
+    return torch.tensor([DECODER_STATES[w] for w in DECODER_TOKENS])
+
+
+def _as_tensor(x, name: str, ndim: int, layout: str) -> torch.Tensor:
+    if not isinstance(x, torch.Tensor):
+        try:
+            x = torch.as_tensor(x, dtype=torch.float32)
+        except (TypeError, ValueError, RuntimeError):
+            raise TypeError(f"{name} should be numbers of shape {layout}, but got {type(x).__name__}.") from None
+    if x.dim() != ndim:
+        raise ValueError(f"{name} should be {ndim}-D with shape {layout}, but has shape {tuple(x.shape)}.")
+    if not x.is_floating_point():
+        x = x.float()
+    if torch.isnan(x).any():
+        raise ValueError(f"{name} contains NaN.")
+    return x
+
+
+def luong_dot_attention(s, H) -> tuple[torch.Tensor, torch.Tensor]:
+    """Luong's "dot" attention for one decoder step, written as Luong did.
+
+    s: (d,) decoder state (asks), H: (T_k, d) encoder states (answer and supply).
+    score_j = s · h_j (no scaling), a = softmax(scores), context = Σ_j a_j h_j.
+    Returns (context (d,), weights (T_k,)).
+    """
+    s = _as_tensor(s, "s", 1, "(d,)")
+    H = _as_tensor(H, "H", 2, "(T_k, d)")
+    if s.shape[0] != H.shape[1]:
+        raise ValueError(f"s has d={s.shape[0]} but the encoder states have d={H.shape[1]}: "
+                         "a dot product needs vectors of the same length.")
+    scores = H @ s  # (T_k,)
+    weights = torch.softmax(scores, dim=0)  # (T_k,)
+    context = weights @ H  # (d,)
+    return context, weights
+
+
+def projections(d_model: int = D_MODEL, d_k: int = D_MODEL, seed: int = 0) -> dict[str, torch.Tensor]:
+    """W_q, W_k, W_v of shape (d_model, d_k), random as at initialisation (seeded, scaled by 1/√d_model)."""
+    for name, value in (("d_model", d_model), ("d_k", d_k)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} should be a whole number >= 1, but got {value!r}.")
+    g = torch.Generator().manual_seed(seed)
+    return {name: torch.randn(d_model, d_k, generator=g) / math.sqrt(d_model) for name in ("W_q", "W_k", "W_v")}
+
+
+def attend(X_q, X_kv, W: dict | None = None, mask=None) -> dict[str, torch.Tensor]:
+    """Attention where queries come from X_q (T_q, d) and keys and values from X_kv (T_k, d).
+
+    W None: no projections, Q = X_q and K = V = X_kv (Luong's reuse). Otherwise
+    Q = X_q W_q, K = X_kv W_k, V = X_kv W_v. Both go through the course's
+    scaled_dot_product_attention. Pass the same sequence twice for self-attention.
+    Returns {"Q", "K", "V", "W" (T_q, T_k), "Y" (T_q, d_v)}.
+    """
+    X_q = _as_tensor(X_q, "X_q", 2, "(T_q, d)")
+    X_kv = _as_tensor(X_kv, "X_kv", 2, "(T_k, d)")
+    if W is None:
+        Q, K, V = X_q, X_kv, X_kv
+    else:
+        missing = {"W_q", "W_k", "W_v"} - set(W)
+        if missing:
+            raise ValueError(f"W should hold W_q, W_k and W_v; missing {sorted(missing)}.")
+        if X_q.shape[1] != W["W_q"].shape[0] or X_kv.shape[1] != W["W_k"].shape[0]:
+            raise ValueError(f"the projections expect d_model={W['W_q'].shape[0]} features per token, but "
+                             f"X_q has {X_q.shape[1]} and X_kv has {X_kv.shape[1]}.")
+        Q, K, V = X_q @ W["W_q"], X_kv @ W["W_k"], X_kv @ W["W_v"]
+    Y = scaled_dot_product_attention(Q, K, V, mask)
+    return {"Q": Q, "K": K, "V": V, "W": attention_weights(Q, K, mask), "Y": Y}
+
+
+def lineup_data(learned: bool, same_sequence: bool) -> dict:
+    """One cell of the line-up: which mechanism, its shapes, its weights and its parameter count.
+
+    learned: separate learned projections (else h_j is reused as key and value);
+    same_sequence: keys and values from the decoder's own sequence (else from the encoder's).
+    Returns {"name", "W" (T_q, T_k) array, "rows", "cols", "shapes" {name: tuple},
+    "parameters", "K_equals_V"}.
+    """
+    if not isinstance(learned, bool) or not isinstance(same_sequence, bool):
+        raise TypeError(f"learned and same_sequence should be True or False, but got {learned!r}, {same_sequence!r}.")
+    S_dec = decoder_states()
+    source, cols = (S_dec, DECODER_TOKENS) if same_sequence else (encoder_states(), ENCODER_TOKENS)
+    W = projections() if learned else None
+    out = attend(S_dec, source, W)
+    return {
+        "name": MECHANISMS[(learned, same_sequence)],
+        "W": out["W"].numpy(),
+        "rows": list(DECODER_TOKENS),
+        "cols": list(cols),
+        "shapes": {k: tuple(out[k].shape) for k in ("Q", "K", "V", "W", "Y")},
+        "parameters": 0 if W is None else sum(w.numel() for w in W.values()),
+        "K_equals_V": bool(torch.equal(out["K"], out["V"])),
+    }

@@ -1,0 +1,66 @@
+"""Notebook 07's widget: sliders for T, d_k, heads and dtype; the cost table and a memory bar follow.
+
+The memory bar is drawn in HTML on a log scale, so the widget answers at once.
+"""
+from __future__ import annotations
+
+import html
+import math
+
+import ipywidgets as widgets
+from IPython.display import HTML, display
+
+from helpers.cost import cost_widget_data, format_bytes
+from helpers.plotting import COLORS
+
+LOG_MIN, LOG_MAX = 3, 14  # the bar's axis: 1 kB to 100 TB
+
+
+def _x(n_bytes: float) -> float:
+    """Position of n_bytes on the log axis, in percent of the bar's width."""
+    value = math.log10(max(n_bytes, 10**LOG_MIN))
+    return 100 * (min(value, LOG_MAX) - LOG_MIN) / (LOG_MAX - LOG_MIN)
+
+
+def memory_bar_html(bars, devices) -> str:
+    """Horizontal log-scale bars (label, bytes) with a dashed mark at each device's memory."""
+    lines = []
+    for (label, n_bytes), colour in zip(bars, (COLORS["key"], COLORS["query"])):
+        marks = "".join(
+            f"<div title='{html.escape(name)}' style='position:absolute;left:{_x(size):.2f}%;top:0;bottom:0;"
+            f"border-left:2px dashed #444'></div>" for name, size in devices.items())
+        lines.append(
+            f"<div style='display:flex;align-items:center;margin:3px 0'>"
+            f"<div style='width:190px;text-align:right;padding-right:8px'>{html.escape(label)}</div>"
+            f"<div style='position:relative;flex:1;height:22px;background:#f2f2f2'>"
+            f"<div style='width:{_x(n_bytes):.2f}%;height:100%;background:{colour}'></div>{marks}</div>"
+            f"<div style='width:170px;padding-left:8px'>{format_bytes(n_bytes)}</div></div>")
+    legend = " · ".join(f"{html.escape(name)} at {_x(size):.0f}%" for name, size in devices.items())
+    ticks = "".join(f"<span style='position:absolute;left:{_x(value):.2f}%;transform:translateX(-50%)'>{label}</span>"
+                    for label, value in (("1 kB", 1e3), ("1 MB", 1e6), ("1 GB", 1e9), ("1 TB", 1e12),
+                                         ("100 TB", 1e14)))
+    axis = ("<div style='display:flex'><div style='width:198px'></div>"
+            f"<div style='position:relative;flex:1;height:1.2em;font-size:0.85em;color:#555'>{ticks}</div>"
+            "<div style='width:178px'></div></div>")
+    return ("<div style='font-family:sans-serif;max-width:900px'>" + "".join(lines) + axis +
+            f"<div style='font-size:0.85em;color:#555;margin-top:4px'>dashed lines (log scale): {legend}</div></div>")
+
+
+def cost_explorer(d_model: int = 512) -> widgets.interactive:
+    """T on a log slider (10² to 10⁶), d_k, heads and dtype; prints the table and draws the memory bar."""
+
+    def show(T=1e5, d_k=64, heads=1, dtype="float32"):
+        data = cost_widget_data(T, d_k, d_model=d_model, heads=heads, dtype=dtype)
+        print(f"T = {data['T']:,}   d_model = {d_model}   d_k = {d_k}   heads = {heads}   {dtype}")
+        print(data["text"])
+        fits = [name for name, ok in data["fits"].items() if ok]
+        print("the (T, T) scores fit in: " + (", ".join(fits) if fits else "none of these devices"))
+        display(HTML(memory_bar_html(data["bars"], data["devices"])))
+        return data
+
+    T = widgets.FloatLogSlider(value=1e5, base=10, min=2, max=6, step=0.25, description="T",
+                               readout_format=".3g", continuous_update=False)
+    d_k = widgets.SelectionSlider(options=[16, 32, 64, 128, 256], value=64, description="d_k")
+    heads = widgets.SelectionSlider(options=[1, 2, 4, 8, 16, 32, 64], value=1, description="heads")
+    dtype = widgets.Dropdown(options=["float32", "bfloat16", "float8"], value="float32", description="dtype")
+    return widgets.interactive(show, T=T, d_k=d_k, heads=heads, dtype=dtype)

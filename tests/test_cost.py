@@ -1,0 +1,150 @@
+"""helpers.cost: parameter, FLOP and memory arithmetic, and the cost widget."""
+import math
+
+import matplotlib.pyplot as plt
+import pytest
+import torch
+
+from helpers import cost
+from helpers.attention_torch import SelfAttention, count_parameters
+from helpers.widgets.cost import cost_explorer, memory_bar_html
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    plt.close("all")
+
+
+def test_forty_gigabytes_per_head_at_T_100000():
+    n = cost.score_matrix_bytes(100_000, "float32")
+    assert n == 4 * 10**10
+    assert cost.format_bytes(n) == "40.0 GB (37.25 GiB)"
+    assert cost.score_matrix_bytes(100_000, "bf16", heads=8) == 8 * 2 * 10**10
+
+
+@pytest.mark.parametrize("name, size", [("float32", 4), ("fp32", 4), ("bfloat16", 2), ("bf16", 2), ("fp16", 2),
+                                        ("half", 2), ("float64", 8), ("float8", 1), (torch.float32, 4),
+                                        (torch.bfloat16, 2)])
+def test_bytes_per_number(name, size):
+    assert cost.bytes_per_number(name) == size
+
+
+def test_unknown_dtype_is_named():
+    with pytest.raises(ValueError, match="Unknown dtype 'int3'"):
+        cost.bytes_per_number("int3")
+    with pytest.raises(TypeError, match="dtype should be a name"):
+        cost.bytes_per_number(4)
+
+
+def test_parameters_match_the_module():
+    counts = cost.projection_parameters(512, 64)
+    assert counts == {"W_q": 32768, "W_k": 32768, "W_v": 32768, "total": 3 * 512 * 64}
+    assert counts["total"] == count_parameters(SelfAttention(512, 64))
+    assert cost.projection_parameters(4, 3, d_v=5)["total"] == 4 * 3 * 2 + 4 * 5
+
+
+def test_matmul_flops_counts_a_multiply_and_an_add():
+    assert cost.matmul_flops(2, 3, 4) == 48
+    A, B = torch.randn(2, 3), torch.randn(3, 4)
+    # 2·3·4 = 24 multiply-adds: check by counting the products a loop would do.
+    products = sum(1 for i in range(A.shape[0]) for j in range(B.shape[1]) for k in range(A.shape[1]))
+    assert cost.matmul_flops(2, 3, 4) == 2 * products
+
+
+def test_attention_flops_is_four_B_H_T_squared_d():
+    flops = cost.attention_flops(1024, 64, batch=2, heads=4)
+    assert flops["S = Q Kᵀ"] == flops["Y = W V"] == 2 * 2 * 4 * 1024**2 * 64
+    assert flops["total"] == 4 * 2 * 4 * 1024**2 * 64
+    assert cost.attention_flops(1024, 64, batch=2, heads=4, causal=True)["total"] == flops["total"] // 2
+
+
+def test_attention_flops_for_cross_attention_and_different_d_v():
+    flops = cost.attention_flops(5, 8, T_k=7, d_v=3)
+    assert flops["S = Q Kᵀ"] == 2 * 5 * 7 * 8
+    assert flops["Y = W V"] == 2 * 5 * 7 * 3
+
+
+def test_projection_flops():
+    flops = cost.projection_flops(10, 512, 64, batch=2)
+    assert flops["Q = X W_q"] == 2 * 2 * 10 * 512 * 64
+    assert flops["total"] == 3 * flops["Q = X W_q"]
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: cost.attention_flops(0, 64), ValueError, "T should be at least 1"),
+    (lambda: cost.attention_flops(10.5, 64), TypeError, "T should be a whole number"),
+    (lambda: cost.attention_flops(10, 64, causal="yes"), TypeError, "causal should be True or False"),
+    (lambda: cost.projection_parameters(512, -1), ValueError, "d_k should be at least 1"),
+    (lambda: cost.score_matrix_bytes(True), TypeError, "T should be a whole number"),
+    (lambda: cost.format_bytes(-1), ValueError, "finite number of bytes"),
+    (lambda: cost.largest_T_for_memory(0), ValueError, "budget_bytes should be a finite number greater than 0"),
+    (lambda: cost.cost_widget_data(0, 64), ValueError, "T should be a sequence length >= 1"),
+])
+def test_bad_input_is_explained(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_format_bytes_and_counts():
+    assert cost.format_bytes(512) == "512 B"
+    assert cost.format_bytes(2**20) == "1.0 MB (1.00 MiB)"
+    assert cost.format_bytes(1.5e12) == "1.5 TB (1.36 TiB)"
+    assert cost.format_count(196_608) == "197 thousand"
+    assert cost.format_count(1.34e12) == "1.34 trillion"
+    assert cost.format_count(12) == "12"
+
+
+def test_largest_T_for_memory_inverts_score_matrix_bytes():
+    T = cost.largest_T_for_memory(40e9, "float32")
+    assert T == 100_000
+    assert cost.largest_T_for_memory(160e9, "float32", heads=2, matrices=2) == 100_000
+    assert cost.score_matrix_bytes(T + 1) > 40e9
+
+
+def test_cost_table_lines_and_text():
+    rows = cost.cost_table(100_000, 512, 64)
+    by_name = {r["quantity"]: r["value"] for r in rows}
+    assert by_name["parameters W_q, W_k, W_v"] == 98_304
+    assert by_name["memory (T, T) scores"] == 4 * 10**10
+    assert by_name["FLOPs attention (forward)"] == 4 * 100_000**2 * 64
+    assert by_name["memory Q, K, V"] == 3 * 100_000 * 64 * 4
+    text = cost.format_cost_table(rows)
+    assert "40.0 GB (37.25 GiB)" in text
+    assert "3 · d_model · d_k" in text
+    assert "B·H" in cost.format_cost_table(cost.cost_table(10, 8, 4, heads=2))
+
+
+def test_cost_widget_data():
+    data = cost.cost_widget_data(1e5, 64)
+    assert data["T"] == 100_000
+    assert data["bars"][0][1] == 4 * 10**10
+    assert data["fits"] == {"laptop (16 GB RAM)": False, "A100 (80 GB)": True, "H200 (141 GB)": True}
+    small = cost.cost_widget_data(1000.4, 64, heads=8, dtype="bfloat16")
+    assert small["T"] == 1000
+    assert small["bars"][0][1] == 8 * 1000**2 * 2
+    assert all(small["fits"].values())
+
+
+def test_memory_bar_html_places_bars_on_a_log_axis():
+    html = memory_bar_html([("scores", 1e9), ("Q, K, V", 1e6)], {"A100 (80 GB)": 80e9})
+    assert "width:54.55%" in html  # 1 GB: (9 - 3) / (14 - 3)
+    assert "width:27.27%" in html  # 1 MB: (6 - 3) / 11
+    assert "A100 (80 GB)" in html
+
+
+def test_cost_widget_follows_its_sliders():
+    w = cost_explorer()
+    assert w.result["T"] == 100_000
+    first = w.result["bars"][0][1]
+    w.children[0].value = 1e3
+    assert w.result["T"] == 1000
+    assert w.result["bars"][0][1] == first / 100**2
+    w.children[2].value = 8  # heads
+    assert w.result["bars"][0][1] == 8 * 1000**2 * 4
+    w.children[3].value = "bfloat16"
+    assert w.result["bars"][0][1] == 8 * 1000**2 * 2
+    w.children[1].value = 128  # d_k changes the parameters, not the (T, T) memory
+    params = {r["quantity"]: r["value"] for r in w.result["table"]}["parameters W_q, W_k, W_v"]
+    assert params == 3 * 512 * 128
+    assert math.isclose(w.result["bars"][0][1], 8 * 1000**2 * 2)

@@ -1,0 +1,209 @@
+"""Checkers of notebooks 06 and 07: the reference passes, each typical mistake gets its own message."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from helpers.attention_torch import scaled_dot_product_attention as sdpa
+from helpers.exercises import luong as ex06
+from helpers.exercises import pytorch_cost as ex07
+from helpers.exercises.feedback import Feedback, Solution
+
+
+def verdict(feedback, passed, *fragments):
+    assert isinstance(feedback, Feedback)
+    assert feedback.passed is passed, repr(feedback)
+    for fragment in fragments:
+        assert fragment in feedback.message, repr(feedback)
+
+
+# ---------------------------------------------------------------- 06 · exercise 1: Luong's context
+
+def test_luong_context_reference_and_numpy_answers_pass():
+    verdict(ex06.check_luong_context(ex06.reference_luong_context), True, "Luong's three steps")
+
+    def numpy_version(s, H):
+        s, H = s.numpy(), H.numpy()
+        e = np.exp(H @ s)
+        return (e / e.sum()) @ H
+
+    verdict(ex06.check_luong_context(numpy_version), True)
+
+
+@pytest.mark.parametrize("answer, fragment", [
+    (lambda s, H: torch.softmax(H @ s, 0), "returned the attention weights"),
+    (lambda s, H: H @ s, "returned the scores"),
+    (lambda s, H: (H @ s) @ H, "forgot the softmax"),
+    (lambda s, H: ((H @ s) / (H @ s).sum()) @ H, "divided the scores by their sum"),
+    (lambda s, H: torch.softmax(H @ s / math.sqrt(H.shape[1]), 0) @ H, "Transformer's addition"),
+    (lambda s, H: H.mean(0), "plain average"),
+    (lambda s, H: torch.softmax(H @ s, 0)[:, None] * H, "expected ("),
+    (lambda s, H: torch.softmax(H @ s, 0) @ H + 1, "wrong values"),
+    (lambda s, H: None, "None"),
+])
+def test_luong_context_mistakes(answer, fragment):
+    verdict(ex06.check_luong_context(answer), False, fragment)
+
+
+def test_luong_context_wrong_type_and_unsolved():
+    verdict(ex06.check_luong_context(ex06.reference_luong_context(ex06._luong_cases()[0][0],
+                                                                  ex06._luong_cases()[0][1])),
+            False, "expected a function")
+
+    def unsolved(s, H):
+        raise NotImplementedError
+
+    verdict(ex06.check_luong_context(unsolved), False, "NotImplementedError")
+    verdict(ex06.check_luong_context(lambda s, H: "context"), False, "should be numbers")
+
+
+# ---------------------------------------------------------------- 06 · exercise 2: shapes
+
+def test_shapes_reference_passes():
+    verdict(ex06.check_cross_attention_shapes(ex06.reference_cross_attention_shapes()), True, "W (5, 7)")
+    as_lists = {k: list(v) for k, v in ex06.reference_cross_attention_shapes().items()}
+    verdict(ex06.check_cross_attention_shapes(as_lists), True)
+
+
+@pytest.mark.parametrize("change, fragment", [
+    ({"W": (7, 5)}, "axes swapped"),
+    ({"K": (5, 64)}, "come from the encoder"),
+    ({"V": (5, 64)}, "come from the encoder"),
+    ({"Q": (7, 64)}, "belong to the decoder"),
+    ({"Y": (7, 64)}, "belong to the decoder"),
+    ({"Q": (5, 512)}, "not d_model = 512"),
+    ({"W": (5, 5)}, "that would be self-attention"),
+    ({"W": (7, 7)}, "that would be self-attention"),
+    ({"Y": (5, 7)}, "should have shape (5, 64)"),
+    ({"Q": "5 by 64"}, "tuple of two whole numbers"),
+])
+def test_shapes_mistakes(change, fragment):
+    answer = {**ex06.reference_cross_attention_shapes(), **change}
+    verdict(ex06.check_cross_attention_shapes(answer), False, fragment)
+
+
+def test_shapes_wrong_type_and_missing_keys():
+    verdict(ex06.check_cross_attention_shapes(None), False, "shapes is None")
+    verdict(ex06.check_cross_attention_shapes([(5, 64)]), False, "expected a dict")
+    verdict(ex06.check_cross_attention_shapes({"Q": (5, 64)}), False, "missing K, V, W, Y")
+
+
+# ---------------------------------------------------------------- 06 · exercise 3: cross-attention
+
+def test_cross_attention_reference_passes():
+    verdict(ex06.check_cross_attention(ex06.reference_cross_attention), True, "one function")
+
+
+@pytest.mark.parametrize("answer, fragment", [
+    (lambda Xd, Xe, Wq, Wk, Wv: sdpa(Xe @ Wq, Xd @ Wk, Xd @ Wv), "one per encoder token"),
+    (lambda Xd, Xe, Wq, Wk, Wv: sdpa(Xd @ Wq, Xd @ Wk, Xd @ Wv), "self-attention over the decoder"),
+    (lambda Xd, Xe, Wq, Wk, Wv: sdpa(Xd @ Wq, Xe @ Wv, Xe @ Wk), "W_k and W_v are swapped"),
+    (lambda Xd, Xe, Wq, Wk, Wv: sdpa(Xd, Xe, Xe), "no projections were applied"),
+    (lambda Xd, Xe, Wq, Wk, Wv: sdpa(Xd @ Wq, Xe @ Wk, Xe), "values are the raw encoder states"),
+    (lambda Xd, Xe, Wq, Wk, Wv: torch.softmax((Xd @ Wq) @ (Xe @ Wk).T, -1) @ (Xe @ Wv), "wrong values"),
+    (lambda Xd, Xe, Wq, Wk, Wv: (Xd @ Wq)[:, :2], "has shape"),
+])
+def test_cross_attention_mistakes(answer, fragment):
+    verdict(ex06.check_cross_attention(answer), False, fragment)
+
+
+def test_cross_attention_wrong_type_and_crash():
+    verdict(ex06.check_cross_attention("cross"), False, "expected a function")
+    verdict(ex06.check_cross_attention(lambda Xd, Xe, Wq, Wk, Wv: Xd @ Xe), False, "raised RuntimeError")
+
+
+# ---------------------------------------------------------------- 07 · exercise 1: additive mask
+
+def test_additive_mask_reference_and_alternatives_pass():
+    verdict(ex07.check_additive_mask(ex07.reference_additive_mask), True, "exp(-inf) = 0")
+    verdict(ex07.check_additive_mask(lambda m: torch.where(m == 0, float("-inf"), 0.0)), True)
+    verdict(ex07.check_additive_mask(lambda m: np.where(m.numpy() == 0, -np.inf, 0.0)), True)
+
+
+@pytest.mark.parametrize("answer, fragment", [
+    (lambda m: torch.where(m == 0, 0.0, float("-inf")), "polarity is flipped"),
+    (lambda m: m.float(), "values are 0 and 1"),
+    (lambda m: (m == 0), "True where attention is NOT allowed"),
+    (lambda m: (m != 0), "boolean mask"),
+    (lambda m: torch.where(m == 0, -1.0, 0.0), "not pushed to -inf"),
+    (lambda m: torch.where(m == 0, float("-inf"), 0.5), "nonzero value"),
+    (lambda m: torch.where(m == 0, float("nan"), 0.0), "NaN"),
+    (lambda m: torch.zeros(3, 3), "shape"),
+    (lambda m: None, "returned None"),
+])
+def test_additive_mask_mistakes(answer, fragment):
+    verdict(ex07.check_additive_mask(answer), False, fragment)
+
+
+def test_additive_mask_wrong_type():
+    verdict(ex07.check_additive_mask(torch.zeros(4, 4)), False, "expected a function")
+    verdict(ex07.check_additive_mask(lambda m: "mask"), False, "should be numbers")
+
+
+# ---------------------------------------------------------------- 07 · exercise 2: GB of scores
+
+def test_scores_gb_reference_passes():
+    assert ex07.reference_scores_gb() == pytest.approx(4.294967296)
+    verdict(ex07.check_scores_gb(4.29), True, "4.29 GB")
+    verdict(ex07.check_scores_gb(np.float64(4.295)), True)
+
+
+@pytest.mark.parametrize("answer, fragment", [
+    (4.294967296e9, "number of bytes"),
+    (4.0, "GiB"),
+    (4.294967296 / 32, "for one head"),
+    (8.59, "4 bytes per number"),
+    (2.147, "1 byte per number"),
+    (32 * 8192 * 2 / 1e9, "not T²"),
+    (17.0, "is not it"),
+])
+def test_scores_gb_mistakes(answer, fragment):
+    verdict(ex07.check_scores_gb(answer), False, fragment)
+
+
+def test_scores_gb_wrong_type():
+    verdict(ex07.check_scores_gb(None), False, "is None")
+    verdict(ex07.check_scores_gb("4.29 GB"), False, "plain number")
+    verdict(ex07.check_scores_gb(True), False, "plain number")
+
+
+# ---------------------------------------------------------------- 07 · exercise 3: TFLOP/s
+
+def test_tflops_reference_passes():
+    verdict(ex07.check_achieved_tflops(ex07.reference_achieved_tflops), True, "989")
+    assert ex07.reference_achieved_tflops(4, 16, 4096, 128, 1.2) == pytest.approx(458.1, abs=0.1)
+
+
+@pytest.mark.parametrize("answer, fragment", [
+    (lambda B, H, T, d, ms, causal=False: 4 * B * H * T**2 * d / (ms / 1e3) / 1e12, "causal mask"),
+    (lambda B, H, T, d, ms, causal=False: 2 * B * H * T**2 * d / (ms / 1e3) / 1e12, "two matrix products"),
+    (lambda B, H, T, d, ms, causal=False: ex07.reference_achieved_tflops(B, H, T, d, ms, causal) * 1000,
+     "factor of 1000"),
+    (lambda B, H, T, d, ms, causal=False: ex07.reference_achieved_tflops(B, H, T, d, ms, causal) * 1e12,
+     "not TFLOP/s"),
+    (lambda B, H, T, d, ms, causal=False: ex07.reference_achieved_tflops(B, H, T, d, ms, causal) / T,
+     "T times too small"),
+    (lambda B, H, T, d, ms, causal=False: 3.0, "expected"),
+    (lambda B, H, T, d, ms, causal=False: [1.0, 2.0], "one number"),
+    (lambda B, H, T, d, ms, causal=False: float("inf"), "division by zero"),
+])
+def test_tflops_mistakes(answer, fragment):
+    verdict(ex07.check_achieved_tflops(answer), False, fragment)
+
+
+def test_tflops_wrong_type():
+    verdict(ex07.check_achieved_tflops(458.1), False, "expected a function")
+    verdict(ex07.check_achieved_tflops(lambda B, H, T, d, ms: 1.0), False, "raised TypeError")
+
+
+# ---------------------------------------------------------------- solutions
+
+@pytest.mark.parametrize("solution", [
+    ex06.solution_luong_context, ex06.solution_cross_attention_shapes, ex06.solution_cross_attention,
+    ex07.solution_additive_mask, ex07.solution_scores_gb, ex07.solution_achieved_tflops,
+])
+def test_solutions_show_code(solution):
+    shown = solution()
+    assert isinstance(shown, Solution)
+    assert shown.code and "<details>" in shown._repr_html_()

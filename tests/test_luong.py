@@ -1,0 +1,112 @@
+"""helpers.luong (notebook 06): Luong, cross- and self-attention through one function, and the line-up widget."""
+import math
+
+import pytest
+import torch
+
+from helpers import luong
+from helpers.attention_torch import SelfAttention, scaled_dot_product_attention
+from helpers.widgets.luong import PROJECTIONS, SEQUENCES, lineup_explorer, weights_html
+
+
+def test_toy_sequences():
+    H, S_dec = luong.encoder_states(), luong.decoder_states()
+    assert H.shape == (3, 4) and S_dec.shape == (2, 4)
+    assert H[1].tolist() == [1.0, 1.0, 0.0, 0.0]  # bank, the running example's static vector
+    assert S_dec[0].tolist() == pytest.approx([1.0, 0.2, 0.8, 0.0])
+
+
+def test_luong_dot_attention_by_hand():
+    context, weights = luong.luong_dot_attention(luong.decoder_states()[0], luong.encoder_states())
+    scores = torch.tensor([1.8, 1.2, 1.0])  # paisa · money, paisa · bank, paisa · grows
+    torch.testing.assert_close(weights, torch.softmax(scores, 0))
+    torch.testing.assert_close(context, torch.softmax(scores, 0) @ luong.encoder_states())
+    torch.testing.assert_close(weights, torch.tensor([0.5005, 0.2747, 0.2249]), atol=1e-4, rtol=0)
+
+
+def test_luong_equals_the_course_function_with_the_scale_undone():
+    S_dec, H = luong.decoder_states(), luong.encoder_states()
+    d = H.shape[1]
+    contexts = torch.stack([luong.luong_dot_attention(s, H)[0] for s in S_dec])
+    torch.testing.assert_close(scaled_dot_product_attention(math.sqrt(d) * S_dec, H, H), contexts)
+
+
+def test_luong_bad_input():
+    with pytest.raises(ValueError, match="s has d=3 but the encoder states have d=4"):
+        luong.luong_dot_attention(torch.ones(3), luong.encoder_states())
+    with pytest.raises(ValueError, match=r"H should be 2-D with shape \(T_k, d\)"):
+        luong.luong_dot_attention(torch.ones(4), torch.ones(4))
+    with pytest.raises(TypeError, match="s should be numbers"):
+        luong.luong_dot_attention("bank", luong.encoder_states())
+    with pytest.raises(ValueError, match="s contains NaN"):
+        luong.luong_dot_attention(torch.tensor([float("nan")] * 4), luong.encoder_states())
+
+
+def test_projections_are_seeded_and_shaped():
+    W = luong.projections(4, 3, seed=1)
+    assert set(W) == {"W_q", "W_k", "W_v"} and all(w.shape == (4, 3) for w in W.values())
+    torch.testing.assert_close(W["W_q"], luong.projections(4, 3, seed=1)["W_q"])
+    assert not torch.equal(W["W_q"], W["W_k"])
+    with pytest.raises(ValueError, match="d_k should be a whole number >= 1"):
+        luong.projections(4, 0)
+
+
+def test_attend_cross_and_self():
+    S_dec, H = luong.decoder_states(), luong.encoder_states()
+    W = luong.projections()
+    cross = luong.attend(S_dec, H, W)
+    assert cross["W"].shape == (2, 3) and cross["Y"].shape == (2, 4)
+    torch.testing.assert_close(cross["W"].sum(-1), torch.ones(2))
+    torch.testing.assert_close(cross["Y"], cross["W"] @ (H @ W["W_v"]))
+    plain = luong.attend(S_dec, H)
+    assert torch.equal(plain["K"], plain["V"])
+    own = luong.attend(S_dec, S_dec, W)
+    assert own["W"].shape == (2, 2)
+    layer = SelfAttention(4, 4)
+    with torch.no_grad():
+        for name in ("W_q", "W_k", "W_v"):
+            getattr(layer, name).weight.copy_(W[name].T)  # nn.Linear stores the transpose
+    torch.testing.assert_close(layer(S_dec[None])[0], own["Y"])
+
+
+def test_attend_bad_input():
+    with pytest.raises(ValueError, match="missing"):
+        luong.attend(luong.decoder_states(), luong.encoder_states(), {"W_q": torch.eye(4)})
+    with pytest.raises(ValueError, match="expect d_model=4 features per token"):
+        luong.attend(torch.ones(2, 3), luong.encoder_states(), luong.projections())
+
+
+@pytest.mark.parametrize("learned, same, name, W_shape, params", [
+    (False, False, "Luong-style", (2, 3), 0),
+    (False, True, "parameter-free self-attention", (2, 2), 0),
+    (True, False, "cross-attention", (2, 3), 48),
+    (True, True, "self-attention (learned", (2, 2), 48),
+])
+def test_lineup_data(learned, same, name, W_shape, params):
+    data = luong.lineup_data(learned, same)
+    assert data["name"].startswith(name)
+    assert data["W"].shape == W_shape and data["shapes"]["W"] == W_shape
+    assert data["parameters"] == params
+    assert data["K_equals_V"] is (not learned)
+    assert data["cols"] == (list(luong.DECODER_TOKENS) if same else list(luong.ENCODER_TOKENS))
+
+
+def test_lineup_data_refuses_non_booleans():
+    with pytest.raises(TypeError, match="True or False"):
+        luong.lineup_data("yes", True)
+
+
+def test_weights_html_has_labels_and_values():
+    html = weights_html([[0.25, 0.75]], ["paisa"], ["money", "bank"], "W")
+    assert "paisa" in html and "money" in html and "0.75" in html and "<caption" in html
+
+
+def test_lineup_widget_follows_its_switches():
+    w = lineup_explorer()
+    assert w.result["name"].startswith("Luong-style")
+    w.children[0].value = PROJECTIONS[1]
+    assert w.result["name"].startswith("cross-attention") and w.result["parameters"] == 48
+    w.children[1].value = SEQUENCES[1]
+    assert w.result["name"].startswith("self-attention") and w.result["W"].shape == (2, 2)
+    w.children[0].value = PROJECTIONS[0]
+    assert w.result["name"].startswith("parameter-free")
