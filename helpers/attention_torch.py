@@ -54,7 +54,8 @@ def check_qkv(Q, K, V) -> None:
         ) from None
 
 
-def _check_mask(mask, t_q: int, t_k: int) -> torch.Tensor:
+def check_mask(mask, t_q: int, t_k: int) -> torch.Tensor:
+    """The boolean (..., T_q, T_k) 'may attend' mask; a clear error for a bad shape or a fully hidden row."""
     if not isinstance(mask, torch.Tensor):
         raise TypeError(f"mask should be a torch.Tensor of shape (..., {t_q}, {t_k}), but got {type(mask).__name__}.")
     if mask.dim() < 2 or mask.shape[-2:] != (t_q, t_k):
@@ -82,7 +83,7 @@ def attention_weights(Q, K, mask=None) -> torch.Tensor:
     d_k = Q.size(-1)
     scores = (Q @ K.transpose(-2, -1)) / math.sqrt(d_k)  # (..., T_q, T_k)
     if mask is not None:
-        allowed = _check_mask(mask, Q.size(-2), K.size(-2))
+        allowed = check_mask(mask, Q.size(-2), K.size(-2))
         scores = scores.masked_fill(~allowed, float("-inf"))
     return F.softmax(scores, dim=-1)
 

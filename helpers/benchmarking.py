@@ -44,8 +44,9 @@ import torch
 import torch.nn.functional as F
 
 from helpers import cost
-from helpers.attention_torch import _check_mask, causal_mask, check_qkv
+from helpers.attention_torch import causal_mask
 from helpers.attention_torch import scaled_dot_product_attention as helpers_attention
+from helpers.fast_attention import lean_attention, tiled_attention
 
 # --------------------------------------------------------------------------------------
 # The implementations being compared
@@ -62,93 +63,10 @@ def naive_attention(Q, K, V, causal: bool = False):
     return helpers_attention(Q, K, V, mask)
 
 
-def _check_inputs(Q, K, V) -> torch.Size:
-    """check_qkv's type and shape rules without its three NaN scans; returns the broadcast batch shape.
-
-    Anything unusual is handed to check_qkv, so the error messages are the
-    course's. NaN is caught on the output instead (see _refuse_nan): one scan of
-    (T_q, d_v) numbers instead of three of the inputs, about 2 ms less at
-    T = 1,024, B·H = 8 on a CPU.
-    """
-    tensors = (Q, K, V)
-    fine = all(isinstance(x, torch.Tensor) and x.dim() >= 2 and x.is_floating_point() for x in tensors)
-    fine = fine and Q.shape[-1] == K.shape[-1] and K.shape[-2] == V.shape[-2]
-    if fine:
-        try:
-            return torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
-        except RuntimeError:
-            pass
-    check_qkv(Q, K, V)  # raises the course's message
-    raise ValueError("Q, K and V do not fit together.")  # not reached: check_qkv has raised
-
-
-def _refuse_nan(out, Q, K, V):
-    """Raise instead of returning NaN. A NaN anywhere in Q, K or V that can affect the result reaches
-    the output (even a weight of exactly 0 times NaN is NaN), so scanning the output is enough."""
-    if torch.isnan(out).any():
-        check_qkv(Q, K, V)  # names the input that holds NaN
-        raise ValueError("The attention output contains NaN although Q, K and V do not: look for inf in the inputs.")
-    return out
-
-
-def lean_attention(Q, K, V, mask=None):
-    """The same maths as the textbook version, written to touch memory less.
-
-    softmax(Q Kᵀ / √d_k) V with ONE (T_q, T_k) buffer: the scale is folded into
-    Q (T·d_k multiplications instead of T²), the masking and the softmax are done
-    in place. Same signature, mask convention (mask == 0: may not attend) and
-    errors as helpers.attention_torch.scaled_dot_product_attention.
-    (..., T_q, d_k), (..., T_k, d_k), (..., T_k, d_v) -> (..., T_q, d_v).
-    """
-    batch = _check_inputs(Q, K, V)
-    T_q, d_k, T_k, d_v = Q.shape[-2], Q.shape[-1], K.shape[-2], V.shape[-1]
-    q = (Q * (1.0 / math.sqrt(d_k))).expand(*batch, T_q, d_k).reshape(-1, T_q, d_k)  # (n, T_q, d_k)
-    k = K.expand(*batch, T_k, d_k).reshape(-1, T_k, d_k)  # (n, T_k, d_k)
-    v = V.expand(*batch, T_k, d_v).reshape(-1, T_k, d_v)  # (n, T_k, d_v)
-    S = torch.bmm(q, k.transpose(1, 2))  # (n, T_q, T_k): the one (T, T) buffer
-    if mask is not None:
-        allowed = _check_mask(mask, T_q, T_k)
-        hidden = (~allowed).expand(*batch, T_q, T_k).reshape(-1, T_q, T_k)
-        S.masked_fill_(hidden, float("-inf"))
-    torch.softmax(S, dim=-1, out=S)  # in place: no second (T, T) buffer
-    return _refuse_nan(torch.bmm(S, v).reshape(*batch, T_q, d_v), Q, K, V)  # (..., T_q, d_v)
-
-
 def lean_attention_causal(Q, K, V, causal: bool = False):
     """lean_attention with a causal mask if asked (the benchmark's calling convention)."""
     mask = causal_mask(Q.shape[-2], device=Q.device) if causal else None
     return lean_attention(Q, K, V, mask)
-
-
-def tiled_attention(Q, K, V, causal: bool = False, block: int = 128):
-    """Exact attention computed `block` queries at a time: the (T, T) matrix is never whole.
-
-    Each tile of scores, (batch, block, T_k), is small enough to stay in the CPU's
-    caches while it is softmaxed and multiplied by V (4 MiB at B·H = 8, T = 1,024). Softmax rows are
-    independent, so the result is exactly that of the full computation. With
-    `causal`, a tile only computes the keys its queries may see. This is the first
-    half of FlashAttention's idea (which also tiles the keys, with a running
-    softmax). (..., T_q, d_k), (..., T_k, d_k), (..., T_k, d_v) -> (..., T_q, d_v).
-    """
-    batch = _check_inputs(Q, K, V)
-    if isinstance(block, bool) or not isinstance(block, int) or block < 1:
-        raise ValueError(f"block should be a whole number of queries >= 1, but got {block!r}.")
-    T_q, d_k, T_k, d_v = Q.shape[-2], Q.shape[-1], K.shape[-2], V.shape[-1]
-    q = (Q * (1.0 / math.sqrt(d_k))).expand(*batch, T_q, d_k).reshape(-1, T_q, d_k)  # (n, T_q, d_k)
-    k_t = K.expand(*batch, T_k, d_k).reshape(-1, T_k, d_k).transpose(1, 2)  # (n, d_k, T_k)
-    v = V.expand(*batch, T_k, d_v).reshape(-1, T_k, d_v)  # (n, T_k, d_v)
-    out = torch.empty(q.shape[0], T_q, d_v, dtype=Q.dtype, device=Q.device)  # (n, T_q, d_v)
-    for start in range(0, T_q, block):
-        stop = min(start + block, T_q)
-        seen = min(stop, T_k) if causal else T_k  # a causal tile never looks past its last query
-        S = torch.bmm(q[:, start:stop], k_t[:, :, :seen])  # (n, block, seen): one tile of scores
-        if causal:
-            rows = torch.arange(start, stop, device=Q.device)[:, None]
-            S.masked_fill_(torch.arange(seen, device=Q.device)[None, :] > rows, float("-inf"))
-        torch.softmax(S, dim=-1, out=S)
-        out[:, start:stop] = torch.bmm(S, v[:, :seen])  # (n, block, d_v)
-        del S  # free this tile before the next one is allocated
-    return _refuse_nan(out.reshape(*batch, T_q, d_v), Q, K, V)
 
 
 def sdpa_attention(Q, K, V, causal: bool = False):

@@ -14,7 +14,6 @@ import torch
 import torch.nn.functional as F
 
 from helpers import benchmarking as bench
-from helpers.attention_torch import causal_mask, scaled_dot_product_attention
 
 ROOT = Path(__file__).resolve().parents[1]
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -35,63 +34,6 @@ def test_every_cpu_implementation_computes_the_same_attention(impl, causal):
     Q, K, V = bench.make_qkv(4, 33, 16)
     expected = F.scaled_dot_product_attention(Q, K, V, is_causal=causal)
     torch.testing.assert_close(bench.get_implementation(impl)(Q, K, V, causal), expected, atol=1e-5, rtol=1e-5)
-
-
-def test_lean_attention_is_a_drop_in_for_the_helpers_function():
-    g = torch.Generator().manual_seed(0)
-    Q, K, V = torch.randn(2, 3, 5, 4, generator=g), torch.randn(3, 7, 4, generator=g), torch.randn(3, 7, 6, generator=g)
-    mask = (torch.rand(5, 7, generator=g) > 0.4)
-    mask[:, 0] = True
-    torch.testing.assert_close(bench.lean_attention(Q, K, V, mask), scaled_dot_product_attention(Q, K, V, mask))
-    torch.testing.assert_close(bench.lean_attention(Q, K, V, mask.float()), scaled_dot_product_attention(Q, K, V, mask))
-
-
-@pytest.mark.parametrize("causal", [False, True])
-def test_tiled_attention_with_ragged_tiles_and_broadcast_batches(causal):
-    g = torch.Generator().manual_seed(3)
-    Q, K, V = torch.randn(2, 3, 9, 4, generator=g), torch.randn(3, 9, 4, generator=g), torch.randn(3, 9, 5, generator=g)
-    expected = F.scaled_dot_product_attention(Q, K.expand(2, 3, 9, 4), V.expand(2, 3, 9, 5), is_causal=causal)
-    torch.testing.assert_close(bench.tiled_attention(Q, K, V, causal, block=4), expected)
-
-
-def test_tiled_attention_never_holds_the_whole_matrix():
-    Q, K, V = bench.make_qkv(2, 256, 16)
-    peak = bench.cpu_peak_bytes(lambda: bench.tiled_attention(Q, K, V, block=32))
-    assert peak < 0.5 * 2 * 256 * 256 * 4
-
-
-@pytest.mark.parametrize("impl", [bench.lean_attention, bench.tiled_attention])
-@pytest.mark.parametrize("tensor", [0, 1, 2])
-def test_fast_variants_refuse_nan_with_the_courses_message(impl, tensor):
-    Q, K, V = (t.clone() for t in bench.make_qkv(1, 6, 4))
-    (Q, K, V)[tensor][0, 0, 3, 1] = float("nan")
-    name = "QKV"[tensor]
-    with pytest.raises(ValueError, match=f"{name} contains NaN"):
-        impl(Q, K, V)
-
-
-def test_fast_variants_refuse_bad_shapes_with_the_courses_message():
-    Q, K, V = bench.make_qkv(2, 5, 4)
-    with pytest.raises(ValueError, match="K has T_k=5 keys but V has 4 values"):
-        bench.tiled_attention(Q, K, V[..., :4, :])
-    with pytest.raises(ValueError, match="batch dimensions"):
-        bench.lean_attention(Q, K[:, :1].expand(1, 3, 5, 4), V)
-    with pytest.raises(TypeError, match="floating-point"):
-        bench.tiled_attention(Q.long(), K, V)
-    with pytest.raises(ValueError, match="block should be a whole number"):
-        bench.tiled_attention(Q, K, V, block=0)
-
-
-def test_lean_attention_keeps_the_helpers_errors():
-    Q, K, V = bench.make_qkv(1, 3, 4)
-    hidden = causal_mask(3).clone()
-    hidden[2] = False
-    with pytest.raises(ValueError, match="hides every key from query row 2"):
-        bench.lean_attention(Q, K, V, hidden)
-    with pytest.raises(ValueError, match="Q has d_k=4 but K has d_k=3"):
-        bench.lean_attention(Q, K[..., :3], V)
-    with pytest.raises(TypeError, match="Q should be a torch.Tensor"):
-        bench.lean_attention([[1.0]], K, V)
 
 
 def test_unknown_implementation_and_backend():
