@@ -76,7 +76,7 @@ def missing_requirements() -> list[str]:
     problems = []
     if sys.version_info < (3, 10):  # noqa: UP036 (a student may run an older Python)
         problems.append(f"Python 3.10 or newer is needed; this is {platform.python_version()}.")
-    for package, minimum in (("numpy", (1, 24)), ("matplotlib", (3, 7)), ("torch", (2, 1)), ("ipywidgets", (8, 0))):
+    for package, minimum in (("numpy", (1, 24)), ("matplotlib", (3, 7)), ("torch", (2, 1)), ("ipywidgets", (7, 6))):
         try:
             module = importlib.import_module(package)
         except ImportError:
