@@ -411,7 +411,8 @@ def constant_comparison(d_model: int = 512, n_heads: int = 8, *, T: int = 16, n_
 
     Scores are q·k of unit-Gaussian vectors in d_k = d_model / n_heads
     dimensions (one head). Returns {"d_model", "n_heads", "d_k", "T",
-    "max_entropy_bits", "rows": [ {label, c, score_var, max_weight, entropy_bits,
+    "max_entropy_bits", "example_scores" (T,): the raw scores q·k of query 0, whose weights are each
+    row's example_weights, "rows": [ {label, c, score_var, max_weight, entropy_bits,
     effective_keys, mean_sorted_weights (T,), example_weights (T,), grad_median}, ... ]}.
     """
     d_k = per_head_dim(d_model, n_heads)
@@ -427,4 +428,4 @@ def constant_comparison(d_model: int = 512, n_heads: int = 8, *, T: int = 16, n_
             "score_var", "max_weight", "entropy_bits", "effective_keys", "mean_sorted_weights",
             "example_weights", "grad_median")}})
     return {"d_model": int(d_model), "n_heads": int(n_heads), "d_k": d_k, "T": T,
-            "max_entropy_bits": math.log2(T), "rows": rows}
+            "max_entropy_bits": math.log2(T), "example_scores": S[0].copy(), "rows": rows}

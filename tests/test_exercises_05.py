@@ -43,19 +43,44 @@ def test_divisor_reference_passes():
 
 
 @pytest.mark.parametrize("answer, phrases", [
-    (lambda d_model, n_heads: math.sqrt(d_model), ["= √d_model", "ONE head", "c = √64 = 8"]),
-    (lambda d_model, n_heads: d_model / n_heads, ["d_k itself", "square root"]),
+    (lambda d_model, n_heads: math.sqrt(d_model), ["that is √d_model", "ONE head", "c = √64 = 8"]),
+    (lambda d_model, n_heads: d_model / n_heads, ["d_k = d_model / n_heads itself", "square root"]),
+    (lambda d_model, n_heads: d_model // n_heads, ["d_k = d_model / n_heads itself"]),
     (lambda d_model, n_heads: n_heads, ["number of heads", "happens to match", "d_k = 128 / 2 = 64"]),
-    (lambda d_model, n_heads: 1 / math.sqrt(d_model / n_heads), ["MULTIPLY"]),
+    (lambda d_model, n_heads: 1 / math.sqrt(d_model / n_heads), ["1/√d_k", "swapped", "MULTIPLIED"]),
+    (lambda d_model, n_heads: math.sqrt(n_heads / d_model), ["1/√d_k", "arguments are swapped"]),
+    (lambda d_model, n_heads: n_heads / d_model, ["n_heads / d_model", "swapped", "square root is missing"]),
+    (lambda d_model, n_heads: math.sqrt(n_heads // d_model), ["0 every time", "wrong way round"]),
     (lambda d_model, n_heads: math.sqrt(d_model) / n_heads, ["√d_model / n_heads"]),
-    (lambda d_model, n_heads: d_model * n_heads, ["do not multiply"]),
-    (lambda d_model, n_heads: 3.0, ["divisor(512, 8) returned 3", "expected √(d_model / n_heads) = √64 = 8"]),
+    (lambda d_model, n_heads: math.sqrt(n_heads), ["that is √n_heads"]),
+    (lambda d_model, n_heads: d_model * n_heads, ["that is d_model · n_heads", "do not multiply"]),
+    (lambda d_model, n_heads: math.sqrt(d_model * n_heads), ["that is √(d_model · n_heads)", "do not multiply"]),
+    (lambda d_model, n_heads: d_model, ["that is d_model itself"]),
+    (lambda d_model, n_heads: 3.0, ["divisor(512, 8) returned 3, but c = √(d_model / n_heads) = √64 = 8"]),
     (lambda d_model, n_heads: [8.0, 8.0], ["2 numbers", "one number"]),
-    (lambda d_model, n_heads: None, ["None", "return"]),
-    (lambda d_model, n_heads: "eight", ["numbers"]),
+    (lambda d_model, n_heads: None, ["returned None", "return"]),
+    (lambda d_model, n_heads: "eight", ["text", "not a number"]),
+    (lambda d_model, n_heads: 8 + 0j, ["complex"]),
+    (lambda d_model, n_heads: float("nan"), ["not a finite number"]),
+    (lambda d_model, n_heads: 1.7e308, ["divisor(512, 8) returned 1.7e+308"]),
 ])
 def test_divisor_mistakes_get_specific_feedback(answer, phrases):
     fails(check_divisor(answer), *phrases)
+
+
+def test_divisor_slips_that_coincide_at_512_and_8_are_told_apart():
+    # at 512 and 8 heads, √(d_model·n_heads) = √4096 = 64 = d_k: the formula, not one value, decides
+    message = fails(check_divisor(lambda d_model, n_heads: math.sqrt(d_model * n_heads)))
+    assert "d_k = d_model / n_heads itself" not in message
+    assert "divisor(128, 2) returned 16" in message                      # a second case shows the pattern
+    # a function written as divisor(n_heads, d_model) sees the arguments the other way round
+    message = fails(check_divisor(lambda n_heads, d_model: math.sqrt(d_model / n_heads)))
+    assert "arguments are swapped" in message and "divisor(d_model, n_heads)" in message
+
+
+def test_divisor_accepts_any_single_number():
+    for wrap in (float, np.float32, np.array, lambda x: np.array([x]), torch.tensor, lambda x: torch.tensor([x])):
+        passes(check_divisor(lambda d_model, n_heads, wrap=wrap: wrap(math.sqrt(d_model / n_heads))))
 
 
 def test_divisor_unfinished_or_wrong_type():
@@ -103,9 +128,19 @@ def test_variance_prediction_mistakes_get_specific_feedback(raw, scaled, phrases
 def test_variance_prediction_unfinished_or_wrong_type():
     fails(check_variance_prediction(None, None), "predicted_var is still None")
     fails(check_variance_prediction(8.0, None), "predicted_var_scaled is still None")
-    fails(check_variance_prediction("eight", 0.0625), "numbers")
+    fails(check_variance_prediction("eight", 0.0625), "text", "not a number")
     fails(check_variance_prediction([8.0, 0.0625], 0.0625), "one number")
-    fails(check_variance_prediction(float("inf"), 0.0625), "finite")
+    fails(check_variance_prediction(float("inf"), 0.0625), "not a finite number")
+    fails(check_variance_prediction(1.7e308, 0.0625), "predicted_var = 1.7e+308")
+    fails(check_variance_prediction(8.0, -1.7e308), "negative", "never below 0")
+    fails(check_variance_prediction(-8.0, 0.0625), "negative")
+    fails(check_variance_prediction(8 + 0j, 0.0625), "complex")
+
+
+def test_variance_prediction_accepts_0d_arrays_and_torch_scalars():
+    passes(check_variance_prediction(np.array(8.0), np.array(0.0625)))
+    passes(check_variance_prediction(torch.tensor(8.0), torch.tensor([0.0625])))
+    passes(check_variance_prediction(np.float32(8.0), 1 / 16))
 
 
 # ----------------------------------------------------------------------------- Exercise 3: scaled weights
@@ -121,18 +156,25 @@ def test_scaled_weights_reference_passes_and_matches_torch():
 
 
 @pytest.mark.parametrize("answer, phrases", [
-    (lambda Q, K: softmax(Q @ K.T), ["without the scale", "√32"]),
-    (lambda Q, K: softmax(Q @ K.T / Q.shape[1]), ["divided by d_k = 32"]),
+    (lambda Q, K: softmax(Q @ K.T), ["not divided by √d_k", "Q.shape[-1] = 32", "0.85", "0.42"]),
+    (lambda Q, K: softmax(Q @ K.T / Q.shape[1]), ["divided by d_k = 32", "square root"]),
     (lambda Q, K: softmax(Q @ K.T * np.sqrt(Q.shape[1])), ["multiplied"]),
-    (lambda Q, K: Q @ K.T / np.sqrt(Q.shape[1]), ["before softmax"]),
+    (lambda Q, K: softmax(Q @ K.T / np.sqrt(K.shape[0])), ["√T_k = √6", "KEYS", "Q.shape[-1] = 32"]),
+    (lambda Q, K: softmax(Q @ K.T / np.sqrt(Q.shape[0])), ["√T_q = √4", "QUERIES"]),
+    (lambda Q, K: Q @ K.T, ["raw scores", "apply softmax", "exp, then divide by the row's sum"]),
+    (lambda Q, K: Q @ K.T / np.sqrt(Q.shape[1]), ["before softmax", "exp, then divide by the row's sum"]),
+    (lambda Q, K: Q @ K.T / 3.0, ["negative", "exp, then divide by the row's sum"]),
     (lambda Q, K: softmax(Q @ K.T / np.sqrt(Q.shape[1]), axis=0), ["COLUMN", "axis=-1"]),
-    (lambda Q, K: np.exp(Q @ K.T / np.sqrt(Q.shape[1])), ["row sums", "Normalise"]),
+    (lambda Q, K: np.exp(Q @ K.T / np.sqrt(Q.shape[1])), ["row sums", "divide each row by its own sum"]),
     (lambda Q, K: softmax(K @ Q.T / np.sqrt(Q.shape[1])), ["swapped", "(4, 6)"]),
     (lambda Q, K: softmax(Q @ K.T / np.sqrt(Q.shape[1]))[0], ["shape (6,)", "(4, 6)"]),
     (lambda Q, K: np.full((4, 6), np.nan), ["NaN"]),
-    (lambda Q, K: softmax(Q @ K.T / 4.0), ["wrong values"]),
-    (lambda Q, K: None, ["None"]),
-    (lambda Q, K: "weights", ["numbers"]),
+    (lambda Q, K: np.full((4, 6), 1.7e308), ["row sums are [inf"]),
+    (lambda Q, K: softmax(Q @ K.T / 4.0), ["the rows sum to 1", "24 weights are off", "row 0, column 0"]),
+    (lambda Q, K: None, ["returned None", "return"]),
+    (lambda Q, K: "weights", ["text", "NumPy array"]),
+    (lambda Q, K: softmax(Q @ K.T / np.sqrt(Q.shape[1])) + 0j, ["complex"]),
+    (lambda Q, K: np.array(0.25), ["shape ()", "(4, 6)"]),
 ])
 def test_scaled_weights_mistakes_get_specific_feedback(answer, phrases):
     fails(check_scaled_weights(answer), *phrases)
@@ -153,6 +195,23 @@ def test_scaled_weights_checker_does_not_let_the_student_change_its_inputs():
 
     fails(check_scaled_weights(vandal))
     passes(check_scaled_weights(reference_scaled_weights))            # the next call is unaffected
+
+
+# ----------------------------------------------------------------------------- every message
+
+def test_no_message_has_a_doubled_full_stop():
+    answers = [
+        check_divisor(lambda d_model, n_heads: 1.0), check_divisor(lambda d_model, n_heads: 8.0),
+        check_divisor(lambda d_model, n_heads: 1 / math.sqrt(d_model / n_heads)),
+        check_variance_prediction(1.0, 1.0), check_variance_prediction(8.0, 1.0),
+        check_variance_prediction(1.0, 0.0625), check_variance_prediction(8.0, 0.0625),
+        check_scaled_weights(lambda Q, K: np.full((4, 6), 1 / 6)),
+        check_scaled_weights(lambda Q, K: np.eye(4, 6) + np.eye(4, 6, 1) * 0),
+        check_scaled_weights(reference_scaled_weights),
+    ]
+    for feedback in answers:
+        text = feedback.message.replace("...", "")
+        assert ".." not in text, text
 
 
 # ----------------------------------------------------------------------------- solutions

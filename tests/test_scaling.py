@@ -1,10 +1,12 @@
 """helpers.scaling (notebook 05's measurements) and its widget, helpers.widgets.scaling."""
+import io
 import math
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 import torch
+from PIL import Image
 
 from helpers import scaling
 from helpers.scaling import (
@@ -266,6 +268,10 @@ def test_constant_comparison_right_wrong_and_none():
     S, _ = scaling._scores_and_upstream(64, 16, 512, 0)
     for row in cmp["rows"]:                                             # query 0's weights under each divisor
         np.testing.assert_allclose(row["example_weights"], softmax(S[0] / row["c"]))
+    np.testing.assert_array_equal(cmp["example_scores"], S[0])
+    order = np.argsort(-cmp["example_scores"])                          # ranking by score = ranking by weight
+    for row in cmp["rows"][1:]:
+        assert np.all(np.diff(row["example_weights"][order]) <= 0)
 
 
 # ----------------------------------------------------------------------------- the widget
@@ -282,7 +288,22 @@ def test_widget_follows_its_controls():
     assert w.result["d_k"] == 1024 and w.result["max_weight"] > 0.9
     assert w.result["grad_median"] < 1e-3
     assert "1024" in w.children[3].value
+    assert "took" not in w.children[3].value                           # timing is measured, never shown
     assert math.isfinite(w.last_update_ms)
+
+
+def test_widget_picture_grows_in_presenter_mode():
+    from helpers import plotting
+
+    plotting.presenter_mode(False)
+    normal = scaling_widget().picture.value
+    plotting.presenter_mode(True)
+    try:
+        large = scaling_widget().picture.value
+    finally:
+        plotting.presenter_mode(False)
+    size = [Image.open(io.BytesIO(png)).size for png in (normal, large)]
+    assert size[1][0] > 1.3 * size[0][0] and size[1][1] > 1.3 * size[0][1]
 
 
 def test_widget_update_moves_both_controls_at_once():

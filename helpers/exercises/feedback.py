@@ -125,7 +125,10 @@ def compare_numbers(got, expected, name: str, *, atol: float = 1e-4, hint: str =
 
 
 def _fmt(x) -> str:
-    return np.array2string(np.asarray(x), precision=4, suppress_small=True)
+    x = np.asarray(x)
+    if x.ndim == 0:
+        return f"{float(x):.4g}"
+    return np.array2string(x, precision=4, suppress_small=True)
 
 
 def _kind(value) -> str:

@@ -10,13 +10,38 @@ from helpers.exercises.feedback import (
     Solution,
     as_numbers,
     call_student,
-    compare_numbers,
     correct,
     require_callable,
     wrong,
 )
 from helpers.scaling import sample_dot_products
 from helpers.similarity import softmax
+
+
+def _number(value, name: str, what: str = "a number", *, returned: bool = False):
+    """(float, None) or (None, Feedback) for a single real number (int, float, 0-d or size-1 array or tensor).
+
+    `returned`: the value came back from the student's function (rather than being a variable they set).
+    """
+    if value is None:
+        if returned:
+            return None, wrong(f"{name} returned None. Did the function forget to `return` {what}?")
+        return None, wrong(f"{name} is still None. Replace None with {what}.")
+    if isinstance(value, (str, bytes)):
+        return None, wrong(f"{name} is the text {value!r:.40}, not a number. Remove the quotes.")
+    if isinstance(value, complex) or np.iscomplexobj(value):
+        return None, wrong(f"{name} is a complex number ({value!r:.40}); it should be one real number.")
+    array, problem = as_numbers(value, name)
+    if problem is not None:
+        return None, problem
+    if array.size != 1:
+        return None, wrong(f"{name} should be one number ({what}), but has {array.size} numbers "
+                           f"(shape {array.shape}).")
+    number = float(array.reshape(()))
+    if not math.isfinite(number):
+        return None, wrong(f"{name} is {number}, not a finite number: it should be {what}.")
+    return number, None
+
 
 # ----------------------------------------------------------------------------- Exercise 1: the divisor per head
 
@@ -34,49 +59,74 @@ def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-3, abs_tol=1e-9)
 
 
+#: Typical slips, recognised by the formula they follow in EVERY case (a single case can mislead: at 512 and 8
+#: heads, d_k = 64 and √(d_model·n_heads) = √4096 = 64 too). Messages may use {d_model}, {n_heads}, {d_k}, {c}.
+_DIVISOR_SLIPS = (
+    (lambda m, h: math.sqrt(m),
+     "that is √d_model. d_k is the size of ONE head's keys, d_model / n_heads = {d_model} / {n_heads} = {d_k}, "
+     "so c = √{d_k} = {c:.4g}. Split d_model across the heads first."),
+    (lambda m, h: m / h,
+     "that is d_k = d_model / n_heads itself. The divisor is its square root: Var(X / c) = Var(X) / c², "
+     "and c² must equal d_k, so c = √{d_k} = {c:.4g}."),
+    (lambda m, h: h,
+     "that is the number of heads. For 512 and 8 heads it happens to match (√64 = 8), but here "
+     "d_k = {d_model} / {n_heads} = {d_k}, so c = √{d_k} = {c:.4g}."),
+    (lambda m, h: math.sqrt(h / m),
+     "that is √(n_heads / d_model) = 1/√d_k: upside down. Either the arguments are swapped (the checker calls "
+     "divisor(d_model, n_heads): the model width first, then the number of heads), or you returned the factor "
+     "the scores are MULTIPLIED by. Return the divisor c = √(d_model / n_heads) = √{d_k} = {c:.4g}."),
+    (lambda m, h: h / m,
+     "that is n_heads / d_model: the division is the wrong way round (are the arguments swapped? the checker "
+     "calls divisor(d_model, n_heads)) and the square root is missing. c = √(d_model / n_heads) = {c:.4g}."),
+    (lambda m, h: 0.0,
+     "0 every time: n_heads // d_model rounds down to 0, so the division is the wrong way round (are the "
+     "arguments swapped? the checker calls divisor(d_model, n_heads)). d_k = d_model / n_heads = {d_k}."),
+    (lambda m, h: math.sqrt(m) / h,
+     "that is √d_model / n_heads. Take the square root of the per-head size: "
+     "√(d_model / n_heads) = √{d_k} = {c:.4g}."),
+    (lambda m, h: math.sqrt(h),
+     "that is √n_heads. The square root belongs to the per-head size d_k = d_model / n_heads = {d_k}: "
+     "c = √{d_k} = {c:.4g}."),
+    (lambda m, h: m * h,
+     "that is d_model · n_heads: heads split d_model, they do not multiply it. "
+     "d_k = d_model / n_heads = {d_k}, c = √{d_k} = {c:.4g}."),
+    (lambda m, h: math.sqrt(m * h),
+     "that is √(d_model · n_heads): heads split d_model, they do not multiply it. "
+     "d_k = d_model / n_heads = {d_k}, c = √{d_k} = {c:.4g}."),
+    (lambda m, h: m,
+     "that is d_model itself. Split it across the heads, d_k = d_model / n_heads = {d_k}, "
+     "then take the square root: c = √{d_k} = {c:.4g}."),
+)
+
+
 def check_divisor(divisor) -> Feedback:
     """Exercise 1: divisor(d_model, n_heads) -> c = √(d_model / n_heads)."""
     problem = require_callable(divisor, "divisor(d_model, n_heads) returning one number")
     if problem is not None:
         return problem
+    answers = []
     for d_model, n_heads in DIVISOR_CASES:
         got, problem = call_student(divisor, d_model, n_heads)
         if problem is not None:
             return problem
-        value, problem = as_numbers(got, f"divisor({d_model}, {n_heads})")
+        c, problem = _number(got, f"divisor({d_model}, {n_heads})", "the constant c", returned=True)
         if problem is not None:
             return problem
-        if value.size != 1:
-            return wrong(f"divisor({d_model}, {n_heads}) returned {value.size} numbers (shape {value.shape}); "
-                         "it should return one number, the constant c.")
-        c = float(value.reshape(()))
-        d_k = d_model // n_heads
-        expected = math.sqrt(d_k)
-        if _close(c, expected):
-            continue
-        call = f"divisor({d_model}, {n_heads}) returned {c:.4g}"
-        if _close(c, math.sqrt(d_model)):
-            return wrong(f"{call} = √d_model. d_k is the size of ONE head's keys, d_model / n_heads = {d_k}, "
-                         f"so c = √{d_k} = {expected:.4g}. Split d_model across the heads first.")
-        if _close(c, d_k):
-            return wrong(f"{call}, which is d_k itself. The divisor is its square root: "
-                         f"Var(X / c) = Var(X) / c², and c² must equal d_k, so c = √{d_k} = {expected:.4g}.")
-        if _close(c, n_heads):
-            return wrong(f"{call}, the number of heads. For 512 and 8 heads that happens to match "
-                         f"(√64 = 8), but here d_k = {d_model} / {n_heads} = {d_k}, so c = √{d_k} = {expected:.4g}.")
-        if _close(c, 1 / expected):
-            return wrong(f"{call} = 1/√d_k, the factor you MULTIPLY the scores by. Return the divisor "
-                         f"c = √d_k = {expected:.4g} instead.")
-        if _close(c, math.sqrt(d_model) / n_heads):
-            return wrong(f"{call} = √d_model / n_heads. Take the square root of the per-head size: "
-                         f"√(d_model / n_heads) = √{d_k} = {expected:.4g}.")
-        if _close(c, d_model * n_heads) or _close(c, math.sqrt(d_model * n_heads)):
-            return wrong(f"{call}: heads split d_model, they do not multiply it. "
-                         f"d_k = d_model / n_heads = {d_k}, c = √{d_k} = {expected:.4g}.")
-        return wrong(f"{call}, expected √(d_model / n_heads) = √{d_k} = {expected:.4g}. "
-                     "Compute the per-head size d_k first, then take its square root.")
-    return correct("c = √(d_model / n_heads): 8 for d_model = 512 with 8 heads (not √512 ≈ 22.6), "
-                   "and 8 again for 768 with 12 heads: many real models use d_k = 64 per head.")
+        answers.append(c)
+    failed = [(case, c) for case, c in zip(DIVISOR_CASES, answers, strict=True)
+              if not _close(c, reference_divisor(*case))]
+    if not failed:
+        return correct("c = √(d_model / n_heads): 8 for d_model = 512 with 8 heads (not √512 ≈ 22.6), "
+                       "and 8 again for 768 with 12 heads: many real models use d_k = 64 per head.")
+    (d_model, n_heads), _ = failed[0]
+    d_k = d_model // n_heads
+    facts = {"d_model": d_model, "n_heads": n_heads, "d_k": d_k, "c": math.sqrt(d_k)}
+    calls = " and ".join(f"divisor({m}, {h}) returned {c:.4g}" for (m, h), c in failed[:2])
+    for formula, message in _DIVISOR_SLIPS:
+        if all(_close(c, formula(*case)) for case, c in zip(DIVISOR_CASES, answers, strict=True)):
+            return wrong(f"{calls}: " + message.format(**facts))
+    return wrong(f"divisor({d_model}, {n_heads}) returned {failed[0][1]:.4g}, but c = √(d_model / n_heads) = "
+                 f"√{d_k} = {facts['c']:.4g}. Compute the per-head size d_k first, then take its square root.")
 
 
 def solution_divisor() -> Solution:
@@ -94,31 +144,20 @@ PREDICT_D_K = 128
 PREDICT_SIGMA = 0.5
 
 
-def _number(value, name: str):
-    """(float, None) or (None, Feedback) for a single number."""
-    if value is None:
-        return None, wrong(f"{name} is still None. Replace None with your prediction (a number).")
-    array, problem = as_numbers(value, name)
-    if problem is not None:
-        return None, problem
-    if array.size != 1:
-        return None, wrong(f"{name} should be one number, but has {array.size} (shape {array.shape}).")
-    number = float(array.reshape(()))
-    if not math.isfinite(number):
-        return None, wrong(f"{name} is {number}: a variance is a finite number.")
-    return number, None
-
-
 def check_variance_prediction(predicted_var, predicted_var_scaled) -> Feedback:
     """Exercise 2: Var(q·k) and Var(q·k / √d_k) for d_k = 128, components with σ = 0.5."""
     d, s = PREDICT_D_K, PREDICT_SIGMA
-    raw, problem = _number(predicted_var, "predicted_var")
+    raw, problem = _number(predicted_var, "predicted_var", "your prediction (a number)")
     if problem is not None:
         return problem
-    scaled, problem = _number(predicted_var_scaled, "predicted_var_scaled")
+    scaled, problem = _number(predicted_var_scaled, "predicted_var_scaled", "your prediction (a number)")
     if problem is not None:
         return problem
     expected_raw, expected_scaled = d * s**4, s**4
+    for name, value in (("predicted_var", raw), ("predicted_var_scaled", scaled)):
+        if value < 0:
+            return wrong(f"{name} = {value:.4g} is negative, but a variance is an average of squares: "
+                         "it is never below 0.")
 
     def near(a, b):
         return math.isclose(a, b, rel_tol=0.01)
@@ -146,8 +185,8 @@ def check_variance_prediction(predicted_var, predicted_var_scaled) -> Feedback:
                      "Each product has variance σ⁴; d independent products add up.")
     if not near(scaled, expected_scaled):
         if near(scaled, 1.0):
-            return wrong("predicted_var_scaled = 1. Dividing by √d_k removes the factor d_k and leaves σ⁴, "
-                         f"which is 1 only when σ = 1; here σ = {s}.")
+            return wrong("predicted_var_scaled is 1, but dividing by √d_k removes only the factor d_k and leaves "
+                         f"σ⁴, which is 1 only when σ = 1; here σ = {s}.")
         if near(scaled, expected_raw / math.sqrt(d)):
             return wrong(f"predicted_var_scaled = {scaled:.4g} = Var / √d_k. Dividing a variable by c divides "
                          "its variance by c²: Var(X / c) = Var(X) / c², and c² = d_k here.")
@@ -191,6 +230,10 @@ def reference_scaled_weights(Q, K):
     return np.exp(S) / np.exp(S).sum(axis=-1, keepdims=True)
 
 
+def _same(W: np.ndarray, reference: np.ndarray) -> bool:
+    return W.shape == reference.shape and bool(np.allclose(W, reference, atol=1e-6, rtol=0))
+
+
 def check_scaled_weights(scaled_weights) -> Feedback:
     """Exercise 3: scaled_weights(Q, K) -> softmax(Q Kᵀ / √d_k) with rows summing to 1."""
     problem = require_callable(scaled_weights, "scaled_weights(Q, K) returning a (T_q, T_k) array")
@@ -200,46 +243,68 @@ def check_scaled_weights(scaled_weights) -> Feedback:
     got, problem = call_student(scaled_weights, Q.copy(), K.copy())
     if problem is not None:
         return problem
+    if got is None:
+        return wrong("scaled_weights returned None. Did the function forget to `return` the weights?")
+    if isinstance(got, (str, bytes)):
+        return wrong(f"scaled_weights returned the text {got!r:.40}; it should return a NumPy array "
+                     "of weights, shape (T_q, T_k).")
+    if np.iscomplexobj(got):
+        return wrong("scaled_weights returned complex numbers; attention weights are real numbers from 0 to 1.")
     W, problem = as_numbers(got, "the weights")
     if problem is not None:
         return problem
     expected = reference_scaled_weights(Q, K)
     t_q, t_k = expected.shape
+    d_k = Q.shape[1]
     if W.shape == (t_k, t_q):
         return wrong(f"the weights have shape {W.shape} = (T_k, T_q): keys and queries are swapped. "
                      f"Q @ K.T gives one row per query, shape (T_q, T_k) = ({t_q}, {t_k}).")
     if W.shape != expected.shape:
-        return wrong(f"the weights have shape {W.shape}, expected (T_q, T_k) = ({t_q}, {t_k}) for "
-                     f"Q of shape {Q.shape} and K of shape {K.shape}. Compute Q @ K.T.")
+        return wrong(f"the weights have shape {W.shape}, but Q of shape {Q.shape} and K of shape {K.shape} need "
+                     f"(T_q, T_k) = ({t_q}, {t_k}): one row per query, one column per key. Compute Q @ K.T.")
     if not np.all(np.isfinite(W)):
-        return wrong("the weights contain NaN or infinity. Subtract each row's maximum before exp.")
-    S = Q @ K.T
-    d_k = Q.shape[1]
-    if np.allclose(W, S / np.sqrt(d_k), atol=1e-6):
-        return wrong("these are the scaled scores, before softmax. Apply softmax to each row "
-                     "so the weights are positive and sum to 1.")
-    if not np.allclose(W.sum(axis=-1), 1.0, atol=1e-6):
-        if np.allclose(W.sum(axis=0), 1.0, atol=1e-6):
+        return wrong("the weights contain NaN or infinity. Subtract each row's maximum before exp "
+                     "(or use softmax from helpers.similarity, which does).")
+    S = Q @ K.T                                                     # (T_q, T_k) raw scores
+    if _same(W, S):
+        return wrong("these are the raw scores Q Kᵀ: nothing was divided and no softmax applied. Divide by "
+                     f"√d_k = √{d_k}, then apply softmax to each row: exp, then divide by the row's sum.")
+    if _same(W, S / np.sqrt(d_k)):
+        return wrong("these are the scaled scores, before softmax. Apply softmax to each row: exp, then divide "
+                     "by the row's sum, so the weights are positive and each row sums to 1.")
+    with np.errstate(over="ignore", invalid="ignore"):             # huge entries: the sums may be inf
+        row_sums, column_sums = W.sum(axis=-1), W.sum(axis=0)
+    if not np.allclose(row_sums, 1.0, atol=1e-6):
+        if np.allclose(column_sums, 1.0, atol=1e-6):
             return wrong("each COLUMN sums to 1: softmax ran over the queries (axis 0). Each query's weights "
                          "over the keys must sum to 1: use axis=-1.")
-        return wrong(f"row sums are {np.round(W.sum(axis=-1), 4).tolist()}, but each row of weights must sum "
-                     "to 1. Normalise each row by its own sum (axis=-1, keepdims=True).")
-    if np.allclose(W, softmax(S), atol=1e-6):
-        return wrong(f"these are softmax(Q Kᵀ) without the scale: the scores were not divided by √d_k = "
-                     f"√{d_k} ≈ {np.sqrt(d_k):.3g}, so the rows are too peaked (largest weight "
-                     f"{W.max(axis=-1).mean():.2f} on average instead of {expected.max(axis=-1).mean():.2f}).")
-    if np.allclose(W, softmax(S / d_k), atol=1e-6):
-        return wrong(f"the scores were divided by d_k = {d_k}, which over-flattens the weights. "
-                     f"Divide by √d_k ≈ {np.sqrt(d_k):.3g}: Var(S / c) = Var(S) / c² is then σ⁴.")
-    if np.allclose(W, softmax(S * np.sqrt(d_k)), atol=1e-6):
-        return wrong("the scores were multiplied by √d_k. Divide by it instead.")
-    problem = compare_numbers(W, expected, "your W", atol=1e-6,
-                              hint="Compute softmax(Q @ K.T / np.sqrt(d_k)) row by row, with d_k = Q.shape[-1].")
-    if problem is not None:
-        return problem
-    return correct(f"softmax(Q Kᵀ / √d_k) with d_k = {d_k}: rows sum to 1, and the largest weight is "
-                   f"{expected.max(axis=-1).mean():.2f} on average (without the scale it would be "
-                   f"{softmax(S).max(axis=-1).mean():.2f}).")
+        if (W < 0).any():
+            return wrong("some weights are negative, so these are still scores, not weights. Apply softmax to "
+                         "each row of Q Kᵀ / √d_k: exp, then divide by the row's sum.")
+        return wrong(f"row sums are {np.round(row_sums, 4).tolist()}, but each row of weights must sum to 1. "
+                     "If you took exp, divide each row by its own sum (axis=-1, keepdims=True).")
+    if _same(W, expected):
+        return correct(f"softmax(Q Kᵀ / √d_k) with d_k = {d_k}: rows sum to 1, and the largest weight is "
+                       f"{expected.max(axis=-1).mean():.2f} on average (without the scale it would be "
+                       f"{softmax(S).max(axis=-1).mean():.2f}).")
+    for divisor, slip in ((1.0, "the scores were not divided by √d_k"),
+                          (d_k, f"the scores were divided by d_k = {d_k}, not by its square root"),
+                          (1 / np.sqrt(d_k), "the scores were multiplied by √d_k instead of divided"),
+                          (np.sqrt(t_k), f"the scores were divided by √T_k = √{t_k}, the square root of the number "
+                                         "of KEYS (K.shape[0])"),
+                          (np.sqrt(t_q), f"the scores were divided by √T_q = √{t_q}, the square root of the number "
+                                         "of QUERIES (Q.shape[0])")):
+        if _same(W, softmax(S / divisor)):
+            peak = W.max(axis=-1).mean()
+            return wrong(f"{slip}. d_k is the length of each query and key vector, Q.shape[-1] = {d_k}: "
+                         f"divide by √{d_k} ≈ {np.sqrt(d_k):.3g}, so Var(scores / √d_k) = σ⁴ whatever d_k is. "
+                         f"(Your rows put {peak:.2f} on their largest weight on average; the right scale puts "
+                         f"{expected.max(axis=-1).mean():.2f}.)")
+    bad = np.argwhere(~np.isclose(W, expected, atol=1e-6, rtol=0))
+    i, j = (int(x) for x in bad[0])
+    return wrong(f"the rows sum to 1, but {len(bad)} of the {W.size} weights are off, the first at row {i}, "
+                 f"column {j} ({W[i, j]:.4g} is too {'large' if W[i, j] > expected[i, j] else 'small'}). "
+                 "Compute softmax(Q @ K.T / np.sqrt(d_k)) row by row, with d_k = Q.shape[-1].")
 
 
 def solution_scaled_weights() -> Solution:

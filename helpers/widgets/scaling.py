@@ -7,23 +7,30 @@ for every d_k.
 """
 from __future__ import annotations
 
-import io
 import time
 
 import ipywidgets as widgets
-import matplotlib.pyplot as plt
 import numpy as np
-from PIL import Image
 
-from helpers.plotting import COLORS
+from helpers.plotting import COLORS, is_presenter_mode
 from helpers.scaling import POWERS_OF_TWO, attention_snapshot
+from helpers.widgets._fast_png import PRESENTER_SCALE, FastFigure
 
 _MODE_COLOR = {True: COLORS["query"], False: COLORS["key"]}
 _MODE_NAME = {True: "divide by √d_k", False: "no scaling"}
+#: Font sizes (points) in the picture. Fixed rather than read from the course style, so the picture keeps
+#: its layout in presenter mode, where FastFigure grows it as a whole (higher dpi).
+_TEXT, _SMALL = 14, 12
+
+
+def _reading_style() -> str:
+    """CSS for the text under the picture: readable from the back of a room, larger when presenting."""
+    size = round(15 * (PRESENTER_SCALE if is_presenter_mode() else 1))
+    return f"font-size:{size}px;line-height:1.5"
 
 
 class _Picture:
-    """A persistent two-panel figure, redrawn by blitting.
+    """A persistent two-panel figure, redrawn by blitting (helpers.widgets._fast_png.FastFigure).
 
     Axes, ticks, labels and the two gradient curves are drawn once into a
     background; an update restores it and draws only what changes (the bars,
@@ -32,62 +39,57 @@ class _Picture:
     """
 
     def __init__(self, curves: dict, T: int):
-        with plt.ioff():
-            self.fig, (self.ax_w, self.ax_g) = plt.subplots(1, 2, figsize=(9.6, 3.6), dpi=72)
-        self.fig.subplots_adjust(left=0.08, right=0.98, top=0.86, bottom=0.17, wspace=0.32)
+        self.figure = FastFigure(figsize=(10.4, 4.0), dpi=80)
+        fig = self.figure.fig
+        self.ax_w, self.ax_g = fig.subplots(1, 2)
+        fig.subplots_adjust(left=0.075, right=0.985, top=0.87, bottom=0.16, wspace=0.3)
         ax = self.ax_w
-        self.bars = ax.bar(range(1, T + 1), np.zeros(T), width=0.7, animated=True)
+        self.bars = ax.bar(range(1, T + 1), np.zeros(T), width=0.7)
         ax.axhline(1 / T, color="#888888", ls="--", lw=1)
-        ax.text(T + 0.4, 1 / T + 0.02, f"uniform 1/{T}", color="#888888", fontsize=10, ha="right")
+        ax.text(T + 0.4, 1 / T + 0.03, f"uniform: 1/{T} each", color="#666666", fontsize=_SMALL, ha="right")
         ax.set_xlim(0.3, T + 0.7)
         ax.set_xticks([1, *range(4, T + 1, 4)])
         ax.set_ylim(0, 1.0)
-        ax.set_xlabel("key, ranked by its weight")
-        ax.set_ylabel("mean weight")
+        ax.set_xlabel("key, ranked by its weight", fontsize=_SMALL)
+        ax.set_ylabel("mean weight", fontsize=_SMALL)
         ax = self.ax_g
         for scaled, (d, grad) in curves.items():
-            ax.plot(d, grad, "o-", ms=4, color=_MODE_COLOR[scaled], label=_MODE_NAME[scaled])
+            ax.plot(d, grad, "o-", ms=5, lw=2, color=_MODE_COLOR[scaled], label=_MODE_NAME[scaled])
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ticks = list(POWERS_OF_TWO[::2])
         ax.set_xticks(ticks, [str(t) for t in ticks])
         ax.minorticks_off()
         ax.autoscale(False)
-        (self.marker,) = ax.plot([], [], "o", ms=14, mfc="none", mew=2.5, color="black", animated=True)
-        ax.set_xlabel("d_k")
-        ax.set_ylabel("median ‖∂L/∂scores‖ per query")
-        ax.legend(loc="lower left", fontsize=10)
-        self.title_w = self.ax_w.set_title(" ", animated=True)
-        self.title_g = self.ax_g.set_title(" ", animated=True)
-        self.fig.canvas.draw()                                  # everything that never changes, once
-        self.background = self.fig.canvas.copy_from_bbox(self.fig.bbox)
+        (self.marker,) = ax.plot([], [], "o", ms=16, mfc="none", mew=2.5, color="black")
+        ax.set_xlabel("d_k", fontsize=_SMALL)
+        ax.set_ylabel("gradient per query (median)", fontsize=_SMALL)
+        ax.legend(loc="lower left", fontsize=_SMALL)
+        for axis in (self.ax_w, self.ax_g):
+            axis.tick_params(labelsize=_SMALL)
+            for side in ("top", "right"):
+                axis.spines[side].set_visible(False)
+        self.title_w = self.ax_w.set_title(" ", fontsize=_TEXT)
+        self.title_g = self.ax_g.set_title(" ", fontsize=_TEXT)
+        self.figure.set_dynamic([*self.bars, self.marker, self.title_w, self.title_g])
 
     def png(self, data: dict) -> bytes:
-        canvas = self.fig.canvas
-        canvas.restore_region(self.background)
         color = _MODE_COLOR[data["scaled"]]
         for bar, w in zip(self.bars, data["mean_sorted_weights"], strict=True):
             bar.set_height(w)
             bar.set_color(color)
-            self.ax_w.draw_artist(bar)
-        self.title_w.set_text(f"top key takes {data['max_weight']:.0%}; "
-                              f"spread over ≈ {data['effective_keys']:.1f} of {data['T']} keys")
-        self.ax_w.draw_artist(self.title_w)
+        self.title_w.set_text(f"top key {data['max_weight']:.0%}, spread over ≈ {data['effective_keys']:.1f} keys")
         self.marker.set_data([data["d_k"]], [data["grad_median"]])
-        self.ax_g.draw_artist(self.marker)
-        self.title_g.set_text(f"gradient reaching the scores: {data['grad_median']:.3g}")
-        self.ax_g.draw_artist(self.title_g)
-        pixels = np.asarray(canvas.buffer_rgba())
-        buffer = io.BytesIO()
-        Image.fromarray(pixels).save(buffer, format="png", compress_level=1)
-        return buffer.getvalue()
+        self.title_g.set_text(f"gradient reaching the scores: {data['grad_median']:.2g}")
+        return self.figure.png()
 
 
 class ScalingWidget(widgets.VBox):
     """children: [0] d_k (slider over 1, 2, 4, ..., 1024), [1] scaling on/off, [2] the picture, [3] the numbers.
 
     `.result` holds the latest attention_snapshot dict; `.last_update_ms` how
-    long the last update took (computing + drawing).
+    long the last update took (computing + drawing; measured for the course's
+    latency target, never shown to the student).
     """
 
     def __init__(self, d_k: int = 64, scaled: bool = True, *, T: int = 16, n_queries: int = 512, seed: int = 0):
@@ -99,7 +101,7 @@ class ScalingWidget(widgets.VBox):
         self.scaled = widgets.ToggleButtons(options=[(_MODE_NAME[True], True), (_MODE_NAME[False], False)],
                                             value=bool(scaled), description="scores")
         self.picture = widgets.Image(format="png")
-        self.reading = widgets.HTML()
+        self.reading = widgets.HTML(layout=widgets.Layout(margin="0 0 0 8px"))
         self.result = None
         self._quiet = False
         self.last_update_ms = float("nan")
@@ -121,14 +123,14 @@ class ScalingWidget(widgets.VBox):
         self.result = data
         self.last_update_ms = 1000 * (time.perf_counter() - start)
         self.reading.value = (
+            f"<div style='{_reading_style()}'>"
             f"d_k = {data['d_k']}, {_MODE_NAME[data['scaled']]} (divisor c = {data['scale']:.3g}): "
             f"the scores softmax sees have variance <b>{data['score_var']:.3g}</b><br>"
             f"mean top weight <b>{data['max_weight']:.3f}</b>, entropy {data['entropy_bits']:.2f} bits "
             f"(uniform: {np.log2(data['T']):.0f})<br>"
             f"gradient reaching the scores per query: median <b>{data['grad_median']:.3g}</b> "
             f"(10th to 90th percentile {data['grad_p10']:.2g} to {data['grad_p90']:.2g}); "
-            f"{data['top2_share']:.0%} of it lands on each query's two top-scoring keys"
-            f"<br><small>update took {self.last_update_ms:.0f} ms</small>"
+            f"{data['top2_share']:.0%} of it lands on each query's two top-scoring keys</div>"
         )
 
     def update(self, d_k: int, scaled: bool) -> dict:
