@@ -2,7 +2,7 @@
 
     attention_scores(Q, K)                (T_q, d_k), (T_k, d_k) -> (T_q, T_k)      S = Q Kᵀ
     attention_weights(Q, K, scale=None)   -> W (T_q, T_k): rows positive, each sums to 1
-    attend(Q, K, V, scale=None)           -> Y (T_q, d_v) = softmax(scale · Q Kᵀ) V: three matrix products
+    attend(Q, K, V, scale=None)           -> Y (T_q, d_v) = softmax(scale · Q Kᵀ) V: product, softmax, product
     attend_rows(Q, K, V, scale=None)      the same, one query row i at a time
     attend_loops(Q, K, V, scale=None)     the same, explicit Python loops over i and j
     self_attention(E, scaled=True)        (T, d) -> (T, d): attend(E, E, E), no parameters
@@ -88,7 +88,7 @@ def attention_weights(Q, K, scale=None) -> np.ndarray:
 
 
 def attend(Q, K, V, scale=None) -> np.ndarray:
-    """Attention as three matrix products: Y = softmax(scale · Q Kᵀ) V.
+    """Attention as three matrix operations, two products and a row-wise softmax: Y = softmax(scale · Q Kᵀ) V.
 
     Q: (T_q, d_k), K: (T_k, d_k), V: (T_k, d_v) -> Y: (T_q, d_v).
     """

@@ -120,6 +120,7 @@ def gravity_plot(E, Y, labels, *, basis=None, ax=None, title: str = "", color=No
         size = plt.rcParams["font.size"]
         for (x, y), word in zip(Pe, labels):
             ax.annotate(word, (x, y), xytext=(6, 6), textcoords="offset points", color=COLORS["static"], fontsize=size)
+    ax.margins(x=0.1, y=0.14)   # room for the word labels (drawn up and right of each point) below the title
     ax.set_aspect("equal")
     ax.set_xlabel("view axis 1")
     ax.set_ylabel("view axis 2")

@@ -61,7 +61,7 @@ def softmax_at_scale(scores, scale: float = 1.0) -> dict:
     with np.errstate(over="ignore"):
         overflows = bool(np.isinf(np.exp(scaled)).any())
     positive = weights[weights > 0]
-    entropy = float(-(positive * np.log2(positive)).sum())
+    entropy = max(0.0, float(-(positive * np.log2(positive)).sum()))   # no "-0.000" for one-hot weights
     return {
         "scores": scores,
         "scale": float(scale),
@@ -79,25 +79,38 @@ def softmax_at_scale(scores, scale: float = 1.0) -> dict:
 def weights_bars(rows, titles, labels=None, *, suptitle: str = ""):
     """Rows of weights (each (n,), summing to 1) as bar charts side by side, values on the bars.
 
-    Returns (fig, axes). A dashed line marks the uniform weight 1/n.
+    Returns (fig, axes). A dashed line marks the uniform weight 1/n (the legend under the bars says so);
+    a value label that would sit on that line is lifted just above it.
     """
     rows = [check.vector(r, f"row {k}") for k, r in enumerate(rows)]
     if len(titles) != len(rows):
         raise ValueError(f"Got {len(rows)} rows of weights but {len(titles)} titles: give one title per row.")
-    fig, axes = plt.subplots(1, len(rows), figsize=(4.2 * len(rows), 3.6), sharey=True, squeeze=False)
+    grow = plt.rcParams["font.size"] / 13   # larger fonts (presenter mode) get a larger figure
+    fig, axes = plt.subplots(1, len(rows), figsize=(4.2 * grow * len(rows), 3.9 * grow), sharey=True,
+                             squeeze=False)
+    label_height = 0.1   # of a value label, in weight units (the y axis runs from 0 to 1.12)
+    uniform_sizes = set()
     for ax, w, title in zip(axes[0], rows, titles):
         names = labels if labels is not None else [f"token {k}" for k in range(len(w))]
         if len(names) != len(w):
             raise ValueError(f"{len(names)} labels for {len(w)} weights: give one label per weight.")
+        uniform = 1 / len(w)
+        uniform_sizes.add(len(w))
         ax.bar(range(len(w)), w, color=COLORS["contextual"], width=0.6)
         for k, v in enumerate(w):
-            ax.text(k, v + 0.02, f"{v:.3f}", ha="center", va="bottom", fontsize=plt.rcParams["font.size"] - 1)
-        ax.axhline(1 / len(w), color="#888888", ls="--", lw=1)
+            y = v + 0.02
+            if y < uniform < y + label_height:   # the label would sit on the dashed line: lift it above
+                y = uniform + 0.02
+            ax.text(k, y, f"{v:.3f}", ha="center", va="bottom", fontsize=plt.rcParams["font.size"] - 1)
+        ax.axhline(uniform, color="#888888", ls="--", lw=1)
         ax.set_xticks(range(len(w)), names)
         ax.set_ylim(0, 1.12)
         ax.set_title(title)
     axes[0][0].set_ylabel("weight")
+    n_text = "/".join(str(n) for n in sorted(uniform_sizes))
+    line = plt.Line2D([], [], color="#888888", ls="--", lw=1)
+    fig.legend([line], [f"uniform weight 1/{n_text}: every token the same"], loc="lower center", frameon=False)
     if suptitle:
         fig.suptitle(suptitle)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     return fig, axes[0]

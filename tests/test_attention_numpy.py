@@ -233,6 +233,9 @@ def test_gravity_and_timing_plots_draw():
         gravity_plot(E_MONEY, E_MONEY[:2], ["a", "b", "c"])
     with pytest.raises(ValueError, match=r"basis should have shape \(4, 2\)"):
         gravity_plot(E_MONEY, E_MONEY, ["a", "b", "c"], basis=np.ones((3, 2)))
+    pictured = steps["E"] @ plane                                        # (3, 2) the words' positions
+    top, span = pictured[:, 1].max(), np.ptp(pictured[:, 1])
+    assert ax.get_ylim()[1] >= top + 0.1 * span                          # room for the labels under the title
     ax = timing_plot({"matrix": ([16, 64], [1e-4, 1e-3])})
     assert ax.get_xscale() == "log" and len(ax.lines) == 1
     with pytest.raises(ValueError, match=r"2 values of T but 1 timings"):

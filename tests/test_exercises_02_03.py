@@ -38,12 +38,28 @@ def test_longer_not_closer_reference_passes():
     ([1, 2, 3], ["2-D vector", "(3,)"]),
     ([0, 0], ["no direction"]),
     ([6, 1], ["not above a · b = 26", "not below"]),           # b itself: neither
-    ([1, 5], ["angle is fine", "multiply d by a bigger number"]),   # c: closer in angle test passes, dot too small
-    ([12, 2], ["beats 26", "turn d away from a"]),              # 2b-like: long but same direction
+    ([1, 5], ["angle is fine", "multiply v by a number larger than 1.86"]),   # c: angle passes, dot too small
+    ([12, 2], ["beats 26", "exactly the way b does", "never its angle"]),     # 2b: long, same direction
+    (10 * ss.B, ["beats 26", "exactly the way b does"]),      # 10 b: equal cosines up to float rounding
+    ([13, 3], ["beats 26", "not below", "turn v away from a"]),  # long and closer to a than b
+    ([-100, 0], ["away from a", "No length helps", "turn v toward a"]),
+    ([-2, 4], ["across a, at 90°", "No length helps"]),                # perpendicular: a · v = 0 for any length
     ([1.0, float("nan")], ["NaN or infinity"]),
+    ([1e308, 1e308], ["overflows"]),                            # a · v = inf: no verdict on NaNs
 ])
 def test_longer_not_closer_typical_slips(answer, fragments):
     _fails(ss.check_longer_not_closer(answer), *fragments)
+
+
+def test_longer_not_closer_rounding_does_not_pass_the_misconception():
+    ten_b = 10 * ss.B
+    assert ss.cosine(ss.A, ten_b) < ss.cosine(ss.A, ss.B)     # the float rounding that used to let it pass
+    assert not ss.check_longer_not_closer(ten_b).passed
+
+
+def test_longer_not_closer_huge_but_finite_vectors_are_judged_exactly():
+    _passes(ss.check_longer_not_closer([1e200, 5e200]))       # c's direction, no overflow in the cosine
+    _fails(ss.check_longer_not_closer([-1e300, 0.0]), "No length helps")
 
 
 # --- notebook 02, exercise 2: stable softmax --------------------------------------------------------
@@ -83,6 +99,15 @@ def _no_keepdims(x):
     return e / e.sum(axis=-1)
 
 
+def _max_no_keepdims(x):
+    e = np.exp(x - x.max(axis=-1))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _other_value_error(x):
+    raise ValueError("something else")
+
+
 def _raises(x):
     raise NotImplementedError
 
@@ -101,7 +126,8 @@ def _returns_nothing(x):
     (_global_max, ["rows are far apart", "each row's own max"]),
     (_grand_total, ["whole matrix sums to 1", "axis=-1"]),
     (_columns, ["columns sum to 1"]),
-    (_no_keepdims, ["2-row matrix"]),
+    (_no_keepdims, ["2-row matrix", "broadcast", "keepdims=True", "(2, 1)"]),
+    (_max_no_keepdims, ["2-row matrix", "broadcast", "keepdims=True"]),
     (lambda x: softmax(x) * 2, ["sum to", "not 1"]),
     (lambda x: softmax(-x), ["wrong values"]),
     (lambda x: [0.1, 0.2], ["shape", "keeps the shape of its input"]),
@@ -109,6 +135,10 @@ def _returns_nothing(x):
 ])
 def test_stable_softmax_typical_slips(function, fragments):
     _fails(ss.check_stable_softmax(function), *fragments)
+
+
+def test_stable_softmax_other_errors_are_reported_as_raised():
+    _fails(ss.check_stable_softmax(_other_value_error), "raised ValueError: something else")
 
 
 def test_stable_softmax_not_a_function():
@@ -135,10 +165,10 @@ def test_scale_for_confidence_passes(c):
     ("20", ["one number", "str"]),
     ([20.0], ["one number", "list"]),
     (True, ["one number"]),
-    (float("inf"), ["not a finite number"]),
+    (float("inf"), ["scale = inf", "not a finite number"]),
     (0, ["uniform"]),
     (-5.0, ["negative scale", "LOWEST"]),
-    (10.0, ["0.844", "still below 0.9", "larger"]),
+    (10.0, ["scale = 10", "0.844", "still below 0.9", "larger"]),
 ])
 def test_scale_for_confidence_typical_slips(c, fragments):
     _fails(ss.check_scale_for_confidence(c), *fragments)
@@ -150,6 +180,14 @@ def test_grows_row_reference_passes():
     _passes(pf.check_grows_row(pf.reference_grows_row()))
     _passes(pf.check_grows_row([0.2119, 0.2119, 0.5761]))      # four decimals, as in the text
     _passes(pf.check_grows_row(torch.tensor([0.2119, 0.2119, 0.5761])))
+    assert "precision you gave" not in pf.check_grows_row([0.2119, 0.2119, 0.5761]).message
+
+
+@pytest.mark.parametrize("answer", [[0.21, 0.21, 0.58], [0.212, 0.212, 0.576], (0.21, 0.21, 0.58)])
+def test_grows_row_accepts_rounded_answers(answer):
+    feedback = pf.check_grows_row(answer)
+    _passes(feedback)
+    assert "precision you gave" in feedback.message and "0.5761" in feedback.message
 
 
 @pytest.mark.parametrize("answer, fragments", [
@@ -166,6 +204,7 @@ def test_grows_row_reference_passes():
     ([0.2741, 0.4519, 0.2741], ["bank row"]),
     ([0.3, 0.3, 0.3], ["sum to 0.9", "not 1"]),
     ([0.25, 0.25, 0.5], ["wrong values"]),
+    ([0.2, 0.2, 0.6], ["wrong values"]),                       # one decimal is too coarse
 ])
 def test_grows_row_typical_slips(answer, fragments):
     _fails(pf.check_grows_row(answer), *fragments)
@@ -204,6 +243,10 @@ def _by_d(E):
     return softmax(E @ E.T / E.shape[1]) @ E
 
 
+def _hard_coded_2(E):
+    return softmax(E @ E.T / 2) @ E    # the worked example's √4, copied
+
+
 def _axis0(E):
     return softmax(E @ E.T / math.sqrt(E.shape[1]), axis=0) @ E
 
@@ -230,6 +273,7 @@ def _wrong_order(E):
     (_unscaled, ["forgot to divide the scores by √d"]),
     (_sqrt_T, ["√T", "√d"]),
     (_by_d, ["divided by d = 4 instead of √d"]),
+    (_hard_coded_2, ["(5, 3)", "do not hard-code √4 = 2", "E.shape[1]"]),
     (_axis0, ["columns (axis 0)"]),
     (_transposed, ["W.T @ E"]),
     (_returns_W, ["looks like W", "Y = W @ E"]),
@@ -253,11 +297,13 @@ def test_self_attention_errors_and_types():
     _fails(pf.check_self_attention(lambda E: None), "None")
 
 
-def test_the_random_case_catches_T_equal_d_confusions():
-    # on a (5, 2) input, √T and √d differ even more; make sure the case exists and T != d
+def test_the_random_case_tells_the_scale_slips_apart():
+    # a (5, 3) input: T != d, and d != 4, so √T, √d, d and a hard-coded 2 are four different divisors
     shapes = [E.shape for E, _ in pf._cases()]
-    assert any(T != d for T, d in shapes)
-    assert (3, 4) in shapes
+    assert (5, 3) in shapes and (3, 4) in shapes
+    T, d = 5, 3
+    divisors = [math.sqrt(T), math.sqrt(d), d, 2.0, 1.0]
+    assert len({round(x, 6) for x in divisors}) == len(divisors)
 
 
 # --- solutions -----------------------------------------------------------------------------------------
@@ -288,3 +334,14 @@ def test_checkers_do_not_modify_shared_data():
 
     pf.check_self_attention(vandal)
     np.testing.assert_array_equal(embed("money bank grows"), before)
+
+
+def test_scale_for_confidence_accepts_any_single_number_and_never_raises():
+    import torch
+
+    from helpers.exercises.similarity_softmax import check_scale_for_confidence
+
+    assert check_scale_for_confidence(1.7e308).passed
+    assert check_scale_for_confidence(np.array(20.0)).passed
+    assert check_scale_for_confidence(torch.tensor(20.0)).passed
+    assert not check_scale_for_confidence(np.array([1.0, 2.0])).passed

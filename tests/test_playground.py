@@ -3,12 +3,18 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import io  # noqa: E402
+import re  # noqa: E402
+
+import matplotlib.text  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from PIL import Image  # noqa: E402
 
 from helpers.attention import self_attention_steps  # noqa: E402
 from helpers.attention_plots import convex_hull, inside_hull  # noqa: E402
 from helpers.playground import MAX_WORDS, PLAYGROUND_SENTENCES, playground_basis, playground_data  # noqa: E402
+from helpers.plotting import use_course_style  # noqa: E402
 from helpers.running_example import embed  # noqa: E402
 from helpers.widgets.playground import PlaygroundWidget, html_heatmap, playground_widget  # noqa: E402
 
@@ -105,6 +111,30 @@ def test_widget_updates_when_controls_change():
     w.children[1].value = "bank money"                           # typed words win over the menu
     assert w.result["words"] == ["bank", "money"]
     assert w.last_update_ms > 0
+    assert "update took" not in w.children[4].value and " ms" not in w.children[4].value   # measured, not shown
+
+
+def test_widget_is_readable_and_shown_pixel_for_pixel():
+    w = playground_widget()
+    sizes = [t.get_fontsize() for t in w._vectors.figure.fig.findobj(matplotlib.text.Text) if t.get_text()]
+    assert sizes and min(sizes) >= 11
+    width, height = Image.open(io.BytesIO(w.children[3].children[1].value)).size
+    assert w.picture.layout.width == f"{width}px" and w.picture.layout.height == f"{height}px"
+    pixels = [int(px) for px in re.findall(r"font-size:(\d+)px", w.children[3].children[0].value)]
+    assert pixels and min(pixels) >= 14                           # the HTML heatmaps
+    assert "font-size:15px" in w.children[4].value
+
+
+def test_widget_grows_in_presenter_mode():
+    normal = playground_widget()
+    use_course_style(presenter=True)
+    try:
+        big = playground_widget()
+    finally:
+        use_course_style(presenter=False)
+    assert int(big.picture.layout.width[:-2]) > int(normal.picture.layout.width[:-2])
+    pixels = [int(px) for px in re.findall(r"font-size:(\d+)px", big.children[3].children[0].value)]
+    assert min(pixels) >= 20
 
 
 def test_widget_reports_bad_words_without_raising():

@@ -5,10 +5,15 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import io  # noqa: E402
+
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.text  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from PIL import Image  # noqa: E402
 
+from helpers.plotting import use_course_style  # noqa: E402
 from helpers.temperature import parse_scores, softmax_at_scale, weights_bars  # noqa: E402
 from helpers.widgets.softmax_temperature import SoftmaxTemperatureWidget, softmax_temperature_widget  # noqa: E402
 
@@ -78,6 +83,13 @@ def test_weights_bars():
     fig, axes = weights_bars([[0.2, 0.8], [0.5, 0.5]], ["a", "b"], labels=["x", "y"], suptitle="s")
     assert len(axes) == 2 and len(axes[0].patches) == 2
     assert axes[0].patches[1].get_height() == pytest.approx(0.8)
+    plt.close("all")
+    fig, axes = weights_bars([[0.320, 0.391, 0.289]], ["soft"])
+    assert "uniform weight 1/3" in fig.legends[0].get_texts()[0].get_text()   # the dashed line is explained
+    label_320 = [t for t in axes[0].texts if t.get_text() == "0.320"][0]
+    assert label_320.get_position()[1] > 1 / 3                              # lifted off the dashed line
+    label_391 = [t for t in axes[0].texts if t.get_text() == "0.391"][0]
+    assert label_391.get_position()[1] == pytest.approx(0.391 + 0.02)       # far from it: right on its bar
     with pytest.raises(ValueError, match=r"one title per row"):
         weights_bars([[0.5, 0.5]], ["a", "b"])
     with pytest.raises(ValueError, match=r"one label per weight"):
@@ -103,6 +115,33 @@ def test_widget_updates_when_slider_moves():
 
     w.children[0].value = "5, 5, 1, 0"                             # a different number of bars
     assert len(w.result["weights"]) == 4 and w.last_update_ms > 0
+    assert "update took" not in w.children[3].value and " ms" not in w.children[3].value   # measured, not shown
+
+
+def _font_sizes(figure):
+    return [t.get_fontsize() for t in figure.findobj(matplotlib.text.Text) if t.get_text()]
+
+
+@pytest.mark.parametrize("scores", ["1.0, 1.2, 0.9", "1, 2, 3, 4, 5, 6, 7, 8"])
+def test_widget_picture_is_readable_and_shown_pixel_for_pixel(scores):
+    w = softmax_temperature_widget(scores)
+    sizes = _font_sizes(w._bars.figure.fig)
+    assert sizes and min(sizes) >= 11                             # readable from the back of a room
+    width, height = Image.open(io.BytesIO(w.children[2].value)).size
+    assert w.children[2].layout.width == f"{width}px" and w.children[2].layout.height == f"{height}px"
+    assert "font-size:15px" in w.children[3].value
+
+
+def test_widget_grows_in_presenter_mode():
+    normal = softmax_temperature_widget()
+    use_course_style(presenter=True)
+    try:
+        big = softmax_temperature_widget()
+    finally:
+        use_course_style(presenter=False)
+    assert int(big.children[2].layout.width[:-2]) > int(normal.children[2].layout.width[:-2])
+    assert _font_sizes(big._bars.figure.fig) == _font_sizes(normal._bars.figure.fig)   # same layout, more dpi
+    assert "font-size:21px" in big.children[3].value
 
 
 def test_widget_reports_bad_scores_without_raising():

@@ -26,49 +26,84 @@ TARGET_TOP_WEIGHT = 0.9
 
 # --- Exercise 1: longer, not closer -------------------------------------------------------------
 
+#: cos(a, v) must be below cos(a, b) by more than float rounding: 10 · b has b's angle exactly,
+#: yet its computed cosine can come out a hair smaller (0.9557790087219499 < 0.95577900872195).
+COSINE_TOLERANCE = 1e-9
+
+
 def reference_longer_not_closer() -> np.ndarray:
-    """A vector d with a bigger dot product with a than b has, but a smaller cosine: (2,)."""
+    """A vector v with a bigger dot product with a than b has, but a smaller cosine: (2,)."""
     c = np.array([1.0, 5.0])   # c points away from a (cos 0.61 against b's 0.96) ...
     return 10 * c              # ... so stretch it: a · (10 c) = 140 > 26, the angle is unchanged
 
 
-def check_longer_not_closer(d) -> Feedback:
-    """Exercise 1: a · d > a · b = 26 but cos(a, d) < cos(a, b)."""
-    if d is None:
-        return wrong("d is still None. Replace None with a 2-D vector, e.g. d = np.array([3.0, 7.0]).")
-    got, problem = as_numbers(d, "d")
+def _cosine_with_a(v: np.ndarray) -> float:
+    """cos(a, v) for any finite nonzero v, without overflow: v is rescaled to max |entry| = 1 first."""
+    unit = v / np.abs(v).max()
+    return float(np.clip(A @ unit / (np.linalg.norm(A) * np.linalg.norm(unit)), -1.0, 1.0))
+
+
+def check_longer_not_closer(v) -> Feedback:
+    """Exercise 1: a · v > a · b = 26 but cos(a, v) < cos(a, b)."""
+    if v is None:
+        return wrong("v is still None. Replace None with a 2-D vector, e.g. v = np.array([3.0, 7.0]).")
+    got, problem = as_numbers(v, "v")
     if problem is not None:
         return problem
     if got.shape != (2,):
-        return wrong(f"d should be a 2-D vector, two numbers such as [3.0, 7.0], but has shape {got.shape}.")
+        return wrong(f"v should be a 2-D vector, two numbers such as [3.0, 7.0], but has shape {got.shape}.")
     if not np.all(np.isfinite(got)):
-        return wrong("d contains NaN or infinity. Use ordinary numbers.")
+        return wrong("v contains NaN or infinity. Use ordinary numbers.")
     if not np.any(got):
-        return wrong("d is [0, 0]: it has no direction, so no cosine. Pick a vector that points somewhere.")
-    dot_d, dot_b = float(A @ got), float(A @ B)
-    cos_d, cos_b = cosine(A, got), cosine(A, B)
-    if dot_d <= dot_b and cos_d >= cos_b:
-        return wrong(f"a · d = {dot_d:.4g} is not above a · b = {dot_b:.0f}, and cos(a, d) = {cos_d:.3f} is not "
-                     f"below cos(a, b) = {cos_b:.3f}. Try: point d away from a (e.g. mostly upward), "
-                     "then make it long.")
-    if dot_d <= dot_b:
-        return wrong(f"the angle is fine (cos(a, d) = {cos_d:.3f} < {cos_b:.3f}), but a · d = {dot_d:.4g} is not "
-                     f"above a · b = {dot_b:.0f}. Try: multiply d by a bigger number; its direction (and so its "
-                     "cosine) stays the same while the dot product grows.")
-    if cos_d >= cos_b:
-        return wrong(f"a · d = {dot_d:.4g} beats {dot_b:.0f}, but cos(a, d) = {cos_d:.3f} is not below "
-                     f"cos(a, b) = {cos_b:.3f}: d points as much toward a as b does. Try: turn d away from a "
-                     "(more upward), then make it long enough.")
-    return correct(f"a · d = {dot_d:.4g} > {dot_b:.0f}, yet cos(a, d) = {cos_d:.3f} < cos(a, b) = {cos_b:.3f}. "
-                   "The dot product rewards length as well as direction. Attention uses the raw dot product, "
-                   "so a long vector gets a loud vote (you will meet one in notebook 03).")
+        return wrong("v is [0, 0]: it has no direction, so no cosine. Pick a vector that points somewhere.")
+    with np.errstate(over="ignore", invalid="ignore"):
+        dot_v = float(A @ got)
+    if not np.isfinite(dot_v):
+        return wrong(f"v = {got.tolist()} is so long that a · v overflows a float64 (it comes out as {dot_v}), "
+                     "so nothing can be compared. Try: ordinary sizes; a length of a few tens is plenty.")
+    dot_b, cos_b = float(A @ B), cosine(A, B)
+    cos_v = _cosine_with_a(got)
+    longer = dot_v > dot_b
+    closer_ok = cos_v < cos_b - COSINE_TOLERANCE   # strictly smaller angle-wise, not by rounding
+    if longer and closer_ok:
+        return correct(f"a · v = {dot_v:.4g} > {dot_b:.0f}, yet cos(a, v) = {cos_v:.3f} < cos(a, b) = {cos_b:.3f}. "
+                       "The dot product rewards length as well as direction. Attention scores with the dot "
+                       "product (divided by a constant), not the cosine, so a long vector gets a loud vote "
+                       "(you will meet one in notebook 03).")
+    if longer:
+        if abs(cos_v - cos_b) <= COSINE_TOLERANCE:
+            return wrong(f"a · v = {dot_v:.4g} beats {dot_b:.0f}, but v points exactly the way b does: "
+                         f"cos(a, v) = cos(a, b) = {cos_b:.3f}. Stretching a vector changes its length, never its "
+                         "angle. Try: turn v further from a than b is (more upward, like c = [1, 5]), then make "
+                         "it long enough.")
+        return wrong(f"a · v = {dot_v:.4g} beats {dot_b:.0f}, but cos(a, v) = {cos_v:.3f} is not below "
+                     f"cos(a, b) = {cos_b:.3f}: v points at a at least as closely as b does. Try: turn v away "
+                     "from a (more upward), then make it long enough.")
+    if cos_v <= 0:
+        if cos_v == 0:
+            where = "v points across a, at 90° (cos(a, v) = 0), so a · v = 0 for every length of v"
+        else:
+            where = (f"v points away from a (cos(a, v) = {cos_v:.3f}), so a · v = {dot_v:.4g} is negative, "
+                     "and a longer v only makes it more negative")
+        return wrong(f"{where}. No length helps: a · v can never exceed {dot_b:.0f}. Try: turn v toward a, "
+                     f"to an angle whose cosine lies between 0 and {cos_b:.3f} (e.g. mostly upward, like "
+                     "c = [1, 5]), then make it long.")
+    if closer_ok:
+        factor = dot_b / dot_v
+        return wrong(f"the angle is fine (cos(a, v) = {cos_v:.3f} < {cos_b:.3f}), but a · v = {dot_v:.4g} is not "
+                     f"above a · b = {dot_b:.0f}. Try: multiply v by a number larger than {factor:.3g}; its "
+                     "direction (and so its cosine) stays the same while the dot product grows.")
+    return wrong(f"a · v = {dot_v:.4g} is not above a · b = {dot_b:.0f}, and cos(a, v) = {cos_v:.3f} is not "
+                 f"below cos(a, b) = {cos_b:.3f}. Try: point v away from a more than b does (e.g. mostly "
+                 "upward), then make it long.")
 
 
 def solution_longer_not_closer() -> Solution:
     return Solution.from_function(
         "longer, not closer", reference_longer_not_closer,
-        "Any d that points further from a than b does (a smaller cosine) wins on the dot product once it "
-        "is long enough, because a · d = |a| |d| cos θ grows with |d|.")
+        "Any v that points further from a than b does (a smaller cosine), but still toward a (a positive "
+        "cosine), wins on the dot product once it is long enough, because a · v = |a| |v| cos θ grows with |v|. "
+        "A v at 90° or more from a has cos θ <= 0, and no length helps.")
 
 
 # --- Exercise 2: a stable softmax ---------------------------------------------------------------
@@ -124,15 +159,32 @@ def _diagnose_softmax(x: np.ndarray, got: np.ndarray, what: str) -> Feedback | N
     return None
 
 
+_KEEPDIMS = ("on {what} NumPy could not line up the shapes (a broadcast error). A row-wise max or sum without "
+             "keepdims has shape ({rows},), one number per row, and a {shape} matrix cannot be combined with it. "
+             "Try: keep the reduced axis, x.max(axis=-1, keepdims=True) and e.sum(axis=-1, keepdims=True) have "
+             "shape ({rows}, 1), which stretches across each row.")
+
+
 def check_stable_softmax(student_softmax) -> Feedback:
     """Exercise 2: a softmax that survives large scores and works row by row on a matrix."""
     problem = require_callable(student_softmax, "softmax(x) for a 1-D or 2-D array x")
     if problem is not None:
         return problem
     for x, what in _SOFTMAX_CASES:
+        raised = []
+
+        def recording(scores, raised=raised):
+            try:
+                return student_softmax(scores)
+            except Exception as error:   # remembered for the diagnosis, then reported by call_student
+                raised.append(error)
+                raise
+
         with np.errstate(all="ignore"):   # the verdict below says what overflowed, not a warning
-            result, problem = call_student(student_softmax, x.copy())
+            result, problem = call_student(recording, x.copy())
         if problem is not None:
+            if x.ndim == 2 and raised and isinstance(raised[0], ValueError) and "broadcast" in str(raised[0]):
+                return wrong(_KEEPDIMS.format(what=what, rows=x.shape[0], shape=x.shape))
             return wrong(f"on {what}: {problem.message}")
         got, problem = as_numbers(result, "the result")
         if problem is not None:
@@ -161,12 +213,19 @@ def solution_stable_softmax() -> Solution:
 # --- Exercise 3: the scale that makes softmax confident -----------------------------------------
 
 def top_weight(scale: float) -> float:
-    """The largest weight of softmax(scale · [1.0, 1.2, 0.9])."""
-    return float(softmax(scale * SCORES).max())
+    """The largest weight of softmax(scale · [1.0, 1.2, 0.9]).
+
+    Computed on the score gaps (scale · (s - max s)), which stay finite for any
+    finite scale, so even scale = 1e308 gets an answer.
+    """
+    gaps = SCORES - SCORES.max()                    # <= 0: scale * gaps cannot overflow upward
+    with np.errstate(over="ignore"):
+        shifted = np.maximum(scale * gaps, -1e300)  # a huge scale gives -inf: keep it a finite number
+    return float(softmax(shifted).max())
 
 
 def reference_smallest_scale(target: float = TARGET_TOP_WEIGHT) -> float:
-    """The smallest scale c at which softmax(c · [1.0, 1.2, 0.9]) puts `target` on its top score (bisection)."""
+    """The smallest scale at which softmax(scale · [1.0, 1.2, 0.9]) puts `target` on its top score (bisection)."""
     lo, hi = 0.0, 1.0
     while top_weight(hi) < target:       # grow the bracket until it holds the answer
         hi *= 2
@@ -176,27 +235,31 @@ def reference_smallest_scale(target: float = TARGET_TOP_WEIGHT) -> float:
     return hi
 
 
-def check_scale_for_confidence(c) -> Feedback:
-    """Exercise 3: a scale c at which softmax(c · [1.0, 1.2, 0.9]) puts >= 0.9 on one token."""
-    if c is None:
-        return wrong("c is still None. Replace None with one number, e.g. c = 5.0.")
-    if isinstance(c, bool) or not isinstance(c, numbers.Real):
-        return wrong(f"c should be one number such as 5.0, but got {type(c).__name__} {c!r:.40}.")
-    if not np.isfinite(c):
-        return wrong(f"c = {c} is not a finite number. Try a number like 20.")
+def check_scale_for_confidence(scale) -> Feedback:
+    """Exercise 3: a scale at which softmax(scale · [1.0, 1.2, 0.9]) puts >= 0.9 on one token."""
+    if scale is None:
+        return wrong("scale is still None. Replace None with one number, e.g. scale = 5.0.")
+    if hasattr(scale, "detach"):                   # a torch tensor
+        scale = scale.detach().cpu().numpy()
+    if isinstance(scale, np.ndarray) and scale.size == 1 and np.isrealobj(scale):
+        scale = float(scale.reshape(()))          # 0-d and one-element arrays count as one number
+    if isinstance(scale, bool) or not isinstance(scale, numbers.Real):
+        return wrong(f"scale should be one number such as 5.0, but got {type(scale).__name__} {scale!r:.40}.")
+    if not np.isfinite(scale):
+        return wrong(f"scale = {scale} is not a finite number. Try a number like 20.")
     smallest = reference_smallest_scale()
-    if c == 0:
-        return wrong("with c = 0 every score becomes 0 and softmax gives the uniform [1/3, 1/3, 1/3]. "
+    if scale == 0:
+        return wrong("with scale = 0 every score becomes 0 and softmax gives the uniform [1/3, 1/3, 1/3]. "
                      "Try a scale above 1: bigger scores, sharper weights.")
-    if c < 0:
-        weights = softmax(c * SCORES)
-        return wrong(f"a negative scale turns the order around: softmax({c:g} · scores) = "
-                     f"{np.round(weights, 3).tolist()} favours the LOWEST score (0.9). Use a positive c.")
-    weight = top_weight(c)
+    if scale < 0:
+        weights = softmax(scale * SCORES)
+        return wrong(f"a negative scale turns the order around: softmax({scale:g} · scores) = "
+                     f"{np.round(weights, 3).tolist()} favours the LOWEST score (0.9). Use a positive scale.")
+    weight = top_weight(scale)
     if weight < TARGET_TOP_WEIGHT:
-        return wrong(f"with c = {c:g} the top weight is {weight:.3f}, still below {TARGET_TOP_WEIGHT}. "
-                     "Try a larger c (watch the widget above: the bars harden as c grows).")
-    return correct(f"with c = {c:g} the top weight is {weight:.3f}. The smallest scale that reaches "
+        return wrong(f"with scale = {scale:g} the top weight is {weight:.3f}, still below {TARGET_TOP_WEIGHT}. "
+                     "Try a larger scale (watch the widget above: the bars harden as the scale grows).")
+    return correct(f"with scale = {scale:g} the top weight is {weight:.3f}. The smallest scale that reaches "
                    f"{TARGET_TOP_WEIGHT} is about {smallest:.2f}: same scores, same order, and a larger scale alone "
                    "makes softmax nearly one-hot. Notebook 05 shows how dividing by √d_k keeps attention scores "
                    "out of this regime.")
@@ -209,9 +272,10 @@ def solution_scale_for_confidence() -> Solution:
         "the scale that reaches 0.9",
         f"""
         scores = np.array([1.0, 1.2, 0.9])
-        for c in [1, 2, 5, 10, 20]:
-            print(c, softmax(c * scores).max().round(3))   # {tops}
-        c = 20.0                                            # any c >= {smallest:.2f} works
+        for scale in [1, 2, 5, 10, 20]:
+            print(scale, softmax(scale * scores).max().round(3))   # {tops}
+        scale = 20.0                                                # any scale >= {smallest:.2f} works
         """,
-        "The gap between the top score and the others is multiplied by c; exp turns a fixed gap into a fixed "
-        f"ratio, so the top weight climbs toward 1 as c grows. Bisection gives the smallest c: {smallest:.4f}.")
+        "The gap between the top score and the others is multiplied by the scale; exp turns a fixed gap into a "
+        "fixed ratio, so the top weight climbs toward 1 as the scale grows. Bisection gives the smallest scale: "
+        f"{smallest:.4f}.")

@@ -18,11 +18,19 @@ from matplotlib.patches import FancyArrowPatch, Polygon
 
 from helpers.attention_plots import convex_hull
 from helpers.playground import MAX_WORDS, PLAYGROUND_SENTENCES, playground_basis, playground_data
-from helpers.plotting import COLORS
+from helpers.plotting import COLORS, is_presenter_mode
 from helpers.running_example import VOCAB, embedding_table
-from helpers.widgets._fast_png import FastFigure
+from helpers.widgets._fast_png import PRESENTER_SCALE, FastFigure
 
 _VIRIDIS = matplotlib.colormaps["viridis"]
+#: Font sizes (points) in the picture. They are fixed rather than read from the course style, so the
+#: picture keeps its layout in presenter mode, where FastFigure grows it as a whole (higher dpi).
+_TEXT, _SMALL = 13, 12
+
+
+def _px(size: float) -> int:
+    """A CSS font size in pixels, grown like the pictures in presenter mode."""
+    return round(size * (PRESENTER_SCALE if is_presenter_mode() else 1))
 
 
 def html_heatmap(M, row_labels, col_labels, *, title: str = "", fmt: str = "{:.2f}",
@@ -32,8 +40,8 @@ def html_heatmap(M, row_labels, col_labels, *, title: str = "", fmt: str = "{:.2
     lo = M.min() if vmin is None else vmin
     hi = M.max() if vmax is None else vmax
     span = (hi - lo) or 1.0
-    cell = "padding:6px 9px;text-align:center;font-family:monospace;font-size:14px;"
-    head = "padding:4px 8px;font-size:13px;color:#444;"
+    cell = f"padding:6px 9px;text-align:center;font-family:monospace;font-size:{_px(15)}px;"
+    head = f"padding:4px 8px;font-size:{_px(15)}px;color:#333;"
     rows = [f"<tr><th style='{head}'></th>"
             + "".join(f"<th style='{head}'>{html.escape(c)}</th>" for c in col_labels) + "</tr>"]
     for label, values in zip(row_labels, M):
@@ -45,7 +53,8 @@ def html_heatmap(M, row_labels, col_labels, *, title: str = "", fmt: str = "{:.2
             tds.append(f"<td style='{cell}background:rgb({r*255:.0f},{g*255:.0f},{b*255:.0f});color:{fg}'>"
                        f"{fmt.format(v)}</td>")
         rows.append(f"<tr><th style='{head}text-align:right'>{html.escape(label)}</th>{''.join(tds)}</tr>")
-    caption = f"<div style='font-weight:bold;margin-bottom:4px'>{html.escape(title)}</div>" if title else ""
+    caption = (f"<div style='font-weight:bold;margin-bottom:4px;font-size:{_px(16)}px'>{html.escape(title)}</div>"
+               if title else "")
     table = f"<table style='border-collapse:collapse'>{''.join(rows)}</table>"
     return f"<div style='margin-right:18px'>{caption}{table}</div>"
 
@@ -72,12 +81,12 @@ class _VectorPicture:
         ax.set_aspect("equal")
         ax.set_xticks([])
         ax.set_yticks([])
-        ax.set_xlabel("view axis 1")
-        ax.set_ylabel("view axis 2")
-        ax.set_title("Each vector moves toward what it attends to", fontsize=12)
+        ax.set_xlabel("view axis 1", fontsize=_SMALL)
+        ax.set_ylabel("view axis 2", fontsize=_SMALL)
+        ax.set_title("Each vector moves toward what it attends to", fontsize=_TEXT)
         ax.scatter(P[:, 0], P[:, 1], s=25, color="#bbbbbb", zorder=1)
         for (x, y), word in zip(P, words):
-            ax.annotate(word, (x, y), xytext=(6, 5), textcoords="offset points", color="#555555", fontsize=12)
+            ax.annotate(word, (x, y), xytext=(6, 5), textcoords="offset points", color="#555555", fontsize=_SMALL)
         self.hull = Polygon(np.zeros((3, 2)), closed=True, facecolor=COLORS["static"], alpha=0.12, lw=0)
         ax.add_patch(self.hull)
         self.arrows = []
@@ -89,7 +98,7 @@ class _VectorPicture:
         self.starts = ax.scatter([], [], s=60, color=COLORS["static"], label="static e (start)", zorder=3)
         self.ends = ax.scatter([], [], s=60, color=COLORS["contextual"], marker="D",
                                label="contextual y (end)", zorder=3)
-        fig.legend(loc="lower center", ncol=2, fontsize=10, frameon=False)
+        fig.legend(loc="lower center", ncol=2, fontsize=_SMALL, frameon=False)
         self.figure.set_dynamic([self.hull, *self.arrows, self.starts, self.ends])
 
     def png(self, data: dict) -> bytes:
@@ -112,7 +121,8 @@ class PlaygroundWidget(widgets.VBox):
     [3] the S and W heatmaps (.matrices) beside the vector picture (.picture), [4] a reading of the result.
 
     `.result` holds the latest playground_data dict (None after a bad sentence);
-    `.last_update_ms` how long the last update took (computing + drawing).
+    `.last_update_ms` how long the last update took (computing + drawing), for measurements:
+    it is not shown to students.
     """
 
     def __init__(self, sentence: str = PLAYGROUND_SENTENCES[0], scaled: bool = True):
@@ -121,11 +131,12 @@ class PlaygroundWidget(widgets.VBox):
                                   placeholder=f"words from: {', '.join(VOCAB)}", continuous_update=False)
         self.scaled = widgets.Checkbox(value=scaled, description="divide the scores by √d", indent=False)
         self.matrices = widgets.HTML()
-        self.picture = widgets.Image(format="png", layout=widgets.Layout(width="416px", height="312px"))
         self.reading = widgets.HTML()
         self.result = None
         self.last_update_ms = float("nan")
         self._vectors = _VectorPicture()
+        width, height = self._vectors.figure.canvas.get_width_height()   # 1:1 pixels, larger when presenting
+        self.picture = widgets.Image(format="png", layout=widgets.Layout(width=f"{width}px", height=f"{height}px"))
         outputs = widgets.HBox([self.matrices, self.picture], layout=widgets.Layout(align_items="flex-start"))
         super().__init__([self.menu, self.typed, self.scaled, outputs, self.reading])
         for control in (self.menu, self.typed, self.scaled):
@@ -142,7 +153,8 @@ class PlaygroundWidget(widgets.VBox):
             data = playground_data(self.sentence(), scaled=self.scaled.value)
         except (TypeError, ValueError) as error:
             self.result = None
-            self.reading.value = f"<b style='color:#b3261e'>{html.escape(str(error))}</b>"
+            self.reading.value = (f"<div style='font-size:{_px(15)}px'><b style='color:#b3261e'>"
+                                  f"{html.escape(str(error))}</b></div>")
             return
         words = data["words"]
         how = f"E Eᵀ / {data['divisor']:g}" if data["divisor"] != 1 else "E Eᵀ (not scaled)"
@@ -155,8 +167,8 @@ class PlaygroundWidget(widgets.VBox):
         tops = "; ".join(f"{w} → {t} ({row.max():.2f})" for w, t, row in zip(words, data["top"], data["W"]))
         self.result = data
         self.last_update_ms = 1000 * (time.perf_counter() - start)
-        self.reading.value = (f"<b>attends most to:</b> {html.escape(tops)}"
-                              f"<br><small>update took {self.last_update_ms:.0f} ms</small>")
+        self.reading.value = (f"<div style='font-size:{_px(15)}px'><b>attends most to:</b> "
+                              f"{html.escape(tops)}</div>")
 
 
 def playground_widget(sentence: str = PLAYGROUND_SENTENCES[0], scaled: bool = True) -> PlaygroundWidget:

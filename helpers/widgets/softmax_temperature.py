@@ -13,9 +13,27 @@ import time
 import ipywidgets as widgets
 import numpy as np
 
-from helpers.plotting import COLORS
+from helpers.plotting import COLORS, is_presenter_mode
 from helpers.temperature import parse_scores, softmax_at_scale
-from helpers.widgets._fast_png import FastFigure
+from helpers.widgets._fast_png import PRESENTER_SCALE, FastFigure
+
+#: Font sizes (points) in the picture. They are fixed rather than read from the course style, so the
+#: picture keeps its layout in presenter mode, where FastFigure grows it as a whole (higher dpi).
+_TEXT, _SMALL = 13, 12
+#: Height of a bar's value label in data units (the y axis runs from 0 to 1.25).
+_LABEL_HEIGHT = 0.1
+
+
+def _reading_style() -> str:
+    """CSS for the text under the picture: readable from the back of a room, larger when presenting."""
+    size = round(15 * (PRESENTER_SCALE if is_presenter_mode() else 1))
+    return f"font-size:{size}px;line-height:1.5"
+
+
+def _line(label: str, value: str) -> str:
+    """One aligned line of monospace text: the labels are padded to the same width."""
+    padded = html.escape(label.ljust(19)).replace(" ", "&nbsp;")
+    return f"<code style='font-size:inherit'>{padded} = {value}</code>"
 
 
 def _fmt(x) -> str:
@@ -28,20 +46,23 @@ class _Bars:
     def __init__(self):
         self.figure = FastFigure(figsize=(6.0, 3.4), dpi=80)
         self.ax = self.figure.fig.add_subplot()
-        self.figure.fig.subplots_adjust(left=0.12, right=0.97, top=0.88, bottom=0.16)
+        self.figure.fig.subplots_adjust(left=0.13, right=0.98, top=0.88, bottom=0.14)
         self.n = None
 
     def _rebuild(self, n: int) -> None:
         ax = self.ax
         ax.clear()
         self.bars = ax.bar(range(n), np.zeros(n), color=COLORS["contextual"], width=0.6)
-        self.labels = [ax.text(k, 0, "", ha="center", va="bottom", fontsize=11) for k in range(n)]
+        self.labels = [ax.text(k, 0, "", ha="center", va="bottom", fontsize=_SMALL) for k in range(n)]
         ax.axhline(1 / n, color="#888888", ls="--", lw=1)
-        ax.text(n - 0.6, 1.17, "dashed: uniform 1/n", color="#888888", fontsize=10, ha="right")
-        ax.set_xticks(range(n), [f"token {k}" for k in range(n)])
+        ax.text(n - 0.6, 1.17, f"dashed line: uniform 1/{n}", color="#666666", fontsize=_SMALL, ha="right")
+        ax.set_xticks(range(n), [f"token {k}" if n <= 5 else str(k) for k in range(n)])
+        ax.tick_params(labelsize=_SMALL)
         ax.set_ylim(0, 1.25)
-        ax.set_ylabel("weight")
-        self.title = ax.set_title("")
+        ax.set_ylabel("weight", fontsize=_TEXT)
+        if n > 5:
+            ax.set_xlabel("token", fontsize=_SMALL, labelpad=1)
+        self.title = ax.set_title("", fontsize=_TEXT)
         self.figure.set_dynamic([*self.bars, *self.labels, self.title])
         self.n = n
 
@@ -49,10 +70,14 @@ class _Bars:
         weights = data["weights"]
         if self.n != len(weights):
             self._rebuild(len(weights))
-        for bar, label, w, s in zip(self.bars, self.labels, weights, data["scaled"]):
+        uniform = 1 / self.n
+        for bar, label, w in zip(self.bars, self.labels, weights):
             bar.set_height(w)
-            label.set_position((bar.get_x() + bar.get_width() / 2, w + 0.01))
-            label.set_text(f"{w:.3f}\n(score {s:.3g})")
+            y = w + 0.01
+            if y < uniform < y + _LABEL_HEIGHT:   # the label would sit on the dashed line: lift it above
+                y = uniform + 0.01
+            label.set_position((bar.get_x() + bar.get_width() / 2, y))
+            label.set_text(f"{w:.3f}" if self.n <= 5 else f"{w:.2f}")
         self.title.set_text(f"scale c = {data['scale']:.3g}: spread over ≈ {data['effective_choices']:.2f} tokens")
         return self.figure.png()
 
@@ -61,18 +86,20 @@ class SoftmaxTemperatureWidget(widgets.VBox):
     """children: [0] the scores (text), [1] the scale c (log slider), [2] the bars, [3] the numbers.
 
     `.result` holds the latest softmax_at_scale dict (None after unreadable scores);
-    `.last_update_ms` how long the last update took (computing + drawing).
+    `.last_update_ms` how long the last update took (computing + drawing), for measurements:
+    it is not shown to students.
     """
 
     def __init__(self, scores: str = "1.0, 1.2, 0.9", scale: float = 1.0):
         self.scores = widgets.Text(value=scores, description="scores", continuous_update=False)
         self.scale = widgets.FloatLogSlider(value=scale, base=10, min=-2, max=3, step=0.05,
                                             description="scale c", readout_format=".3g")
-        self.picture = widgets.Image(format="png", layout=widgets.Layout(width="480px", height="272px"))
         self.reading = widgets.HTML()
         self.result = None
         self.last_update_ms = float("nan")
         self._bars = _Bars()
+        width, height = self._bars.figure.canvas.get_width_height()   # 1:1 pixels, larger when presenting
+        self.picture = widgets.Image(format="png", layout=widgets.Layout(width=f"{width}px", height=f"{height}px"))
         super().__init__([self.scores, self.scale, self.picture, self.reading])
         self.scores.observe(self._update, names="value")
         self.scale.observe(self._update, names="value")
@@ -84,7 +111,8 @@ class SoftmaxTemperatureWidget(widgets.VBox):
             data = softmax_at_scale(parse_scores(self.scores.value), self.scale.value)
         except (TypeError, ValueError) as error:
             self.result = None
-            self.reading.value = f"<b style='color:#b3261e'>{html.escape(str(error))}</b>"
+            self.reading.value = (f"<div style='{_reading_style()}'><b style='color:#b3261e'>"
+                                  f"{html.escape(str(error))}</b></div>")
             return
         self.picture.value = self._bars.png(data)
         naive = _fmt(data["naive"])
@@ -93,11 +121,14 @@ class SoftmaxTemperatureWidget(widgets.VBox):
                       "float64, inf / inf = nan</b>")
         self.result = data
         self.last_update_ms = 1000 * (time.perf_counter() - start)
+        scaled = "[" + ", ".join(f"{v:.4g}" for v in data["scaled"]) + "]"
         self.reading.value = (
-            f"<code>softmax(c · scores) = {_fmt(data['weights'])}</code> (stable: max subtracted first)<br>"
-            f"<code>naive exp / sum &nbsp;&nbsp;= {naive}</code><br>"
-            f"top weight {data['top_weight']:.3f} on token {data['top']}; entropy {data['entropy_bits']:.3f} bits"
-            f"<br><small>update took {self.last_update_ms:.0f} ms</small>"
+            f"<div style='{_reading_style()}'>"
+            + _line("c · scores", scaled) + "<br>"
+            + _line("softmax(c · scores)", _fmt(data["weights"])) + " (stable: max subtracted first)<br>"
+            + _line("naive exp / sum", naive) + "<br>"
+            + f"top weight {data['top_weight']:.3f} on token {data['top']}; "
+            f"entropy {data['entropy_bits']:.3f} bits</div>"
         )
 
 
