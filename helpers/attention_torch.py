@@ -26,13 +26,15 @@ def _require_tensor(x, name: str, layout: str) -> torch.Tensor:
         raise ValueError(f"{name} should have at least 2 dimensions {layout}, but has shape {tuple(x.shape)}.")
     if not x.is_floating_point():
         raise TypeError(f"{name} should hold floating-point numbers, but has dtype {x.dtype}. Try {name}.float().")
-    if torch.isnan(x).any():
-        raise ValueError(f"{name} contains NaN: attention would spread it to every output it touches.")
     return x
 
 
-def check_qkv(Q, K, V) -> None:
-    """Raise a clear error unless Q (..., T_q, d_k), K (..., T_k, d_k), V (..., T_k, d_v) fit together."""
+def check_qkv(Q, K, V) -> torch.Size:
+    """Raise a clear error unless Q (..., T_q, d_k), K (..., T_k, d_k), V (..., T_k, d_v) fit together.
+
+    Returns the broadcast batch shape (...). NaN is looked for in the output
+    instead (see `refuse_nan`): one scan rather than three.
+    """
     _require_tensor(Q, "Q", "(..., T_q, d_k)")
     _require_tensor(K, "K", "(..., T_k, d_k)")
     _require_tensor(V, "V", "(..., T_k, d_v)")
@@ -46,12 +48,27 @@ def check_qkv(Q, K, V) -> None:
             f"K has T_k={K.shape[-2]} keys but V has {V.shape[-2]} values: every key needs exactly one value."
         )
     try:
-        torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+        return torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
     except RuntimeError:
         raise ValueError(
             f"The batch dimensions of Q {tuple(Q.shape[:-2])}, K {tuple(K.shape[:-2])} and "
             f"V {tuple(V.shape[:-2])} do not match (nor broadcast)."
         ) from None
+
+
+def refuse_nan(out: torch.Tensor, **inputs: torch.Tensor) -> torch.Tensor:
+    """Return `out`, or raise a clear error if it holds NaN, naming the input the NaN came from.
+
+    A NaN in any input that can affect the result reaches the output (even a
+    weight of exactly 0 times NaN is NaN), so scanning the output is enough.
+    """
+    if torch.isnan(out).any():
+        for name, x in inputs.items():
+            if torch.isnan(x).any():
+                raise ValueError(f"{name} contains NaN: attention spreads it to every output it touches.")
+        raise ValueError("The attention output contains NaN although the inputs do not: "
+                         "look for inf in the inputs (inf - inf and 0 · inf are NaN).")
+    return out
 
 
 def check_mask(mask, t_q: int, t_k: int) -> torch.Tensor:
@@ -62,6 +79,12 @@ def check_mask(mask, t_q: int, t_k: int) -> torch.Tensor:
         raise ValueError(
             f"mask should end in shape (T_q, T_k) = ({t_q}, {t_k}), one entry per query-key pair, "
             f"but has shape {tuple(mask.shape)}."
+        )
+    if mask.is_floating_point() and (mask < 0).any():
+        raise ValueError(
+            "mask holds negative numbers (or -inf): that is an additive mask (0 = attend, -inf = blocked), "
+            "which is added to the scores. This function takes a 'may attend' mask instead: 1 or True where "
+            "query i may attend to key j, 0 or False where it may not. Try mask = (additive_mask == 0)."
         )
     allowed = mask != 0
     if not allowed.any(dim=-1).all():
@@ -96,7 +119,7 @@ def scaled_dot_product_attention(Q, K, V, mask=None) -> torch.Tensor:
     allowed key raises ValueError instead of returning NaN.
     """
     check_qkv(Q, K, V)
-    return attention_weights(Q, K, mask) @ V
+    return refuse_nan(attention_weights(Q, K, mask) @ V, Q=Q, K=K, V=V)
 
 
 class SelfAttention(nn.Module):
@@ -126,7 +149,7 @@ class SelfAttention(nn.Module):
         Q = self.W_q(x)  # (B, T, d_k)
         K = self.W_k(x)  # (B, T, d_k)
         V = self.W_v(x)  # (B, T, d_k)
-        return scaled_dot_product_attention(Q, K, V, mask)  # (B, T, d_k)
+        return refuse_nan(scaled_dot_product_attention(Q, K, V, mask), x=x)  # (B, T, d_k)
 
     def weights(self, x: torch.Tensor, mask=None) -> torch.Tensor:
         """The (B, T, T) attention weights for input x, for plotting."""

@@ -19,7 +19,12 @@ question that similarity between static vectors does not answer.
 Two models differ only in their attention layer: the static embeddings are
 the same frozen random table, the readout is the same (average the T
 contextual vectors, then one linear layer to two scores), and data, seed,
-optimiser and number of steps are the same. Everything runs in float64 on the
+optimiser and number of steps are the same. The readout is held linear on
+purpose, to isolate the attention layer; two controls say what that choice
+means: learned values with fixed weights (W_v folds into the linear readout,
+so it is parameter-free attention again) and parameter-free attention with a
+small MLP readout (which can detect the pair from the sentence's average, so a
+nonlinear readout solves this toy task too). Everything runs in float64 on the
 CPU, so the numbers are reproducible to the printed digits.
 """
 from __future__ import annotations
@@ -96,22 +101,36 @@ class FixedAttentionLearnedValues(nn.Module):
 
 
 class SentenceClassifier(nn.Module):
-    """attention layer -> average over the T tokens -> one linear layer: (B, T, d) -> (B, 2) scores."""
+    """attention layer -> average over the T tokens -> readout: (B, T, d) -> (B, 2) scores.
 
-    def __init__(self, attention: nn.Module, d_out: int, n_classes: int = 2):
+    The readout is one linear layer (d_out -> 2), or with `hidden` a small MLP
+    (d_out -> hidden -> ReLU -> 2).
+    """
+
+    def __init__(self, attention: nn.Module, d_out: int, n_classes: int = 2, hidden: int | None = None):
         super().__init__()
         self.attention = attention
-        self.readout = nn.Linear(d_out, n_classes)
+        if hidden is None:
+            self.readout = nn.Linear(d_out, n_classes)
+        else:
+            self.readout = nn.Sequential(nn.Linear(d_out, hidden), nn.ReLU(), nn.Linear(hidden, n_classes))
 
     def forward(self, E: torch.Tensor) -> torch.Tensor:
-        Y = self.attention(E)  # (B, T, d_out)
-        return self.readout(Y.mean(dim=-2))  # (B, 2)
+        return self.head(self.attention(E))  # (B, T, d) -> (B, T, d_out) -> (B, 2)
+
+    def head(self, Y: torch.Tensor) -> torch.Tensor:
+        """The readout on the contextual vectors: (B, T, d_out) -> (B, 2)."""
+        return self.readout(Y.mean(dim=-2))
 
 
 PARAMETER_FREE = "parameter-free"
 LEARNED = "learned Q, K, V"
 VALUES_ONLY = "fixed attention, learned V"
-MODELS = (PARAMETER_FREE, LEARNED, VALUES_ONLY)
+MLP_READOUT = "parameter-free, MLP readout"
+MODELS = (PARAMETER_FREE, LEARNED, VALUES_ONLY, MLP_READOUT)
+#: Hidden units of MLP_READOUT's readout: 16·44 + 44 + 44·2 + 2 = 838 parameters at d_model = 16,
+#: a little more than the learned model's 3·16·16 + 34 = 802.
+MLP_HIDDEN = 44
 
 
 def build_model(name: str, d_model: int, d_k: int | None = None) -> SentenceClassifier:
@@ -124,6 +143,8 @@ def build_model(name: str, d_model: int, d_k: int | None = None) -> SentenceClas
         return SentenceClassifier(SelfAttention(d_model, d_k), d_k)
     if name == VALUES_ONLY:
         return SentenceClassifier(FixedAttentionLearnedValues(d_model, d_k), d_k)
+    if name == MLP_READOUT:
+        return SentenceClassifier(ParameterFreeAttention(), d_model, hidden=MLP_HIDDEN)
     raise ValueError(f"Unknown model {name!r}: choose one of {', '.join(repr(m) for m in MODELS)}.")
 
 
@@ -263,6 +284,7 @@ class ModelRun:
     accuracy_by_pair: np.ndarray  # (len(HEADS), len(PARTNERS)) test accuracy of each head + partner pair
     snapshot_steps: np.ndarray  # (n_snapshots,) the steps at which the weights were recorded
     snapshot_weights: np.ndarray  # (n_snapshots, len(EXAMPLES), T, T) attention weights on the EXAMPLES
+    outputs: np.ndarray  # (len(EXAMPLES), T, d_out) the final contextual vectors Y of the EXAMPLES
 
     @property
     def weights(self) -> np.ndarray:
@@ -315,11 +337,15 @@ def train_model(name: str, dataset: Dataset, *, steps: int = 150, lr: float = 0.
     y_train = torch.from_numpy(dataset.train_labels)
     E_examples = table[torch.tensor([[_INDEX[w] for w in s.split()] for s in EXAMPLES])]  # (4, T, d)
     losses, accuracies, snap_steps, snaps = [], [], [], []
+    frozen_attention = not any(p.requires_grad for p in model.attention.parameters())
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(1)  # tiny tensors: one thread is fastest and gives the same sums everywhere
     try:
+        if frozen_attention:  # nothing in the attention can change: compute its averaged output once
+            with torch.no_grad():
+                pooled = model.attention(E_train).mean(dim=-2)  # (N, T, d_out) -> (N, d_out)
         for step in range(steps + 1):
-            logits = model(E_train)  # (N, 2)
+            logits = model.readout(pooled) if frozen_attention else model(E_train)  # (N, 2)
             loss = F.cross_entropy(logits, y_train)
             losses.append(loss.item())
             accuracies.append(_accuracy(logits, y_train))
@@ -335,6 +361,7 @@ def train_model(name: str, dataset: Dataset, *, steps: int = 150, lr: float = 0.
             test_ids = torch.from_numpy(dataset.test_ids)
             y_test = torch.from_numpy(dataset.test_labels)
             correct = model(table[test_ids]).argmax(dim=-1) == y_test  # (N_test,)
+            outputs = model.attention(E_examples).numpy().copy()  # (4, T, d_out)
     finally:
         torch.set_num_threads(previous_threads)
     by_pair = np.zeros((len(HEADS), len(PARTNERS)))
@@ -353,6 +380,7 @@ def train_model(name: str, dataset: Dataset, *, steps: int = 150, lr: float = 0.
         accuracy_by_pair=by_pair,
         snapshot_steps=np.array(snap_steps),
         snapshot_weights=np.stack(snaps),
+        outputs=outputs,
     )
 
 
@@ -421,7 +449,8 @@ def plot_loss_curves(experiment: Experiment, *, ax=None, title: str = ""):
 
     if not isinstance(experiment, Experiment):
         raise TypeError(f"plot_loss_curves needs the result of run_experiment(), but got {type(experiment).__name__}.")
-    colors = {PARAMETER_FREE: COLORS["static"], LEARNED: COLORS["contextual"], VALUES_ONLY: PALETTE[5]}
+    colors = {PARAMETER_FREE: COLORS["static"], LEARNED: COLORS["contextual"], VALUES_ONLY: PALETTE[5],
+              MLP_READOUT: PALETTE[4]}
     if ax is None:
         _, ax = plt.subplots(figsize=(7.5, 4.2))
     for name, run in experiment.runs.items():

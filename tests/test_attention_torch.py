@@ -228,3 +228,24 @@ def test_self_attention_bad_construction_and_input():
         SelfAttention(4, 2.5)
     with pytest.raises(ValueError, match="x has 5 features per token but this SelfAttention was built with d_model=4"):
         SelfAttention(4, 2)(torch.randn(1, 3, 5))
+
+
+def test_an_additive_mask_is_refused_with_the_convention_spelled_out():
+    Q = K = V = torch.randn(1, 4, 3)
+    additive = torch.zeros(4, 4).masked_fill(~causal_mask(4), float("-inf"))
+    with pytest.raises(ValueError, match="additive mask.*'may attend' mask"):
+        scaled_dot_product_attention(Q, K, V, additive)
+    torch.testing.assert_close(scaled_dot_product_attention(Q, K, V, additive == 0),
+                               scaled_dot_product_attention(Q, K, V, causal_mask(4)))
+
+
+def test_inf_in_an_input_is_reported_not_returned_as_nan():
+    from helpers.attention_torch import refuse_nan
+
+    Q = torch.randn(1, 4, 3)
+    K = Q.clone()
+    K[0, 1, 0] = float("inf")
+    with pytest.raises(ValueError, match="look for inf"):
+        scaled_dot_product_attention(Q, K, torch.randn(1, 4, 3))
+    out = torch.ones(2)
+    assert refuse_nan(out, x=torch.zeros(1)) is out

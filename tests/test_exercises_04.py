@@ -52,6 +52,14 @@ def test_soft_lookup_names_the_slips():
     failing(ex.check_soft_lookup(lambda q, K, v: math.nan), "overflowed")
     failing(ex.check_soft_lookup(lambda q, K, v: None), "None")
     failing(ex.check_soft_lookup(lambda q, K, v: 1.0), "wrong values")
+    failing(ex.check_soft_lookup(lambda q, K, v: _softmax(K @ q / np.sqrt(len(q))) @ v), "√d = √3", "no scale")
+
+
+def test_soft_lookup_names_the_interface_of_section_5():
+    from helpers.learning import soft_lookup
+    failing(ex.check_soft_lookup(soft_lookup), "(weights, blend)", "only the blend")
+    failing(ex.check_soft_lookup(lambda q, K, v: list(soft_lookup(q, K, v))[::-1]), "only the blend")
+    assert verdict(ex.check_soft_lookup(lambda q, K, v: np.array([soft_lookup(q, K, v)[1]])))[0]
 
 
 def test_soft_lookup_checker_never_raises():
@@ -73,6 +81,9 @@ def test_parameter_count_reference_passes():
     assert "98,304" in message
     assert verdict(ex.check_qkv_parameters(lambda m, k: float(3 * m * k)))[0]      # 48.0 is 48
     assert verdict(ex.check_qkv_parameters(lambda m, k: np.int64(3 * m * k)))[0]
+    assert verdict(ex.check_qkv_parameters(lambda m, k: np.array([3 * m * k])))[0]     # one-element arrays
+    assert verdict(ex.check_qkv_parameters(lambda m, k: torch.tensor(3 * m * k)))[0]
+    assert verdict(ex.check_qkv_parameters(lambda m, k: torch.tensor([3 * m * k])))[0]
 
 
 def test_parameter_count_names_the_slips():
@@ -93,6 +104,8 @@ def test_parameter_count_checker_never_raises():
     failing(ex.check_qkv_parameters(lambda m, k: None), "forget to `return`")
     failing(ex.check_qkv_parameters(lambda m, k: "48"), "whole number")
     failing(ex.check_qkv_parameters(lambda m, k: True), "whole number")
+    failing(ex.check_qkv_parameters(lambda m, k: [3 * m * k]), "return a plain int")
+    failing(ex.check_qkv_parameters(lambda m, k: np.array([m * k, k])), "return a plain int")
     failing(ex.check_qkv_parameters(48), "expected a function")
     assert isinstance(ex.solution_qkv_parameters(), Solution)
 
@@ -105,11 +118,12 @@ def _forward(scale=None, dim=-1, softmax=True, swap=False, value="V", transpose=
         if swap:
             Q, K = K, Q
         d_k = Q.shape[-1]
-        S = Q @ K.T / (math.sqrt(d_k) if scale is None else scale(E, Q))
+        S = Q @ K.T / (math.sqrt(d_k) if scale is None else scale(E, Q, V))
         W = torch.softmax(S, dim=dim) if softmax else S
         if out == "W":
             return W
-        return W @ (V if value == "V" else E)
+        Y = W @ (V if value == "V" else E)
+        return (Y, W) if out == "Y, W" else Y
     return f
 
 
@@ -127,9 +141,13 @@ def test_forward_reference_passes():
 
 
 def test_forward_names_the_slips():
-    failing(ex.check_attention_forward(_forward(scale=lambda E, Q: 1.0)), "forgot to divide", "√4")
-    failing(ex.check_attention_forward(_forward(scale=lambda E, Q: math.sqrt(E.shape[-1]))), "√d_model")
-    failing(ex.check_attention_forward(_forward(scale=lambda E, Q: Q.shape[-1])), "instead of √d_k")
+    failing(ex.check_attention_forward(_forward(scale=lambda E, Q, V: 1.0)), "forgot to divide", "√4")
+    failing(ex.check_attention_forward(_forward(scale=lambda E, Q, V: math.sqrt(E.shape[-1]))), "√d_model")
+    failing(ex.check_attention_forward(_forward(scale=lambda E, Q, V: Q.shape[-1])), "instead of √d_k")
+    failing(ex.check_attention_forward(_forward(scale=lambda E, Q, V: math.sqrt(V.shape[-1]))), "√d_v", "values")
+    failing(ex.check_attention_forward(_forward(scale=lambda E, Q, V: math.sqrt(E.shape[0]))), "√T", "tokens")
+    failing(ex.check_attention_forward(_forward(scale=lambda E, Q, V: 1 / math.sqrt(Q.shape[-1]))), "multiplied")
+    failing(ex.check_attention_forward(_forward(out="Y, W")), "Return only Y")
     failing(ex.check_attention_forward(_forward(dim=0)), "dim 0")
     failing(ex.check_attention_forward(_forward(softmax=False)), "softmax is missing")
     failing(ex.check_attention_forward(_forward(swap=True)), "swapped")
@@ -139,6 +157,14 @@ def test_forward_names_the_slips():
     failing(ex.check_attention_forward(lambda E, W_q, W_k, W_v: torch.zeros(5, 3)), "wrong values")
     failing(ex.check_attention_forward(lambda E, W_q, W_k, W_v: torch.zeros(5, 2)), "expected (5, 3)")
     failing(ex.check_attention_forward(lambda E, W_q, W_k, W_v: torch.full((5, 3), math.nan)), "NaN")
+
+
+def test_forward_catches_a_hard_coded_scale():
+    """√4 = 2 is right for the first case; the second has d_k = 9, so typing the number in shows."""
+    assert {case[3] for case in ex.FORWARD_CASES} >= {4, 9}
+    message = failing(ex.check_attention_forward(_forward(scale=lambda E, Q, V: 2.0)), "d_k = 9", "Q.shape[-1]")
+    assert "(6, 12)" in message
+    failing(ex.check_attention_forward(_forward(scale=lambda E, Q, V: math.sqrt(4))), "Q.shape[-1]")
 
 
 def test_forward_checker_never_raises():

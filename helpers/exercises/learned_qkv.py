@@ -31,6 +31,24 @@ def reference_soft_lookup(query, keys, values):
     return float(weights @ values)           # one number: the blend
 
 
+def _softmax(x):
+    e = np.exp(x - x.max())
+    return e / e.sum()
+
+
+def _numel(x) -> int:
+    """How many numbers an array or tensor holds."""
+    n = getattr(x, "numel", None)
+    return int(n()) if callable(n) else int(np.size(x))
+
+
+def _is_number(x) -> bool:
+    """A plain or NumPy/PyTorch number (or a one-element array or tensor)."""
+    if isinstance(x, bool):
+        return False
+    return isinstance(x, numbers.Real) or (hasattr(x, "item") and _numel(x) == 1)
+
+
 def _lookup_cases():
     keys = np.eye(3)                                  # the keys 'a', 'b', 'c' as one-hot vectors
     values = np.array([1.0, 2.0, 4.0])                # d = {'a': 1, 'b': 2, 'c': 4}
@@ -51,11 +69,15 @@ def check_soft_lookup(student_function) -> Feedback:
         result, problem = call_student(student_function, query.copy(), keys.copy(), values.copy())
         if problem is not None:
             return wrong(f"on {what}: {problem.message}")
+        weights, expected = soft_lookup(query, keys, values)
+        if isinstance(result, (tuple, list)) and len(result) == 2 \
+                and not all(_is_number(r) for r in result):
+            return wrong(f"on {what} you returned a pair, like (weights, blend) from soft_lookup in section 5. "
+                         "This function returns only the blend, one number: return weights @ values.")
         got, problem = as_numbers(result, "the result")
         if problem is not None:
             return wrong(f"on {what}: {problem.message}")
         scores = keys @ query
-        weights, expected = soft_lookup(query, keys, values)
         if got.shape == weights.shape and got.ndim == 1:
             if np.allclose(got, weights, atol=1e-6):
                 return wrong(f"on {what} you returned the weights {np.round(got, 4).tolist()}. Finish the lookup: "
@@ -80,6 +102,9 @@ def check_soft_lookup(student_function) -> Feedback:
             "how well its key matches the query": float(values.mean()),
             "the exponentials were not divided by their sum, so the weights do not add up to 1": float(
                 np.exp(scores) @ values),
+            f"you divided the scores by √d = √{len(query)}. This lookup has no scale: the weights are "
+            "softmax(keys @ query) as they are (the √d_k of attention comes in section 8)":
+                float(_softmax(scores / math.sqrt(len(query))) @ values),
         }
         for message, value in guesses.items():
             if math.isfinite(value) and math.isclose(got, value, abs_tol=1e-6) \
@@ -122,11 +147,11 @@ def check_qkv_parameters(student_function) -> Feedback:
             return wrong(f"for d_model={d_model}, d_k={d_k}: {problem.message}")
         if got is None:
             return wrong("your function returned None. Did it forget to `return` the count?")
-        if hasattr(got, "item") and getattr(got, "ndim", 0) == 0:
-            got = got.item()
+        if not isinstance(got, (bool, numbers.Real)) and hasattr(got, "item") and _numel(got) == 1:
+            got = got.item()   # np.int64(48), np.array([48]), torch.tensor(48): the number inside
         if isinstance(got, bool) or not isinstance(got, numbers.Real):
             return wrong(f"for d_model={d_model}, d_k={d_k} your function returned {type(got).__name__} "
-                         f"{got!r:.40}; a parameter count is a whole number such as 48.")
+                         f"{got!r:.40}; return a plain int, a whole number such as 48.")
         expected = count_parameters(SelfAttention(d_model, d_k))
         if got == expected:
             continue
@@ -175,6 +200,11 @@ def reference_attention_forward(E, W_q, W_k, W_v):
     return W @ V                                     # (T, d_v)  y_i = Σ_j w_ij v_j
 
 
+#: (seed, T, d_model, d_k, d_v) of the cases the checker tries: every size differs from the others, so a
+#: scale by the wrong one shows, and the second d_k is 9 so that a hard-coded √4 = 2 shows too.
+FORWARD_CASES = ((7, 5, 6, 4, 3), (8, 6, 12, 9, 2))
+
+
 def _forward_case(seed: int = 7, T: int = 5, d_model: int = 6, d_k: int = 4, d_v: int = 3):
     g = torch.Generator().manual_seed(seed)
     E = torch.randn(T, d_model, generator=g, dtype=torch.float64)
@@ -185,12 +215,18 @@ def _forward_case(seed: int = 7, T: int = 5, d_model: int = 6, d_k: int = 4, d_v
 
 def _forward_variants(E, W_q, W_k, W_v) -> dict[str, torch.Tensor]:
     Q, K, V = E @ W_q.T, E @ W_k.T, E @ W_v.T
-    d_k, d_model = Q.shape[-1], E.shape[-1]
+    T, d_model = E.shape
+    d_k, d_v = Q.shape[-1], V.shape[-1]
     S = Q @ K.T
-    return {
+    which = f"the scale is √d_k, the length of the query and key vectors (here d_k = {d_k})"
+    variants = {
         f"you forgot to divide the scores by √d_k (here √{d_k} = {math.sqrt(d_k):g})": torch.softmax(S, -1) @ V,
-        f"you divided by √d_model (√{d_model}); the scale is √d_k, the length of the query and key vectors "
-        f"(d_k = {d_k})": torch.softmax(S / math.sqrt(d_model), -1) @ V,
+        f"you divided by √d_model (√{d_model}); {which}": torch.softmax(S / math.sqrt(d_model), -1) @ V,
+        f"you divided by √d_v (√{d_v}), the length of the values; {which}":
+            torch.softmax(S / math.sqrt(d_v), -1) @ V,
+        f"you divided by √T (√{T}), the number of tokens; {which}": torch.softmax(S / math.sqrt(T), -1) @ V,
+        f"you multiplied the scores by √d_k; divide them: S = Q @ K.T / √d_k (here √{d_k})":
+            torch.softmax(S * math.sqrt(d_k), -1) @ V,
         f"you divided by d_k = {d_k} instead of √d_k": torch.softmax(S / d_k, -1) @ V,
         "softmax ran over dim 0 (down the columns). Each ROW of weights must sum to 1: softmax(S, dim=-1)":
             torch.softmax(S / math.sqrt(d_k), 0) @ V,
@@ -199,6 +235,10 @@ def _forward_variants(E, W_q, W_k, W_v) -> dict[str, torch.Tensor]:
         "queries and keys are swapped (that computes softmax(K Qᵀ)). Row i must hold q_i · k_j: S = Q @ K.T":
             torch.softmax(K @ Q.T / math.sqrt(d_k), -1) @ V,
     }
+    if d_k != 4:
+        variants[f"you divided by 2 = √4, but here d_k = {d_k}: do not type the size in, take it from the "
+                 f"queries, d_k = Q.shape[-1], and divide by math.sqrt(d_k)"] = torch.softmax(S / 2, -1) @ V
+    return variants
 
 
 def check_attention_forward(student_function) -> Feedback:
@@ -206,8 +246,8 @@ def check_attention_forward(student_function) -> Feedback:
     problem = require_callable(student_function, "attention_forward(E, W_q, W_k, W_v) returning Y")
     if problem is not None:
         return problem
-    for seed in (7, 8):
-        E, W_q, W_k, W_v = _forward_case(seed)
+    for seed, *sizes in FORWARD_CASES:
+        E, W_q, W_k, W_v = _forward_case(seed, *sizes)
         T, d_model = E.shape
         d_k, d_v = W_q.shape[0], W_v.shape[0]
         what = (f"E ({T}, {d_model}), W_q and W_k ({d_k}, {d_model}), W_v ({d_v}, {d_model})")
@@ -223,6 +263,9 @@ def check_attention_forward(student_function) -> Feedback:
             return wrong(f"on {what} your function raised RuntimeError: {error}")
         except Exception as error:  # the student sees what went wrong, the notebook goes on
             return wrong(f"on {what} your function raised {type(error).__name__}: {error}")
+        if isinstance(result, (tuple, list)) and len(result) == 2 and all(hasattr(r, "shape") for r in result):
+            return wrong(f"on {what} you returned a pair of arrays (of shapes {tuple(result[0].shape)} and "
+                         f"{tuple(result[1].shape)}), perhaps (Y, W). Return only Y, the ({T}, {d_v}) outputs.")
         got, problem = as_numbers(result, "Y")
         if problem is not None:
             return wrong(f"on {what}: {problem.message}")
