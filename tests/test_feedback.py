@@ -66,3 +66,14 @@ def test_as_numbers_and_compare_numbers_say_what_is_wrong():
 def test_single_numbers_print_without_a_trailing_point():
     message = compare_numbers([1.0], [2.0], "y").message
     assert "1 is too small." in message and ".." not in message
+
+
+def test_numbers_from_calls_reads_and_names_the_test_input():
+    from helpers.exercises.feedback import numbers_from
+
+    got, problem = numbers_from(lambda x: [x, x], 2.0, on="two")
+    assert problem is None and got.tolist() == [2.0, 2.0]
+    _, problem = numbers_from(lambda x: None, 1.0, on="a small input")
+    assert problem.message.startswith("on a small input: the result is None")
+    _, problem = numbers_from(lambda x: 1 / 0, 1.0)
+    assert "ZeroDivisionError" in problem.message

@@ -91,6 +91,23 @@ def call_student(function, *args):
         return None, wrong(f"your function raised {type(error).__name__}: {error}")
 
 
+def numbers_from(function, *args, on: str = ""):
+    """Call the student's function on `args` and read the result as numbers.
+
+    Returns (array, None), or (None, Feedback) saying what went wrong, prefixed
+    with "on <on>: " to name the test input. Overflow warnings are silenced:
+    the verdict says what overflowed.
+    """
+    with np.errstate(all="ignore"):
+        result, problem = call_student(function, *args)
+    got = None
+    if problem is None:
+        got, problem = as_numbers(result, "the result")
+    if problem is not None:
+        return None, (wrong(f"on {on}: {problem.message}") if on else problem)
+    return got, None
+
+
 def as_numbers(value, name: str):
     """(array, None) if `value` is numbers, else (None, Feedback naming what came)."""
     if value is None:

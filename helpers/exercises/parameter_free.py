@@ -10,9 +10,9 @@ from helpers.exercises.feedback import (
     Feedback,
     Solution,
     as_numbers,
-    call_student,
     compare_numbers,
     correct,
+    numbers_from,
     require_callable,
     wrong,
 )
@@ -197,13 +197,9 @@ def check_self_attention(student_function) -> Feedback:
     if problem is not None:
         return problem
     for E, what in _cases():
-        with np.errstate(all="ignore"):   # the verdict below says what overflowed, not a warning
-            result, problem = call_student(student_function, E.copy())
+        got, problem = numbers_from(student_function, E.copy(), on=what)
         if problem is not None:
-            return wrong(f"on {what}: {problem.message}")
-        got, problem = as_numbers(result, "the result")
-        if problem is not None:
-            return wrong(f"on {what}: {problem.message}")
+            return problem
         problem = _diagnose_attention(E, got, what)
         if problem is not None:
             return problem
