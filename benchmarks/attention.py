@@ -11,18 +11,41 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
-import torch
+# Run as `python benchmarks/attention.py`, Python puts benchmarks/ first on the path, not the
+# repository root: add the root so that `helpers` is found without an installed package too.
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
-from helpers import benchmarking as bench
-from helpers import cost
+import torch  # noqa: E402
+
+from helpers import benchmarking as bench  # noqa: E402
+from helpers import cost  # noqa: E402
+
+
+def whole_number(text: str, at_least: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= {at_least}, got {text!r}") from None
+    if value < at_least:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= {at_least}, got {text}")
+    return value
 
 
 def positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text}")
-    return value
+    return whole_number(text, 1)
+
+
+def non_negative(text: str) -> int:
+    return whole_number(text, 0)
+
+
+def repeats_arg(text: str) -> int:
+    """At least 3 rounds: with 2 the median is a mean, and the paired ratio and the table's medians disagree."""
+    return whole_number(text, 3)
 
 
 def dtype_arg(text: str) -> str:
@@ -48,10 +71,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--impl", nargs="+", default=["naive", "lean", "tiled", "sdpa"],
                         choices=list(bench.IMPLEMENTATIONS),
                         help="implementations to compare; sdpa:flash etc. force one SDPA backend")
-    parser.add_argument("--repeats", type=positive, default=7, help="timed rounds (the median is reported)")
-    parser.add_argument("--warmup", type=int, default=2, help="untimed calls first")
+    parser.add_argument("--repeats", type=repeats_arg, default=7,
+                        help="timed rounds, at least 3 (the median is reported)")
+    parser.add_argument("--warmup", type=non_negative, default=2, help="untimed calls first (>= 0)")
     parser.add_argument("--threads", type=positive, default=None,
-                        help="CPU threads for torch (default: torch's current setting)")
+                        help="CPU threads for torch (default: torch's current setting; ignored on CUDA)")
     parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory measurement")
     parser.add_argument("--find-max", action="store_true",
                         help="CUDA only: find the largest T the naive version fits (catches OutOfMemoryError)")
@@ -68,6 +92,8 @@ def main(argv=None) -> int:
     if args.device == "auto" and device.type == "cpu":
         print(f"No CUDA GPU here ({bench.cuda_unavailable_reason()}): timing on the CPU.")
     dtypes = args.dtype or bench.default_dtypes(device)
+    if args.threads is not None and device.type != "cpu":
+        print(f"--threads {args.threads} is ignored on {device.type}: it sets CPU threads, and the GPU does the work.")
     threads = args.threads if device.type == "cpu" else None
     if device.type == "cpu" and threads is None:
         threads = torch.get_num_threads()

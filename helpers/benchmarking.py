@@ -3,7 +3,9 @@
 One module is used by notebook 07's timing cells and by `benchmarks/attention.py`,
 so the notebook and the command line measure exactly the same thing.
 
+    textbook_attention(Q, K, V)     the module text's bare function, line for line, without checks
     IMPLEMENTATIONS                 "naive", "lean", "tiled", "sdpa" (and "sdpa:flash", ... on request)
+    prepare(name, Q, K, V, causal)  a zero-argument call of one of them, its mask built beforehand
     make_qkv(bh, T, d_k)            random Q, K, V of shape (1, bh, T, d_k)
     time_calls({name: fn}, device)  warmed-up, synchronised, interleaved timings
     peak_memory_bytes(fn, device)   peak bytes torch allocates during one call
@@ -22,6 +24,14 @@ exact, and we pin the number of threads (reported with the result). The
 implementations are timed in interleaved rounds (a, b, c, a, b, c, ...) and the
 median is kept, so a burst of load from another program hits all of them alike.
 
+What is timed is the mathematics only. The course's own functions check their
+inputs (a mask row with no allowed key, NaN in the output); each such check is a
+scan whose answer Python must wait for, and on a GPU that wait stops the queue of
+kernels, so a timing loop would measure the waits. The timed versions therefore
+run without those checks (textbook_attention; lean and tiled with checks=False),
+and a causal mask is built once per size, outside the timed call, like the
+inputs. SDPA does its own (cheap, asynchronous) checks, as it always does.
+
 How memory is measured. On CUDA: torch.cuda.reset_peak_memory_stats(), one call,
 then torch.cuda.max_memory_allocated() minus what was allocated before. On the
 CPU PyTorch keeps no such counter, and Python's tracemalloc does not see torch's
@@ -33,6 +43,7 @@ thing: the most extra bytes torch held at one moment during the call.
 from __future__ import annotations
 
 import contextlib
+import gc
 import math
 import os
 import statistics
@@ -45,7 +56,6 @@ import torch.nn.functional as F
 
 from helpers import cost
 from helpers.attention_torch import causal_mask
-from helpers.attention_torch import scaled_dot_product_attention as helpers_attention
 from helpers.fast_attention import lean_attention, tiled_attention
 
 # --------------------------------------------------------------------------------------
@@ -53,20 +63,22 @@ from helpers.fast_attention import lean_attention, tiled_attention
 # --------------------------------------------------------------------------------------
 
 
+def textbook_attention(Q, K, V, mask=None):
+    """Q, K: (..., T, d_k)   V: (..., T, d_v)  ->  (..., T, d_v), as the module text writes it."""
+    d_k = Q.size(-1)
+    scores = (Q @ K.transpose(-2, -1)) / math.sqrt(d_k)
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+    return F.softmax(scores, dim=-1) @ V
+
+
 def naive_attention(Q, K, V, causal: bool = False):
-    """The course's textbook attention (helpers.attention_torch), with a causal mask if asked.
+    """textbook_attention with a causal mask if asked: scores, a scaled copy, the softmax ((T, T) each).
 
-    It materialises the (T, T) scores, then a scaled copy, then the softmax output:
-    the textbook line by line. (..., T, d_k) x3 -> (..., T, d_v).
+    Unlike helpers.attention_torch.scaled_dot_product_attention it checks nothing
+    (see the module's docstring: the checks would be timed too). (..., T, d_k) x3 -> (..., T, d_v).
     """
-    mask = causal_mask(Q.shape[-2], device=Q.device) if causal else None
-    return helpers_attention(Q, K, V, mask)
-
-
-def lean_attention_causal(Q, K, V, causal: bool = False):
-    """lean_attention with a causal mask if asked (the benchmark's calling convention)."""
-    mask = causal_mask(Q.shape[-2], device=Q.device) if causal else None
-    return lean_attention(Q, K, V, mask)
+    return prepare("naive", Q, K, V, causal)()
 
 
 def sdpa_attention(Q, K, V, causal: bool = False):
@@ -101,22 +113,61 @@ def forced_sdpa(backend: str) -> Callable:
     return run
 
 
-#: name -> (what it is, function(Q, K, V, causal)).
+def with_mask(fn: Callable) -> Callable:
+    """Preparer for fn(Q, K, V, mask): the causal mask is built here, once, not inside the timed call."""
+    def prepare_call(Q, K, V, causal: bool = False):
+        mask = causal_mask(Q.shape[-2], device=Q.device) if causal else None
+        return lambda: fn(Q, K, V, mask)
+    return prepare_call
+
+
+def with_flag(fn: Callable) -> Callable:
+    """Preparer for fn(Q, K, V, causal): nothing to build beforehand."""
+    def prepare_call(Q, K, V, causal: bool = False):
+        return lambda: fn(Q, K, V, causal)
+    return prepare_call
+
+
+def _lean_unchecked(Q, K, V, mask=None):
+    return lean_attention(Q, K, V, mask, checks=False)
+
+
+def _tiled_unchecked(Q, K, V, causal=False):
+    return tiled_attention(Q, K, V, causal, checks=False)
+
+
+#: name -> (what it is, preparer(Q, K, V, causal) -> zero-argument call).
 IMPLEMENTATIONS: dict[str, tuple[str, Callable]] = {
-    "naive": ("helpers.attention_torch: scores, scaled copy, softmax (three (T, T) tensors)", naive_attention),
-    "lean": ("same maths, one (T, T) buffer, scale folded into Q, softmax in place", lean_attention_causal),
-    "tiled": ("same maths, 128 queries at a time: each tile of scores stays in cache", tiled_attention),
-    "sdpa": ("torch.nn.functional.scaled_dot_product_attention (fused; picks its backend)", sdpa_attention),
+    "naive": ("the module text's function: scores, scaled copy, softmax (three (T, T) tensors)",
+              with_mask(textbook_attention)),
+    "lean": ("same maths, one (T, T) buffer, scale folded into Q, softmax in place", with_mask(_lean_unchecked)),
+    "tiled": ("same maths, 128 queries at a time: each tile of scores stays in cache", with_flag(_tiled_unchecked)),
+    "sdpa": ("torch.nn.functional.scaled_dot_product_attention (fused; picks its backend)", with_flag(sdpa_attention)),
 }
 for _short, _name in _SDPA_BACKENDS.items():
-    IMPLEMENTATIONS[f"sdpa:{_short}"] = (f"SDPA forced to the {_name} backend", forced_sdpa(_short))
+    IMPLEMENTATIONS[f"sdpa:{_short}"] = (f"SDPA forced to the {_name} backend", with_flag(forced_sdpa(_short)))
+
+
+def _check_name(name: str) -> None:
+    if name not in IMPLEMENTATIONS:
+        raise ValueError(f"Unknown implementation {name!r}: expected one of {', '.join(IMPLEMENTATIONS)}.")
+
+
+def prepare(name: str, Q, K, V, causal: bool = False) -> Callable[[], torch.Tensor]:
+    """A zero-argument call of implementation `name` on Q, K, V; any mask is built now, not in the call."""
+    _check_name(name)
+    return IMPLEMENTATIONS[name][1](Q, K, V, causal)
 
 
 def get_implementation(name: str) -> Callable:
-    """The function registered under `name` in IMPLEMENTATIONS, with a clear error otherwise."""
-    if name not in IMPLEMENTATIONS:
-        raise ValueError(f"Unknown implementation {name!r}: expected one of {', '.join(IMPLEMENTATIONS)}.")
-    return IMPLEMENTATIONS[name][1]
+    """Implementation `name` as a plain function(Q, K, V, causal=False), with a clear error for a bad name."""
+    _check_name(name)
+
+    def run(Q, K, V, causal: bool = False):
+        return prepare(name, Q, K, V, causal)()
+
+    run.__name__ = name.replace(":", "_")
+    return run
 
 
 # --------------------------------------------------------------------------------------
@@ -153,18 +204,36 @@ def resolve_device(device="auto") -> torch.device:
     raise ValueError(f"Unknown device {device!r}: expected 'auto', 'cpu' or 'cuda'.")
 
 
+def native_bf16(device="cuda") -> bool:
+    """Whether this GPU computes bfloat16 in hardware (compute capability 8.0 or newer: A100, H100, RTX 30xx, ...).
+
+    torch.cuda.is_bf16_supported() alone also says True on older GPUs (T4, V100)
+    that only emulate bf16, slowly; timing them in bf16 would measure the emulation.
+    """
+    return torch.cuda.is_bf16_supported() and tuple(torch.cuda.get_device_capability(device)) >= (8, 0)
+
+
 def default_dtypes(device) -> list[str]:
-    """What to time by default: on CUDA a 16-bit type (bf16 if supported, else fp16) and fp32; on CPU fp32."""
-    if torch.device(device).type == "cuda":
-        half = "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
+    """What to time by default: on CUDA a 16-bit type (bf16 if native, else fp16) and fp32; on CPU fp32."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        half = "bfloat16" if native_bf16(device) else "float16"
         return [half, "float32"]
     return ["float32"]
 
 
+def _mps_available() -> bool:
+    mps = getattr(torch.backends, "mps", None)
+    return bool(mps is not None and mps.is_available())
+
+
 def cuda_unavailable_reason() -> str | None:
-    """None if a CUDA GPU is usable, else why not (a CPU-only build, or no GPU/driver found)."""
+    """None if a CUDA GPU is usable, else why not (a CPU-only build, an Apple GPU, or no GPU/driver found)."""
     if torch.cuda.is_available():
         return None
+    if _mps_available():
+        return (f"this PyTorch ({torch.__version__}) runs on an Apple GPU (MPS), which is present but "
+                "not timed by this course (its timing code is written for CUDA)")
     if torch.version.cuda is None:
         return f"this PyTorch ({torch.__version__}) is a CPU-only build, without CUDA support"
     return f"this PyTorch ({torch.__version__}) supports CUDA {torch.version.cuda}, but no GPU or driver was found"
@@ -205,24 +274,50 @@ def tflops_per_second(flops: float, seconds: float) -> float:
     return flops / seconds / 1e12
 
 
-#: Published forward-pass numbers to compare with (TFLOP/s, 16-bit inputs), and dense peaks.
+#: Nominal dense (no sparsity) bf16/fp16 tensor-core peaks from NVIDIA's datasheets, TFLOP/s.
+#: Paper figures at full clock: no real kernel reaches them.
+PEAK_TFLOPS = {
+    "A100": 312,
+    "H100 SXM": 989,
+    "H100 PCIe": 756,
+    "H200": 989,
+}
+
+#: Published forward-pass attention numbers (TFLOP/s, 16-bit inputs), each with the GPU it ran on.
 PUBLISHED_TFLOPS = {
-    "FlashAttention-2 on A100 (up to)": 230,
-    "FlashAttention-2 on H100 (up to)": 335,
-    "FlashAttention-3 on H100, fp16 (up to)": 740,
-    "A100 dense bf16 peak": 312,
-    "H100 / H200 dense bf16 peak": 989,
+    "FlashAttention-2 on A100 (up to)": (230, "A100"),
+    "FlashAttention-2 on H100 (up to)": (335, "H100 SXM"),
+    "FlashAttention-3 on H100, fp16 (up to)": (740, "H100 SXM"),
 }
 
 
 def peak_tflops_for(gpu_name: str) -> float | None:
-    """The dense bf16/fp16 tensor-core peak of a known GPU (TFLOP/s), or None if unknown."""
+    """The nominal dense bf16/fp16 peak of a GPU named like torch.cuda.get_device_name() says, or None.
+
+    A100 (SXM or PCIe) 312; H100 SXM, H200 and GH200 989; H100 PCIe 756. None when
+    unsure, e.g. for the NVL variants (their clocks and power limits differ).
+    """
+    if not isinstance(gpu_name, str):
+        raise TypeError(f"gpu_name should be a string such as 'NVIDIA H100 80GB HBM3', but got {gpu_name!r}.")
     name = gpu_name.upper()
-    if "H100" in name or "H200" in name:
-        return 989.0
+    if "NVL" in name:
+        return None
+    if "H100" in name:
+        return float(PEAK_TFLOPS["H100 PCIe"] if "PCIE" in name else PEAK_TFLOPS["H100 SXM"])
+    if "H200" in name:
+        return float(PEAK_TFLOPS["H200"])
     if "A100" in name:
-        return 312.0
+        return float(PEAK_TFLOPS["A100"])
     return None
+
+
+def published_lines() -> list[str]:
+    """Each published number as a share of its own GPU's nominal peak ('... 230 TFLOP/s = 73.7% of the A100's 312')."""
+    lines = []
+    for name, (value, gpu) in PUBLISHED_TFLOPS.items():
+        peak = PEAK_TFLOPS[gpu]
+        lines.append(f"{name + ':':<40} {value:>4} TFLOP/s = {100 * value / peak:4.1f}% of the {gpu}'s {peak}")
+    return lines
 
 
 # --------------------------------------------------------------------------------------
@@ -253,14 +348,15 @@ def synchronize(device) -> None:
 def _one_sample(fn: Callable, device, number: int) -> float:
     """Seconds per call of `fn`, averaged over `number` back-to-back calls."""
     if torch.device(device).type == "cuda":
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        synchronize(device)
-        start.record()
-        for _ in range(number):
-            fn()
-        end.record()
-        torch.cuda.synchronize(device)  # elapsed_time is only valid once both events have happened
-        return start.elapsed_time(end) / 1e3 / number  # elapsed_time is in milliseconds
+        with torch.cuda.device(device):  # events and streams of the GPU being timed, not of GPU 0
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            synchronize(device)
+            start.record()
+            for _ in range(number):
+                fn()
+            end.record()
+            torch.cuda.synchronize(device)  # elapsed_time is only valid once both events have happened
+            return start.elapsed_time(end) / 1e3 / number  # elapsed_time is in milliseconds
     start = time.perf_counter()
     for _ in range(number):
         fn()
@@ -307,6 +403,59 @@ def time_calls(functions: dict[str, Callable], device="cpu", *, warmup: int = 2,
             for name, fn in functions.items():
                 timings[name].samples.append(_one_sample(fn, device, numbers[name]))
     return timings
+
+
+def piece_calls(batch_heads: int = 8, T: int = 1024, d_k: int = 64, *, seed: int = 0) -> dict[str, Callable]:
+    """The steps of the textbook computation one by one, next to SDPA's whole call: {label: zero-argument call}.
+
+    "Q Kᵀ into a (T, T) buffer" (torch.bmm writing a preallocated buffer), "softmax
+    of the buffer, in place", "S · V", then SDPA with 4-D inputs (1, B·H, T, d_k)
+    and with the same numbers as 3-D inputs (B·H, T, d_k). Notebook 07 times them
+    together: whether the pieces alone already take longer than the fused call.
+    """
+    Q, K, V = make_qkv(batch_heads, T, d_k, seed=seed)  # each (1, B·H, T, d_k)
+    q = (Q[0] / math.sqrt(d_k)).contiguous()  # (B·H, T, d_k)
+    k_t = K[0].transpose(1, 2).contiguous()  # (B·H, d_k, T)
+    v = V[0].contiguous()  # (B·H, T, d_k)
+    S = torch.bmm(q, k_t)  # (B·H, T, T): the buffer, allocated once
+    torch.softmax(S, dim=-1, out=S)
+    Q3, K3, V3 = (x[0].contiguous() for x in (Q, K, V))  # (B·H, T, d_k): 3-D, same numbers
+    return {
+        "Q Kᵀ into a (T, T) buffer": lambda: torch.bmm(q, k_t, out=S),
+        "softmax of the buffer, in place": lambda: torch.softmax(S, dim=-1, out=S),
+        "S · V": lambda: torch.bmm(S, v),
+        "SDPA, whole call, 4-D inputs": lambda: F.scaled_dot_product_attention(Q, K, V),
+        "SDPA, whole call, 3-D inputs": lambda: F.scaled_dot_product_attention(Q3, K3, V3),
+    }
+
+
+#: A measurement kept for comparison, on the machine this course was built on (fp32, B·H = 8, T = 1,024,
+#: d_k = 64): milliseconds per call, and naive / lean / tiled as multiples of SDPA's time.
+REFERENCE_CPU = {
+    "machine": "2-core cloud VM (x86-64), torch 2.13.0+cpu, 2 threads",
+    "date": "29 Nov 2026",
+    "ms": {
+        "Q Kᵀ into a (T, T) buffer": 6.9,
+        "softmax of the buffer, in place": 3.7,
+        "S · V": 4.5,
+        "SDPA, whole call, 4-D inputs": 9.4,
+        "SDPA, whole call, 3-D inputs": 48.3,
+        "naive": 35.1, "lean": 20.2, "tiled": 14.4, "sdpa": 9.0,
+    },
+    "ratios": {"naive": 3.85, "lean": 2.25, "tiled": 1.53},
+}
+
+
+def reference_table(measured_ms: dict[str, float]) -> str:
+    """Milliseconds measured here next to REFERENCE_CPU's, one line per label ('' where it has none)."""
+    width = max(len(label) for label in measured_ms)
+    ref = REFERENCE_CPU["ms"]
+    lines = [f"{'':<{width}}  {'here':>9}  {'reference':>9}"]
+    for label, ms in measured_ms.items():
+        kept = f"{ref[label]:9.1f}" if label in ref else f"{'':>9}"
+        lines.append(f"{label:<{width}}  {ms:9.1f}  {kept}")
+    lines.append(f"(reference: {REFERENCE_CPU['machine']}, measured {REFERENCE_CPU['date']})")
+    return "\n".join(lines)
 
 
 def paired_ratio(timings: dict[str, Timing], numerator: str, denominator: str) -> float:
@@ -437,32 +586,60 @@ def sdpa_backend(Q, K, V, causal: bool = False, attn_mask=None) -> str:
     return backend_label(int(index))
 
 
+def is_out_of_memory(error: BaseException) -> bool:
+    """Whether an error means the GPU ran out of memory.
+
+    torch.cuda.OutOfMemoryError for PyTorch's own allocations; a cuBLAS or cuDNN
+    workspace that cannot be allocated arrives as a plain RuntimeError whose
+    message says CUBLAS_STATUS_ALLOC_FAILED (or "out of memory").
+    """
+    if isinstance(error, torch.cuda.OutOfMemoryError):
+        return True
+    if isinstance(error, RuntimeError):
+        message = str(error).lower()
+        return "out of memory" in message or "alloc_failed" in message
+    return False
+
+
+def release_cuda_memory() -> None:
+    """Collect unreachable tensors (e.g. held by a finished traceback), then return cached blocks to the GPU."""
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
 def find_largest_T(run: Callable[[int], object], sizes: Iterable[int],
-                   out_of_memory: tuple[type[BaseException], ...] = (torch.OutOfMemoryError,),
+                   out_of_memory: Callable[[BaseException], bool] = is_out_of_memory,
                    cleanup: Callable[[], None] | None = None) -> tuple[int | None, int | None]:
     """Try `run(T)` for growing sizes; return (largest T that ran, first T that ran out of memory).
 
-    Stops at the first out-of-memory error (caught; any other error propagates).
-    `cleanup` runs after every attempt (e.g. torch.cuda.empty_cache). (None, T0)
-    means even the first size failed; (T_last, None) means all of them fitted.
+    Stops at the first error for which `out_of_memory(error)` is true (caught; any
+    other error propagates). `cleanup` (e.g. release_cuda_memory) runs after every
+    attempt, once the except block is left: until then the traceback still holds
+    the failed attempt's tensors. (None, T0) means even the first size failed;
+    (T_last, None) means all of them fitted.
     """
     largest = None
     for T in sorted(sizes):
+        failed = False
         try:
             result = run(T)
             del result
-        except out_of_memory:
-            if cleanup:
-                cleanup()
-            return largest, T
+        except Exception as error:
+            if not out_of_memory(error):
+                raise
+            failed = True
+        # Here the exception and its traceback (and the (T, T) tensors its frames held) are gone.
         if cleanup:
             cleanup()
+        if failed:
+            return largest, T
         largest = T
     return largest, None
 
 
 def search_largest_T(run: Callable[[int], object], *, start: int = 1024, limit: int = 2**20, refine_to: int = 1024,
-                     out_of_memory: tuple[type[BaseException], ...] = (torch.OutOfMemoryError,),
+                     out_of_memory: Callable[[BaseException], bool] = is_out_of_memory,
                      cleanup: Callable[[], None] | None = None) -> tuple[int | None, int | None]:
     """Double T from `start` until `run(T)` runs out of memory, then bisect to a multiple of `refine_to`.
 
@@ -490,8 +667,9 @@ def largest_naive_T_cuda(dtype="float32", *, batch_heads: int = 8, d_k: int = 64
                          start: int = 1024, limit: int = 2**20, refine_to: int = 1024) -> tuple[int | None, int | None]:
     """On CUDA: the largest T at which the naive version runs, found by doubling then bisecting.
 
-    Catches torch.cuda.OutOfMemoryError and empties the cache after each attempt.
-    Returns (largest T that ran, smallest T found to fail).
+    Catches torch.cuda.OutOfMemoryError (and cuBLAS allocation failures, see
+    is_out_of_memory) and frees the memory after each attempt. Returns (largest T
+    that ran, smallest T found to fail).
     """
     if torch.device(device).type != "cuda":
         raise RuntimeError("largest_naive_T_cuda needs a CUDA device: on the CPU running out of memory does not "
@@ -501,12 +679,12 @@ def largest_naive_T_cuda(dtype="float32", *, batch_heads: int = 8, d_k: int = 64
 
     def run(T):
         Q, K, V = make_qkv(batch_heads, T, d_k, device=device, dtype=dtype)
-        out = naive_attention(Q, K, V)
+        out = textbook_attention(Q, K, V)
         synchronize(device)
         return out
 
-    return search_largest_T(run, start=start, limit=limit, refine_to=refine_to,
-                            out_of_memory=(torch.cuda.OutOfMemoryError,), cleanup=torch.cuda.empty_cache)
+    with torch.cuda.device(device):
+        return search_largest_T(run, start=start, limit=limit, refine_to=refine_to, cleanup=release_cuda_memory)
 
 
 def available_memory_bytes(device="cpu") -> int | None:
@@ -548,26 +726,22 @@ class Row:
     samples_ms: list[float] = field(default_factory=list)
 
 
-def _bind(fn: Callable, Q, K, V, causal: bool) -> Callable[[], object]:
-    """A zero-argument call of fn(Q, K, V, causal), for the timers."""
-    def call():
-        return fn(Q, K, V, causal)
-    return call
-
-
 def run_benchmark(*, device="cpu", dtypes: Sequence = ("float32",), sizes: Sequence[int] = (256, 512, 1024),
                   batch_heads: int = 8, d_k: int = 64, causal: bool = False,
                   impls: Sequence[str] = ("naive", "lean", "tiled", "sdpa"), warmup: int = 2, repeats: int = 7,
-                  num_threads: int | None = None, memory: bool = True, seed: int = 0) -> list[Row]:
+                  num_threads: int | None = None, memory: bool | Iterable[int] = True, seed: int = 0) -> list[Row]:
     """Time (and measure the peak memory of) each implementation at each size and dtype.
 
+    `memory`: True measures the peak memory at every size, False at none, a
+    collection of sizes only at those (profiling the CPU's allocations is slow).
     Returns one Row per (dtype, T, impl). An implementation that runs out of GPU
     memory gets a row with note 'out of memory' and is skipped at larger sizes; one
     that cannot run the inputs (e.g. a forced backend) gets its error as the note.
     """
     device = resolve_device(device)
     for name in impls:
-        get_implementation(name)
+        _check_name(name)
+    memory_sizes = set(sizes) if memory is True else set() if memory is False else set(memory)
     rows = []
     for dtype in dtypes:
         dtype_name = cost.dtype_name(dtype)
@@ -577,25 +751,30 @@ def run_benchmark(*, device="cpu", dtypes: Sequence = ("float32",), sizes: Seque
             flops = forward_flops(batch_heads, T, d_k, causal)
             base = dict(device=device.type, dtype=dtype_name, T=T, batch_heads=batch_heads, d_k=d_k, causal=causal,
                         score_bytes=cost.score_matrix_bytes(T, dtype_name, heads=batch_heads))
-            runnable, table = {}, {}
+            runnable, table, call = {}, {}, None
             for name in impls:
                 row = Row(impl=name, **base)
                 table[name] = row
                 if name in exhausted:
                     row.note = "skipped (out of memory at a smaller T)"
                     continue
-                call = _bind(get_implementation(name), Q, K, V, causal)
+                call = prepare(name, Q, K, V, causal)
+                out_of_memory = False
                 try:
                     call()
                     synchronize(device)
-                except torch.OutOfMemoryError:
+                except RuntimeError as error:
+                    if is_out_of_memory(error):
+                        out_of_memory = True
+                    else:
+                        row.note = f"cannot run: {str(error).splitlines()[0][:60]}"
+                        continue
+                if out_of_memory:  # after the except block, when the traceback no longer holds the tensors
                     row.note = "out of memory"
                     exhausted.add(name)
+                    call = None
                     if device.type == "cuda":
-                        torch.cuda.empty_cache()
-                    continue
-                except RuntimeError as error:
-                    row.note = f"cannot run: {str(error).splitlines()[0][:60]}"
+                        release_cuda_memory()
                     continue
                 if name.startswith("sdpa"):
                     row.backend = (sdpa_backend(Q, K, V, causal) if name == "sdpa" else name.split(":")[1])
@@ -609,13 +788,13 @@ def run_benchmark(*, device="cpu", dtypes: Sequence = ("float32",), sizes: Seque
                     row.ms = timing.ms
                     row.samples_ms = [s * 1e3 for s in timing.samples]
                     row.tflops = tflops_per_second(flops, timing.median)
-                    if memory:
+                    if T in memory_sizes:
                         with cpu_threads(num_threads):
                             row.peak_bytes = peak_memory_bytes(runnable[name], device)
             rows.extend(table[name] for name in impls)
-            del Q, K, V
+            del Q, K, V, runnable, call
             if device.type == "cuda":
-                torch.cuda.empty_cache()
+                release_cuda_memory()
     return rows
 
 
@@ -699,14 +878,15 @@ def timing_cell(*, cpu_sizes: Sequence[int] = (256, 512), cuda_sizes: Sequence[i
         best = max((r for r in rows if r.tflops), key=lambda r: r.tflops, default=None)
         if best is not None and peak:
             print(f"best: {best.impl} {best.dtype} at T={best.T}: {best.tflops:.0f} TFLOP/s = "
-                  f"{100 * best.tflops / peak:.0f}% of this GPU's dense 16-bit peak ({peak:.0f})")
+                  f"{100 * best.tflops / peak:.0f}% of this GPU's nominal dense 16-bit peak ({peak:.0f})")
         if find_largest:
             for dtype in default_dtypes(device):
                 ok, bad = largest_naive_T_cuda(dtype, batch_heads=batch_heads, d_k=d_k)
                 print(f"largest T the naive version fits ({dtype}, batch*heads {batch_heads}): {ok} "
                       f"(out of memory at {bad})")
-        print("published, for comparison (TFLOP/s):",
-              ", ".join(f"{k} {v}" for k, v in PUBLISHED_TFLOPS.items()))
+        print("published, for comparison (nominal dense bf16 peaks from NVIDIA's datasheets):")
+        for line in published_lines():
+            print("  " + line)
         return rows
     print(message)
     threads = torch.get_num_threads()

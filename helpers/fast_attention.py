@@ -7,6 +7,11 @@ Both take (..., T_q, d_k), (..., T_k, d_k), (..., T_k, d_v) and return
 (..., T_q, d_v), with the course's mask convention (mask == 0: may not attend)
 and the course's error messages. Notebook 07 times them against the textbook
 version and PyTorch's fused kernel: the gap between them is memory traffic.
+
+`checks=False` skips the checks that scan data (the mask's rows, NaN in the
+output) and keeps only the shape arithmetic: the benchmark times the maths that
+way, because on a GPU each scan makes Python wait for the GPU. Give it valid
+inputs: a NaN then passes through silently, as in the textbook formula.
 """
 from __future__ import annotations
 
@@ -17,30 +22,40 @@ import torch
 from helpers.attention_torch import check_mask, check_qkv, refuse_nan
 
 
-def lean_attention(Q, K, V, mask=None):
+def _batch_shape(Q, K, V, checks: bool) -> torch.Size:
+    if not isinstance(checks, bool):
+        raise TypeError(f"checks should be True or False, but got {checks!r}.")
+    if checks:
+        return check_qkv(Q, K, V)
+    return torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+
+
+def lean_attention(Q, K, V, mask=None, *, checks: bool = True):
     """The same maths as the textbook version, written to touch memory less.
 
     softmax(Q Kᵀ / √d_k) V with ONE (T_q, T_k) buffer: the scale is folded into
     Q (T·d_k multiplications instead of T²), the masking and the softmax are done
     in place. Same signature, mask convention (mask == 0: may not attend) and
-    errors as helpers.attention_torch.scaled_dot_product_attention.
+    errors as helpers.attention_torch.scaled_dot_product_attention (checks=False:
+    no scans, see the module's docstring).
     (..., T_q, d_k), (..., T_k, d_k), (..., T_k, d_v) -> (..., T_q, d_v).
     """
-    batch = check_qkv(Q, K, V)
+    batch = _batch_shape(Q, K, V, checks)
     T_q, d_k, T_k, d_v = Q.shape[-2], Q.shape[-1], K.shape[-2], V.shape[-1]
     q = (Q * (1.0 / math.sqrt(d_k))).expand(*batch, T_q, d_k).reshape(-1, T_q, d_k)  # (n, T_q, d_k)
     k = K.expand(*batch, T_k, d_k).reshape(-1, T_k, d_k)  # (n, T_k, d_k)
     v = V.expand(*batch, T_k, d_v).reshape(-1, T_k, d_v)  # (n, T_k, d_v)
     S = torch.bmm(q, k.transpose(1, 2))  # (n, T_q, T_k): the one (T, T) buffer
     if mask is not None:
-        allowed = check_mask(mask, T_q, T_k)
-        hidden = (~allowed).expand(*batch, T_q, T_k).reshape(-1, T_q, T_k)
+        hidden = ~check_mask(mask, T_q, T_k) if checks else mask == 0  # (..., T_q, T_k)
+        hidden = hidden.expand(*batch, T_q, T_k).reshape(-1, T_q, T_k)
         S.masked_fill_(hidden, float("-inf"))
     torch.softmax(S, dim=-1, out=S)  # in place: no second (T, T) buffer
-    return refuse_nan(torch.bmm(S, v).reshape(*batch, T_q, d_v), Q=Q, K=K, V=V)  # (..., T_q, d_v)
+    out = torch.bmm(S, v).reshape(*batch, T_q, d_v)  # (..., T_q, d_v)
+    return refuse_nan(out, Q=Q, K=K, V=V) if checks else out
 
 
-def tiled_attention(Q, K, V, causal: bool = False, block: int = 128):
+def tiled_attention(Q, K, V, causal: bool = False, block: int = 128, *, checks: bool = True):
     """Exact attention computed `block` queries at a time: the (T, T) matrix is never whole.
 
     Each tile of scores, (batch, block, T_k), is small enough to stay in the CPU's
@@ -48,9 +63,10 @@ def tiled_attention(Q, K, V, causal: bool = False, block: int = 128):
     independent, so the result is exactly that of the full computation. With
     `causal`, a tile only computes the keys its queries may see. This is the first
     half of FlashAttention's idea (which also tiles the keys, with a running
-    softmax). (..., T_q, d_k), (..., T_k, d_k), (..., T_k, d_v) -> (..., T_q, d_v).
+    softmax). checks=False: no scans (see the module's docstring).
+    (..., T_q, d_k), (..., T_k, d_k), (..., T_k, d_v) -> (..., T_q, d_v).
     """
-    batch = check_qkv(Q, K, V)
+    batch = _batch_shape(Q, K, V, checks)
     if isinstance(block, bool) or not isinstance(block, int) or block < 1:
         raise ValueError(f"block should be a whole number of queries >= 1, but got {block!r}.")
     T_q, d_k, T_k, d_v = Q.shape[-2], Q.shape[-1], K.shape[-2], V.shape[-1]
@@ -68,4 +84,5 @@ def tiled_attention(Q, K, V, causal: bool = False, block: int = 128):
         torch.softmax(S, dim=-1, out=S)
         out[:, start:stop] = torch.bmm(S, v[:, :seen])  # (n, block, d_v)
         del S  # free this tile before the next one is allocated
-    return refuse_nan(out.reshape(*batch, T_q, d_v), Q=Q, K=K, V=V)
+    out = out.reshape(*batch, T_q, d_v)
+    return refuse_nan(out, Q=Q, K=K, V=V) if checks else out

@@ -11,7 +11,9 @@ every number can be checked by eye.
     projections(d_model, d_k)   seeded W_q, W_k, W_v, each (d_model, d_k)
     attend(X_q, X_kv, W)        Q from X_q, K and V from X_kv, through the course's
                                 scaled_dot_product_attention -> Q, K, V, W, Y
-    lineup_data(learned, same)  the 2 x 2 line-up of the two differences (the widget's data)
+    lineup_data(learned, same)  the 2 x 2 line-up of the two differences (the widget's data):
+                                two sequences = the Hindi decoder asks the English encoder,
+                                one sequence = the English sentence asks itself (as in notebook 06's figure)
 """
 from __future__ import annotations
 
@@ -118,20 +120,26 @@ def lineup_data(learned: bool, same_sequence: bool) -> dict:
 
     learned: separate learned projections (else h_j is reused as key and value);
     same_sequence: keys and values from the decoder's own sequence (else from the encoder's).
-    Returns {"name", "W" (T_q, T_k) array, "rows", "cols", "shapes" {name: tuple},
-    "parameters", "K_equals_V"}.
+    One sequence is the English sentence asking itself (3 x 3 weights); two are
+    the Hindi decoder asking the English encoder (2 x 3).
+    Returns {"name", "sequences" (who asks whom), "W" (T_q, T_k) array, "rows",
+    "cols", "shapes" {name: tuple}, "parameters", "K_equals_V"}.
     """
     if not isinstance(learned, bool) or not isinstance(same_sequence, bool):
         raise TypeError(f"learned and same_sequence should be True or False, but got {learned!r}, {same_sequence!r}.")
-    S_dec = decoder_states()
-    source, cols = (S_dec, DECODER_TOKENS) if same_sequence else (encoder_states(), ENCODER_TOKENS)
+    H = encoder_states()
+    if same_sequence:
+        X_q, rows, sequences = H, ENCODER_TOKENS, "the English sentence asks itself"
+    else:
+        X_q, rows, sequences = decoder_states(), DECODER_TOKENS, "the Hindi decoder asks the English encoder"
     W = projections() if learned else None
-    out = attend(S_dec, source, W)
+    out = attend(X_q, H, W)
     return {
         "name": MECHANISMS[(learned, same_sequence)],
+        "sequences": sequences,
         "W": out["W"].numpy(),
-        "rows": list(DECODER_TOKENS),
-        "cols": list(cols),
+        "rows": list(rows),
+        "cols": list(ENCODER_TOKENS),
         "shapes": {k: tuple(out[k].shape) for k in ("Q", "K", "V", "W", "Y")},
         "parameters": 0 if W is None else sum(w.numel() for w in W.values()),
         "K_equals_V": bool(torch.equal(out["K"], out["V"])),

@@ -36,9 +36,53 @@ def test_every_cpu_implementation_computes_the_same_attention(impl, causal):
     torch.testing.assert_close(bench.get_implementation(impl)(Q, K, V, causal), expected, atol=1e-5, rtol=1e-5)
 
 
+def test_textbook_attention_is_the_module_texts_function_and_equals_the_helpers_one():
+    import inspect
+
+    from helpers.attention_torch import causal_mask, scaled_dot_product_attention
+
+    body = inspect.getsource(bench.textbook_attention)
+    for line in ("scores = (Q @ K.transpose(-2, -1)) / math.sqrt(d_k)",
+                 'scores = scores.masked_fill(mask == 0, float("-inf"))',
+                 "return F.softmax(scores, dim=-1) @ V"):
+        assert line in body
+    g = torch.Generator().manual_seed(0)
+    Q, K, V = (torch.randn(2, 6, 4, generator=g) for _ in range(3))
+    torch.testing.assert_close(bench.textbook_attention(Q, K, V), scaled_dot_product_attention(Q, K, V))
+    torch.testing.assert_close(bench.textbook_attention(Q, K, V, causal_mask(6)),
+                               scaled_dot_product_attention(Q, K, V, causal_mask(6)))
+
+
+def test_the_timed_call_builds_no_mask_and_runs_no_checks(monkeypatch):
+    """The causal mask is built once, before timing; the timed calls scan nothing (no GPU waits)."""
+    from helpers import fast_attention
+
+    built = []
+    real_mask = bench.causal_mask
+    monkeypatch.setattr(bench, "causal_mask", lambda T, device=None: built.append(T) or real_mask(T, device))
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a check ran inside the timed call")
+
+    monkeypatch.setattr(fast_attention, "refuse_nan", refuse)
+    monkeypatch.setattr(fast_attention, "check_mask", refuse)
+    monkeypatch.setattr(fast_attention, "check_qkv", refuse)
+    Q, K, V = bench.make_qkv(2, 9, 4)
+    expected = F.scaled_dot_product_attention(Q, K, V, is_causal=True)
+    for name in ("naive", "lean", "tiled"):
+        built.clear()
+        call = bench.prepare(name, Q, K, V, causal=True)
+        mask_builds = len(built)
+        for _ in range(3):
+            torch.testing.assert_close(call(), expected)
+        assert len(built) == mask_builds <= 1, name
+
+
 def test_unknown_implementation_and_backend():
     with pytest.raises(ValueError, match="Unknown implementation 'fast'.*naive"):
         bench.get_implementation("fast")
+    with pytest.raises(ValueError, match="Unknown implementation 'fast'"):
+        bench.prepare("fast", None, None, None)
     with pytest.raises(ValueError, match="Unknown SDPA backend 'turbo'"):
         bench.forced_sdpa("turbo")
 
@@ -70,6 +114,7 @@ def test_resolve_device_without_a_gpu(monkeypatch):
 
 def test_skip_message_says_why(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(bench, "_mps_available", lambda: False)
     monkeypatch.setattr(torch.version, "cuda", None)
     message = bench.cuda_skip_message()
     assert message.startswith("No CUDA GPU here: this PyTorch")
@@ -80,12 +125,27 @@ def test_skip_message_says_why(monkeypatch):
     assert bench.cuda_skip_message() is None
 
 
-def test_default_dtypes(monkeypatch):
+def test_skip_message_on_an_apple_gpu(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.version, "cuda", None)
+    monkeypatch.setattr(bench, "_mps_available", lambda: True)
+    message = bench.cuda_skip_message()
+    assert "Apple GPU (MPS), which is present but not timed" in message
+    assert "CPU-only build" not in message
+
+
+@pytest.mark.parametrize("bf16, capability, half", [
+    (True, (9, 0), "bfloat16"),   # H100
+    (True, (8, 0), "bfloat16"),   # A100
+    (True, (7, 5), "float16"),    # T4: is_bf16_supported() says True, but only emulates bf16
+    (True, (7, 0), "float16"),    # V100
+    (False, (8, 6), "float16"),
+])
+def test_default_dtypes(monkeypatch, bf16, capability, half):
     assert bench.default_dtypes("cpu") == ["float32"]
-    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
-    assert bench.default_dtypes("cuda") == ["bfloat16", "float32"]
-    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: False)
-    assert bench.default_dtypes("cuda") == ["float16", "float32"]
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: bf16)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a, **k: capability)
+    assert bench.default_dtypes("cuda") == [half, "float32"]
 
 
 def test_make_qkv_is_seeded_4d_and_typed():
@@ -114,10 +174,23 @@ def test_forward_flops_and_tflops():
 
 def test_peak_tflops_for_known_gpus():
     assert bench.peak_tflops_for("NVIDIA H200") == 989.0
-    assert bench.peak_tflops_for("NVIDIA H100 80GB HBM3") == 989.0
+    assert bench.peak_tflops_for("NVIDIA GH200 480GB") == 989.0
+    assert bench.peak_tflops_for("NVIDIA H100 80GB HBM3") == 989.0  # the SXM module's name
+    assert bench.peak_tflops_for("NVIDIA H100 PCIe") == 756.0
+    assert bench.peak_tflops_for("NVIDIA H100 NVL") is None          # unsure: not claimed
     assert bench.peak_tflops_for("NVIDIA A100-SXM4-80GB") == 312.0
+    assert bench.peak_tflops_for("NVIDIA A100 80GB PCIe") == 312.0
     assert bench.peak_tflops_for("NVIDIA GeForce RTX 4090") is None
-    assert bench.PUBLISHED_TFLOPS["FlashAttention-3 on H100, fp16 (up to)"] == 740
+    with pytest.raises(TypeError, match="gpu_name should be a string"):
+        bench.peak_tflops_for(None)
+
+
+def test_published_numbers_are_compared_with_their_own_gpu():
+    assert bench.PUBLISHED_TFLOPS["FlashAttention-3 on H100, fp16 (up to)"] == (740, "H100 SXM")
+    lines = bench.published_lines()
+    assert "230 TFLOP/s = 73.7% of the A100's 312" in lines[0]
+    assert "335 TFLOP/s = 33.9% of the H100 SXM's 989" in lines[1]
+    assert "740 TFLOP/s = 74.8% of the H100 SXM's 989" in lines[2]
 
 
 # ---------------------------------------------------------------- timing
@@ -180,12 +253,23 @@ def test_cuda_sample_records_events_and_synchronises(monkeypatch):
             log.append("elapsed")
             return 6.0  # milliseconds, for all calls together
 
+    class Device:  # torch.cuda.device(...): make the timed GPU the current one, then restore
+        def __init__(self, device):
+            self.device = device
+
+        def __enter__(self):
+            log.append(f"enter {self.device}")
+
+        def __exit__(self, *exc):
+            log.append("exit")
+
     monkeypatch.setattr(torch.cuda, "Event", Event)
+    monkeypatch.setattr(torch.cuda, "device", Device)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: log.append("sync"))
-    seconds = bench._one_sample(lambda: log.append("call"), "cuda", 3)
+    seconds = bench._one_sample(lambda: log.append("call"), "cuda:1", 3)
     assert seconds == pytest.approx(0.002)
-    assert log == ["new event0", "new event1", "sync", "record event0", "call", "call", "call",
-                   "record event1", "sync", "elapsed"]
+    assert log == ["enter cuda:1", "new event0", "new event1", "sync", "record event0", "call", "call", "call",
+                   "record event1", "sync", "elapsed", "exit"]
 
 
 # ---------------------------------------------------------------- peak memory
@@ -285,6 +369,41 @@ def test_find_largest_T_lets_other_errors_through():
     with pytest.raises(ValueError, match="a bug"):
         bench.find_largest_T(broken, [1])
 
+    def shape_bug(T):
+        raise RuntimeError("mat1 and mat2 shapes cannot be multiplied")
+
+    with pytest.raises(RuntimeError, match="shapes cannot be multiplied"):
+        bench.find_largest_T(shape_bug, [1])
+
+
+def test_a_cublas_allocation_failure_counts_as_out_of_memory():
+    def run(T):
+        if T > 2:
+            raise RuntimeError("CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`")
+        return T
+
+    assert bench.find_largest_T(run, [1, 2, 4]) == (2, 4)
+    assert bench.is_out_of_memory(torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 4 GiB"))
+    assert bench.is_out_of_memory(RuntimeError("CUDA error: out of memory"))
+    assert not bench.is_out_of_memory(RuntimeError("No available kernel. Aborting execution."))
+    assert not bench.is_out_of_memory(ValueError("out of memory"))
+
+
+def test_find_largest_T_cleans_up_after_the_traceback_is_gone():
+    """empty_cache inside the except block would run while the traceback still holds the big tensors."""
+    import weakref
+
+    held = []
+
+    def run(T):
+        big = torch.zeros(T)
+        held.append(weakref.ref(big))
+        raise torch.cuda.OutOfMemoryError("stand-in")
+
+    alive_at_cleanup = []
+    bench.find_largest_T(run, [8], cleanup=lambda: alive_at_cleanup.append(held[-1]() is not None))
+    assert alive_at_cleanup == [False]
+
 
 def test_search_largest_T_doubles_then_bisects():
     run, tried = fake_run(45_000)
@@ -293,6 +412,15 @@ def test_search_largest_T_doubles_then_bisects():
     assert tried[:7] == [1024, 2048, 4096, 8192, 16384, 32768, 65536]
     run, _ = fake_run(10**9)
     assert bench.search_largest_T(run, start=1024, limit=4096) == (4096, None)
+
+
+def test_release_cuda_memory_collects_first(monkeypatch):
+    log = []
+    monkeypatch.setattr(bench.gc, "collect", lambda: log.append("collect"))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: log.append("empty_cache"))
+    bench.release_cuda_memory()
+    assert log == ["collect", "empty_cache"]
 
 
 def test_largest_naive_T_refuses_the_cpu():
@@ -327,19 +455,37 @@ def test_run_benchmark_on_the_cpu():
     assert lines[0].startswith("T=32 float32: naive ") and lines[0].endswith("the time of sdpa")
 
 
+def test_run_benchmark_measures_memory_only_where_asked():
+    rows = bench.run_benchmark(device="cpu", sizes=(16, 32, 64), batch_heads=1, d_k=4, repeats=1, warmup=0,
+                               impls=("naive", "sdpa"), memory=(32,))
+    assert {r.T for r in rows if r.peak_bytes is not None} == {32}
+    naive32 = next(r for r in rows if r.impl == "naive" and r.T == 32)
+    assert naive32.peak_bytes >= 2 * naive32.score_bytes
+    rows = bench.run_benchmark(device="cpu", sizes=(16,), batch_heads=1, d_k=4, repeats=1, warmup=0,
+                               impls=("sdpa",), memory=False)
+    assert rows[0].peak_bytes is None and rows[0].ms > 0
+
+
 def test_run_benchmark_notes_what_cannot_run_and_what_runs_out_of_memory(monkeypatch):
     def greedy(Q, K, V, causal=False):
         if Q.shape[-2] >= 64:
-            raise torch.OutOfMemoryError("out of memory (stand-in)")
+            raise torch.cuda.OutOfMemoryError("out of memory (stand-in)")
         return bench.naive_attention(Q, K, V, causal)
 
-    monkeypatch.setitem(bench.IMPLEMENTATIONS, "greedy", ("test stand-in", greedy))
+    def cublas(Q, K, V, causal=False):
+        if Q.shape[-2] >= 128:
+            raise RuntimeError("CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`")
+        return bench.naive_attention(Q, K, V, causal)
+
+    monkeypatch.setitem(bench.IMPLEMENTATIONS, "greedy", ("test stand-in", bench.with_flag(greedy)))
+    monkeypatch.setitem(bench.IMPLEMENTATIONS, "cublas", ("test stand-in", bench.with_flag(cublas)))
     rows = bench.run_benchmark(device="cpu", sizes=(32, 64, 128), batch_heads=1, d_k=4, repeats=1, warmup=0,
-                               impls=("greedy", "sdpa:efficient", "sdpa"), memory=False)
+                               impls=("greedy", "cublas", "sdpa:efficient", "sdpa"), memory=False)
     notes = {(r.impl, r.T): r.note for r in rows}
     assert notes[("greedy", 32)] == ""
     assert notes[("greedy", 64)] == "out of memory"
     assert notes[("greedy", 128)].startswith("skipped")
+    assert notes[("cublas", 64)] == "" and notes[("cublas", 128)] == "out of memory"
     assert notes[("sdpa:efficient", 32)].startswith("cannot run")  # no memory-efficient kernel on the CPU
     assert all(r.ms for r in rows if r.impl == "sdpa")
     assert "out of memory" in bench.format_table(rows)
@@ -369,6 +515,7 @@ def test_timing_cell_on_a_gpu_prints_tflops_backend_and_largest_T(monkeypatch, c
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a, **k: (9, 0))
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a, **k: "NVIDIA H200")
     monkeypatch.setattr(bench, "run_benchmark", fake_run_benchmark)
     monkeypatch.setattr(bench, "largest_naive_T_cuda", lambda dtype, **k: (32768, 33792))
@@ -377,9 +524,9 @@ def test_timing_cell_on_a_gpu_prints_tflops_backend_and_largest_T(monkeypatch, c
     assert calls["run"]["dtypes"] == ["bfloat16", "float32"] and calls["run"]["impls"] == ("naive", "sdpa")
     assert out.startswith("device cuda (NVIDIA H200)")
     assert "T=4096 bfloat16: naive 40.00x the time of sdpa" in out
-    assert "best: sdpa bfloat16 at T=4096: 687 TFLOP/s = 69% of this GPU's dense 16-bit peak (989)" in out
+    assert "best: sdpa bfloat16 at T=4096: 687 TFLOP/s = 69% of this GPU's nominal dense 16-bit peak (989)" in out
     assert "largest T the naive version fits (bfloat16, batch*heads 8): 32768 (out of memory at 33792)" in out
-    assert "FlashAttention-2 on H100 (up to) 335" in out
+    assert "FlashAttention-2 on H100 (up to):" in out and "335 TFLOP/s = 33.9% of the H100 SXM's 989" in out
     assert len(rows) == 2
 
 
@@ -394,7 +541,7 @@ def test_header_names_threads_and_flops():
 def test_script_prints_a_table(capsys):
     script = load_script()
     rc = script.main(["--device", "cpu", "--sizes", "32", "16", "--batch-heads", "2", "--d-k", "8",
-                      "--repeats", "2", "--threads", "1"])
+                      "--repeats", "3", "--threads", "1"])
     out = capsys.readouterr().out
     assert rc == 0
     assert "device cpu (1 threads)" in out
@@ -404,7 +551,7 @@ def test_script_prints_a_table(capsys):
 
 def test_script_find_max_on_the_cpu_predicts_instead_of_trying(capsys):
     script = load_script()
-    assert script.main(["--device", "cpu", "--sizes", "16", "--batch-heads", "1", "--d-k", "4", "--repeats", "1",
+    assert script.main(["--device", "cpu", "--sizes", "16", "--batch-heads", "1", "--d-k", "4", "--repeats", "3",
                         "--no-memory", "--impl", "sdpa", "--find-max"]) == 0
     assert "--find-max is CUDA only" in capsys.readouterr().out
 
@@ -416,10 +563,32 @@ def test_script_explains_a_missing_gpu(monkeypatch, capsys):
     assert "device 'cuda' was asked for" in capsys.readouterr().err
 
 
+def test_script_says_threads_are_ignored_on_a_gpu(monkeypatch, capsys):
+    script = load_script()
+    seen = {}
+    monkeypatch.setattr(bench, "resolve_device", lambda device: torch.device("cuda"))
+    monkeypatch.setattr(bench, "default_dtypes", lambda device: ["float32"])
+    monkeypatch.setattr(bench, "header", lambda *args: "header")
+    monkeypatch.setattr(bench, "run_benchmark", lambda **kwargs: seen.update(kwargs) or [])
+    assert script.main(["--threads", "4"]) == 0
+    assert "--threads 4 is ignored on cuda" in capsys.readouterr().out
+    assert seen["num_threads"] is None
+
+
+def test_script_finds_helpers_from_a_fresh_checkout():
+    """`python benchmarks/attention.py` puts benchmarks/ on sys.path; the script adds the repository root."""
+    text = (ROOT / "benchmarks" / "attention.py").read_text()
+    assert text.index("sys.path.insert(0, str(ROOT))") < text.index("from helpers import")
+    assert load_script().ROOT == ROOT
+
+
 @pytest.mark.parametrize("args, message", [
     (["--dtype", "int3"], "Unknown dtype 'int3'"),
     (["--sizes", "0"], "expected a whole number >= 1"),
+    (["--sizes", "ten"], "expected a whole number >= 1, got 'ten'"),
     (["--impl", "magic"], "invalid choice: 'magic'"),
+    (["--repeats", "2"], "expected a whole number >= 3"),
+    (["--warmup", "-1"], "expected a whole number >= 0"),
 ])
 def test_script_rejects_bad_arguments(args, message, capsys):
     script = load_script()
@@ -446,3 +615,32 @@ def test_cuda_benchmark_runs_and_reports_a_fused_backend():
 def test_cuda_largest_naive_T_small_limit():
     ok, bad = bench.largest_naive_T_cuda("float32", batch_heads=1, d_k=16, start=256, limit=1024)
     assert ok == 1024 and bad is None
+
+
+# ---------------------------------------------------------------- notebook 07's pieces and reference
+
+def test_piece_calls_compute_the_textbook_steps():
+    calls = bench.piece_calls(batch_heads=2, T=16, d_k=4)
+    assert list(calls) == ["Q Kᵀ into a (T, T) buffer", "softmax of the buffer, in place", "S · V",
+                           "SDPA, whole call, 4-D inputs", "SDPA, whole call, 3-D inputs"]
+    Q, K, V = bench.make_qkv(2, 16, 4)
+    S = calls["Q Kᵀ into a (T, T) buffer"]()
+    torch.testing.assert_close(S, Q[0] @ K[0].transpose(1, 2) / 2.0)
+    W = calls["softmax of the buffer, in place"]()
+    assert W.data_ptr() == S.data_ptr()  # the same buffer: nothing new allocated
+    torch.testing.assert_close(calls["S · V"](), F.scaled_dot_product_attention(Q, K, V)[0])
+    torch.testing.assert_close(calls["SDPA, whole call, 3-D inputs"](), calls["SDPA, whole call, 4-D inputs"]()[0])
+    timings = bench.time_calls(calls, warmup=0, repeats=1, min_sample_s=0.0)
+    assert set(timings) == set(calls)
+
+
+def test_reference_table_puts_the_kept_numbers_next_to_the_measured_ones():
+    assert bench.REFERENCE_CPU["ratios"]["tiled"] > 1
+    ref = bench.REFERENCE_CPU["ms"]
+    assert set(bench.piece_calls(1, 4, 2)) <= set(ref)
+    text = bench.reference_table({"S · V": 1.23, "something new": 2.0})
+    lines = text.splitlines()
+    assert lines[0].split() == ["here", "reference"]
+    assert lines[1].split()[-2:] == ["1.2", f"{ref['S · V']:.1f}"]
+    assert lines[2].split()[-1] == "2.0"
+    assert lines[-1].startswith("(reference: ") and bench.REFERENCE_CPU["date"] in lines[-1]

@@ -1,5 +1,6 @@
 """helpers.cost: parameter, FLOP and memory arithmetic, and the cost widget."""
 import math
+import re
 
 import matplotlib.pyplot as plt
 import pytest
@@ -7,7 +8,7 @@ import torch
 
 from helpers import cost
 from helpers.attention_torch import SelfAttention, count_parameters
-from helpers.widgets.cost import cost_explorer, memory_bar_html
+from helpers.widgets.cost import cost_explorer, memory_bar_html, table_html
 
 
 @pytest.fixture(autouse=True)
@@ -131,6 +132,15 @@ def test_memory_bar_html_places_bars_on_a_log_axis():
     assert "width:54.55%" in html  # 1 GB: (9 - 3) / (14 - 3)
     assert "width:27.27%" in html  # 1 MB: (6 - 3) / 11
     assert "A100 (80 GB)" in html
+    sizes = [int(n) for n in re.findall(r"font-size:(\d+)px", html)]
+    assert sizes and min(sizes) >= 14
+
+
+def test_table_html_shows_the_table_in_readable_text():
+    data = cost.cost_widget_data(1e5, 64)
+    text = table_html(data, 512, 64, 1, "float32")
+    assert "T = 100,000" in text and "40.0 GB (37.25 GiB)" in text and "A100 (80 GB), H200 (141 GB)" in text
+    assert min(int(n) for n in re.findall(r"font-size:(\d+)px", text)) >= 14
 
 
 def test_cost_widget_follows_its_sliders():

@@ -75,12 +75,34 @@ def test_shapes_reference_passes():
     ({"Q": (5, 512)}, "not d_model = 512"),
     ({"W": (5, 5)}, "that would be self-attention"),
     ({"W": (7, 7)}, "that would be self-attention"),
-    ({"Y": (5, 7)}, "should have shape (5, 64)"),
+    ({"Y": (5, 7)}, "that is the shape of the weights W"),
+    ({"Y": (5, 32)}, "Count again"),
+    ({"K": (3, 64)}, "one key per token of the sequence being looked at"),
     ({"Q": "5 by 64"}, "tuple of two whole numbers"),
+    ({"Q": (5.7, 64)}, "5.7 is not a whole number"),
+    ({"Q": (5, 64, 1)}, "it has 3 numbers"),
+    ({"Q": (True, 64)}, "truth value"),
+    ({"Q": 5}, "is not a tuple"),
 ])
 def test_shapes_mistakes(change, fragment):
     answer = {**ex06.reference_cross_attention_shapes(), **change}
     verdict(ex06.check_cross_attention_shapes(answer), False, fragment)
+
+
+@pytest.mark.parametrize("change", [{"Q": (5, 32)}, {"K": (3, 64)}, {"V": (7, 16)}, {"W": (2, 7)}, {"Y": (5, 32)},
+                                    {"W": (7, 5)}, {"Q": (64, 5)}])
+def test_shapes_feedback_does_not_give_the_answer_away(change):
+    answer = {**ex06.reference_cross_attention_shapes(), **change}
+    feedback = ex06.check_cross_attention_shapes(answer)
+    name = next(iter(change))
+    expected = ex06.reference_cross_attention_shapes()[name]
+    assert not feedback.passed
+    assert str(expected) not in feedback.message and str(list(expected)) not in feedback.message, feedback
+
+
+def test_shapes_accept_whole_numbers_of_any_kind():
+    answer = {"Q": torch.Size([5, 64]), "K": (np.int64(7), 64), "V": (7.0, 64), "W": [5, 7], "Y": np.array([5, 64])}
+    verdict(ex06.check_cross_attention_shapes(answer), True)
 
 
 def test_shapes_wrong_type_and_missing_keys():
@@ -101,7 +123,20 @@ def test_cross_attention_reference_passes():
     (lambda Xd, Xe, Wq, Wk, Wv: sdpa(Xd @ Wq, Xe @ Wv, Xe @ Wk), "W_k and W_v are swapped"),
     (lambda Xd, Xe, Wq, Wk, Wv: sdpa(Xd, Xe, Xe), "no projections were applied"),
     (lambda Xd, Xe, Wq, Wk, Wv: sdpa(Xd @ Wq, Xe @ Wk, Xe), "values are the raw encoder states"),
-    (lambda Xd, Xe, Wq, Wk, Wv: torch.softmax((Xd @ Wq) @ (Xe @ Wk).T, -1) @ (Xe @ Wv), "wrong values"),
+    (lambda Xd, Xe, Wq, Wk, Wv: torch.softmax((Xd @ Wq) @ (Xe @ Wk).T, -1) @ (Xe @ Wv), "1/√d_k scale is missing"),
+    (lambda Xd, Xe, Wq, Wk, Wv: torch.softmax((Xd @ Wq) @ (Xe @ Wk).T / Wq.shape[1], -1) @ (Xe @ Wv),
+     "divided by d_k"),
+    (lambda Xd, Xe, Wq, Wk, Wv: torch.softmax((Xd @ Wq) @ (Xe @ Wk).T * math.sqrt(Wq.shape[1]), -1) @ (Xe @ Wv),
+     "multiplied by √d_k"),
+    (lambda Xd, Xe, Wq, Wk, Wv: torch.softmax((Xd @ Wq) @ (Xe @ Wk).T / math.sqrt(Xd.shape[1]), -1) @ (Xe @ Wv),
+     "square root of the input width"),
+    (lambda Xd, Xe, Wq, Wk, Wv: torch.softmax((Xd @ Wq) @ (Xe @ Wk).T / math.sqrt(Wq.shape[1]), 0) @ (Xe @ Wv),
+     "wrong axis"),
+    (lambda Xd, Xe, Wq, Wk, Wv: ((Xd @ Wq) @ (Xe @ Wk).T / math.sqrt(Wq.shape[1])) @ (Xe @ Wv),
+     "softmax is missing"),
+    (lambda Xd, Xe, Wq, Wk, Wv: sdpa(Xd @ Wq.T, Xe @ Wk.T, Xe @ Wv.T), "projections were transposed"),
+    (lambda Xd, Xe, Wq, Wk, Wv: sdpa(Xd @ Wq.T, Xe @ Wk, Xe @ Wv), "W_q was transposed"),
+    (lambda Xd, Xe, Wq, Wk, Wv: sdpa(Xd @ Wq, Xe @ Wk, Xe @ Wv) + 0.5, "wrong values"),
     (lambda Xd, Xe, Wq, Wk, Wv: (Xd @ Wq)[:, :2], "has shape"),
 ])
 def test_cross_attention_mistakes(answer, fragment):
@@ -124,7 +159,10 @@ def test_additive_mask_reference_and_alternatives_pass():
 @pytest.mark.parametrize("answer, fragment", [
     (lambda m: torch.where(m == 0, 0.0, float("-inf")), "polarity is flipped"),
     (lambda m: m.float(), "values are 0 and 1"),
-    (lambda m: (m == 0), "True where attention is NOT allowed"),
+    (lambda m: (m == 0), "nn.MultiheadAttention's polarity"),
+    (lambda m: torch.zeros_like(m).masked_fill(m == 0, float("-inf")), "dtype torch.bool"),
+    (lambda m: (1 - m.float()) * float("-inf"), "0 · (-inf) is NaN"),
+    (lambda m: (1 - m) * float("-inf"), "not defined on booleans"),
     (lambda m: (m != 0), "boolean mask"),
     (lambda m: torch.where(m == 0, -1.0, 0.0), "not pushed to -inf"),
     (lambda m: torch.where(m == 0, float("-inf"), 0.5), "nonzero value"),
@@ -164,8 +202,17 @@ def test_scores_gb_mistakes(answer, fragment):
 
 def test_scores_gb_wrong_type():
     verdict(ex07.check_scores_gb(None), False, "is None")
-    verdict(ex07.check_scores_gb("4.29 GB"), False, "plain number")
-    verdict(ex07.check_scores_gb(True), False, "plain number")
+    verdict(ex07.check_scores_gb("4.29 GB"), False, "not a number")
+    verdict(ex07.check_scores_gb("4.29"), False, "not a number")
+    verdict(ex07.check_scores_gb(True), False, "truth value")
+    verdict(ex07.check_scores_gb(torch.tensor([4.29, 1.0])), False, "one number")
+    verdict(ex07.check_scores_gb(float("nan")), False, "finite")
+
+
+@pytest.mark.parametrize("answer", [torch.tensor(4.29), np.float32(4.29), np.array(4.295), 4.3, torch.tensor(4.29,
+                                    dtype=torch.float64)])
+def test_scores_gb_accepts_any_scalar(answer):
+    verdict(ex07.check_scores_gb(answer), True)
 
 
 # ---------------------------------------------------------------- 07 · exercise 3: TFLOP/s
@@ -184,12 +231,43 @@ def test_tflops_reference_passes():
      "not TFLOP/s"),
     (lambda B, H, T, d, ms, causal=False: ex07.reference_achieved_tflops(B, H, T, d, ms, causal) / T,
      "T times too small"),
-    (lambda B, H, T, d, ms, causal=False: 3.0, "expected"),
+    (lambda B, H, T, d, ms, causal=False: 3.0, "which is not it"),
     (lambda B, H, T, d, ms, causal=False: [1.0, 2.0], "one number"),
     (lambda B, H, T, d, ms, causal=False: float("inf"), "division by zero"),
+    (lambda B, H, T, d, ms, causal=False: 4 * H * T**2 * d / (ms / 1e3) / 1e12 / (2 if causal else 1),
+     "forget the batch size B"),
+    (lambda B, H, T, d, ms, causal=False: 4 * B * T**2 * d / (ms / 1e3) / 1e12 / (2 if causal else 1),
+     "forget the number of heads"),
+    (lambda B, H, T, d, ms, causal=False: 4 * T**2 * d / (ms / 1e3) / 1e12 / (2 if causal else 1),
+     "forgot both the batch size and the number of heads"),
+    (lambda B, H, T, d, ms, causal=False: B * H * T**2 * d / (ms / 1e3) / 1e12 / (2 if causal else 1),
+     "factor 4 is missing"),
+    (lambda B, H, T, d, ms, causal=False: 4 * B * H * T * d / (ms / 1e3) / 1e12 / (2 if causal else 1),
+     "you used T where the formula has T²"),
+    (lambda B, H, T, d, ms, causal=False: ex07.reference_achieved_tflops(B, H, T, d, ms, causal) / (2 if causal else 1),
+     "not twice"),
+    (lambda B, H, T, d, ms, causal=False: "12", "not a number"),
+    (lambda B, H, T, d, ms, causal=False: None, "returned None"),
 ])
 def test_tflops_mistakes(answer, fragment):
     verdict(ex07.check_achieved_tflops(answer), False, fragment)
+
+
+@pytest.mark.parametrize("answer", [
+    lambda B, H, T, d, ms, causal=False: 3.0,
+    lambda B, H, T, d, ms, causal=False: 4 * H * T**2 * d / (ms / 1e3) / 1e12,
+    lambda B, H, T, d, ms, causal=False: B * H * T**2 * d / (ms / 1e3) / 1e12,
+])
+def test_tflops_feedback_does_not_give_the_answer_away(answer):
+    feedback = ex07.check_achieved_tflops(answer)
+    assert not feedback.passed
+    assert "expected" not in feedback.message
+    assert f"{ex07.reference_achieved_tflops(*ex07._TFLOP_CASES[0]):.4g}" not in feedback.message
+
+
+def test_tflops_accepts_tensor_and_numpy_results():
+    verdict(ex07.check_achieved_tflops(lambda *a: torch.tensor(ex07.reference_achieved_tflops(*a))), True)
+    verdict(ex07.check_achieved_tflops(lambda *a: np.float64(ex07.reference_achieved_tflops(*a))), True)
 
 
 def test_tflops_wrong_type():

@@ -63,3 +63,22 @@ def test_lean_attention_keeps_the_helpers_errors():
         lean_attention(Q, K[..., :3], V)
     with pytest.raises(TypeError, match="Q should be a torch.Tensor"):
         lean_attention([[1.0]], K, V)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_without_checks_the_result_is_the_same(causal):
+    Q, K, V = make_qkv(3, 10, 4, seed=4)
+    mask = causal_mask(10) if causal else None
+    torch.testing.assert_close(lean_attention(Q, K, V, mask, checks=False), lean_attention(Q, K, V, mask))
+    torch.testing.assert_close(tiled_attention(Q, K, V, causal, block=3, checks=False),
+                               tiled_attention(Q, K, V, causal, block=3))
+
+
+def test_without_checks_nothing_is_scanned():
+    """checks=False is for timing valid inputs: a NaN passes through silently, as in the textbook formula."""
+    Q, K, V = (t.clone() for t in make_qkv(1, 6, 4))
+    V[0, 0, 2, 1] = float("nan")
+    assert torch.isnan(lean_attention(Q, K, V, checks=False)).any()
+    assert torch.isnan(tiled_attention(Q, K, V, checks=False)).any()
+    with pytest.raises(TypeError, match="checks should be True or False"):
+        lean_attention(Q, K, V, checks="no")

@@ -1,12 +1,14 @@
 """helpers.luong (notebook 06): Luong, cross- and self-attention through one function, and the line-up widget."""
 import math
+import re
 
+import numpy as np
 import pytest
 import torch
 
 from helpers import luong
 from helpers.attention_torch import SelfAttention, scaled_dot_product_attention
-from helpers.widgets.luong import PROJECTIONS, SEQUENCES, lineup_explorer, weights_html
+from helpers.widgets.luong import PROJECTIONS, SEQUENCES, description_html, lineup_explorer, weights_html
 
 
 def test_toy_sequences():
@@ -78,9 +80,9 @@ def test_attend_bad_input():
 
 @pytest.mark.parametrize("learned, same, name, W_shape, params", [
     (False, False, "Luong-style", (2, 3), 0),
-    (False, True, "parameter-free self-attention", (2, 2), 0),
+    (False, True, "parameter-free self-attention", (3, 3), 0),
     (True, False, "cross-attention", (2, 3), 48),
-    (True, True, "self-attention (learned", (2, 2), 48),
+    (True, True, "self-attention (learned", (3, 3), 48),
 ])
 def test_lineup_data(learned, same, name, W_shape, params):
     data = luong.lineup_data(learned, same)
@@ -88,7 +90,17 @@ def test_lineup_data(learned, same, name, W_shape, params):
     assert data["W"].shape == W_shape and data["shapes"]["W"] == W_shape
     assert data["parameters"] == params
     assert data["K_equals_V"] is (not learned)
-    assert data["cols"] == (list(luong.DECODER_TOKENS) if same else list(luong.ENCODER_TOKENS))
+    assert data["cols"] == list(luong.ENCODER_TOKENS)
+    assert data["rows"] == (list(luong.ENCODER_TOKENS) if same else list(luong.DECODER_TOKENS))
+    assert data["sequences"] == ("the English sentence asks itself" if same
+                                 else "the Hindi decoder asks the English encoder")
+
+
+def test_lineup_self_attention_is_notebook_06s_english_example():
+    """The widget's 'one sequence' setting shows the same weights as the notebook's figure: English asks itself."""
+    H, W = luong.encoder_states(), luong.projections()
+    np.testing.assert_allclose(luong.lineup_data(True, True)["W"], luong.attend(H, H, W)["W"].numpy())
+    np.testing.assert_allclose(luong.lineup_data(False, True)["W"], luong.attend(H, H)["W"].numpy())
 
 
 def test_lineup_data_refuses_non_booleans():
@@ -99,6 +111,15 @@ def test_lineup_data_refuses_non_booleans():
 def test_weights_html_has_labels_and_values():
     html = weights_html([[0.25, 0.75]], ["paisa"], ["money", "bank"], "W")
     assert "paisa" in html and "money" in html and "0.75" in html and "<caption" in html
+    sizes = [int(n) for n in re.findall(r"font-size:(\d+)px", html)]
+    assert sizes and min(sizes) >= 14
+
+
+def test_description_html_is_readable_and_says_who_asks_whom():
+    text = description_html(luong.lineup_data(True, False))
+    assert "cross-attention" in text and "the Hindi decoder asks the English encoder" in text
+    assert "parameters: 48" in text
+    assert min(int(n) for n in re.findall(r"font-size:(\d+)px", text)) >= 14
 
 
 def test_lineup_widget_follows_its_switches():
@@ -107,6 +128,6 @@ def test_lineup_widget_follows_its_switches():
     w.children[0].value = PROJECTIONS[1]
     assert w.result["name"].startswith("cross-attention") and w.result["parameters"] == 48
     w.children[1].value = SEQUENCES[1]
-    assert w.result["name"].startswith("self-attention") and w.result["W"].shape == (2, 2)
+    assert w.result["name"].startswith("self-attention") and w.result["W"].shape == (3, 3)
     w.children[0].value = PROJECTIONS[0]
     assert w.result["name"].startswith("parameter-free")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 import torch
@@ -101,33 +102,57 @@ def reference_cross_attention_shapes() -> dict[str, tuple[int, int]]:
     return {"Q": (5, 64), "K": (7, 64), "V": (7, 64), "W": (5, 7), "Y": (5, 64)}
 
 
+def _whole_numbers(shape):
+    """(tuple of ints, None) if `shape` is a sequence of whole numbers, else (None, what is wrong)."""
+    if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
+        return None, f"{shape!r} is not a tuple"
+    sizes = []
+    for n in shape:
+        if isinstance(n, (bool, np.bool_)):
+            return None, f"{n!r} is a truth value, not a size"
+        if isinstance(n, numbers.Integral):
+            sizes.append(int(n))
+        elif isinstance(n, numbers.Real) and float(n).is_integer():
+            sizes.append(int(n))
+        elif isinstance(n, numbers.Real):
+            return None, f"{n!r} is not a whole number: a shape counts rows and columns"
+        else:
+            return None, f"{n!r} is not a number"
+    return tuple(sizes), None
+
+
+#: What each shape counts, without giving the numbers away.
+_SHAPE_HINTS = {
+    "Q": "rows: one query per token of the sequence that asks (which sequence is that?); columns: the length "
+         "of a query after the projection",
+    "K": "rows: one key per token of the sequence being looked at; columns: the length of a key after the "
+         "projection (it must match the queries' to take dot products)",
+    "V": "rows: one value per key; columns: the length of a value after the projection, d_v",
+    "W": "one row per query and one column per key",
+    "Y": "one row per query; each row is a weighted sum of value vectors, so it is as long as a value",
+}
+
+
 def check_cross_attention_shapes(shapes) -> Feedback:
     """Exercise 2: a dict {"Q", "K", "V", "W", "Y"} -> shape tuples."""
     expected = reference_cross_attention_shapes()
     if shapes is None:
         return wrong("shapes is None. Fill in the dictionary: shapes = {'Q': (..., ...), 'K': ..., ...}.")
     if not isinstance(shapes, dict):
-        return wrong(f"expected a dict like {{'Q': (5, 64), ...}}, but got {type(shapes).__name__}.")
+        return wrong(f"expected a dict like {{'Q': (rows, columns), ...}}, but got {type(shapes).__name__}.")
     missing = [k for k in expected if k not in shapes]
     if missing:
         return wrong(f"the dictionary is missing {', '.join(missing)}: give a shape for each of Q, K, V, W, Y.")
-    why = {
-        "Q": "one query per decoder token (T_q = 5), each of length d_k = 64",
-        "K": "one key per encoder token (T_k = 7): keys come from the sequence being looked at",
-        "V": "one value per encoder token (T_k = 7), each of length d_v = 64",
-        "W": "one row per query, one column per key: (T_q, T_k)",
-        "Y": "one output per query (decoder token), each a mixture of values of length d_v",
-    }
     for name, shape in expected.items():
-        try:
-            got = tuple(int(n) for n in shapes[name])
-        except (TypeError, ValueError):
-            return wrong(f"the shape of {name} should be a tuple of two whole numbers such as {shape}, "
-                         f"but got {shapes[name]!r}.")
+        got, problem = _whole_numbers(shapes[name])
+        if problem is not None or len(got) != 2:
+            why = problem or f"it has {len(got)} numbers"
+            return wrong(f"the shape of {name} should be a tuple of two whole numbers (rows, columns), but got "
+                         f"{shapes[name]!r}: {why}.")
         if got == shape:
             continue
         if got == shape[::-1]:
-            return wrong(f"{name} has its axes swapped: expected {shape}, got {got} ({why[name]}).")
+            return wrong(f"{name} has its axes swapped: {_SHAPE_HINTS[name]}.")
         if name in ("K", "V") and got[0] == 5:
             return wrong(f"{name} has {got[0]} rows, the decoder's length. In cross-attention the keys and "
                          "values come from the encoder (7 English tokens); only the queries come from the decoder.")
@@ -138,9 +163,12 @@ def check_cross_attention_shapes(shapes) -> Feedback:
             return wrong(f"{name} has a 512 in its shape: after the projections each vector has d_k = 64 "
                          "numbers, not d_model = 512.")
         if name == "W" and got in ((5, 5), (7, 7)):
-            return wrong(f"W is {got}, square: that would be self-attention. Cross-attention pairs 5 queries "
-                         "with 7 keys.")
-        return wrong(f"{name} should have shape {shape}, not {got}: {why[name]}.")
+            return wrong(f"W is {got}, square: that would be self-attention. Cross-attention pairs the decoder's "
+                         "queries with the encoder's keys.")
+        if name == "Y" and got == (5, 7):
+            return wrong("Y has one column per key: that is the shape of the weights W. Y is W times V: each row "
+                         "mixes value vectors, so it is as long as one value.")
+        return wrong(f"{name} is not {got}. Count again: {_SHAPE_HINTS[name]}.")
     return correct("Q (5, 64), K and V (7, 64), W (5, 7), Y (5, 64). W is not square: T_q ≠ T_k is the mark of "
                    "cross-attention, and each of the 5 decoder tokens gets one output.")
 
@@ -182,6 +210,54 @@ def _cross_cases():
     return [(decoder_states(), encoder_states(), W), (X_dec_long, X_enc_long, W_rect)]
 
 
+def _manual_attention(Q, K, V, scale: float, dim: int = -1, softmax: bool = True):
+    S = (Q @ K.T) * scale  # (T_q, T_k)
+    return (torch.softmax(S, dim=dim) if softmax else S) @ V
+
+
+def _cross_attention_slips(X_dec, X_enc, W_q, W_k, W_v):
+    """[(what that slip computes, the message naming it)] for the usual slips inside the attention step."""
+    Q, K, V = X_dec @ W_q, X_enc @ W_k, X_enc @ W_v
+    d, d_k = X_dec.shape[1], Q.shape[1]
+    right = 1 / math.sqrt(d_k)
+    slips = [
+        (lambda: _manual_attention(Q, K, V, 1.0),
+         "the 1/√d_k scale is missing: the scores must be divided by √d_k before the softmax (notebook 05)."),
+        (lambda: _manual_attention(Q, K, V, 1 / d_k),
+         f"the scores were divided by d_k = {d_k}, not by its square root √d_k. Use math.sqrt(d_k)."),
+        (lambda: _manual_attention(Q, K, V, math.sqrt(d_k)),
+         "the scores were multiplied by √d_k: divide by it instead."),
+        (lambda: _manual_attention(Q, K, V, 1 / math.sqrt(d)),
+         f"the scores were divided by √{d}, the square root of the input width. The scale is √d_k, with d_k "
+         f"the length of a query after the projection (here {d_k}): Q.shape[-1]."),
+        (lambda: _manual_attention(Q, K, V, right, dim=0),
+         "the softmax runs over the wrong axis: dim=0 makes each column (one key, over all queries) sum to 1. "
+         "Each query's weights are a row of the (T_q, T_k) scores: softmax over dim=-1."),
+        (lambda: _manual_attention(Q, K, V, right, softmax=False),
+         "the softmax is missing: the scaled scores were used as weights. Turn each row into weights that "
+         "sum to 1 with torch.softmax(scores, dim=-1)."),
+        (lambda: scaled_dot_product_attention(X_dec @ W_q.T, X_enc @ W_k.T, X_enc @ W_v.T),
+         "the projections were transposed (X @ W.T, as nn.Linear stores them). Here W_q, W_k, W_v have shape "
+         "(d, d_k): Q = X_dec @ W_q, K = X_enc @ W_k, V = X_enc @ W_v."),
+    ]
+    for i, name in enumerate(("W_q", "W_k", "W_v")):
+        flipped = [W_q, W_k, W_v]
+        flipped[i] = flipped[i].T
+        slips.append((lambda f=flipped: scaled_dot_product_attention(X_dec @ f[0], X_enc @ f[1], X_enc @ f[2]),
+                      f"{name} was transposed: with {name} of shape (d, d_k) the projection is X @ {name}, "
+                      f"not X @ {name}.T."))
+    expected = scaled_dot_product_attention(Q, K, V)
+    out = []
+    for compute, message in slips:
+        try:
+            result = compute()
+        except RuntimeError:  # a transposed rectangular matrix does not fit: that slip cannot be this answer
+            continue
+        if not torch.allclose(result, expected, atol=1e-4):  # in this case the slip changes nothing: skip it
+            out.append((result, message))
+    return out
+
+
 def check_cross_attention(cross_attention) -> Feedback:
     """Exercise 3: cross_attention(X_dec, X_enc, W_q, W_k, W_v) -> Y of shape (T_q, d_v)."""
     problem = require_callable(cross_attention, "cross_attention(X_dec, X_enc, W_q, W_k, W_v) -> Y (T_q, d_v)")
@@ -219,6 +295,9 @@ def check_cross_attention(cross_attention) -> Feedback:
                          "Q = X_dec @ W_q, K = X_enc @ W_k, V = X_enc @ W_v.")
         if close(sdpa(X_dec @ W_q, X_enc @ W_k, X_enc)):
             return wrong("the values are the raw encoder states. Project them too: V = X_enc @ W_v.")
+        for diagnosis in _cross_attention_slips(X_dec, X_enc, W_q, W_k, W_v):
+            if close(diagnosis[0]):
+                return wrong(diagnosis[1])
         problem = compare_numbers(got, expected, "Y", hint="Q from X_dec, K and V from X_enc, then "
                                   "scaled_dot_product_attention(Q, K, V).")
         if problem is not None:

@@ -1,6 +1,7 @@
 """Exercises of notebook 07: mask polarity, the memory of the (T, T) matrix, achieved TFLOP/s."""
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -43,17 +44,28 @@ def check_additive_mask(additive_mask) -> Feedback:
         return problem
     g = torch.Generator().manual_seed(2)
     for mask in _mask_cases():
+        kind = "boolean (torch.bool)" if mask.dtype == torch.bool else f"float ({mask.dtype})"
         result, problem = call_student(additive_mask, mask.clone())
         if problem is not None:
+            if "bool" in problem.message and mask.dtype == torch.bool:
+                return wrong(f"{problem.message.rstrip('.')}. The test mask here is causal_mask(4), which is "
+                             "torch.bool, and arithmetic such as 1 - mask is not defined on booleans. Compare instead "
+                             "(mask == 0) and fill a float tensor: torch.zeros(mask.shape).masked_fill(mask == 0, "
+                             "float('-inf')).")
             return problem
         if result is None:
             return wrong("the function returned None. Did it forget to `return` the mask?")
         if isinstance(result, torch.Tensor) and result.dtype == torch.bool:
             allowed = mask != 0
-            if torch.equal(result, ~allowed):
-                return wrong("you returned a boolean mask with True where attention is NOT allowed "
-                             "(nn.MultiheadAttention's polarity). The exercise asks for a float mask: 0.0 where "
-                             "allowed, -inf where hidden.")
+            if mask.dtype == torch.bool:
+                return wrong("your result has dtype torch.bool, for a boolean input mask (causal_mask(4)). "
+                             "torch.zeros_like(mask) and mask.masked_fill(...) keep the input's dtype, so a -inf "
+                             "written into a bool tensor is stored as True. Start from a float tensor: "
+                             "torch.zeros(mask.shape), or torch.zeros_like(mask, dtype=torch.float32). "
+                             + ("(If you meant a boolean mask with True = hidden: that is nn.MultiheadAttention's "
+                                "polarity, and the exercise asks for floats.)" if torch.equal(result, ~allowed)
+                                else "(A boolean mask is not what the exercise asks for: it wants 0.0 where "
+                                     "allowed and -inf where hidden.)"))
             return wrong("you returned a boolean mask. SDPA accepts one (True = may attend), but this exercise "
                          "asks for the additive float form: 0.0 where allowed, -inf where hidden.")
         got, problem = as_numbers(result, "the additive mask")
@@ -64,7 +76,13 @@ def check_additive_mask(additive_mask) -> Feedback:
                          "(query, key) pair, like the input mask.")
         allowed = (mask != 0).numpy()
         if np.isnan(got).any():
-            return wrong("the mask contains NaN. Use 0.0 and float('-inf') only.")
+            if np.isnan(got[allowed]).all() and np.all(got[~allowed] == float("-inf")):
+                return wrong(f"NaN where attention is allowed (input: a {kind} mask). In floating point "
+                             "0 · (-inf) is NaN, not 0, so (1 - mask) * float('-inf') cannot produce the 0.0s. "
+                             "Choose between the two values instead of multiplying: "
+                             "torch.where(mask == 0, float('-inf'), 0.0).")
+            return wrong("the mask contains NaN. Use 0.0 and float('-inf') only; note that 0 · (-inf) and "
+                         "inf - inf are NaN.")
         if np.all(got[allowed] == float("-inf")) and np.all(got[~allowed] == 0):
             return wrong("the polarity is flipped: -inf where attention is allowed and 0 where it is hidden. "
                          "mask == 0 means 'may NOT attend', so -inf goes where mask == 0.")
@@ -105,14 +123,39 @@ def reference_scores_gb() -> float:
     return heads * T**2 * bytes_per_number / 1e9  # 4.294967296
 
 
+def plain_number(value, name: str):
+    """(float, None) for one real number (int, float, numpy scalar, 0-d array or tensor), else (None, Feedback).
+
+    Strings are refused even when they look like numbers ("12"), and so are True
+    and False: a number of GB or TFLOP/s should be a number.
+    """
+    if isinstance(value, (str, bytes)):
+        return None, wrong(f"{name} is the text {value!r}, not a number. Remove the quotes (and any units).")
+    if isinstance(value, (bool, np.bool_)):
+        return None, wrong(f"{name} is {value!r}, a truth value: expected a number such as 12.5.")
+    if isinstance(value, (torch.Tensor, np.ndarray)):
+        if value.dtype in (torch.bool, np.bool_) or (isinstance(value, torch.Tensor) and value.is_complex()):
+            return None, wrong(f"{name} should be one real number, but is a tensor of dtype {value.dtype}.")
+        if tuple(value.shape) != ():
+            return None, wrong(f"{name} should be one number, but is an array of shape {tuple(value.shape)}.")
+        return float(value.item()), None
+    if isinstance(value, numbers.Real):
+        return float(value), None
+    if isinstance(value, (list, tuple)):
+        return None, wrong(f"{name} should be one number, but is a {type(value).__name__} of {len(value)}.")
+    return None, wrong(f"{name} should be a plain number such as 12.5, but got {type(value).__name__} ({value!r:.60}).")
+
+
 def check_scores_gb(answer) -> Feedback:
     """Exercise 2: the GB of (T, T) scores for 32 heads, T = 8,192, bfloat16."""
     if answer is None:
         return wrong("scores_gb is None. Replace None with your number of GB (a plain number).")
-    if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
-        return wrong(f"expected a plain number of GB such as 12.5, but got {type(answer).__name__} ({answer!r}).")
+    value, problem = plain_number(answer, "scores_gb")
+    if problem is not None:
+        return problem
+    if not math.isfinite(value):
+        return wrong(f"scores_gb is {value}: expected a finite number of GB.")
     expected = reference_scores_gb()
-    value = float(answer)
 
     def near(x):
         return abs(value - x) <= 0.01 * abs(x)
@@ -160,8 +203,10 @@ def reference_achieved_tflops(B, H, T, d, milliseconds, causal=False):
     return flops / seconds / 1e12
 
 
+#: (B, H, T, d, milliseconds, causal). In the first case B, H, the factor 4, the factor 2 and T are all
+#: different numbers, so each forgotten factor shows as its own ratio.
 _TFLOP_CASES = [
-    (4, 16, 4096, 128, 1.2, False),
+    (3, 16, 4096, 128, 1.2, False),
     (1, 8, 1024, 64, 10.0, False),
     (2, 32, 8192, 128, 9.5, True),
 ]
@@ -172,44 +217,57 @@ def check_achieved_tflops(achieved_tflops) -> Feedback:
     problem = require_callable(achieved_tflops, "achieved_tflops(B, H, T, d, milliseconds, causal=False) -> float")
     if problem is not None:
         return problem
+    formula = "FLOPs = 4·B·H·T²·d (÷ 2 if causal); TFLOP/s = FLOPs / seconds / 1e12."
     for B, H, T, d, ms, causal in _TFLOP_CASES:
         result, problem = call_student(achieved_tflops, B, H, T, d, ms, causal)
         if problem is not None:
             return problem
-        got, problem = as_numbers(result, "the TFLOP/s")
+        if result is None:
+            return wrong("the function returned None. Did it forget to `return` the result?")
+        value, problem = plain_number(result, "the result")
         if problem is not None:
             return problem
-        if got.shape != ():
-            return wrong(f"expected one number, but got an array of shape {got.shape}.")
-        value, expected = float(got), reference_achieved_tflops(B, H, T, d, ms, causal)
+        expected = reference_achieved_tflops(B, H, T, d, ms, causal)
         setting = f"B={B}, H={H}, T={T}, d={d}, {ms} ms, causal={causal}"
-        if not np.isfinite(value):
+        if not math.isfinite(value):
             return wrong(f"for {setting} the result is {value}. Check for a division by zero.")
-        ratio = value / expected if expected else float("inf")
+        ratio = value / expected
 
         def about(x, ratio=ratio):
             return abs(ratio - x) <= 0.01 * x
 
         if about(1.0):
             continue
-        if causal and about(2.0):
-            return wrong(f"for {setting}: with a causal mask only half of the (T, T) pairs are computed, "
-                         "so the FLOPs halve. Divide by 2 when causal is True.")
-        if about(0.5):
-            return wrong(f"for {setting} the result is half the expected value: there are two matrix "
-                         "products (Q Kᵀ and W V), 2·T²·d FLOPs each, so 4·B·H·T²·d in all.")
-        if about(1000.0) or about(1e-3):
-            return wrong(f"for {setting} the result is off by a factor of 1000: convert milliseconds to "
-                         "seconds (÷ 1000) and FLOP/s to TFLOP/s (÷ 10¹²).")
-        if about(1e12) or about(1e9) or about(1e15):
-            return wrong(f"for {setting} the result is in FLOP/s or FLOPs, not TFLOP/s: divide by 10¹².")
-        if about(1 / T):
-            return wrong(f"for {setting} the result is T times too small: attention does T² dot products, "
-                         "so the FLOPs grow with T**2.")
-        return wrong(f"for {setting} you got {value:.4g} TFLOP/s, expected {expected:.4g}. "
-                     "FLOPs = 4·B·H·T²·d (÷ 2 if causal); TFLOP/s = FLOPs / seconds / 1e12.")
+        diagnoses = [
+            (causal and about(2.0), "with a causal mask only half of the (T, T) pairs are computed, so the FLOPs "
+                                    "halve. Divide by 2 when causal is True."),
+            (causal and about(0.5), "with a causal mask the result is half the expected value: halve the FLOPs "
+                                    "once (half of the pairs), not twice."),
+            (not causal and B > 1 and about(1 / B),
+             f"the result is B = {B} times too small: did you forget the batch size B? Every sequence in the batch "
+             "has its own attention."),
+            (not causal and H > 1 and about(1 / H),
+             f"the result is H = {H} times too small: did you forget the number of heads H? Every head computes "
+             "its own attention."),
+            (not causal and B > 1 and H > 1 and about(1 / (B * H)),
+             "the result is B·H times too small: you forgot both the batch size and the number of heads."),
+            (about(0.25), "the result is 4 times too small: the factor 4 is missing. Each of the two products "
+                          "(Q Kᵀ and W V) costs 2·T²·d FLOPs (a multiply and an add per term), 4·T²·d together."),
+            (about(0.5), "the result is half the expected value: there are two matrix products (Q Kᵀ and W V), "
+                         "2·T²·d FLOPs each, so 4·B·H·T²·d in all."),
+            (about(1000.0) or about(1e-3), "the result is off by a factor of 1000: convert milliseconds to "
+                                           "seconds (÷ 1000) and FLOP/s to TFLOP/s (÷ 10¹²)."),
+            (about(1e12) or about(1e9) or about(1e15), "the result is in FLOP/s or FLOPs, not TFLOP/s: divide by "
+                                                       "10¹²."),
+            (about(1 / T), "the result is T times too small: you used T where the formula has T². Attention "
+                           "takes a dot product for every (query, key) pair: T·T of them."),
+        ]
+        for applies, message in diagnoses:
+            if applies:
+                return wrong(f"for {setting}: {message}")
+        return wrong(f"for {setting} your function gives {value:.4g} TFLOP/s, which is not it. {formula}")
     return correct("4·B·H·T²·d FLOPs (half when causal) over the time: the number to hold against a GPU's "
-                   "peak (H100/H200: about 989 dense bf16 TFLOP/s).")
+                   "nominal peak (H100 SXM / H200: about 989 dense bf16 TFLOP/s on paper).")
 
 
 def solution_achieved_tflops() -> Solution:

@@ -1,6 +1,7 @@
 """Notebook 07's widget: sliders for T, d_k, heads and dtype; the cost table and a memory bar follow.
 
 The memory bar is drawn in HTML on a log scale, so the widget answers at once.
+All text is set in pixels (14 px and up), larger in presenter mode.
 """
 from __future__ import annotations
 
@@ -11,9 +12,15 @@ import ipywidgets as widgets
 from IPython.display import HTML, display
 
 from helpers.cost import cost_widget_data, format_bytes
-from helpers.plotting import COLORS
+from helpers.plotting import COLORS, is_presenter_mode
+from helpers.widgets._fast_png import PRESENTER_SCALE
 
 LOG_MIN, LOG_MAX = 3, 14  # the bar's axis: 1 kB to 100 TB
+
+
+def _px(size: float) -> int:
+    """A CSS font size in pixels, grown in presenter mode."""
+    return round(size * (PRESENTER_SCALE if is_presenter_mode() else 1))
 
 
 def _x(n_bytes: float) -> float:
@@ -31,31 +38,36 @@ def memory_bar_html(bars, devices) -> str:
             f"border-left:2px dashed #444'></div>" for name, size in devices.items())
         lines.append(
             f"<div style='display:flex;align-items:center;margin:3px 0'>"
-            f"<div style='width:190px;text-align:right;padding-right:8px'>{html.escape(label)}</div>"
-            f"<div style='position:relative;flex:1;height:22px;background:#f2f2f2'>"
+            f"<div style='width:230px;text-align:right;padding-right:8px'>{html.escape(label)}</div>"
+            f"<div style='position:relative;flex:1;height:24px;background:#f2f2f2'>"
             f"<div style='width:{_x(n_bytes):.2f}%;height:100%;background:{colour}'></div>{marks}</div>"
-            f"<div style='width:170px;padding-left:8px'>{format_bytes(n_bytes)}</div></div>")
+            f"<div style='width:200px;padding-left:8px'>{format_bytes(n_bytes)}</div></div>")
     legend = " · ".join(f"{html.escape(name)} at {_x(size):.0f}%" for name, size in devices.items())
     ticks = "".join(f"<span style='position:absolute;left:{_x(value):.2f}%;transform:translateX(-50%)'>{label}</span>"
                     for label, value in (("1 kB", 1e3), ("1 MB", 1e6), ("1 GB", 1e9), ("1 TB", 1e12),
                                          ("100 TB", 1e14)))
-    axis = ("<div style='display:flex'><div style='width:198px'></div>"
-            f"<div style='position:relative;flex:1;height:1.2em;font-size:0.85em;color:#555'>{ticks}</div>"
-            "<div style='width:178px'></div></div>")
-    return ("<div style='font-family:sans-serif;max-width:900px'>" + "".join(lines) + axis +
-            f"<div style='font-size:0.85em;color:#555;margin-top:4px'>dashed lines (log scale): {legend}</div></div>")
+    axis = ("<div style='display:flex'><div style='width:238px'></div>"
+            f"<div style='position:relative;flex:1;height:1.4em;color:#444'>{ticks}</div>"
+            "<div style='width:208px'></div></div>")
+    return (f"<div style='font-family:sans-serif;font-size:{_px(15)}px;max-width:980px'>" + "".join(lines) + axis +
+            f"<div style='color:#444;margin-top:4px'>dashed lines (log scale): {legend}</div></div>")
+
+
+def table_html(data: dict, d_model: int, d_k: int, heads: int, dtype: str) -> str:
+    """The setting, the cost table and which devices the scores fit in, as 15 px text."""
+    fits = [name for name, ok in data["fits"].items() if ok]
+    setting = f"T = {data['T']:,}   d_model = {d_model}   d_k = {d_k}   heads = {heads}   {dtype}"
+    return (f"<pre style='font-size:{_px(15)}px;line-height:1.45;margin:0 0 6px 0'>"
+            f"{html.escape(setting)}\n{html.escape(data['text'])}\n"
+            f"the (T, T) scores fit in: {html.escape(', '.join(fits) if fits else 'none of these devices')}</pre>")
 
 
 def cost_explorer(d_model: int = 512) -> widgets.interactive:
-    """T on a log slider (10² to 10⁶), d_k, heads and dtype; prints the table and draws the memory bar."""
+    """T on a log slider (10² to 10⁶), d_k, heads and dtype; shows the table and draws the memory bar."""
 
     def show(T=1e5, d_k=64, heads=1, dtype="float32"):
         data = cost_widget_data(T, d_k, d_model=d_model, heads=heads, dtype=dtype)
-        print(f"T = {data['T']:,}   d_model = {d_model}   d_k = {d_k}   heads = {heads}   {dtype}")
-        print(data["text"])
-        fits = [name for name, ok in data["fits"].items() if ok]
-        print("the (T, T) scores fit in: " + (", ".join(fits) if fits else "none of these devices"))
-        display(HTML(memory_bar_html(data["bars"], data["devices"])))
+        display(HTML(table_html(data, d_model, d_k, heads, dtype) + memory_bar_html(data["bars"], data["devices"])))
         return data
 
     T = widgets.FloatLogSlider(value=1e5, base=10, min=2, max=6, step=0.25, description="T",

@@ -2,6 +2,7 @@
 
 The weights are drawn as an HTML table coloured like the course's heatmaps
 (viridis), so that the widget answers at once (a matplotlib redraw takes longer).
+All text is set in pixels (15 px and up), larger in presenter mode.
 """
 from __future__ import annotations
 
@@ -13,27 +14,46 @@ from matplotlib import colormaps
 from matplotlib.colors import to_hex
 
 from helpers.luong import lineup_data
+from helpers.plotting import is_presenter_mode
+from helpers.widgets._fast_png import PRESENTER_SCALE
 
 PROJECTIONS = ("reuse h_j as key and value", "learned W_q, W_k, W_v")
-SEQUENCES = ("two: decoder asks the encoder", "one: the sequence asks itself")
+SEQUENCES = ("two: Hindi asks English", "one: English asks itself")
+
+
+def _px(size: float) -> int:
+    """A CSS font size in pixels, grown in presenter mode."""
+    return round(size * (PRESENTER_SCALE if is_presenter_mode() else 1))
 
 
 def weights_html(W, rows, cols, title: str = "") -> str:
     """A (T_q, T_k) weight matrix as an HTML table: row and column labels, values in coloured cells."""
     cmap = colormaps["viridis"]
-    head = "".join(f"<th style='padding:4px 10px'>{html.escape(c)}</th>" for c in cols)
+    font = f"font-size:{_px(16)}px"
+    head = "".join(f"<th style='padding:4px 10px;{font}'>{html.escape(c)}</th>" for c in cols)
     body = []
     for label, row in zip(rows, W):
         cells = []
         for w in row:
             colour = to_hex(cmap(float(w)))
             text = "black" if w > 0.55 else "white"
-            cells.append(f"<td style='background:{colour};color:{text};padding:6px 14px;text-align:center'>"
-                         f"{w:.2f}</td>")
-        body.append(f"<tr><th style='padding:4px 10px;text-align:right'>{html.escape(label)}</th>{''.join(cells)}</tr>")
-    caption = f"<caption style='caption-side:top;font-weight:bold'>{html.escape(title)}</caption>" if title else ""
-    return (f"<table style='border-collapse:collapse;font-size:1.05em'>{caption}<tr><th></th>{head}</tr>"
+            cells.append(f"<td style='background:{colour};color:{text};padding:6px 14px;text-align:center;"
+                         f"{font}'>{w:.2f}</td>")
+        body.append(f"<tr><th style='padding:4px 10px;text-align:right;{font}'>{html.escape(label)}</th>"
+                    f"{''.join(cells)}</tr>")
+    caption = (f"<caption style='caption-side:top;font-weight:bold;font-size:{_px(16)}px;padding-bottom:4px'>"
+               f"{html.escape(title)}</caption>" if title else "")
+    return (f"<table style='border-collapse:collapse'>{caption}<tr><th></th>{head}</tr>"
             f"{''.join(body)}</table>")
+
+
+def description_html(data: dict) -> str:
+    """The mechanism's name, who asks whom, the shapes and the parameter count, as 15 px text."""
+    shapes = " &nbsp; ".join(f"{k} {v}" for k, v in data["shapes"].items())
+    return (f"<div style='font-size:{_px(15)}px;line-height:1.6;margin-bottom:6px'>"
+            f"<b>{html.escape(data['name'])}</b>: {html.escape(data['sequences'])}<br>"
+            f"<code style='font-size:inherit'>{shapes}</code><br>"
+            f"parameters: {data['parameters']} &nbsp; K equals V: {data['K_equals_V']}</div>")
 
 
 def lineup_explorer() -> widgets.interactive:
@@ -41,11 +61,9 @@ def lineup_explorer() -> widgets.interactive:
 
     def show(projections=PROJECTIONS[0], sequences=SEQUENCES[0]):
         data = lineup_data(projections == PROJECTIONS[1], sequences == SEQUENCES[1])
-        shapes = "   ".join(f"{k} {v}" for k, v in data["shapes"].items())
-        print(f"{data['name']}\n{shapes}\nparameters: {data['parameters']}   K equals V: {data['K_equals_V']}")
         rows_by_cols = f"{data['shapes']['W'][0]} × {data['shapes']['W'][1]}"
-        display(HTML(weights_html(data["W"], data["rows"], data["cols"],
-                                  f"W ({rows_by_cols}): rows are queries, columns are keys")))
+        display(HTML(description_html(data) + weights_html(
+            data["W"], data["rows"], data["cols"], f"W ({rows_by_cols}): rows are queries, columns are keys")))
         return data
 
     projections = widgets.ToggleButtons(options=list(PROJECTIONS), description="difference 1")
