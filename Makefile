@@ -1,6 +1,8 @@
 # Self-Attention from Scratch. Two commands do everything:
 #   make course   set up (first time only) and open the course in JupyterLab
 #   make test     set up (first time only) and run every check CI runs
+# TORCH_INDEX=URL takes torch from that index (PyTorch's CPU-only or CUDA builds), e.g.
+#   make course TORCH_INDEX=https://download.pytorch.org/whl/cpu
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -11,7 +13,9 @@ NOTEBOOKS := $(sort $(wildcard notebooks/[0-9]*.ipynb))
 .PHONY: course test test-browser setup lint unit notebooks execute benchmark clean
 
 $(STAMP): requirements.txt pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "The course needs Python 3.11 or newer, but $(PYTHON) is " + sys.version.split()[0] + ". Install a newer Python and run, e.g.: make PYTHON=python3.12 course")'
+	$(PYTHON) -m venv --clear $(VENV)
+	$(if $(TORCH_INDEX),$(BIN)/python -m pip install --quiet "torch==2.13.0" --index-url $(TORCH_INDEX))
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	@touch $(STAMP)
@@ -50,4 +54,4 @@ benchmark: setup
 	$(BIN)/python benchmarks/attention.py $(ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info
+	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info artifacts

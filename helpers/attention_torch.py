@@ -4,7 +4,7 @@
                                                          -> (..., T_q, d_v)
     SelfAttention(d_model, d_k)                          (B, T, d_model) -> (B, T, d_k)
 
-Mask convention (the module text's): mask == 0 means "query i may NOT attend
+Mask convention (the textbook one): mask == 0 means "query i may NOT attend
 to key j"; nonzero / True means it may. Note that this is the same polarity as
 a boolean `attn_mask` in torch.nn.functional.scaled_dot_product_attention
 (True = may attend), and the opposite of nn.MultiheadAttention's
@@ -29,20 +29,25 @@ def _require_tensor(x, name: str, layout: str) -> torch.Tensor:
     return x
 
 
+def check_qk(Q, K) -> None:
+    """Raise a clear error unless Q (..., T_q, d_k) and K (..., T_k, d_k) can be dotted together."""
+    _require_tensor(Q, "Q", "(..., T_q, d_k)")
+    _require_tensor(K, "K", "(..., T_k, d_k)")
+    if Q.shape[-1] != K.shape[-1]:
+        raise ValueError(
+            f"Q has d_k={Q.shape[-1]} but K has d_k={K.shape[-1]}: the query and key vectors must have "
+            "the same length to take dot products."
+        )
+
+
 def check_qkv(Q, K, V) -> torch.Size:
     """Raise a clear error unless Q (..., T_q, d_k), K (..., T_k, d_k), V (..., T_k, d_v) fit together.
 
     Returns the broadcast batch shape (...). NaN is looked for in the output
     instead (see `refuse_nan`): one scan rather than three.
     """
-    _require_tensor(Q, "Q", "(..., T_q, d_k)")
-    _require_tensor(K, "K", "(..., T_k, d_k)")
+    check_qk(Q, K)
     _require_tensor(V, "V", "(..., T_k, d_v)")
-    if Q.shape[-1] != K.shape[-1]:
-        raise ValueError(
-            f"Q has d_k={Q.shape[-1]} but K has d_k={K.shape[-1]}: the query and key vectors must have "
-            "the same length to take dot products."
-        )
     if K.shape[-2] != V.shape[-2]:
         raise ValueError(
             f"K has T_k={K.shape[-2]} keys but V has {V.shape[-2]} values: every key needs exactly one value."
@@ -102,7 +107,11 @@ def causal_mask(T: int, device=None) -> torch.Tensor:
 
 
 def attention_weights(Q, K, mask=None) -> torch.Tensor:
-    """softmax(Q Kᵀ / √d_k) with masked pairs at weight 0: -> (..., T_q, T_k)."""
+    """softmax(Q Kᵀ / √d_k) with masked pairs at weight 0.
+
+    Q: (..., T_q, d_k)   K: (..., T_k, d_k)   mask: (..., T_q, T_k)  ->  (..., T_q, T_k)
+    """
+    check_qk(Q, K)
     d_k = Q.size(-1)
     scores = (Q @ K.transpose(-2, -1)) / math.sqrt(d_k)  # (..., T_q, T_k)
     if mask is not None:
@@ -139,20 +148,24 @@ class SelfAttention(nn.Module):
         self.W_k = nn.Linear(d_model, d_k, bias=False)
         self.W_v = nn.Linear(d_model, d_k, bias=False)
 
-    def forward(self, x: torch.Tensor, mask=None) -> torch.Tensor:
+    def _check_input(self, x) -> None:
         _require_tensor(x, "x", "(B, T, d_model)")
         if x.shape[-1] != self.d_model:
             raise ValueError(
                 f"x has {x.shape[-1]} features per token but this SelfAttention was built with "
                 f"d_model={self.d_model}."
             )
+
+    def forward(self, x: torch.Tensor, mask=None) -> torch.Tensor:
+        self._check_input(x)
         Q = self.W_q(x)  # (B, T, d_k)
         K = self.W_k(x)  # (B, T, d_k)
         V = self.W_v(x)  # (B, T, d_k)
         return refuse_nan(scaled_dot_product_attention(Q, K, V, mask), x=x)  # (B, T, d_k)
 
     def weights(self, x: torch.Tensor, mask=None) -> torch.Tensor:
-        """The (B, T, T) attention weights for input x, for plotting."""
+        """The (B, T, T) attention weights for input x (B, T, d_model), for plotting."""
+        self._check_input(x)
         return attention_weights(self.W_q(x), self.W_k(x), mask)
 
 

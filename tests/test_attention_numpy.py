@@ -34,7 +34,7 @@ E_MONEY = embed("money bank grows")
 E_RIVER = embed("river bank flows")
 
 
-# --- the worked example: every number of the module text -----------------------------------------
+# --- the worked example of notebook 03: every number ------------------------------------------------
 
 def test_worked_example_numbers():
     steps = self_attention_steps(E_MONEY)

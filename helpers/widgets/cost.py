@@ -13,7 +13,7 @@ from IPython.display import HTML, display
 
 from helpers.cost import cost_widget_data, format_bytes
 from helpers.plotting import COLORS, is_presenter_mode
-from helpers.widgets._fast_png import PRESENTER_SCALE
+from helpers.widgets.fast_png import PRESENTER_SCALE
 
 LOG_MIN, LOG_MAX = 3, 14  # the bar's axis: 1 kB to 100 TB
 

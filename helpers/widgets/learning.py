@@ -22,7 +22,7 @@ import numpy as np
 
 from helpers.learning import LEARNED, PARAMETER_FREE, Experiment, T, training_snapshot
 from helpers.plotting import COLORS, is_presenter_mode
-from helpers.widgets._fast_png import PRESENTER_SCALE, FastFigure
+from helpers.widgets.fast_png import PRESENTER_SCALE, FastFigure
 
 _MODEL_COLOR = {PARAMETER_FREE: COLORS["static"], LEARNED: COLORS["contextual"]}
 #: Font sizes (points), fixed rather than read from the course style: in presenter mode FastFigure

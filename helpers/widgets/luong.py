@@ -15,7 +15,7 @@ from matplotlib.colors import to_hex
 
 from helpers.luong import lineup_data
 from helpers.plotting import is_presenter_mode
-from helpers.widgets._fast_png import PRESENTER_SCALE
+from helpers.widgets.fast_png import PRESENTER_SCALE
 
 PROJECTIONS = ("reuse h_j as key and value", "learned W_q, W_k, W_v")
 SEQUENCES = ("two: Hindi asks English", "one: English asks itself")

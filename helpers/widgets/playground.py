@@ -20,7 +20,7 @@ from helpers.attention_plots import convex_hull
 from helpers.playground import MAX_WORDS, PLAYGROUND_SENTENCES, playground_basis, playground_data
 from helpers.plotting import COLORS, is_presenter_mode
 from helpers.running_example import VOCAB, embedding_table
-from helpers.widgets._fast_png import PRESENTER_SCALE, FastFigure
+from helpers.widgets.fast_png import PRESENTER_SCALE, FastFigure
 
 _VIRIDIS = matplotlib.colormaps["viridis"]
 #: Font sizes (points) in the picture. They are fixed rather than read from the course style, so the
@@ -64,7 +64,7 @@ class _VectorPicture:
 
     Everything that never changes (axes, the five word labels, the legend) is
     drawn once; an update only moves and redraws the points, arrows and hull
-    (helpers.widgets._fast_png), then encodes a PNG.
+    (helpers.widgets.fast_png), then encodes a PNG.
     """
 
     def __init__(self):

@@ -14,7 +14,7 @@ import numpy as np
 
 from helpers.plotting import COLORS, is_presenter_mode
 from helpers.scaling import POWERS_OF_TWO, attention_snapshot
-from helpers.widgets._fast_png import PRESENTER_SCALE, FastFigure
+from helpers.widgets.fast_png import PRESENTER_SCALE, FastFigure
 
 _MODE_COLOR = {True: COLORS["query"], False: COLORS["key"]}
 _MODE_NAME = {True: "divide by √d_k", False: "no scaling"}
@@ -30,7 +30,7 @@ def _reading_style() -> str:
 
 
 class _Picture:
-    """A persistent two-panel figure, redrawn by blitting (helpers.widgets._fast_png.FastFigure).
+    """A persistent two-panel figure, redrawn by blitting (helpers.widgets.fast_png.FastFigure).
 
     Axes, ticks, labels and the two gradient curves are drawn once into a
     background; an update restores it and draws only what changes (the bars,

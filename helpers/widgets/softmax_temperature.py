@@ -15,7 +15,7 @@ import numpy as np
 
 from helpers.plotting import COLORS, is_presenter_mode
 from helpers.temperature import parse_scores, softmax_at_scale
-from helpers.widgets._fast_png import PRESENTER_SCALE, FastFigure
+from helpers.widgets.fast_png import PRESENTER_SCALE, FastFigure
 
 #: Font sizes (points) in the picture. They are fixed rather than read from the course style, so the
 #: picture keeps its layout in presenter mode, where FastFigure grows it as a whole (higher dpi).
