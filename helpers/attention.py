@@ -103,6 +103,8 @@ def attend(Q, K, V, scale=None) -> np.ndarray:
 def attend_rows(Q, K, V, scale=None) -> np.ndarray:
     """The same as `attend`, computed one output row at a time (a loop over i only).
 
+    Q: (T_q, d_k), K: (T_k, d_k), V: (T_k, d_v) -> (T_q, d_v).
+
     Row i needs q_i and all of K and V, and nothing from any other row:
     this is the independence that lets the matrix form do all rows at once.
     """

@@ -22,7 +22,7 @@ def describe(value) -> str:
 
 
 def as_array(value, name: str) -> np.ndarray:
-    """Convert lists, NumPy arrays and torch tensors to a float64 array.
+    """Convert lists, NumPy arrays and torch tensors to a float64 array of the same shape.
 
     Raises TypeError (naming `name`) for anything that is not numbers.
     """

@@ -43,10 +43,12 @@ class Feedback:
 
 
 def correct(message: str) -> Feedback:
+    """A passing verdict; `message` says what the answer shows."""
     return Feedback(True, message)
 
 
 def wrong(message: str) -> Feedback:
+    """A failing verdict; `message` says what is wrong and what to try."""
     return Feedback(False, message)
 
 
