@@ -3,7 +3,7 @@
 One module is used by notebook 07's timing cells and by `benchmarks/attention.py`,
 so the notebook and the command line measure exactly the same thing.
 
-    textbook_attention(Q, K, V)     the module text's bare function, line for line, without checks
+    textbook_attention(Q, K, V)     the textbook formula as a bare function, line for line, without checks
     IMPLEMENTATIONS                 "naive", "lean", "tiled", "sdpa" (and "sdpa:flash", ... on request)
     prepare(name, Q, K, V, causal)  a zero-argument call of one of them, its mask built beforehand
     make_qkv(bh, T, d_k)            random Q, K, V of shape (1, bh, T, d_k)
@@ -64,7 +64,7 @@ from helpers.fast_attention import lean_attention, tiled_attention
 
 
 def textbook_attention(Q, K, V, mask=None):
-    """Q, K: (..., T, d_k)   V: (..., T, d_v)  ->  (..., T, d_v), as the module text writes it."""
+    """Q, K: (..., T, d_k)   V: (..., T, d_v)  ->  (..., T, d_v): the textbook formula, line for line."""
     d_k = Q.size(-1)
     scores = (Q @ K.transpose(-2, -1)) / math.sqrt(d_k)
     if mask is not None:
@@ -82,7 +82,11 @@ def naive_attention(Q, K, V, causal: bool = False):
 
 
 def sdpa_attention(Q, K, V, causal: bool = False):
-    """PyTorch's fused torch.nn.functional.scaled_dot_product_attention (is_causal for the mask)."""
+    """PyTorch's fused torch.nn.functional.scaled_dot_product_attention (is_causal for the mask).
+
+    Q, K: (..., T, d_k)   V: (..., T, d_v)  ->  (..., T, d_v). On the CPU its fused
+    kernel wants 4-D inputs (B, H, T, d_k); 3-D inputs fall back to the unfused path.
+    """
     return F.scaled_dot_product_attention(Q, K, V, is_causal=causal)
 
 
@@ -97,7 +101,9 @@ _SDPA_BACKENDS = {
 def forced_sdpa(backend: str) -> Callable:
     """SDPA restricted to one backend ("flash", "efficient", "cudnn", "math") via sdpa_kernel.
 
-    If that backend cannot run these inputs, PyTorch raises RuntimeError ("No available kernel").
+    Returns run(Q, K, V, causal=False): Q, K (..., T, d_k), V (..., T, d_v) -> (..., T, d_v),
+    like sdpa_attention. If that backend cannot run these inputs, PyTorch raises
+    RuntimeError ("No available kernel").
     """
     if backend not in _SDPA_BACKENDS:
         raise ValueError(f"Unknown SDPA backend {backend!r}: expected one of {', '.join(_SDPA_BACKENDS)}.")
@@ -138,7 +144,7 @@ def _tiled_unchecked(Q, K, V, causal=False):
 
 #: name -> (what it is, preparer(Q, K, V, causal) -> zero-argument call).
 IMPLEMENTATIONS: dict[str, tuple[str, Callable]] = {
-    "naive": ("the module text's function: scores, scaled copy, softmax (three (T, T) tensors)",
+    "naive": ("the textbook version: scores, scaled copy, softmax (three (T, T) tensors)",
               with_mask(textbook_attention)),
     "lean": ("same maths, one (T, T) buffer, scale folded into Q, softmax in place", with_mask(_lean_unchecked)),
     "tiled": ("same maths, 128 queries at a time: each tile of scores stays in cache", with_flag(_tiled_unchecked)),
@@ -154,7 +160,11 @@ def _check_name(name: str) -> None:
 
 
 def prepare(name: str, Q, K, V, causal: bool = False) -> Callable[[], torch.Tensor]:
-    """A zero-argument call of implementation `name` on Q, K, V; any mask is built now, not in the call."""
+    """A zero-argument call of implementation `name` on Q, K, V; any mask is built now, not in the call.
+
+    Q, K: (..., T, d_k)   V: (..., T, d_v) (make_qkv gives (1, B·H, T, d_k) each); the call
+    returns (..., T, d_v). With causal=True a (T, T) boolean mask is built here, once.
+    """
     _check_name(name)
     return IMPLEMENTATIONS[name][1](Q, K, V, causal)
 
@@ -345,7 +355,7 @@ def synchronize(device) -> None:
         torch.cuda.synchronize(device)
 
 
-def _one_sample(fn: Callable, device, number: int) -> float:
+def one_sample(fn: Callable, device, number: int) -> float:
     """Seconds per call of `fn`, averaged over `number` back-to-back calls."""
     if torch.device(device).type == "cuda":
         with torch.cuda.device(device):  # events and streams of the GPU being timed, not of GPU 0
@@ -397,11 +407,11 @@ def time_calls(functions: dict[str, Callable], device="cpu", *, warmup: int = 2,
             for _ in range(warmup):
                 fn()
             synchronize(device)
-            once = _one_sample(fn, device, 1)
+            once = one_sample(fn, device, 1)
             numbers[name] = max(1, min(1000, math.ceil(min_sample_s / max(once, 1e-9))))
         for _ in range(repeats):
             for name, fn in functions.items():
-                timings[name].samples.append(_one_sample(fn, device, numbers[name]))
+                timings[name].samples.append(one_sample(fn, device, numbers[name]))
     return timings
 
 
@@ -429,10 +439,11 @@ def piece_calls(batch_heads: int = 8, T: int = 1024, d_k: int = 64, *, seed: int
     }
 
 
-#: A measurement kept for comparison, on the machine this course was built on (fp32, B·H = 8, T = 1,024,
-#: d_k = 64): milliseconds per call, and naive / lean / tiled as multiples of SDPA's time.
+#: A reference measurement kept for comparison: a 2-core x86-64 CPU VM, torch 2.13.0+cpu, 2 threads,
+#: 29 Nov 2026 (fp32, B·H = 8, T = 1,024, d_k = 64). Milliseconds per call (medians); "ratios" are
+#: naive / lean / tiled as multiples of SDPA's time, computed from those milliseconds below.
 REFERENCE_CPU = {
-    "machine": "2-core cloud VM (x86-64), torch 2.13.0+cpu, 2 threads",
+    "machine": "2-core x86-64 CPU VM, torch 2.13.0+cpu, 2 threads",
     "date": "29 Nov 2026",
     "ms": {
         "Q Kᵀ into a (T, T) buffer": 6.9,
@@ -442,8 +453,9 @@ REFERENCE_CPU = {
         "SDPA, whole call, 3-D inputs": 48.3,
         "naive": 35.1, "lean": 20.2, "tiled": 14.4, "sdpa": 9.0,
     },
-    "ratios": {"naive": 3.85, "lean": 2.25, "tiled": 1.53},
 }
+REFERENCE_CPU["ratios"] = {name: REFERENCE_CPU["ms"][name] / REFERENCE_CPU["ms"]["sdpa"]
+                           for name in ("naive", "lean", "tiled")}
 
 
 def reference_table(measured_ms: dict[str, float]) -> str:

@@ -199,7 +199,10 @@ def test_integer_tensors_and_vectors_are_refused():
 
 
 def test_check_qkv_accepts_a_good_triple():
-    check_qkv(*qkv(2, T=3, T_k=4, d_v=5))
+    assert check_qkv(*qkv(2, T=3, T_k=4, d_v=5)) == torch.Size([2])            # the batch shape
+    Q, _, _ = qkv(2, 1, T=3)                                                     # (2, 1, 3, 8)
+    _, K, V = qkv(3, T=3, T_k=4, d_v=5)                                          # (3, 4, 8), (3, 4, 5)
+    assert check_qkv(Q, K, V) == torch.Size([2, 3])                              # batch axes broadcast
 
 
 # ---------------------------------------------------------------- the module
@@ -249,3 +252,14 @@ def test_inf_in_an_input_is_reported_not_returned_as_nan():
         scaled_dot_product_attention(Q, K, torch.randn(1, 4, 3))
     out = torch.ones(2)
     assert refuse_nan(out, x=torch.zeros(1)) is out
+
+
+def test_attention_weights_check_their_inputs_too():
+    from helpers.attention_torch import SelfAttention, attention_weights
+
+    with pytest.raises(ValueError, match="Q has d_k=3 but K has d_k=2"):
+        attention_weights(torch.randn(4, 3), torch.randn(4, 2))
+    with pytest.raises(TypeError, match="Q should be a torch.Tensor"):
+        attention_weights("QK", torch.randn(4, 2))
+    with pytest.raises(ValueError, match="x has 3 features per token but this SelfAttention was built with d_model=4"):
+        SelfAttention(4, 2).weights(torch.randn(1, 5, 3))

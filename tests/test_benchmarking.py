@@ -5,6 +5,7 @@ is that the measurement code measures what it says: synchronisation points,
 interleaving, FLOP arithmetic, peak-memory bookkeeping and the skip message.
 """
 import importlib.util
+import json
 import tracemalloc
 from pathlib import Path
 from types import SimpleNamespace
@@ -266,7 +267,7 @@ def test_cuda_sample_records_events_and_synchronises(monkeypatch):
     monkeypatch.setattr(torch.cuda, "Event", Event)
     monkeypatch.setattr(torch.cuda, "device", Device)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: log.append("sync"))
-    seconds = bench._one_sample(lambda: log.append("call"), "cuda:1", 3)
+    seconds = bench.one_sample(lambda: log.append("call"), "cuda:1", 3)
     assert seconds == pytest.approx(0.002)
     assert log == ["enter cuda:1", "new event0", "new event1", "sync", "record event0", "call", "call", "call",
                    "record event1", "sync", "elapsed", "exit"]
@@ -428,9 +429,26 @@ def test_largest_naive_T_refuses_the_cpu():
         bench.largest_naive_T_cuda(device="cpu")
 
 
+HAS_MEMINFO = Path("/proc/meminfo").exists()
+
+
 def test_available_memory_is_a_positive_number_or_unknown():
     free = bench.available_memory_bytes("cpu")
-    assert free is None or free > 0
+    if HAS_MEMINFO:  # Linux: MemAvailable is read, so a number must come back
+        assert isinstance(free, int) and free > 0
+    else:
+        assert free is None or free > 0
+
+
+def test_available_memory_reads_memavailable(monkeypatch, tmp_path):
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal:       8000000 kB\nMemAvailable:   2000000 kB\n")
+    real_open = open
+    monkeypatch.setattr(bench, "open", lambda path, *a, **k: real_open(  # the module's own `open` only
+        meminfo if path == "/proc/meminfo" else path, *a, **k), raising=False)
+    assert bench.available_memory_bytes("cpu") == 2_000_000 * 1024
+    meminfo.write_text("MemTotal:       8000000 kB\n")
+    assert bench.available_memory_bytes("cpu") is None
 
 
 # ---------------------------------------------------------------- the whole benchmark
@@ -498,7 +516,11 @@ def test_timing_cell_on_a_cpu_only_machine(monkeypatch, capsys):
     assert out.startswith("No CUDA GPU here:")
     assert "device cpu (" in out and "naive" in out and "sdpa" in out
     assert {r.impl for r in rows} == {"naive", "sdpa"}
-    assert "not tried on a CPU" in out or bench.available_memory_bytes("cpu") is None
+    if HAS_MEMINFO:  # free memory is known there, so the prediction line must be printed
+        assert "largest T the naive version fits: not tried on a CPU" in out
+        assert "predicted from " in out and "free: T = " in out
+    else:
+        assert "not tried on a CPU" in out or bench.available_memory_bytes("cpu") is None
 
 
 def test_timing_cell_on_a_gpu_prints_tflops_backend_and_largest_T(monkeypatch, capsys):
@@ -644,3 +666,32 @@ def test_reference_table_puts_the_kept_numbers_next_to_the_measured_ones():
     assert lines[1].split()[-2:] == ["1.2", f"{ref['S · V']:.1f}"]
     assert lines[2].split()[-1] == "2.0"
     assert lines[-1].startswith("(reference: ") and bench.REFERENCE_CPU["date"] in lines[-1]
+
+
+def test_reference_ratios_follow_from_the_reference_milliseconds():
+    ms, ratios = bench.REFERENCE_CPU["ms"], bench.REFERENCE_CPU["ratios"]
+    assert set(ratios) == {"naive", "lean", "tiled"}
+    for name, ratio in ratios.items():
+        assert ratio == pytest.approx(ms[name] / ms["sdpa"])
+    assert ratios["naive"] > ratios["lean"] > ratios["tiled"] > 1   # the order the notebook's prose tells
+
+
+def _notebook_07_markdown() -> str:
+    """All markdown of notebook 07, whitespace collapsed (so a line break in the prose does not matter)."""
+    notebook = json.loads((ROOT / "notebooks" / "07_pytorch_and_cost.ipynb").read_text(encoding="utf-8"))
+    text = "\n".join("".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "markdown")
+    return " ".join(text.split())
+
+
+def test_notebook_07_quotes_the_reference_numbers_as_they_are_kept():
+    """The prose of notebook 07 cannot drift from REFERENCE_CPU: every figure it quotes is formatted from it."""
+    text = _notebook_07_markdown()
+    r, ms = bench.REFERENCE_CPU["ratios"], bench.REFERENCE_CPU["ms"]
+    assert f"naive {r['naive']:.2f}×, lean {r['lean']:.2f}×, tiled {r['tiled']:.2f}× SDPA's time" in text
+
+    qk, sv = ms["Q Kᵀ into a (T, T) buffer"], ms["S · V"]
+    sdpa_4d, sdpa_3d = ms["SDPA, whole call, 4-D inputs"], ms["SDPA, whole call, 3-D inputs"]
+    assert f"{qk:.1f} + {sv:.1f} ms against {sdpa_4d:.1f} ms" in text
+    assert qk + sv > sdpa_4d              # "the two products alone add up to more than SDPA's whole call"
+    assert round(sdpa_3d / sdpa_4d) == 5  # "about five times slower than the 4-D call"
+    assert "about five times slower than the 4-D call" in text

@@ -5,6 +5,7 @@ import re
 import matplotlib.pyplot as plt
 import pytest
 import torch
+from torch.utils.flop_counter import FlopCounterMode
 
 from helpers import cost
 from helpers.attention_torch import SelfAttention, count_parameters
@@ -46,11 +47,14 @@ def test_parameters_match_the_module():
 
 
 def test_matmul_flops_counts_a_multiply_and_an_add():
-    assert cost.matmul_flops(2, 3, 4) == 48
+    assert cost.matmul_flops(2, 3, 4) == 48          # 2·3·4 = 24 multiply-adds, 2 FLOPs each
     A, B = torch.randn(2, 3), torch.randn(3, 4)
-    # 2·3·4 = 24 multiply-adds: check by counting the products a loop would do.
-    products = sum(1 for i in range(A.shape[0]) for j in range(B.shape[1]) for k in range(A.shape[1]))
-    assert cost.matmul_flops(2, 3, 4) == 2 * products
+    with FlopCounterMode(display=False) as counter:  # PyTorch's own count of the same product
+        A @ B
+    assert counter.get_total_flops() == cost.matmul_flops(2, 3, 4)
+    with FlopCounterMode(display=False) as counter:
+        torch.randn(5, 7) @ torch.randn(7, 11)
+    assert counter.get_total_flops() == cost.matmul_flops(5, 7, 11) == 2 * 5 * 7 * 11
 
 
 def test_attention_flops_is_four_B_H_T_squared_d():

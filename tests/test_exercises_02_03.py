@@ -8,7 +8,6 @@ import torch
 from helpers.exercises import parameter_free as pf
 from helpers.exercises import similarity_softmax as ss
 from helpers.exercises.feedback import Feedback, Solution
-from helpers.running_example import embed
 from helpers.similarity import softmax
 
 
@@ -53,7 +52,7 @@ def test_longer_not_closer_typical_slips(answer, fragments):
 
 def test_longer_not_closer_rounding_does_not_pass_the_misconception():
     ten_b = 10 * ss.B
-    assert ss.cosine(ss.A, ten_b) < ss.cosine(ss.A, ss.B)     # the float rounding that used to let it pass
+    assert ss.cosine(ss.A, ten_b) < ss.cosine(ss.A, ss.B)     # float rounding puts 10 b a hair below b's cosine
     assert not ss.check_longer_not_closer(ten_b).passed
 
 
@@ -297,13 +296,26 @@ def test_self_attention_errors_and_types():
     _fails(pf.check_self_attention(lambda E: None), "None")
 
 
-def test_the_random_case_tells_the_scale_slips_apart():
-    # a (5, 3) input: T != d, and d != 4, so √T, √d, d and a hard-coded 2 are four different divisors
-    shapes = [E.shape for E, _ in pf._cases()]
-    assert (5, 3) in shapes and (3, 4) in shapes
-    T, d = 5, 3
-    divisors = [math.sqrt(T), math.sqrt(d), d, 2.0, 1.0]
-    assert len({round(x, 6) for x in divisors}) == len(divisors)
+def test_the_scale_slips_each_get_their_own_message():
+    # √T, d and a hard-coded 2 in place of √d: each slip must be named for what it is, not as "wrong values"
+    specific = {
+        "√T": (_sqrt_T, "instead of √d (length of each vector"),
+        "d": (_by_d, "divided by d = 4 instead of √d"),
+        "2": (_hard_coded_2, "do not hard-code √4 = 2"),
+    }
+    messages = {}
+    for slip, (function, fragment) in specific.items():
+        feedback = pf.check_self_attention(function)
+        _fails(feedback, fragment)
+        assert "wrong values" not in feedback.message, feedback.message
+        messages[slip] = feedback.message
+    assert len(set(messages.values())) == len(messages)           # three different messages
+    for slip, message in messages.items():                         # ... and none carries another slip's words
+        for other, (_, fragment) in specific.items():
+            if other != slip:
+                assert fragment not in message, (slip, other, message)
+    # a hard-coded 2 is right when d = 4: only the random (5, 3) case can catch it, and it says so
+    assert "random E of shape (5, 3)" in messages["2"] and "here d = 3" in messages["2"]
 
 
 # --- solutions -----------------------------------------------------------------------------------------
@@ -325,15 +337,23 @@ def test_solution_texts_carry_computed_numbers():
     assert "0.507" in pf.solution_river_prediction().code or "0.506" in pf.solution_river_prediction().code
 
 
-def test_checkers_do_not_modify_shared_data():
-    before = embed("money bank grows").copy()
+def test_a_student_function_that_modifies_its_input_cannot_fool_the_checker():
+    # Right answer, then the input zeroed in place. The checker hands each case over as a copy and judges
+    # against its own array; without that copy it would compare the right answer with the answer for zeros.
+    seen = []
 
     def vandal(E):
+        seen.append(E.copy())
+        Y = pf.reference_self_attention(E)
         E[:] = 0.0
-        return pf.reference_self_attention(before)
+        return Y
 
-    pf.check_self_attention(vandal)
-    np.testing.assert_array_equal(embed("money bank grows"), before)
+    _passes(pf.check_self_attention(vandal))
+    cases = [E for E, _ in pf._cases()]
+    assert len(seen) == len(cases)                                 # every case was reached and passed
+    for got, expected in zip(seen, cases):                         # each case arrived intact, not zeroed
+        np.testing.assert_array_equal(got, expected)
+    _passes(pf.check_self_attention(pf.reference_self_attention))  # and the next call is unaffected
 
 
 def test_scale_for_confidence_accepts_any_single_number_and_never_raises():

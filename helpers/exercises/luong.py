@@ -99,7 +99,8 @@ SHAPES_SETTING = {"T_q": 5, "T_k": 7, "d_model": 512, "d_k": 64}
 
 def reference_cross_attention_shapes() -> dict[str, tuple[int, int]]:
     """Shapes in cross-attention with T_q = 5 decoder tokens, T_k = 7 encoder tokens, d_model 512, d_k = d_v = 64."""
-    return {"Q": (5, 64), "K": (7, 64), "V": (7, 64), "W": (5, 7), "Y": (5, 64)}
+    T_q, T_k, d_k = SHAPES_SETTING["T_q"], SHAPES_SETTING["T_k"], SHAPES_SETTING["d_k"]
+    return {"Q": (T_q, d_k), "K": (T_k, d_k), "V": (T_k, d_k), "W": (T_q, T_k), "Y": (T_q, d_k)}
 
 
 def _whole_numbers(shape):

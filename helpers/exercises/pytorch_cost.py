@@ -119,8 +119,8 @@ SCORES_SETTING = {"heads": 32, "batch": 1, "T": 8192, "bytes_per_number": 2}
 
 def reference_scores_gb() -> float:
     """32 heads · 8,192² scores · 2 bytes, in GB (10⁹ bytes)."""
-    heads, T, bytes_per_number = 32, 8192, 2
-    return heads * T**2 * bytes_per_number / 1e9  # 4.294967296
+    s = SCORES_SETTING
+    return s["heads"] * s["batch"] * s["T"] ** 2 * s["bytes_per_number"] / 1e9  # 4.294967296
 
 
 def plain_number(value, name: str):

@@ -67,7 +67,11 @@ def lab(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    playwright = pytest.importorskip("playwright.sync_api")
+    try:  # imported here, not skipped: a missing Playwright must fail `make test-browser`, not pass it silently
+        import playwright.sync_api as playwright
+    except ImportError as error:
+        pytest.fail(f"Playwright is not installed ({error}). The browser tests need it: install "
+                    "requirements-browser.txt (python -m pip install -r requirements-browser.txt).", pytrace=False)
     with playwright.sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield chromium
