@@ -4,8 +4,9 @@
     python benchmarks/attention.py --device cuda --dtype bf16 fp32 --sizes 1024 4096 16384 --find-max
     make benchmark ARGS="--sizes 1024 --batch-heads 8 --d-k 64 --threads 2"
 
-The measurement itself lives in helpers/benchmarking.py, which notebook 07's
-timing cells call too: this file only reads the arguments and prints.
+The measurement itself lives in helpers/benchmarking.py (timing and peak memory
+of one call in helpers/measure.py, the device and dtype in helpers/devices.py),
+which notebook 07's timing cells call too: this file only reads the arguments and prints.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ if str(ROOT) not in sys.path:
 import torch  # noqa: E402
 
 from helpers import benchmarking as bench  # noqa: E402
-from helpers import cost  # noqa: E402
+from helpers import cost, devices  # noqa: E402
 
 
 def whole_number(text: str, at_least: int) -> int:
@@ -50,7 +51,7 @@ def repeats_arg(text: str) -> int:
 
 def dtype_arg(text: str) -> str:
     try:
-        bench.resolve_dtype(text)
+        devices.resolve_dtype(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
     return cost.dtype_name(text)
@@ -85,13 +86,13 @@ def parse_args(argv=None) -> argparse.Namespace:
 def main(argv=None) -> int:
     args = parse_args(argv)
     try:
-        device = bench.resolve_device(args.device)
+        device = devices.resolve_device(args.device)
     except RuntimeError as error:
         print(error, file=sys.stderr)
         return 2
     if args.device == "auto" and device.type == "cpu":
-        print(f"No CUDA GPU here ({bench.cuda_unavailable_reason()}): timing on the CPU.")
-    dtypes = args.dtype or bench.default_dtypes(device)
+        print(f"No CUDA GPU here ({devices.cuda_unavailable_reason()}): timing on the CPU.")
+    dtypes = args.dtype or devices.default_dtypes(device)
     if args.threads is not None and device.type != "cpu":
         print(f"--threads {args.threads} is ignored on {device.type}: it sets CPU threads, and the GPU does the work.")
     threads = args.threads if device.type == "cpu" else None
@@ -106,7 +107,7 @@ def main(argv=None) -> int:
         print(line)
     if args.find_max:
         if device.type != "cuda":
-            budget = bench.available_memory_bytes("cpu")
+            budget = devices.available_memory_bytes("cpu")
             if budget:
                 T = cost.largest_T_for_memory(budget, dtypes[0], heads=args.batch_heads, matrices=2)
                 print(f"--find-max is CUDA only (on a CPU, running out of memory swaps or kills the process "

@@ -17,7 +17,9 @@ One idea per module:
     luong             Luong attention, cross- and self-attention side by side (notebook 06)
     cost              parameters, FLOPs and memory of attention (notebook 07)
     fast_attention    the same attention with less memory traffic (notebook 07)
-    benchmarking      timing and peak memory, CPU and CUDA (notebook 07, benchmarks/)
+    measure           the time and peak memory of one call, on CPU or CUDA
+    devices           device, dtype, GPU peaks, SDPA's kernel, what fits in memory
+    benchmarking      naive vs fused attention over sizes: rows, tables (notebook 07, benchmarks/)
     timing            wall-clock medians for the notebooks' scaling experiments
     exercises/        one checker module per notebook
     widgets/          thin interactive shells over plain functions

@@ -8,6 +8,8 @@
     cost_table(T, d_model, d_k)                every line above, as rows for printing
     largest_T_for_memory(budget, dtype)        the longest sequence whose (T, T) matrix fits
     cost_widget_data(T, d_k, ...)              what the notebook 07 widget draws
+    forward_flops(batch_heads, T, d_k)         the same total, as one number (what a benchmark divides by)
+    tflops_per_second(flops, seconds)          achieved TFLOP/s = FLOPs / seconds / 10¹²
 
 Conventions: one multiply plus one add counts as 2 FLOPs (so an (m, n) @ (n, p)
 product costs 2·m·n·p), and softmax, scaling and masking are not counted (they
@@ -115,6 +117,20 @@ def attention_flops(T: int, d_k: int, *, d_v: int | None = None, T_k: int | None
         flops = {key: value // 2 for key, value in flops.items()}
     flops["total"] = sum(flops.values())
     return flops
+
+
+def forward_flops(batch_heads: int, T: int, d_k: int, causal: bool = False) -> int:
+    """4 · B·H · T² · d_k, the forward FLOPs of attention (halved for causal)."""
+    return attention_flops(T, d_k, heads=batch_heads, causal=causal)["total"]
+
+
+def tflops_per_second(flops: float, seconds: float) -> float:
+    """Achieved TFLOP/s = FLOPs / seconds / 10¹²."""
+    if not seconds > 0 or not math.isfinite(seconds):
+        raise ValueError(f"seconds should be a positive time, but got {seconds!r}.")
+    if flops < 0:
+        raise ValueError(f"flops should be >= 0, but got {flops!r}.")
+    return flops / seconds / 1e12
 
 
 def score_matrix_bytes(T: int, dtype="float32", *, T_k: int | None = None, batch: int = 1, heads: int = 1) -> int:

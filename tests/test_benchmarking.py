@@ -1,30 +1,25 @@
-"""helpers.benchmarking and benchmarks/attention.py: the CPU path for real, the CUDA logic without a GPU.
+"""helpers.benchmarking: the implementations agree, the benchmark's rows and tables, notebook 07's cells.
 
 No timing is asserted (the machine's speed is not a test result); what is checked
-is that the measurement code measures what it says: synchronisation points,
-interleaving, FLOP arithmetic, peak-memory bookkeeping and the skip message.
+is that the benchmark measures what it says: the same attention from every
+implementation, nothing but the mathematics in the timed call, rows, notes and
+tables, and the CUDA branch's logic without a GPU. How one call is timed is
+tested in test_measure.py, the devices in test_devices.py, the script in
+test_benchmark_script.py.
 """
-import importlib.util
 import json
-import tracemalloc
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 import torch
 import torch.nn.functional as F
 
 from helpers import benchmarking as bench
+from helpers import cost, devices, measure
 
 ROOT = Path(__file__).resolve().parents[1]
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-
-
-def load_script():
-    spec = importlib.util.spec_from_file_location("attention_benchmark", ROOT / "benchmarks" / "attention.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+HAS_MEMINFO = Path("/proc/meminfo").exists()
 
 
 # ---------------------------------------------------------------- the implementations agree
@@ -88,66 +83,8 @@ def test_unknown_implementation_and_backend():
         bench.forced_sdpa("turbo")
 
 
-# ---------------------------------------------------------------- devices, dtypes, messages
 
-@pytest.mark.parametrize("name, dtype", [("fp32", torch.float32), ("bf16", torch.bfloat16),
-                                         ("float16", torch.float16), (torch.float64, torch.float64)])
-def test_resolve_dtype(name, dtype):
-    assert bench.resolve_dtype(name) is dtype
-
-
-def test_resolve_dtype_refuses_float8():
-    with pytest.raises(ValueError, match="not supported for timing"):
-        bench.resolve_dtype("float8")
-
-
-def test_resolve_device_without_a_gpu(monkeypatch):
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    assert bench.resolve_device("auto") == torch.device("cpu")
-    assert bench.resolve_device("cpu") == torch.device("cpu")
-    with pytest.raises(RuntimeError, match="device 'cuda' was asked for, but this PyTorch"):
-        bench.resolve_device("cuda")
-    with pytest.raises(ValueError, match="Unknown device 'tpu'"):
-        bench.resolve_device("tpu")
-    with pytest.raises(TypeError, match="device should be"):
-        bench.resolve_device(0)
-
-
-def test_skip_message_says_why(monkeypatch):
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    monkeypatch.setattr(bench, "_mps_available", lambda: False)
-    monkeypatch.setattr(torch.version, "cuda", None)
-    message = bench.cuda_skip_message()
-    assert message.startswith("No CUDA GPU here: this PyTorch")
-    assert "CPU-only build" in message and "runs on the CPU instead" in message
-    monkeypatch.setattr(torch.version, "cuda", "12.8")
-    assert "supports CUDA 12.8, but no GPU or driver was found" in bench.cuda_skip_message()
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    assert bench.cuda_skip_message() is None
-
-
-def test_skip_message_on_an_apple_gpu(monkeypatch):
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    monkeypatch.setattr(torch.version, "cuda", None)
-    monkeypatch.setattr(bench, "_mps_available", lambda: True)
-    message = bench.cuda_skip_message()
-    assert "Apple GPU (MPS), which is present but not timed" in message
-    assert "CPU-only build" not in message
-
-
-@pytest.mark.parametrize("bf16, capability, half", [
-    (True, (9, 0), "bfloat16"),   # H100
-    (True, (8, 0), "bfloat16"),   # A100
-    (True, (7, 5), "float16"),    # T4: is_bf16_supported() says True, but only emulates bf16
-    (True, (7, 0), "float16"),    # V100
-    (False, (8, 6), "float16"),
-])
-def test_default_dtypes(monkeypatch, bf16, capability, half):
-    assert bench.default_dtypes("cpu") == ["float32"]
-    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: bf16)
-    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a, **k: capability)
-    assert bench.default_dtypes("cuda") == [half, "float32"]
-
+# ---------------------------------------------------------------- inputs
 
 def test_make_qkv_is_seeded_4d_and_typed():
     Q, K, V = bench.make_qkv(3, 10, 8, dtype="bf16", seed=5)
@@ -159,298 +96,6 @@ def test_make_qkv_is_seeded_4d_and_typed():
         bench.make_qkv(3, 0, 8)
 
 
-# ---------------------------------------------------------------- arithmetic
-
-def test_forward_flops_and_tflops():
-    assert bench.forward_flops(8, 1024, 64) == 4 * 8 * 1024**2 * 64
-    assert bench.forward_flops(8, 1024, 64, causal=True) == 2 * 8 * 1024**2 * 64
-    assert bench.tflops_per_second(2e12, 0.5) == pytest.approx(4.0)
-    # 4·B·H·T²·d at B·H = 64, T = 4096, d = 128 in 1.2 ms: 458 TFLOP/s.
-    assert bench.tflops_per_second(bench.forward_flops(64, 4096, 128), 1.2e-3) == pytest.approx(458.1, abs=0.1)
-    with pytest.raises(ValueError, match="seconds should be a positive time"):
-        bench.tflops_per_second(1e9, 0.0)
-    with pytest.raises(ValueError, match="flops should be >= 0"):
-        bench.tflops_per_second(-1, 1.0)
-
-
-def test_peak_tflops_for_known_gpus():
-    assert bench.peak_tflops_for("NVIDIA H200") == 989.0
-    assert bench.peak_tflops_for("NVIDIA GH200 480GB") == 989.0
-    assert bench.peak_tflops_for("NVIDIA H100 80GB HBM3") == 989.0  # the SXM module's name
-    assert bench.peak_tflops_for("NVIDIA H100 PCIe") == 756.0
-    assert bench.peak_tflops_for("NVIDIA H100 NVL") is None          # unsure: not claimed
-    assert bench.peak_tflops_for("NVIDIA A100-SXM4-80GB") == 312.0
-    assert bench.peak_tflops_for("NVIDIA A100 80GB PCIe") == 312.0
-    assert bench.peak_tflops_for("NVIDIA GeForce RTX 4090") is None
-    with pytest.raises(TypeError, match="gpu_name should be a string"):
-        bench.peak_tflops_for(None)
-
-
-def test_published_numbers_are_compared_with_their_own_gpu():
-    assert bench.PUBLISHED_TFLOPS["FlashAttention-3 on H100, fp16 (up to)"] == (740, "H100 SXM")
-    lines = bench.published_lines()
-    assert "230 TFLOP/s = 73.7% of the A100's 312" in lines[0]
-    assert "335 TFLOP/s = 33.9% of the H100 SXM's 989" in lines[1]
-    assert "740 TFLOP/s = 74.8% of the H100 SXM's 989" in lines[2]
-
-
-# ---------------------------------------------------------------- timing
-
-def test_cpu_threads_sets_and_restores():
-    before = torch.get_num_threads()
-    with bench.cpu_threads(1):
-        assert torch.get_num_threads() == 1
-    assert torch.get_num_threads() == before
-    with pytest.raises(ValueError, match="num_threads should be a whole number >= 1"):
-        with bench.cpu_threads(0):
-            pass
-
-
-def test_time_calls_warms_up_and_interleaves():
-    calls = []
-    timings = bench.time_calls({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")},
-                               warmup=2, repeats=3, min_sample_s=0.0)
-    assert set(timings) == {"a", "b"}
-    assert all(len(t.samples) == 3 and t.median >= 0 for t in timings.values())
-    # warm-up (2) and one calibration call per function, then rounds alternate a, b, a, b, a, b.
-    assert calls[:6] == ["a", "a", "a", "b", "b", "b"]
-    assert calls[6:] == ["a", "b"] * 3
-
-
-def test_time_calls_loops_fast_functions_to_a_measurable_sample():
-    count = []
-    bench.time_calls({"f": lambda: count.append(1)}, warmup=0, repeats=2, min_sample_s=0.01)
-    assert len(count) > 3  # each sample ran many calls
-
-
-def test_time_calls_bad_arguments():
-    with pytest.raises(ValueError, match="at least one function"):
-        bench.time_calls({})
-    with pytest.raises(ValueError, match="repeats should be >= 1"):
-        bench.time_calls({"f": lambda: None}, repeats=0)
-
-
-def test_timing_median_and_paired_ratio():
-    t = {"a": bench.Timing([0.002, 0.004, 0.100]), "b": bench.Timing([0.001, 0.002, 0.050])}
-    assert t["a"].median == 0.004
-    assert t["a"].ms == pytest.approx(4.0)
-    assert bench.paired_ratio(t, "a", "b") == pytest.approx(2.0)
-
-
-def test_cuda_sample_records_events_and_synchronises(monkeypatch):
-    """The CUDA branch, exercised with stand-ins: events around the calls, synchronize before reading."""
-    log = []
-
-    class Event:
-        def __init__(self, enable_timing):
-            assert enable_timing
-            self.name = f"event{len([x for x in log if x.startswith('new')])}"
-            log.append(f"new {self.name}")
-
-        def record(self):
-            log.append(f"record {self.name}")
-
-        def elapsed_time(self, other):
-            log.append("elapsed")
-            return 6.0  # milliseconds, for all calls together
-
-    class Device:  # torch.cuda.device(...): make the timed GPU the current one, then restore
-        def __init__(self, device):
-            self.device = device
-
-        def __enter__(self):
-            log.append(f"enter {self.device}")
-
-        def __exit__(self, *exc):
-            log.append("exit")
-
-    monkeypatch.setattr(torch.cuda, "Event", Event)
-    monkeypatch.setattr(torch.cuda, "device", Device)
-    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: log.append("sync"))
-    seconds = bench.one_sample(lambda: log.append("call"), "cuda:1", 3)
-    assert seconds == pytest.approx(0.002)
-    assert log == ["enter cuda:1", "new event0", "new event1", "sync", "record event0", "call", "call", "call",
-                   "record event1", "sync", "elapsed", "exit"]
-
-
-# ---------------------------------------------------------------- peak memory
-
-def test_replay_peak_counts_allocations_at_start_and_frees_at_end():
-    def ev(start, end, amount):
-        return SimpleNamespace(time_range=SimpleNamespace(start=start, end=end), self_cpu_memory_usage=amount)
-
-    # an operator that allocates 100 inside a child and frees it itself at its end
-    events = [ev(0, 10, -100), ev(1, 2, 100), ev(3, 4, 50), ev(11, 11, -50)]
-    assert bench._replay_peak(events) == 150
-    assert bench._replay_peak([]) == 0
-
-
-def test_cpu_peak_memory_sees_the_T_by_T_matrices():
-    T, bh = 256, 2
-    one_matrix = bh * T * T * 4
-    Q, K, V = bench.make_qkv(bh, T, 16)
-    naive = bench.cpu_peak_bytes(lambda: bench.naive_attention(Q, K, V))
-    lean = bench.cpu_peak_bytes(lambda: bench.lean_attention(Q, K, V))
-    fused = bench.cpu_peak_bytes(lambda: F.scaled_dot_product_attention(Q, K, V))
-    assert 2 * one_matrix <= naive < 2.5 * one_matrix, "the textbook version holds scores and weights at once"
-    assert one_matrix <= lean < 1.5 * one_matrix, "one (T, T) buffer"
-    assert fused < 0.5 * one_matrix, "the fused kernel never materialises (T, T)"
-    assert bench.peak_memory_bytes(lambda: bench.naive_attention(Q, K, V), "cpu") == naive
-
-
-def test_tracemalloc_does_not_see_torch_allocations():
-    """Why the profiler is used: Python's tracemalloc misses torch's C++ allocations."""
-    Q, K, V = bench.make_qkv(2, 256, 16)
-    tracemalloc.start()
-    bench.naive_attention(Q, K, V)
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    assert peak < 0.1 * 2 * 256 * 256 * 4
-
-
-def test_cuda_peak_bytes_uses_the_allocator_counters(monkeypatch):
-    log = []
-    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: log.append("sync"))
-    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda device=None: 1000)
-    monkeypatch.setattr(torch.cuda, "reset_peak_memory_stats", lambda device=None: log.append("reset"))
-    monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda device=None: 5000)
-    assert bench.peak_memory_bytes(lambda: log.append("call"), "cuda") == 4000
-    assert log == ["sync", "reset", "call", "sync"]
-
-
-# ---------------------------------------------------------------- backend and largest T
-
-def test_sdpa_backend_on_the_cpu():
-    Q, K, V = bench.make_qkv(2, 16, 8)
-    assert bench.sdpa_backend(Q, K, V) == "flash"
-    assert bench.sdpa_backend(Q[0], K[0], V[0]) == "math (unfused)"  # 3-D inputs: no fused CPU kernel
-
-
-def test_backend_labels_and_missing_dispatcher(monkeypatch):
-    from torch.nn.attention import SDPBackend
-
-    assert bench.backend_label(int(SDPBackend.FLASH_ATTENTION)) == "flash"
-    assert bench.backend_label(int(SDPBackend.EFFICIENT_ATTENTION)) == "memory-efficient"
-    assert bench.backend_label(int(SDPBackend.CUDNN_ATTENTION)) == "cuDNN"
-    assert bench.backend_label(int(SDPBackend.MATH)) == "math (unfused)"
-    assert bench.backend_label(99) == "unknown backend 99"
-    Q, K, V = bench.make_qkv(1, 4, 4)
-    monkeypatch.delattr(torch, "_fused_sdp_choice")
-    assert bench.sdpa_backend(Q, K, V) == "unknown"
-
-
-def fake_run(limit):
-    tried = []
-
-    def run(T):
-        tried.append(T)
-        if T > limit:
-            raise torch.cuda.OutOfMemoryError(f"CUDA out of memory at T={T}")
-        return T
-
-    return run, tried
-
-
-def test_find_largest_T_stops_at_the_first_out_of_memory():
-    run, tried = fake_run(3000)
-    cleaned = []
-    assert bench.find_largest_T(run, [1024, 4096, 2048, 8192], cleanup=lambda: cleaned.append(1)) == (2048, 4096)
-    assert tried == [1024, 2048, 4096]
-    assert len(cleaned) == 3
-    run, _ = fake_run(10**9)
-    assert bench.find_largest_T(run, [1, 2]) == (2, None)
-    run, _ = fake_run(0)
-    assert bench.find_largest_T(run, [1, 2]) == (None, 1)
-
-
-def test_find_largest_T_lets_other_errors_through():
-    def broken(T):
-        raise ValueError("a bug, not a memory limit")
-
-    with pytest.raises(ValueError, match="a bug"):
-        bench.find_largest_T(broken, [1])
-
-    def shape_bug(T):
-        raise RuntimeError("mat1 and mat2 shapes cannot be multiplied")
-
-    with pytest.raises(RuntimeError, match="shapes cannot be multiplied"):
-        bench.find_largest_T(shape_bug, [1])
-
-
-def test_a_cublas_allocation_failure_counts_as_out_of_memory():
-    def run(T):
-        if T > 2:
-            raise RuntimeError("CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`")
-        return T
-
-    assert bench.find_largest_T(run, [1, 2, 4]) == (2, 4)
-    assert bench.is_out_of_memory(torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 4 GiB"))
-    assert bench.is_out_of_memory(RuntimeError("CUDA error: out of memory"))
-    assert not bench.is_out_of_memory(RuntimeError("No available kernel. Aborting execution."))
-    assert not bench.is_out_of_memory(ValueError("out of memory"))
-
-
-def test_find_largest_T_cleans_up_after_the_traceback_is_gone():
-    """empty_cache inside the except block would run while the traceback still holds the big tensors."""
-    import weakref
-
-    held = []
-
-    def run(T):
-        big = torch.zeros(T)
-        held.append(weakref.ref(big))
-        raise torch.cuda.OutOfMemoryError("stand-in")
-
-    alive_at_cleanup = []
-    bench.find_largest_T(run, [8], cleanup=lambda: alive_at_cleanup.append(held[-1]() is not None))
-    assert alive_at_cleanup == [False]
-
-
-def test_search_largest_T_doubles_then_bisects():
-    run, tried = fake_run(45_000)
-    ok, bad = bench.search_largest_T(run, start=1024, limit=2**20, refine_to=1024)
-    assert ok <= 45_000 < bad and bad - ok <= 1024
-    assert tried[:7] == [1024, 2048, 4096, 8192, 16384, 32768, 65536]
-    run, _ = fake_run(10**9)
-    assert bench.search_largest_T(run, start=1024, limit=4096) == (4096, None)
-
-
-def test_release_cuda_memory_collects_first(monkeypatch):
-    log = []
-    monkeypatch.setattr(bench.gc, "collect", lambda: log.append("collect"))
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: log.append("empty_cache"))
-    bench.release_cuda_memory()
-    assert log == ["collect", "empty_cache"]
-
-
-def test_largest_naive_T_refuses_the_cpu():
-    with pytest.raises(RuntimeError, match="needs a CUDA device: on the CPU running out of memory does not raise"):
-        bench.largest_naive_T_cuda(device="cpu")
-
-
-HAS_MEMINFO = Path("/proc/meminfo").exists()
-
-
-def test_available_memory_is_a_positive_number_or_unknown():
-    free = bench.available_memory_bytes("cpu")
-    if HAS_MEMINFO:  # Linux: MemAvailable is read, so a number must come back
-        assert isinstance(free, int) and free > 0
-    else:
-        assert free is None or free > 0
-
-
-def test_available_memory_reads_memavailable(monkeypatch, tmp_path):
-    meminfo = tmp_path / "meminfo"
-    meminfo.write_text("MemTotal:       8000000 kB\nMemAvailable:   2000000 kB\n")
-    real_open = open
-    monkeypatch.setattr(bench, "open", lambda path, *a, **k: real_open(  # the module's own `open` only
-        meminfo if path == "/proc/meminfo" else path, *a, **k), raising=False)
-    assert bench.available_memory_bytes("cpu") == 2_000_000 * 1024
-    meminfo.write_text("MemTotal:       8000000 kB\n")
-    assert bench.available_memory_bytes("cpu") is None
-
-
 # ---------------------------------------------------------------- the whole benchmark
 
 def test_run_benchmark_on_the_cpu():
@@ -460,7 +105,7 @@ def test_run_benchmark_on_the_cpu():
                                             (64, "naive"), (64, "lean"), (64, "tiled"), (64, "sdpa")]
     for r in rows:
         assert r.ms > 0 and len(r.samples_ms) == 2 and r.device == "cpu"
-        assert r.tflops == pytest.approx(bench.forward_flops(2, r.T, 8) / (r.ms / 1e3) / 1e12)
+        assert r.tflops == pytest.approx(cost.forward_flops(2, r.T, 8) / (r.ms / 1e3) / 1e12)
         assert r.score_bytes == 2 * r.T * r.T * 4
     naive64 = next(r for r in rows if r.impl == "naive" and r.T == 64)
     sdpa64 = next(r for r in rows if r.impl == "sdpa" and r.T == 64)
@@ -520,7 +165,7 @@ def test_timing_cell_on_a_cpu_only_machine(monkeypatch, capsys):
         assert "largest T the naive version fits: not tried on a CPU" in out
         assert "predicted from " in out and "free: T = " in out
     else:
-        assert "not tried on a CPU" in out or bench.available_memory_bytes("cpu") is None
+        assert "not tried on a CPU" in out or devices.available_memory_bytes("cpu") is None
 
 
 def test_timing_cell_on_a_gpu_prints_tflops_backend_and_largest_T(monkeypatch, capsys):
@@ -530,9 +175,9 @@ def test_timing_cell_on_a_gpu_prints_tflops_backend_and_largest_T(monkeypatch, c
     def fake_run_benchmark(**kwargs):
         calls["run"] = kwargs
         return [bench.Row("naive", "cuda", "bfloat16", 4096, 8, 64, False, ms=2.0,
-                          tflops=bench.tflops_per_second(bench.forward_flops(8, 4096, 64), 2e-3), samples_ms=[2.0]),
+                          tflops=cost.tflops_per_second(cost.forward_flops(8, 4096, 64), 2e-3), samples_ms=[2.0]),
                 bench.Row("sdpa", "cuda", "bfloat16", 4096, 8, 64, False, ms=0.05,
-                          tflops=bench.tflops_per_second(bench.forward_flops(8, 4096, 64), 5e-5), backend="flash",
+                          tflops=cost.tflops_per_second(cost.forward_flops(8, 4096, 64), 5e-5), backend="flash",
                           samples_ms=[0.05])]
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
@@ -558,73 +203,20 @@ def test_header_names_threads_and_flops():
     assert "batch*heads 8, d_k 64, causal yes" in line and line.endswith("/ 2")
 
 
-# ---------------------------------------------------------------- the command-line script
 
-def test_script_prints_a_table(capsys):
-    script = load_script()
-    rc = script.main(["--device", "cpu", "--sizes", "32", "16", "--batch-heads", "2", "--d-k", "8",
-                      "--repeats", "3", "--threads", "1"])
-    out = capsys.readouterr().out
-    assert rc == 0
-    assert "device cpu (1 threads)" in out
-    assert sum(line.startswith(("naive", "lean", "tiled", "sdpa")) for line in out.splitlines()) == 8
-    assert "T=16 float32: naive" in out
+# ---------------------------------------------------------------- largest T on a GPU
 
+def test_largest_naive_T_refuses_the_cpu():
+    with pytest.raises(RuntimeError, match="needs a CUDA device: on the CPU running out of memory does not raise"):
+        bench.largest_naive_T_cuda(device="cpu")
 
-def test_script_find_max_on_the_cpu_predicts_instead_of_trying(capsys):
-    script = load_script()
-    assert script.main(["--device", "cpu", "--sizes", "16", "--batch-heads", "1", "--d-k", "4", "--repeats", "3",
-                        "--no-memory", "--impl", "sdpa", "--find-max"]) == 0
-    assert "--find-max is CUDA only" in capsys.readouterr().out
-
-
-def test_script_explains_a_missing_gpu(monkeypatch, capsys):
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    script = load_script()
-    assert script.main(["--device", "cuda"]) == 2
-    assert "device 'cuda' was asked for" in capsys.readouterr().err
-
-
-def test_script_says_threads_are_ignored_on_a_gpu(monkeypatch, capsys):
-    script = load_script()
-    seen = {}
-    monkeypatch.setattr(bench, "resolve_device", lambda device: torch.device("cuda"))
-    monkeypatch.setattr(bench, "default_dtypes", lambda device: ["float32"])
-    monkeypatch.setattr(bench, "header", lambda *args: "header")
-    monkeypatch.setattr(bench, "run_benchmark", lambda **kwargs: seen.update(kwargs) or [])
-    assert script.main(["--threads", "4"]) == 0
-    assert "--threads 4 is ignored on cuda" in capsys.readouterr().out
-    assert seen["num_threads"] is None
-
-
-def test_script_finds_helpers_from_a_fresh_checkout():
-    """`python benchmarks/attention.py` puts benchmarks/ on sys.path; the script adds the repository root."""
-    text = (ROOT / "benchmarks" / "attention.py").read_text()
-    assert text.index("sys.path.insert(0, str(ROOT))") < text.index("from helpers import")
-    assert load_script().ROOT == ROOT
-
-
-@pytest.mark.parametrize("args, message", [
-    (["--dtype", "int3"], "Unknown dtype 'int3'"),
-    (["--sizes", "0"], "expected a whole number >= 1"),
-    (["--sizes", "ten"], "expected a whole number >= 1, got 'ten'"),
-    (["--impl", "magic"], "invalid choice: 'magic'"),
-    (["--repeats", "2"], "expected a whole number >= 3"),
-    (["--warmup", "-1"], "expected a whole number >= 0"),
-])
-def test_script_rejects_bad_arguments(args, message, capsys):
-    script = load_script()
-    with pytest.raises(SystemExit) as exit_info:
-        script.main(args)
-    assert exit_info.value.code == 2
-    assert message in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------- on a GPU only
 
 @needs_cuda
 def test_cuda_benchmark_runs_and_reports_a_fused_backend():
-    rows = bench.run_benchmark(device="cuda", dtypes=bench.default_dtypes("cuda"), sizes=(256,), batch_heads=2,
+    rows = bench.run_benchmark(device="cuda", dtypes=devices.default_dtypes("cuda"), sizes=(256,), batch_heads=2,
                                d_k=64, repeats=2, impls=("naive", "sdpa"))
     assert all(r.ms and r.ms > 0 for r in rows)
     half = next(r for r in rows if r.impl == "sdpa" and r.dtype != "float32")
@@ -652,7 +244,7 @@ def test_piece_calls_compute_the_textbook_steps():
     assert W.data_ptr() == S.data_ptr()  # the same buffer: nothing new allocated
     torch.testing.assert_close(calls["S · V"](), F.scaled_dot_product_attention(Q, K, V)[0])
     torch.testing.assert_close(calls["SDPA, whole call, 3-D inputs"](), calls["SDPA, whole call, 4-D inputs"]()[0])
-    timings = bench.time_calls(calls, warmup=0, repeats=1, min_sample_s=0.0)
+    timings = measure.time_calls(calls, warmup=0, repeats=1, min_sample_s=0.0)
     assert set(timings) == set(calls)
 
 

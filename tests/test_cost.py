@@ -162,3 +162,15 @@ def test_cost_widget_follows_its_sliders():
     params = {r["quantity"]: r["value"] for r in w.result["table"]}["parameters W_q, W_k, W_v"]
     assert params == 3 * 512 * 128
     assert math.isclose(w.result["bars"][0][1], 8 * 1000**2 * 2)
+
+
+def test_forward_flops_and_tflops():
+    assert cost.forward_flops(8, 1024, 64) == 4 * 8 * 1024**2 * 64
+    assert cost.forward_flops(8, 1024, 64, causal=True) == 2 * 8 * 1024**2 * 64
+    assert cost.tflops_per_second(2e12, 0.5) == pytest.approx(4.0)
+    # 4·B·H·T²·d at B·H = 64, T = 4096, d = 128 in 1.2 ms: 458 TFLOP/s.
+    assert cost.tflops_per_second(cost.forward_flops(64, 4096, 128), 1.2e-3) == pytest.approx(458.1, abs=0.1)
+    with pytest.raises(ValueError, match="seconds should be a positive time"):
+        cost.tflops_per_second(1e9, 0.0)
+    with pytest.raises(ValueError, match="flops should be >= 0"):
+        cost.tflops_per_second(-1, 1.0)

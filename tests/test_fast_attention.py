@@ -4,8 +4,9 @@ import torch
 import torch.nn.functional as F
 
 from helpers.attention_torch import causal_mask, scaled_dot_product_attention
-from helpers.benchmarking import cpu_peak_bytes, make_qkv
+from helpers.benchmarking import make_qkv
 from helpers.fast_attention import lean_attention, tiled_attention
+from helpers.measure import cpu_peak_bytes
 
 
 def test_lean_attention_is_a_drop_in_for_the_helpers_function():
