@@ -105,8 +105,17 @@ def output_snapshot(cell):
     """What a slider should change: the images and widget-output text of one cell."""
     return cell.evaluate(
         "c => [...c.querySelectorAll('img')].map(i => i.src.length + ':' + i.src.slice(-80)).join('|') + '#'"
-        " + [...c.querySelectorAll('.widget-output, .jp-OutputArea-output pre')].map(o => o.textContent).join('|')"
+        " + [...c.querySelectorAll('.widget-output, .widget-html-content, .jp-OutputArea-output pre')]"
+        ".map(o => o.textContent).join('|')"
     )
+
+
+def changed(page, cell, before, seconds: float = 5.0) -> bool:
+    """Wait up to `seconds` for the cell's output to differ from `before`."""
+    deadline = time.time() + seconds
+    while output_snapshot(cell) == before and time.time() < deadline:
+        page.wait_for_timeout(200)
+    return output_snapshot(cell) != before
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
@@ -139,13 +148,30 @@ def test_notebook_runs_and_its_widgets_work(lab, browser, path):
             handle.focus()  # noUiSlider moves by one step per arrow key, for every kind of slider
             for key in ("ArrowRight", "ArrowRight", "ArrowLeft", "ArrowLeft", "ArrowLeft", "ArrowLeft"):
                 handle.press(key)
-                deadline = time.time() + 5
-                while output_snapshot(cell) == before and time.time() < deadline:
-                    page.wait_for_timeout(200)
-                if output_snapshot(cell) != before:
+                if changed(page, cell, before):
                     break
             cell.screenshot(path=str(SCREENSHOTS / f"{path.stem}_slider.png"))
             assert output_snapshot(cell) != before, "moving the slider did not change the output"
+
+        # A choice (toggle buttons or a drop-down) must redraw its widget too.
+        toggles = page.locator(".jp-OutputArea-output .widget-toggle-buttons button:not(.mod-active)")
+        dropdowns = page.locator(".jp-OutputArea-output .widget-dropdown select")
+        if toggles.count() or dropdowns.count():
+            control = toggles.first if toggles.count() else dropdowns.first
+            control.scroll_into_view_if_needed()
+            cell = page.locator(".jp-CodeCell", has=control).first
+            before = output_snapshot(cell)
+            if toggles.count():
+                control.click()
+                ok = changed(page, cell, before)
+            else:
+                options = control.locator("option")
+                index = control.evaluate("s => s.selectedIndex")
+                control.select_option(index=(index + 1) % options.count())
+                control.dispatch_event("change")  # ipywidgets listens for change events
+                ok = changed(page, cell, before)
+            cell.screenshot(path=str(SCREENSHOTS / f"{path.stem}_choice.png"))
+            assert ok, "changing the widget's choice did not change the output"
     finally:
         page.screenshot(path=str(SCREENSHOTS / f"{path.stem}.png"))
         page.close()
