@@ -77,3 +77,27 @@ def test_numbers_from_calls_reads_and_names_the_test_input():
     assert problem.message.startswith("on a small input: the result is None")
     _, problem = numbers_from(lambda x: 1 / 0, 1.0)
     assert "ZeroDivisionError" in problem.message
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [(None, "x is still None"), ("12", "the text '12'"), (True, "truth value"), ([1.0, 2.0], "list of 2 numbers"),
+     (np.ones(3), "has 3 numbers"), (1 + 2j, "complex"), (float("nan"), "x = nan is not a finite number"),
+     ({"a": 1}, "should be one number")],
+)
+def test_one_number_names_what_came(value, message):
+    from helpers.exercises.feedback import one_number
+
+    number, problem = one_number(value, "x")
+    assert number is None and message in problem.message
+
+
+def test_one_number_accepts_scalars_of_every_kind():
+    import torch
+
+    from helpers.exercises.feedback import one_number
+
+    for value in (3, 3.0, np.float32(3.0), np.array(3.0), np.array([3.0]), torch.tensor(3.0)):
+        assert one_number(value, "x") == (3.0, None)
+    assert one_number(float("inf"), "x", finite=False) == (float("inf"), None)
+    assert "returned None" in one_number(None, "f(1)", returned=True)[1].message

@@ -124,6 +124,44 @@ def as_numbers(value, name: str):
     return array, None
 
 
+def one_number(value, name: str, what: str = "a number", *, returned: bool = False, finite: bool = True):
+    """(float, None) for one real number, else (None, Feedback naming what came).
+
+    Accepts int, float, NumPy scalars and one-element arrays or tensors. Refuses
+    None, text (even "12"), truth values, complex numbers, lists, several
+    numbers and (with `finite`) NaN or infinity. `returned`: the value came back
+    from the student's function rather than being a variable they set.
+    """
+    if value is None:
+        if returned:
+            return None, wrong(f"{name} returned None. Did the function forget to `return` {what}?")
+        return None, wrong(f"{name} is still None. Replace None with {what}.")
+    if isinstance(value, (str, bytes)):
+        return None, wrong(f"{name} is the text {value!r:.40} (a {type(value).__name__}), not a number: it should "
+                           "be one number. Remove the quotes (and any units).")
+    if hasattr(value, "detach") and hasattr(value, "cpu"):
+        value = value.detach().cpu().numpy()
+    if isinstance(value, (bool, np.bool_)) or (isinstance(value, np.ndarray) and value.dtype == bool):
+        return None, wrong(f"{name} is {value!r}, a truth value: it should be one number, {what}.")
+    if isinstance(value, (list, tuple)):
+        count = len(value)
+        return None, wrong(f"{name} is a {type(value).__name__} of {count} number{'s' if count != 1 else ''}: "
+                           f"it should be one number, {what}.")
+    if np.iscomplexobj(value):
+        return None, wrong(f"{name} is a complex number ({value!r:.40}); it should be one real number.")
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None, wrong(f"{name} should be one number, {what}, but got {_kind(value)}.")
+    if array.size != 1:
+        return None, wrong(f"{name} should be one number, {what}, but has {array.size} numbers "
+                           f"(shape {array.shape}).")
+    number = float(array.reshape(()))
+    if finite and not np.isfinite(number):
+        return None, wrong(f"{name} = {number} is not a finite number: it should be {what}.")
+    return number, None
+
+
 def compare_numbers(got, expected, name: str, *, atol: float = 1e-4, hint: str = ""):
     """None if `got` matches `expected` (shape and values), else a Feedback saying how it differs."""
     got, problem = as_numbers(got, name)

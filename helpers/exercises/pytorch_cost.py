@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 import torch
@@ -15,6 +14,7 @@ from helpers.exercises.feedback import (
     as_numbers,
     call_student,
     correct,
+    one_number,
     require_callable,
     wrong,
 )
@@ -123,34 +123,11 @@ def reference_scores_gb() -> float:
     return s["heads"] * s["batch"] * s["T"] ** 2 * s["bytes_per_number"] / 1e9  # 4.294967296
 
 
-def plain_number(value, name: str):
-    """(float, None) for one real number (int, float, numpy scalar, 0-d array or tensor), else (None, Feedback).
-
-    Strings are refused even when they look like numbers ("12"), and so are True
-    and False: a number of GB or TFLOP/s should be a number.
-    """
-    if isinstance(value, (str, bytes)):
-        return None, wrong(f"{name} is the text {value!r}, not a number. Remove the quotes (and any units).")
-    if isinstance(value, (bool, np.bool_)):
-        return None, wrong(f"{name} is {value!r}, a truth value: expected a number such as 12.5.")
-    if isinstance(value, (torch.Tensor, np.ndarray)):
-        if value.dtype in (torch.bool, np.bool_) or (isinstance(value, torch.Tensor) and value.is_complex()):
-            return None, wrong(f"{name} should be one real number, but is a tensor of dtype {value.dtype}.")
-        if tuple(value.shape) != ():
-            return None, wrong(f"{name} should be one number, but is an array of shape {tuple(value.shape)}.")
-        return float(value.item()), None
-    if isinstance(value, numbers.Real):
-        return float(value), None
-    if isinstance(value, (list, tuple)):
-        return None, wrong(f"{name} should be one number, but is a {type(value).__name__} of {len(value)}.")
-    return None, wrong(f"{name} should be a plain number such as 12.5, but got {type(value).__name__} ({value!r:.60}).")
-
-
 def check_scores_gb(answer) -> Feedback:
     """Exercise 2: the GB of (T, T) scores for 32 heads, T = 8,192, bfloat16."""
     if answer is None:
         return wrong("scores_gb is None. Replace None with your number of GB (a plain number).")
-    value, problem = plain_number(answer, "scores_gb")
+    value, problem = one_number(answer, "scores_gb", "your number of GB", finite=False)
     if problem is not None:
         return problem
     if not math.isfinite(value):
@@ -224,7 +201,7 @@ def check_achieved_tflops(achieved_tflops) -> Feedback:
             return problem
         if result is None:
             return wrong("the function returned None. Did it forget to `return` the result?")
-        value, problem = plain_number(result, "the result")
+        value, problem = one_number(result, "the result", "the TFLOP/s", finite=False)
         if problem is not None:
             return problem
         expected = reference_achieved_tflops(B, H, T, d, ms, causal)

@@ -11,37 +11,12 @@ from helpers.exercises.feedback import (
     as_numbers,
     call_student,
     correct,
+    one_number,
     require_callable,
     wrong,
 )
 from helpers.scaling import sample_dot_products
 from helpers.similarity import softmax
-
-
-def _number(value, name: str, what: str = "a number", *, returned: bool = False):
-    """(float, None) or (None, Feedback) for a single real number (int, float, 0-d or size-1 array or tensor).
-
-    `returned`: the value came back from the student's function (rather than being a variable they set).
-    """
-    if value is None:
-        if returned:
-            return None, wrong(f"{name} returned None. Did the function forget to `return` {what}?")
-        return None, wrong(f"{name} is still None. Replace None with {what}.")
-    if isinstance(value, (str, bytes)):
-        return None, wrong(f"{name} is the text {value!r:.40}, not a number. Remove the quotes.")
-    if isinstance(value, complex) or np.iscomplexobj(value):
-        return None, wrong(f"{name} is a complex number ({value!r:.40}); it should be one real number.")
-    array, problem = as_numbers(value, name)
-    if problem is not None:
-        return None, problem
-    if array.size != 1:
-        return None, wrong(f"{name} should be one number ({what}), but has {array.size} numbers "
-                           f"(shape {array.shape}).")
-    number = float(array.reshape(()))
-    if not math.isfinite(number):
-        return None, wrong(f"{name} is {number}, not a finite number: it should be {what}.")
-    return number, None
-
 
 # ----------------------------------------------------------------------------- Exercise 1: the divisor per head
 
@@ -109,7 +84,7 @@ def check_divisor(divisor) -> Feedback:
         got, problem = call_student(divisor, d_model, n_heads)
         if problem is not None:
             return problem
-        c, problem = _number(got, f"divisor({d_model}, {n_heads})", "the constant c", returned=True)
+        c, problem = one_number(got, f"divisor({d_model}, {n_heads})", "the constant c", returned=True)
         if problem is not None:
             return problem
         answers.append(c)
@@ -147,10 +122,10 @@ PREDICT_SIGMA = 0.5
 def check_variance_prediction(predicted_var, predicted_var_scaled) -> Feedback:
     """Exercise 2: Var(q·k) and Var(q·k / √d_k) for d_k = 128, components with σ = 0.5."""
     d, s = PREDICT_D_K, PREDICT_SIGMA
-    raw, problem = _number(predicted_var, "predicted_var", "your prediction (a number)")
+    raw, problem = one_number(predicted_var, "predicted_var", "your prediction (a number)")
     if problem is not None:
         return problem
-    scaled, problem = _number(predicted_var_scaled, "predicted_var_scaled", "your prediction (a number)")
+    scaled, problem = one_number(predicted_var_scaled, "predicted_var_scaled", "your prediction (a number)")
     if problem is not None:
         return problem
     expected_raw, expected_scaled = d * s**4, s**4

@@ -1,8 +1,6 @@
 """Exercises of notebook 02: dot product vs cosine, a stable softmax, and the scale that hardens it."""
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from helpers.exercises.feedback import (
@@ -12,6 +10,7 @@ from helpers.exercises.feedback import (
     compare_numbers,
     correct,
     numbers_from,
+    one_number,
     require_callable,
     wrong,
 )
@@ -233,16 +232,9 @@ def reference_smallest_scale(target: float = TARGET_TOP_WEIGHT) -> float:
 
 def check_scale_for_confidence(scale) -> Feedback:
     """Exercise 3: a scale at which softmax(scale · [1.0, 1.2, 0.9]) puts >= 0.9 on one token."""
-    if scale is None:
-        return wrong("scale is still None. Replace None with one number, e.g. scale = 5.0.")
-    if hasattr(scale, "detach"):                   # a torch tensor
-        scale = scale.detach().cpu().numpy()
-    if isinstance(scale, np.ndarray) and scale.size == 1 and np.isrealobj(scale):
-        scale = float(scale.reshape(()))          # 0-d and one-element arrays count as one number
-    if isinstance(scale, bool) or not isinstance(scale, numbers.Real):
-        return wrong(f"scale should be one number such as 5.0, but got {type(scale).__name__} {scale!r:.40}.")
-    if not np.isfinite(scale):
-        return wrong(f"scale = {scale} is not a finite number. Try a number like 20.")
+    scale, problem = one_number(scale, "scale", "one number such as scale = 5.0")
+    if problem is not None:
+        return problem
     smallest = reference_smallest_scale()
     if scale == 0:
         return wrong("with scale = 0 every score becomes 0 and softmax gives the uniform [1/3, 1/3, 1/3]. "
