@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 START  := notebooks/00_start_here.ipynb
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9]*.ipynb))
 
-.PHONY: course test test-browser setup lint unit notebooks execute benchmark clean
+.PHONY: course test test-browser setup lint unit notebooks execute links benchmark clean
 
 $(STAMP): requirements.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "The course needs Python 3.11 or newer, but $(PYTHON) is " + sys.version.split()[0] + ". Install a newer Python and run, e.g.: make PYTHON=python3.12 course")'
@@ -37,7 +37,7 @@ test-browser: setup
 	$(BIN)/python -m pytest tests/browser --browser -p no:nbval -o addopts=""
 
 lint: setup
-	$(BIN)/ruff check helpers tests benchmarks notebooks
+	$(BIN)/ruff check helpers tests benchmarks tools notebooks
 
 unit: setup
 	$(BIN)/python -m pytest tests
@@ -49,6 +49,12 @@ notebooks: setup
 execute: setup
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
 		--ExecutePreprocessor.timeout=300 $(if $(NB),$(NB),$(NOTEBOOKS))
+
+# For maintainers: Colab and Binder badges and Colab's install cell, from pyproject.toml's
+# [project.urls] Repository (see tools/colab_binder.py), then a clean re-run of every notebook.
+links: setup
+	$(BIN)/python tools/colab_binder.py
+	$(MAKE) execute
 
 benchmark: setup
 	$(BIN)/python benchmarks/attention.py $(ARGS)
