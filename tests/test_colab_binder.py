@@ -63,14 +63,16 @@ def test_badges_and_colab_cell_are_added(copies):
         assert sum(tool.SETUP_TAG in c.metadata.get("tags", []) for c in nb.cells) == 1
 
 
-def test_another_address_replaces_and_none_removes_exactly(copies):
+def test_another_address_replaces_and_the_recorded_one_restores_exactly(copies):
     original = [p.read_text(encoding="utf-8") for p in copies]
+    write(copies, None)
+    assert "colab-badge.svg" not in copies[3].read_text(encoding="utf-8")
     write(copies, URL)
     write(copies, "https://github.com/someone-else/course.git", branch="v1")
     assert tool.disagreements("https://github.com/someone-else/course", branch="v1", paths=copies) == []
     text = copies[3].read_text(encoding="utf-8")
     assert "example-org" not in text and text.count("colab-badge.svg") == 1
-    write(copies, None)
+    write(copies, tool.repository_url())
     assert [p.read_text(encoding="utf-8") for p in copies] == original
 
 
@@ -78,6 +80,8 @@ def test_a_stale_notebook_is_reported(copies):
     write(copies, URL)
     assert tool.disagreements(None, paths=copies) == [p.name for p in copies]
     assert tool.disagreements("https://github.com/example-org/other", paths=copies) == [p.name for p in copies]
+    write(copies[:1], None)
+    assert tool.disagreements(URL, paths=copies) == [copies[0].name]
 
 
 @pytest.mark.parametrize("bad", ["https://gitlab.com/a/b", "github.com/a/b", "https://github.com/only-owner", ""])

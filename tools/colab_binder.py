@@ -93,6 +93,7 @@ def apply(nb: nbformat.NotebookNode, notebook: str, url: str | None, branch: str
     head, _, rest = title.source.partition("\n\n")
     title.source = f"{head}\n\n{badge_line(url, notebook, branch)}\n\n{rest}"
     cell = nbformat.v4.new_code_cell(colab_setup_source(url, branch))
+    cell.id = SETUP_TAG  # fixed, so that writing the same address twice changes nothing
     cell.metadata = {"slideshow": {"slide_type": "skip"}, "tags": [SETUP_TAG]}
     nb.cells.insert(1, cell)  # right under the title: the first code cell
 
