@@ -20,7 +20,6 @@ One idea per module:
     measure           the time and peak memory of one call, on CPU or CUDA
     devices           device, dtype, GPU peaks, SDPA's kernel, what fits in memory
     benchmarking      naive vs fused attention over sizes: rows, tables (notebook 07, benchmarks/)
-    timing            wall-clock medians for the notebooks' scaling experiments
     exercises/        one checker module per notebook
     widgets/          thin interactive shells over plain functions
 """

@@ -106,7 +106,8 @@ def time_calls(functions: dict[str, Callable], device="cpu", *, warmup: int = 2,
 
     Each is warmed up `warmup` times; then `repeats` rounds time each once in
     turn. A sample loops a fast function until about `min_sample_s` has passed,
-    so clock resolution and launch overhead do not dominate.
+    so clock resolution and launch overhead do not dominate; with
+    `min_sample_s=0` every sample is one call (for slow functions: no extra run).
     """
     if not functions:
         raise ValueError("Give at least one function to time.")
@@ -119,6 +120,9 @@ def time_calls(functions: dict[str, Callable], device="cpu", *, warmup: int = 2,
             for _ in range(warmup):
                 fn()
             synchronize(device)
+            if min_sample_s <= 0:
+                numbers[name] = 1
+                continue
             once = one_sample(fn, device, 1)
             numbers[name] = max(1, min(1000, math.ceil(min_sample_s / max(once, 1e-9))))
         for _ in range(repeats):

@@ -13,6 +13,8 @@ import numpy as np
 
 def describe(value) -> str:
     """A short description of a value for error messages: type and shape."""
+    if isinstance(value, type):
+        return f"the type {value.__name__} itself"
     shape = getattr(value, "shape", None)
     if shape is not None:
         return f"{type(value).__name__} of shape {tuple(shape)}"
@@ -21,23 +23,45 @@ def describe(value) -> str:
     return type(value).__name__
 
 
+def _plain(value):
+    """Torch tensors, also inside lists and tuples, as NumPy arrays detached from autograd."""
+    if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor
+        return value.detach().cpu().numpy()
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _not_a_real_number(x) -> bool:
+    return isinstance(x, (str, bytes, complex, np.complexfloating)) or not isinstance(x, (numbers.Real, np.bool_))
+
+
 def as_array(value, name: str) -> np.ndarray:
     """Convert lists, NumPy arrays and torch tensors to a float64 array of the same shape.
 
-    Raises TypeError (naming `name`) for anything that is not numbers.
+    Raises TypeError (naming `name`) for anything that is not real numbers:
+    None, text (even "1.5"), complex numbers, ragged nesting.
     """
-    if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor
-        value = value.detach().cpu().numpy()
+    value = _plain(value)
     if value is None or isinstance(value, (str, bytes, dict, set)):
         raise TypeError(f"{name} should be numbers (a list or an array), but got {describe(value)}.")
     try:
-        array = np.asarray(value, dtype=np.float64)
+        raw = np.asarray(value)
     except (TypeError, ValueError) as error:
         raise TypeError(
             f"{name} should be numbers arranged as a list or an array, but got {describe(value)} "
             f"that NumPy cannot turn into numbers ({error})."
         ) from None
-    return array
+    if raw.dtype.kind in "USO" or raw.dtype.kind == "c":
+        bad = next(((i, x) for i, x in np.ndenumerate(raw) if _not_a_real_number(x)), None)
+        if bad is not None:
+            position, x = bad
+            x = x.item() if isinstance(x, np.generic) else x
+            what = "None" if x is None else "text" if isinstance(x, (str, bytes)) else "a complex number" if isinstance(
+                x, (complex, np.complexfloating)) else describe(x)
+            at = f" at position {position}" if position else ""
+            raise TypeError(f"{name} should hold real numbers, but holds {what}{at}: {x!r:.40}.")
+    return raw.astype(np.float64)
 
 
 def require_ndim(array: np.ndarray, ndim: int, name: str, layout: str) -> np.ndarray:
@@ -90,12 +114,51 @@ def require_same_length(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str, 
 
 
 def positive_int(value, name: str) -> int:
-    """A whole number >= 1 (bools are refused)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+    """A whole number >= 1 (NumPy integers welcome; bools are refused)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} should be a whole number, but got {describe(value)} ({value!r}).")
     if value < 1:
         raise ValueError(f"{name} should be at least 1, but got {value}.")
     return int(value)
+
+
+def whole_number(value, name: str, minimum: int = 0) -> int:
+    """A whole number >= `minimum` (NumPy integers welcome; bools, floats and text refused)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} should be a whole number >= {minimum}, but got {describe(value)} ({value!r:.40}).")
+    if value < minimum:
+        raise ValueError(f"{name} should be a whole number >= {minimum}, but got {value}.")
+    return int(value)
+
+
+def seed(value, name: str = "seed") -> int:
+    """A random seed: a whole number >= 0."""
+    return whole_number(value, name, minimum=0)
+
+
+def flag(value, name: str) -> bool:
+    """True or False, nothing else (so that "no" cannot mean yes)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} should be True or False, but got {describe(value)} ({value!r:.40}).")
+    return bool(value)
+
+
+def one_of(value, name: str, options) -> object:
+    """`value` if it is one of `options`, else a ValueError that lists them."""
+    options = list(options)
+    if isinstance(value, (list, dict, set)) or value not in options:
+        raise ValueError(f"{name} should be one of {', '.join(repr(o) for o in options)}, but got {value!r:.60}.")
+    return value
+
+
+def names(value, name: str, options) -> list:
+    """A list of names, each one of `options`; a single name is accepted as a list of one."""
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(f"{name} should be a list of names from {', '.join(map(repr, options))}, "
+                        f"but got {describe(value)} ({value!r:.40}).")
+    return [one_of(v, f"each entry of {name}", options) for v in value]
 
 
 def positive_number(value, name: str) -> float:

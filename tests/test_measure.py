@@ -34,9 +34,15 @@ def test_time_calls_warms_up_and_interleaves():
                                warmup=2, repeats=3, min_sample_s=0.0)
     assert set(timings) == {"a", "b"}
     assert all(len(t.samples) == 3 and t.median >= 0 for t in timings.values())
-    # warm-up (2) and one calibration call per function, then rounds alternate a, b, a, b, a, b.
-    assert calls[:6] == ["a", "a", "a", "b", "b", "b"]
-    assert calls[6:] == ["a", "b"] * 3
+    # warm-up (2) per function, then rounds alternate a, b, a, b, a, b: one call per sample.
+    assert calls[:4] == ["a", "a", "b", "b"]
+    assert calls[4:] == ["a", "b"] * 3
+
+
+def test_time_calls_calibrates_once_when_looping_fast_functions():
+    calls = []
+    measure.time_calls({"a": lambda: calls.append("a")}, warmup=1, repeats=1, min_sample_s=1e-9)
+    assert calls == ["a", "a", "a"]  # warm-up, calibration, one sample of one call
 
 
 def test_time_calls_loops_fast_functions_to_a_measurable_sample():

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from helpers import validation as check
+
 
 @dataclass(frozen=True)
 class Feedback:
@@ -115,13 +117,10 @@ def as_numbers(value, name: str):
     if value is None:
         return None, wrong(f"{name} is None. If it is a variable, replace None with your answer; if a function "
                            "made it, did the function forget to `return` its result?")
-    if hasattr(value, "detach") and hasattr(value, "cpu"):
-        value = value.detach().cpu().numpy()
     try:
-        array = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        return None, wrong(f"{name} should be numbers (a list or an array), but got {_kind(value)}.")
-    return array, None
+        return check.as_array(value, name), None
+    except TypeError as error:
+        return None, wrong(str(error))
 
 
 def one_number(value, name: str, what: str = "a number", *, returned: bool = False, finite: bool = True):
