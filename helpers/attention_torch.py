@@ -18,6 +18,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from helpers import validation as check
+
 
 def _require_tensor(x, name: str, layout: str) -> torch.Tensor:
     if not isinstance(x, torch.Tensor):
@@ -29,15 +31,45 @@ def _require_tensor(x, name: str, layout: str) -> torch.Tensor:
     return x
 
 
-def check_qk(Q, K) -> None:
-    """Raise a clear error unless Q (..., T_q, d_k) and K (..., T_k, d_k) can be dotted together."""
+def _require_agreement(**tensors: torch.Tensor) -> None:
+    """One dtype and one device for all: a clear error instead of torch's 'expected scalar type'."""
+    (first_name, first), *rest = tensors.items()
+    for name, x in rest:
+        if x.dtype != first.dtype:
+            raise TypeError(
+                f"{first_name} is {first.dtype} but {name} is {x.dtype}: attention needs one dtype for all its "
+                f"inputs. Convert one, e.g. {name} = {name}.to({first_name}.dtype) "
+                "(torch.tensor(numpy_array) gives float64, torch.randn gives float32)."
+            )
+        if x.device != first.device:
+            raise ValueError(f"{first_name} is on {first.device} but {name} is on {x.device}: put them on one "
+                             f"device, e.g. {name} = {name}.to({first_name}.device).")
+
+
+def check_qk(Q, K) -> torch.Size:
+    """Raise a clear error unless Q (..., T_q, d_k) and K (..., T_k, d_k) can be dotted together.
+
+    Returns the broadcast batch shape (...).
+    """
     _require_tensor(Q, "Q", "(..., T_q, d_k)")
     _require_tensor(K, "K", "(..., T_k, d_k)")
+    _require_agreement(Q=Q, K=K)
     if Q.shape[-1] != K.shape[-1]:
         raise ValueError(
             f"Q has d_k={Q.shape[-1]} but K has d_k={K.shape[-1]}: the query and key vectors must have "
             "the same length to take dot products."
         )
+    if Q.shape[-1] == 0:
+        raise ValueError(f"Q and K have d_k=0 (shapes {tuple(Q.shape)} and {tuple(K.shape)}): "
+                         "a query or key needs at least one number.")
+    if K.shape[-2] == 0:
+        raise ValueError(f"K has no keys (shape {tuple(K.shape)}, T_k=0): every query needs at least one key "
+                         "to attend to.")
+    try:
+        return torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2])
+    except RuntimeError:
+        raise ValueError(f"The batch dimensions of Q {tuple(Q.shape[:-2])} and K {tuple(K.shape[:-2])} "
+                         "do not match (nor broadcast).") from None
 
 
 def check_qkv(Q, K, V) -> torch.Size:
@@ -48,6 +80,7 @@ def check_qkv(Q, K, V) -> torch.Size:
     """
     check_qk(Q, K)
     _require_tensor(V, "V", "(..., T_k, d_v)")
+    _require_agreement(Q=Q, V=V)
     if K.shape[-2] != V.shape[-2]:
         raise ValueError(
             f"K has T_k={K.shape[-2]} keys but V has {V.shape[-2]} values: every key needs exactly one value."
@@ -62,22 +95,29 @@ def check_qkv(Q, K, V) -> torch.Size:
 
 
 def refuse_nan(out: torch.Tensor, **inputs: torch.Tensor) -> torch.Tensor:
-    """Return `out`, or raise a clear error if it holds NaN, naming the input the NaN came from.
+    """Return `out`, or raise a clear error if it holds NaN or infinity, naming the input it came from.
 
-    A NaN in any input that can affect the result reaches the output (even a
-    weight of exactly 0 times NaN is NaN), so scanning the output is enough.
+    A NaN or inf in any input that can affect the result reaches the output
+    (even a weight of exactly 0 times NaN is NaN), so scanning the output is enough.
     """
-    if torch.isnan(out).any():
+    if not torch.isfinite(out).all():
         for name, x in inputs.items():
-            if torch.isnan(x).any():
-                raise ValueError(f"{name} contains NaN: attention spreads it to every output it touches.")
-        raise ValueError("The attention output contains NaN although the inputs do not: "
-                         "look for inf in the inputs (inf - inf and 0 · inf are NaN).")
+            if not torch.isfinite(x).all():
+                bad = "NaN" if torch.isnan(x).any() else "infinity"
+                raise ValueError(f"{name} contains {bad}: attention spreads it to every output it touches.")
+        raise ValueError(
+            "The attention result overflowed to NaN or infinity although the inputs are finite: the scores "
+            f"are too large for {out.dtype} (largest {torch.finfo(out.dtype).max:.4g}). Scale the inputs down "
+            "or compute in a wider dtype, e.g. .float()."
+        )
     return out
 
 
-def check_mask(mask, t_q: int, t_k: int) -> torch.Tensor:
-    """The boolean (..., T_q, T_k) 'may attend' mask; a clear error for a bad shape or a fully hidden row."""
+def check_mask(mask, t_q: int, t_k: int, batch: torch.Size | None = None) -> torch.Tensor:
+    """The boolean (..., T_q, T_k) 'may attend' mask; a clear error for a bad shape or a fully hidden row.
+
+    `batch`: the batch shape (...) of the scores; the mask's own must broadcast to it.
+    """
     if not isinstance(mask, torch.Tensor):
         raise TypeError(f"mask should be a torch.Tensor of shape (..., {t_q}, {t_k}), but got {type(mask).__name__}.")
     if mask.dim() < 2 or mask.shape[-2:] != (t_q, t_k):
@@ -85,6 +125,16 @@ def check_mask(mask, t_q: int, t_k: int) -> torch.Tensor:
             f"mask should end in shape (T_q, T_k) = ({t_q}, {t_k}), one entry per query-key pair, "
             f"but has shape {tuple(mask.shape)}."
         )
+    if batch is not None:
+        try:
+            fits = torch.broadcast_shapes(mask.shape[:-2], batch) == batch
+        except RuntimeError:
+            fits = False
+        if not fits:
+            raise ValueError(f"mask has batch dimensions {tuple(mask.shape[:-2])} but the queries and keys have "
+                             f"{tuple(batch)}: give the mask the same leading dimensions, or none.")
+    if mask.is_floating_point() and torch.isnan(mask).any():
+        raise ValueError("mask contains NaN: use 1 or True where a query may attend to a key, 0 or False where not.")
     if mask.is_floating_point() and (mask < 0).any():
         raise ValueError(
             "mask holds negative numbers (or -inf): that is an additive mask (0 = attend, -inf = blocked), "
@@ -103,6 +153,7 @@ def check_mask(mask, t_q: int, t_k: int) -> torch.Tensor:
 
 def causal_mask(T: int, device=None) -> torch.Tensor:
     """(T, T) lower-triangular mask of ones: token i may attend to tokens 0..i."""
+    T = check.positive_int(T, "T")
     return torch.tril(torch.ones(T, T, dtype=torch.bool, device=device))
 
 
@@ -111,11 +162,16 @@ def attention_weights(Q, K, mask=None) -> torch.Tensor:
 
     Q: (..., T_q, d_k)   K: (..., T_k, d_k)   mask: (..., T_q, T_k)  ->  (..., T_q, T_k)
     """
-    check_qk(Q, K)
+    return refuse_nan(_weights(Q, K, mask), Q=Q, K=K)
+
+
+def _weights(Q, K, mask=None) -> torch.Tensor:
+    """attention_weights without the final scan for NaN (its callers scan their own result)."""
+    batch = check_qk(Q, K)
     d_k = Q.size(-1)
     scores = (Q @ K.transpose(-2, -1)) / math.sqrt(d_k)  # (..., T_q, T_k)
     if mask is not None:
-        allowed = check_mask(mask, Q.size(-2), K.size(-2))
+        allowed = check_mask(mask, Q.size(-2), K.size(-2), batch)
         scores = scores.masked_fill(~allowed, float("-inf"))
     return F.softmax(scores, dim=-1)
 
@@ -128,7 +184,7 @@ def scaled_dot_product_attention(Q, K, V, mask=None) -> torch.Tensor:
     allowed key raises ValueError instead of returning NaN.
     """
     check_qkv(Q, K, V)
-    return refuse_nan(attention_weights(Q, K, mask) @ V, Q=Q, K=K, V=V)
+    return refuse_nan(_weights(Q, K, mask) @ V, Q=Q, K=K, V=V)
 
 
 class SelfAttention(nn.Module):
@@ -139,11 +195,8 @@ class SelfAttention(nn.Module):
 
     def __init__(self, d_model: int, d_k: int):
         super().__init__()
-        for name, value in (("d_model", d_model), ("d_k", d_k)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} should be a whole number >= 1, but got {value!r}.")
-        self.d_model = d_model
-        self.d_k = d_k
+        self.d_model = d_model = check.positive_int(d_model, "d_model")
+        self.d_k = d_k = check.positive_int(d_k, "d_k")
         self.W_q = nn.Linear(d_model, d_k, bias=False)
         self.W_k = nn.Linear(d_model, d_k, bias=False)
         self.W_v = nn.Linear(d_model, d_k, bias=False)
@@ -155,6 +208,14 @@ class SelfAttention(nn.Module):
                 f"x has {x.shape[-1]} features per token but this SelfAttention was built with "
                 f"d_model={self.d_model}."
             )
+        weight = self.W_q.weight
+        if x.dtype != weight.dtype:
+            raise TypeError(f"x is {x.dtype} but this SelfAttention's weights are {weight.dtype}: convert one, "
+                            f"e.g. x.to({weight.dtype}) or layer.to({x.dtype}) "
+                            "(torch.tensor(numpy_array) gives float64).")
+        if x.device != weight.device:
+            raise ValueError(f"x is on {x.device} but this SelfAttention is on {weight.device}: "
+                             f"move one, e.g. x.to('{weight.device}').")
 
     def forward(self, x: torch.Tensor, mask=None) -> torch.Tensor:
         self._check_input(x)

@@ -21,7 +21,8 @@ import math
 
 import torch
 
-from helpers.attention_torch import attention_weights, scaled_dot_product_attention
+from helpers import validation as check
+from helpers.attention_torch import attention_weights, refuse_nan, scaled_dot_product_attention
 from helpers.running_example import EMBEDDINGS
 
 ENCODER_TOKENS = ("money", "bank", "grows")
@@ -59,9 +60,15 @@ def _as_tensor(x, name: str, ndim: int, layout: str) -> torch.Tensor:
         raise ValueError(f"{name} should be {ndim}-D with shape {layout}, but has shape {tuple(x.shape)}.")
     if not x.is_floating_point():
         x = x.float()
-    if torch.isnan(x).any():
-        raise ValueError(f"{name} contains NaN.")
+    if not torch.isfinite(x).all():
+        raise ValueError(f"{name} contains {'NaN' if torch.isnan(x).any() else 'infinity'}: "
+                         "every entry must be a finite number.")
     return x
+
+
+def _same_dtype(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """x in `dtype` (the first argument's), so that float64 and float32 inputs can meet."""
+    return x if x.dtype == dtype else x.to(dtype)
 
 
 def luong_dot_attention(s, H) -> tuple[torch.Tensor, torch.Tensor]:
@@ -72,22 +79,20 @@ def luong_dot_attention(s, H) -> tuple[torch.Tensor, torch.Tensor]:
     Returns (context (d,), weights (T_k,)).
     """
     s = _as_tensor(s, "s", 1, "(d,)")
-    H = _as_tensor(H, "H", 2, "(T_k, d)")
+    H = _same_dtype(_as_tensor(H, "H", 2, "(T_k, d)"), s.dtype)
     if s.shape[0] != H.shape[1]:
         raise ValueError(f"s has d={s.shape[0]} but the encoder states have d={H.shape[1]}: "
                          "a dot product needs vectors of the same length.")
     scores = H @ s  # (T_k,)
     weights = torch.softmax(scores, dim=0)  # (T_k,)
     context = weights @ H  # (d,)
-    return context, weights
+    return refuse_nan(context, s=s, H=H), weights
 
 
 def projections(d_model: int = D_MODEL, d_k: int = D_MODEL, seed: int = 0) -> dict[str, torch.Tensor]:
     """W_q, W_k, W_v of shape (d_model, d_k), random as at initialisation (seeded, scaled by 1/√d_model)."""
-    for name, value in (("d_model", d_model), ("d_k", d_k)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} should be a whole number >= 1, but got {value!r}.")
-    g = torch.Generator().manual_seed(seed)
+    d_model, d_k = check.positive_int(d_model, "d_model"), check.positive_int(d_k, "d_k")
+    g = torch.Generator().manual_seed(check.seed(seed))
     return {name: torch.randn(d_model, d_k, generator=g) / math.sqrt(d_model) for name in ("W_q", "W_k", "W_v")}
 
 
@@ -100,15 +105,27 @@ def attend(X_q, X_kv, W: dict | None = None, mask=None) -> dict[str, torch.Tenso
     Returns {"Q", "K", "V", "W" (T_q, T_k), "Y" (T_q, d_v)}.
     """
     X_q = _as_tensor(X_q, "X_q", 2, "(T_q, d)")
-    X_kv = _as_tensor(X_kv, "X_kv", 2, "(T_k, d)")
+    X_kv = _same_dtype(_as_tensor(X_kv, "X_kv", 2, "(T_k, d)"), X_q.dtype)
     if W is None:
         Q, K, V = X_q, X_kv, X_kv
     else:
+        if not isinstance(W, dict):
+            raise TypeError(f"W should be a dict of W_q, W_k and W_v (see projections()), but got {check.describe(W)}.")
         missing = {"W_q", "W_k", "W_v"} - set(W)
         if missing:
             raise ValueError(f"W should hold W_q, W_k and W_v; missing {sorted(missing)}.")
-        if X_q.shape[1] != W["W_q"].shape[0] or X_kv.shape[1] != W["W_k"].shape[0]:
-            raise ValueError(f"the projections expect d_model={W['W_q'].shape[0]} features per token, but "
+        W = {name: _same_dtype(_as_tensor(W[name], name, 2, "(d_model, d_k)"), X_q.dtype)
+             for name in ("W_q", "W_k", "W_v")}
+        d_model = W["W_q"].shape[0]
+        for name, matrix in W.items():
+            if matrix.shape[0] != d_model:
+                raise ValueError(f"{name} has shape {tuple(matrix.shape)} but W_q has {d_model} rows: all three "
+                                 "projections take d_model features per token.")
+        if W["W_k"].shape[1] != W["W_q"].shape[1]:
+            raise ValueError(f"W_q makes queries of length {W['W_q'].shape[1]} but W_k makes keys of length "
+                             f"{W['W_k'].shape[1]}: they must match to take dot products.")
+        if X_q.shape[1] != d_model or X_kv.shape[1] != d_model:
+            raise ValueError(f"the projections expect d_model={d_model} features per token, but "
                              f"X_q has {X_q.shape[1]} and X_kv has {X_kv.shape[1]}.")
         Q, K, V = X_q @ W["W_q"], X_kv @ W["W_k"], X_kv @ W["W_v"]
     Y = scaled_dot_product_attention(Q, K, V, mask)
@@ -125,8 +142,7 @@ def lineup_data(learned: bool, same_sequence: bool) -> dict:
     Returns {"name", "sequences" (who asks whom), "W" (T_q, T_k) array, "rows",
     "cols", "shapes" {name: tuple}, "parameters", "K_equals_V"}.
     """
-    if not isinstance(learned, bool) or not isinstance(same_sequence, bool):
-        raise TypeError(f"learned and same_sequence should be True or False, but got {learned!r}, {same_sequence!r}.")
+    learned, same_sequence = check.flag(learned, "learned"), check.flag(same_sequence, "same_sequence")
     H = encoder_states()
     if same_sequence:
         X_q, rows, sequences = H, ENCODER_TOKENS, "the English sentence asks itself"

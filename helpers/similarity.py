@@ -17,10 +17,25 @@ def dot(a, b) -> float:
     return float(a @ b)
 
 
+def _safe_rows(X: np.ndarray) -> np.ndarray:
+    """X, or each row divided by its largest |entry| when squaring would overflow or underflow.
+
+    The cosine ignores length, so this changes nothing but the rounding; it is
+    done only when needed, so ordinary vectors give bit-identical results.
+    """
+    with np.errstate(over="ignore", under="ignore"):
+        norms = np.linalg.norm(X, axis=-1)
+    peak = np.abs(X).max(axis=-1)
+    if np.all(np.isfinite(norms)) and not np.any((norms == 0) & (peak > 0)):
+        return X
+    return X / np.where(peak > 0, peak, 1.0)[..., None]
+
+
 def cosine(a, b) -> float:
     """Cosine of the angle between two vectors: (d,), (d,) -> scalar in [-1, 1]."""
     a, b = check.vector(a, "a"), check.vector(b, "b")
     check.require_same_length(a, b, "a", "b", "the cosine compares entries one by one.")
+    a, b = _safe_rows(a), _safe_rows(b)
     norms = np.linalg.norm(a) * np.linalg.norm(b)
     if norms == 0:
         raise ValueError("One of the vectors is all zeros: it has no direction, so no cosine.")
@@ -29,7 +44,7 @@ def cosine(a, b) -> float:
 
 def cosine_matrix(X) -> np.ndarray:
     """Cosine between every pair of rows: (T, d) -> (T, T)."""
-    X = check.matrix(X, "X")
+    X = _safe_rows(check.matrix(X, "X"))
     norms = np.linalg.norm(X, axis=1)
     if (norms == 0).any():
         row = int(np.argmin(norms))

@@ -1,6 +1,7 @@
 """helpers.attention_torch: equal to PyTorch's SDPA, the mask convention, and clear errors."""
 import math
 
+import numpy as np
 import pytest
 import torch
 import torch.nn as nn
@@ -225,12 +226,16 @@ def test_self_attention_is_the_bare_function_on_projections():
 
 
 def test_self_attention_bad_construction_and_input():
-    with pytest.raises(ValueError, match="d_model should be a whole number >= 1"):
+    with pytest.raises(ValueError, match="d_model should be at least 1, but got 0"):
         SelfAttention(0, 4)
-    with pytest.raises(ValueError, match="d_k should be a whole number >= 1"):
+    with pytest.raises(TypeError, match="d_k should be a whole number, but got float"):
         SelfAttention(4, 2.5)
+    assert SelfAttention(np.int64(4), np.int64(2)).d_k == 2          # NumPy integers are whole numbers
     with pytest.raises(ValueError, match="x has 5 features per token but this SelfAttention was built with d_model=4"):
         SelfAttention(4, 2)(torch.randn(1, 3, 5))
+    with pytest.raises(TypeError, match=r"x is torch.float64 but this SelfAttention's weights are torch.float32.*"
+                                        r"torch.tensor\(numpy_array\) gives float64"):
+        SelfAttention(4, 2)(torch.randn(1, 3, 4, dtype=torch.float64))
 
 
 def test_an_additive_mask_is_refused_with_the_convention_spelled_out():
@@ -248,10 +253,45 @@ def test_inf_in_an_input_is_reported_not_returned_as_nan():
     Q = torch.randn(1, 4, 3)
     K = Q.clone()
     K[0, 1, 0] = float("inf")
-    with pytest.raises(ValueError, match="look for inf"):
+    with pytest.raises(ValueError, match="K contains infinity"):
         scaled_dot_product_attention(Q, K, torch.randn(1, 4, 3))
+    V = torch.randn(1, 4, 3)
+    V[0, 2, 1] = float("inf")
+    with pytest.raises(ValueError, match="V contains infinity"):
+        scaled_dot_product_attention(Q, Q, V)
+    with pytest.raises(ValueError, match="Q contains NaN"):
+        attention_weights(torch.full((1, 4, 3), float("nan")), Q)
+    big = torch.full((1, 4, 3), 300.0, dtype=torch.float16)
+    with pytest.raises(ValueError, match="too large for torch.float16"):
+        scaled_dot_product_attention(big, big, big)
     out = torch.ones(2)
     assert refuse_nan(out, x=torch.zeros(1)) is out
+
+
+def test_mixed_dtypes_empty_axes_and_bad_batches_are_named():
+    Q = torch.randn(2, 3, 4)
+    with pytest.raises(TypeError, match=r"Q is torch.float64 but K is torch.float32.*K.to\(Q.dtype\)"):
+        scaled_dot_product_attention(Q.double(), Q, Q)
+    with pytest.raises(TypeError, match="Q is torch.float32 but V is torch.float64"):
+        scaled_dot_product_attention(Q, Q, Q.double())
+    with pytest.raises(ValueError, match="d_k=0"):
+        scaled_dot_product_attention(torch.zeros(2, 3, 0), torch.zeros(2, 3, 0), Q)
+    with pytest.raises(ValueError, match="K has no keys"):
+        attention_weights(Q, torch.zeros(2, 0, 4))
+    with pytest.raises(ValueError, match=r"batch dimensions of Q \(2,\) and K \(3,\)"):
+        attention_weights(Q, torch.randn(3, 3, 4))
+    with pytest.raises(ValueError, match=r"mask has batch dimensions \(3,\) but the queries and keys have \(2,\)"):
+        scaled_dot_product_attention(Q, Q, Q, torch.ones(3, 3, 3))
+    nan_mask = torch.ones(3, 3)
+    nan_mask[1, 1] = float("nan")
+    with pytest.raises(ValueError, match="mask contains NaN"):
+        scaled_dot_product_attention(Q, Q, Q, nan_mask)
+
+
+@pytest.mark.parametrize("bad", [2.5, "4", None, 0, True])
+def test_causal_mask_wants_a_whole_number(bad):
+    with pytest.raises((TypeError, ValueError), match="T should be"):
+        causal_mask(bad)
 
 
 def test_attention_weights_check_their_inputs_too():

@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+import torch
 
 from helpers.exercises.feedback import (
     Feedback,
@@ -101,3 +102,18 @@ def test_one_number_accepts_scalars_of_every_kind():
         assert one_number(value, "x") == (3.0, None)
     assert one_number(float("inf"), "x", finite=False) == (float("inf"), None)
     assert "returned None" in one_number(None, "f(1)", returned=True)[1].message
+
+
+@pytest.mark.parametrize("value, says", [
+    (["0.21", "0.21", "0.58"], "holds text"),
+    (np.array([1.0, 2.0]) + 1j, "complex number"),
+    ([None, 1.0], "holds None"),
+])
+def test_as_numbers_refuses_text_complex_and_none(value, says):
+    got, problem = as_numbers(value, "w")
+    assert got is None and not problem.passed and says in problem.message
+
+
+def test_as_numbers_reads_tensors_that_require_grad_inside_lists():
+    got, problem = as_numbers([torch.tensor(1.5, requires_grad=True), torch.tensor(2.0)], "w")
+    assert problem is None and got.tolist() == [1.5, 2.0]

@@ -49,8 +49,32 @@ def test_projections_are_seeded_and_shaped():
     assert set(W) == {"W_q", "W_k", "W_v"} and all(w.shape == (4, 3) for w in W.values())
     torch.testing.assert_close(W["W_q"], luong.projections(4, 3, seed=1)["W_q"])
     assert not torch.equal(W["W_q"], W["W_k"])
-    with pytest.raises(ValueError, match="d_k should be a whole number >= 1"):
+    with pytest.raises(ValueError, match="d_k should be at least 1, but got 0"):
         luong.projections(4, 0)
+    with pytest.raises(TypeError, match="seed should be a whole number >= 0, but got str"):
+        luong.projections(4, 3, seed="a")
+    assert luong.projections(np.int64(4), np.int64(3))["W_v"].shape == (4, 3)
+
+
+def test_mixed_dtypes_meet_and_bad_inputs_are_named():
+    H = luong.encoder_states()
+    context, weights = luong.luong_dot_attention(torch.tensor([1.0, 0.0, 0.0, 0.0], dtype=torch.float64), H)
+    assert context.dtype == torch.float64 and weights.sum().item() == pytest.approx(1.0)
+    out = luong.attend(H.double(), H, luong.projections())                # float64 tokens, float32 projections
+    assert out["Y"].dtype == torch.float64
+    with pytest.raises(ValueError, match="s contains infinity"):
+        luong.luong_dot_attention(torch.tensor([float("inf"), 0.0, 0.0, 0.0]), H)
+    with pytest.raises(ValueError, match="overflowed"):
+        luong.luong_dot_attention(torch.full((4,), 1e20), H * 1e20)
+    W = luong.projections()
+    with pytest.raises(ValueError, match=r"W_v has shape \(3, 4\) but W_q has 4 rows"):
+        luong.attend(H, H, {**W, "W_v": torch.randn(3, 4)})
+    with pytest.raises(ValueError, match="W_q makes queries of length 4 but W_k makes keys of length 2"):
+        luong.attend(H, H, {**W, "W_k": torch.randn(4, 2)})
+    with pytest.raises(TypeError, match="W should be a dict"):
+        luong.attend(H, H, [W["W_q"], W["W_k"], W["W_v"]])
+    with pytest.raises(TypeError, match="learned should be True or False"):
+        luong.lineup_data("yes", True)
 
 
 def test_attend_cross_and_self():

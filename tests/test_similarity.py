@@ -66,3 +66,16 @@ def test_softmax_torch_fully_masked_row_is_an_error_not_nan():
         softmax_torch([1.0, 2.0])
     with pytest.raises(ValueError, match="NaN"):
         softmax_torch(torch.tensor([float("nan"), 1.0]))
+
+
+def test_cosine_survives_huge_and_tiny_vectors():
+    assert cosine([1e200, 1e200], [1e200, 1e200]) == pytest.approx(1.0)
+    assert cosine([1e-200, 0.0], [3e-200, 0.0]) == pytest.approx(1.0)
+    C = cosine_matrix([[1e200, 1e200], [1.0, 2.0]])
+    assert np.allclose(np.diag(C), 1.0) and C[0, 1] == pytest.approx(3 / np.sqrt(10))
+
+
+@pytest.mark.parametrize("bad", [["1", "2"], [1 + 1j, 2.0], [None, 1.0]])
+def test_text_complex_and_none_are_not_numbers(bad):
+    with pytest.raises(TypeError, match="should hold real numbers"):
+        cosine(bad, [1.0, 2.0])

@@ -85,10 +85,10 @@ def require_callable(answer, expected: str):
                  "Pass the function itself, without calling it: check(my_function), not check(my_function()).")
 
 
-def call_student(function, *args):
+def call_student(function, *args, **kwargs):
     """Call the student's function; return (result, None) or (None, Feedback on the error)."""
     try:
-        return function(*args), None
+        return function(*args, **kwargs), None
     except NotImplementedError:
         return None, wrong("the function still raises NotImplementedError. Replace that line with your code.")
     except Exception as error:  # the student sees what went wrong, the notebook goes on

@@ -48,6 +48,9 @@ def check_luong_context(luong_context) -> Feedback:
         result, problem = call_student(luong_context, s.clone(), H.clone())
         if problem is not None:
             return problem
+        if getattr(result, "dtype", None) in (torch.float16, torch.bfloat16):
+            return wrong(f"the context came back as {result.dtype}, which keeps only about 3 significant digits. "
+                         "Compute in the inputs' dtype (float32 here): no .half() or .bfloat16().")
         got, problem = as_numbers(result, "the context")
         if problem is not None:
             return problem
@@ -107,8 +110,12 @@ def _whole_numbers(shape):
     """(tuple of ints, None) if `shape` is a sequence of whole numbers, else (None, what is wrong)."""
     if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
         return None, f"{shape!r} is not a tuple"
+    if hasattr(shape, "tolist"):  # a NumPy array or a torch tensor of sizes
+        shape = shape.tolist()
     sizes = []
     for n in shape:
+        if hasattr(n, "item") and getattr(n, "ndim", 1) == 0:  # a 0-d array or tensor
+            n = n.item()
         if isinstance(n, (bool, np.bool_)):
             return None, f"{n!r} is a truth value, not a size"
         if isinstance(n, numbers.Integral):
@@ -266,7 +273,9 @@ def check_cross_attention(cross_attention) -> Feedback:
         return problem
     for X_dec, X_enc, W in _cross_cases():
         W_q, W_k, W_v = W["W_q"], W["W_k"], W["W_v"]
-        result, problem = call_student(cross_attention, X_dec.clone(), X_enc.clone(), W_q, W_k, W_v)
+        # copies: an in-place edit of a weight inside the student's function must not reach the reference
+        result, problem = call_student(cross_attention, X_dec.clone(), X_enc.clone(),
+                                       W_q.clone(), W_k.clone(), W_v.clone())
         if problem is not None:
             return problem
         got, problem = as_numbers(result, "Y")

@@ -196,7 +196,7 @@ def check_achieved_tflops(achieved_tflops) -> Feedback:
         return problem
     formula = "FLOPs = 4·B·H·T²·d (÷ 2 if causal); TFLOP/s = FLOPs / seconds / 1e12."
     for B, H, T, d, ms, causal in _TFLOP_CASES:
-        result, problem = call_student(achieved_tflops, B, H, T, d, ms, causal)
+        result, problem = call_student(achieved_tflops, B, H, T, d, ms, causal=causal)  # by name, as documented
         if problem is not None:
             return problem
         if result is None:

@@ -20,8 +20,9 @@ from helpers.similarity import softmax
 
 # ----------------------------------------------------------------------------- Exercise 1: the divisor per head
 
-#: (d_model, n_heads) cases the checker tries, the course's 512 / 8 first. 128 / 2 catches "return n_heads".
-DIVISOR_CASES = ((512, 8), (128, 2), (768, 12), (96, 6), (1024, 1))
+#: (d_model, n_heads) cases the checker tries, the course's 512 / 8 first. 128 / 2 catches "return n_heads";
+#: 384 / 4 has d_k = 96, not a perfect square, so a rounded √ is caught.
+DIVISOR_CASES = ((512, 8), (128, 2), (768, 12), (96, 6), (1024, 1), (384, 4))
 
 
 def reference_divisor(d_model, n_heads):
@@ -68,6 +69,9 @@ _DIVISOR_SLIPS = (
     (lambda m, h: math.sqrt(m * h),
      "that is √(d_model · n_heads): heads split d_model, they do not multiply it. "
      "d_k = d_model / n_heads = {d_k}, c = √{d_k} = {c:.4g}."),
+    (lambda m, h: math.floor(math.sqrt(m / h)),
+     "the square root was rounded down to a whole number (int() or //): √{d_k} = {c:.4g}, not {c_floor}. "
+     "Return the square root as it is, a float."),
     (lambda m, h: m,
      "that is d_model itself. Split it across the heads, d_k = d_model / n_heads = {d_k}, "
      "then take the square root: c = √{d_k} = {c:.4g}."),
@@ -95,7 +99,8 @@ def check_divisor(divisor) -> Feedback:
                        "and 8 again for 768 with 12 heads: many real models use d_k = 64 per head.")
     (d_model, n_heads), _ = failed[0]
     d_k = d_model // n_heads
-    facts = {"d_model": d_model, "n_heads": n_heads, "d_k": d_k, "c": math.sqrt(d_k)}
+    facts = {"d_model": d_model, "n_heads": n_heads, "d_k": d_k, "c": math.sqrt(d_k),
+             "c_floor": math.floor(math.sqrt(d_k))}
     calls = " and ".join(f"divisor({m}, {h}) returned {c:.4g}" for (m, h), c in failed[:2])
     for formula, message in _DIVISOR_SLIPS:
         if all(_close(c, formula(*case)) for case, c in zip(DIVISOR_CASES, answers, strict=True)):
@@ -119,8 +124,16 @@ PREDICT_D_K = 128
 PREDICT_SIGMA = 0.5
 
 
-def check_variance_prediction(predicted_var, predicted_var_scaled) -> Feedback:
+_NOT_GIVEN = object()
+
+
+def check_variance_prediction(predicted_var, predicted_var_scaled=_NOT_GIVEN) -> Feedback:
     """Exercise 2: Var(q·k) and Var(q·k / √d_k) for d_k = 128, components with σ = 0.5."""
+    if predicted_var_scaled is _NOT_GIVEN:
+        if isinstance(predicted_var, (tuple, list)) and len(predicted_var) == 2:
+            predicted_var, predicted_var_scaled = predicted_var  # check((a, b)) means check(a, b)
+        else:
+            return wrong("give both predictions: check_variance_prediction(predicted_var, predicted_var_scaled).")
     d, s = PREDICT_D_K, PREDICT_SIGMA
     raw, problem = one_number(predicted_var, "predicted_var", "your prediction (a number)")
     if problem is not None:

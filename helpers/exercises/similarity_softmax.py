@@ -89,6 +89,9 @@ def check_longer_not_closer(v) -> Feedback:
                      "c = [1, 5]), then make it long.")
     if closer_ok:
         factor = dot_b / dot_v
+        if not np.isfinite(factor) or factor > 1e100:
+            return wrong(f"v = {got.tolist()} is so short that a · v = {dot_v:.3g} is practically 0. "
+                         "Use ordinary sizes: a length of a few tens is plenty.")
         return wrong(f"the angle is fine (cos(a, v) = {cos_v:.3f} < {cos_b:.3f}), but a · v = {dot_v:.4g} is not "
                      f"above a · b = {dot_b:.0f}. Try: multiply v by a number larger than {factor:.3g}; its "
                      "direction (and so its cosine) stays the same while the dot product grows.")
