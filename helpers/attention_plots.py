@@ -18,12 +18,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from helpers import validation as check
-from helpers.plotting import COLORS, PALETTE, projection_basis
+from helpers.plotting import COLORS, PALETTE, _names, projection_basis
 
 
 def labelled_table(M, row_labels, col_labels, *, fmt: str = "{:.4f}") -> str:
     """A (rows, cols) matrix as aligned text with a header of column names and a name per row."""
     M = check.matrix(M, "M", "(rows, cols)")
+    row_labels = _names(row_labels, "row_labels", "['money', 'bank', 'grows']")
+    col_labels = _names(col_labels, "col_labels", "['dim 0', 'dim 1']")
     if len(row_labels) != M.shape[0] or len(col_labels) != M.shape[1]:
         raise ValueError(f"M has shape {M.shape} but got {len(row_labels)} row labels and "
                          f"{len(col_labels)} column labels: give one label per row and per column.")
@@ -68,7 +70,8 @@ def convex_hull(P) -> np.ndarray:
 def inside_hull(points, hull, tol: float = 1e-9) -> np.ndarray:
     """Whether each 2-D point lies inside (or on the edge of) a convex polygon: (m, 2), (h, 2) -> (m,) bool.
 
-    `hull` must be counter-clockwise with at least 3 corners, as returned by `convex_hull`.
+    `hull` lists at least 3 corners in order round the polygon, counter-clockwise (as returned by
+    `convex_hull`) or clockwise.
     """
     points = check.matrix(points, "points", "(m, 2)")
     hull = check.matrix(hull, "hull", "(h, 2)")
@@ -80,6 +83,9 @@ def inside_hull(points, hull, tol: float = 1e-9) -> np.ndarray:
     a, b = hull, np.roll(hull, -1, axis=0)                       # (h, 2) each edge a -> b
     edge, to_point = b - a, points[:, None, :] - a[None, :, :]   # (h, 2), (m, h, 2)
     cross = edge[None, :, 0] * to_point[..., 1] - edge[None, :, 1] * to_point[..., 0]   # (m, h)
+    area2 = (a[:, 0] * b[:, 1] - b[:, 0] * a[:, 1]).sum()        # twice the signed area: < 0 when clockwise
+    if area2 < 0:
+        cross = -cross                                           # inside is then to the right of every edge
     return (cross >= -tol).all(axis=1)
 
 
@@ -96,8 +102,10 @@ def gravity_plot(E, Y, labels, *, basis=None, ax=None, title: str = "", color=No
     Y = check.matrix(Y, "Y", "(T, d)")
     if E.shape != Y.shape:
         raise ValueError(f"E has shape {E.shape} but Y has shape {Y.shape}: one output per input token.")
+    labels = _names(labels, "labels", "['money', 'bank', 'grows']")
     if len(labels) != len(E):
         raise ValueError(f"E has {len(E)} tokens but {len(labels)} labels were given.")
+    hull, show_labels = check.flag(hull, "hull"), check.flag(show_labels, "show_labels")
     basis = projection_basis(np.vstack([E, Y])) if basis is None else check.matrix(basis, "basis", "(d, 2)")
     if basis.shape != (E.shape[1], 2):
         raise ValueError(f"basis should have shape ({E.shape[1]}, 2) for {E.shape[1]}-D vectors, "
@@ -133,6 +141,10 @@ def timing_plot(results: dict, *, ax=None, title: str = ""):
     if not isinstance(results, dict) or not results:
         raise TypeError(f"results should be a non-empty dict {{name: (Ts, seconds)}}, but got "
                         f"{check.describe(results)}.")
+    for name, pair in results.items():
+        if not isinstance(pair, (tuple, list, np.ndarray)) or len(pair) != 2:
+            raise ValueError(f"results[{name!r}] should be a pair (Ts, seconds) of equal length: the sizes T and "
+                             f"the seconds measured at each, but got {check.describe(pair)}.")
     if ax is None:
         _, ax = plt.subplots(figsize=(7.5, 4.8))
     for k, (name, (Ts, seconds)) in enumerate(results.items()):

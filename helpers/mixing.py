@@ -6,11 +6,31 @@ Notebook 01 picks the weights by hand; notebook 03 computes them.
 """
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from helpers import validation as check
-from helpers.running_example import embed, static_vector, tokenize
+from helpers.running_example import VOCAB, embed, static_vector, tokenize
 from helpers.similarity import cosine
+
+
+def _fraction(value, name: str) -> float:
+    """A real number from 0 to 1 (text such as "0.5" is refused, not read)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} should be a number between 0 and 1, but got {check.describe(value)} "
+                        f"({value!r:.40}).")
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"{name} should be a number between 0 and 1, but got {value}.")
+    return float(value)
+
+
+def _word(value, name: str) -> str:
+    """One word of the course vocabulary, given as text."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} should be one word from the course vocabulary ({', '.join(VOCAB)}), "
+                        f"but got {check.describe(value)} ({value!r:.40}).")
+    return value
 
 
 def mix(E, weights) -> np.ndarray:
@@ -39,10 +59,10 @@ def static_and_mixed(sentence, word: str = "bank", self_weight: float = 0.7) -> 
     mixed vectors (d,), and the cosine between them.
     """
     tokens = tokenize(sentence)
+    word = _word(word, "word")
     if word not in tokens:
         raise ValueError(f"{word!r} is not in the sentence {' '.join(tokens)!r}.")
-    if not 0.0 <= self_weight <= 1.0:
-        raise ValueError(f"self_weight should be between 0 and 1, but got {self_weight}.")
+    self_weight = _fraction(self_weight, "self_weight")
     E = embed(tokens)
     T = len(tokens)
     weights = np.full(T, (1.0 - self_weight) / (T - 1)) if T > 1 else np.ones(1)
@@ -64,8 +84,8 @@ def pull_toward(word: str, target: str, amount: float) -> dict:
     Returns the moved vector (d,) and its cosine with both words: the
     mixture (1 - amount)·e_word + amount·e_target, as in notebook 00's widget.
     """
-    if not 0.0 <= amount <= 1.0:
-        raise ValueError(f"amount should be between 0 and 1, but got {amount}.")
+    word, target = _word(word, "word"), _word(target, "target")
+    amount = _fraction(amount, "amount")
     a, b = static_vector(word), static_vector(target)
     moved = mix(np.stack([a, b]), [1.0 - amount, amount])
     return {"vector": moved, "cos_to_word": cosine(moved, a), "cos_to_target": cosine(moved, b)}

@@ -9,6 +9,7 @@
 """
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
@@ -56,9 +57,12 @@ PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#d
 
 
 def use_course_style(presenter: bool | None = None) -> None:
-    """Apply the course's matplotlib defaults (and the presenter sizes if on)."""
+    """Apply the course's matplotlib defaults (and the presenter sizes if on).
+
+    presenter: True or False switches presenter mode; None keeps the current setting.
+    """
     if presenter is not None:
-        _state["presenter"] = bool(presenter)
+        _state["presenter"] = check.flag(presenter, "presenter")
     plt.rcParams.update(_BASE)
     if _state["presenter"]:
         plt.rcParams.update(_PRESENTER)
@@ -66,7 +70,7 @@ def use_course_style(presenter: bool | None = None) -> None:
 
 def presenter_mode(on: bool = True) -> None:
     """Switch larger figures and fonts on or off for presenting live."""
-    use_course_style(presenter=on)
+    use_course_style(presenter=check.flag(on, "on"))
 
 
 def is_presenter_mode() -> bool:
@@ -74,10 +78,36 @@ def is_presenter_mode() -> bool:
     return _state["presenter"]
 
 
+def _names(value, name: str, example: str) -> list:
+    """A list of things, e.g. one label per row; None, text, dicts and single values are refused by name."""
+    if value is None or isinstance(value, (str, bytes, dict, set)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"{name} should be a list such as {example}, but got {check.describe(value)} "
+                        f"({value!r:.40}).")
+    return list(value)
+
+
+def _one_per(labels, n: int, name: str, what: str) -> list[str]:
+    """`labels` as text, exactly one per row (or column) of a matrix with n of them; `what`: "rows"."""
+    labels = [str(label) for label in _names(labels, name, "['money', 'bank', 'grows']")]
+    if len(labels) != n:
+        raise ValueError(f"{name}: got {len(labels)} labels for {n} {what}: give one label per {what[:-1]}.")
+    return labels
+
+
+def _limit(value, name: str):
+    """A colour-scale limit: None (use the data's own) or a finite real number."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not np.isfinite(value):
+        raise TypeError(f"{name} should be a number (or None for the matrix's own value), but got "
+                        f"{check.describe(value)} ({value!r:.40}).")
+    return value
+
+
 def _labels(labels, n: int, what: str) -> list[str]:
     if labels is None:
         return [str(i) for i in range(n)]
-    labels = [str(label) for label in labels]
+    labels = [str(label) for label in _names(labels, what, "['a', 'b']")]
     if len(labels) != n:
         raise ValueError(f"{what} has {len(labels)} labels but the matrix has {n} {what.split()[0]}s.")
     return labels
@@ -88,16 +118,21 @@ def heatmap(M, row_labels=None, col_labels=None, *, title: str = "", ax=None,
             xlabel: str = "", ylabel: str = "", show_values: bool = True, colorbar: bool = False):
     """Draw a (rows, cols) matrix as a heatmap with each value written in its cell.
 
+    vmin, vmax: the colour scale's ends (numbers; None: the matrix's own min and max).
     Returns the matplotlib Axes. Text is dark on light cells and light on dark.
     """
     M = check.matrix(M, "M", "(rows, cols)")
     rows, cols = M.shape
     row_labels = _labels(row_labels, rows, "row labels")
     col_labels = _labels(col_labels, cols, "column labels")
-    if ax is None:
-        _, ax = plt.subplots(figsize=(1.1 * cols + 2.2, 0.8 * rows + 1.4))
+    vmin, vmax = _limit(vmin, "vmin"), _limit(vmax, "vmax")
+    show_values, colorbar = check.flag(show_values, "show_values"), check.flag(colorbar, "colorbar")
     vmin = M.min() if vmin is None else vmin
     vmax = M.max() if vmax is None else vmax
+    if vmin > vmax:
+        raise ValueError(f"vmin ({vmin:g}) is above vmax ({vmax:g}): the colour scale runs from vmin up to vmax.")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(1.1 * cols + 2.2, 0.8 * rows + 1.4))
     image = ax.imshow(M, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
     ax.set_xticks(range(cols), col_labels)
     ax.set_yticks(range(rows), row_labels)
@@ -125,9 +160,15 @@ def heatmaps(matrices: Sequence, titles: Sequence[str], row_labels=None, col_lab
              cmap: str = "viridis", xlabel: str = "", ylabel: str = ""):
     """Several heatmaps side by side (the d2l idea: every attention matrix looks alike).
 
+    matrices: a list of (rows, cols) arrays; titles: one per matrix, or None for no titles.
     `row_labels` / `col_labels` apply to every panel. Returns (fig, axes).
     """
-    arrays = [check.matrix(M, f"matrix {k}", "(rows, cols)") for k, M in enumerate(matrices)]
+    arrays = [check.matrix(M, f"matrix {k}", "(rows, cols)")
+              for k, M in enumerate(_names(matrices, "matrices", "[W1, W2]"))]
+    if not arrays:
+        raise ValueError("matrices is empty: give at least one (rows, cols) matrix to draw.")
+    titles = [""] * len(arrays) if titles is None else _names(titles, "titles", "['before', 'after']")
+    shared_scale = check.flag(shared_scale, "shared_scale")
     if len(titles) != len(arrays):
         raise ValueError(f"Got {len(arrays)} matrices but {len(titles)} titles: give one title per matrix.")
     vmin = min(a.min() for a in arrays) if shared_scale else None
@@ -176,6 +217,7 @@ def arrows(X, labels: Sequence[str], *, ax=None, basis=None, color=None, title: 
     to several calls so they share one view. Returns the Axes.
     """
     X = check.matrix(X, "X", "(n, d)")
+    labels = _names(labels, "labels", "['money', 'bank']")
     if len(labels) != X.shape[0]:
         raise ValueError(f"X has {X.shape[0]} vectors but {len(labels)} labels were given.")
     if basis is None:
@@ -221,8 +263,10 @@ def function_box(inputs: Sequence[str], outputs: Sequence[str], *, label: str = 
     """Draw the goal as a box: one arrow in per input token, one arrow out per output.
 
     Used for "a function from (T, d) static embeddings to (T, d) contextual ones".
-    Returns the Axes.
+    inputs, outputs: lists of token names. Returns the Axes.
     """
+    inputs = _names(inputs, "inputs", "['e1', 'e2', 'e3']")
+    outputs = _names(outputs, "outputs", "['y1', 'y2', 'y3']")
     if not inputs or len(inputs) != len(outputs):
         raise ValueError(f"Give as many outputs as inputs (got {len(inputs)} and {len(outputs)}), at least one.")
     n = len(inputs)

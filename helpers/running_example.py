@@ -39,7 +39,7 @@ def tokenize(sentence) -> list[str]:
     else:
         raise TypeError(
             f"A sentence should be a string such as {SENTENCE_MONEY!r} or a list of words, "
-            f"but got {type(sentence).__name__}."
+            f"but got {type(sentence).__name__} ({sentence!r:.40})."
         )
     if not words:
         raise ValueError("The sentence is empty: give at least one word.")
@@ -64,4 +64,7 @@ def embed(sentence) -> np.ndarray:
 
 def static_vector(word: str) -> np.ndarray:
     """The static embedding of one word: shape (d,)."""
+    if not isinstance(word, str):
+        raise TypeError(f"word should be one word as text, such as 'bank', "
+                        f"but got {type(word).__name__} ({word!r:.40}).")
     return embed([word])[0]

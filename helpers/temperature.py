@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from helpers import validation as check
-from helpers.plotting import COLORS
+from helpers.plotting import COLORS, _names
 from helpers.similarity import softmax, softmax_naive
 
 #: Most scores the widget accepts in one row (one bar each).
@@ -79,10 +79,16 @@ def softmax_at_scale(scores, scale: float = 1.0) -> dict:
 def weights_bars(rows, titles, labels=None, *, suptitle: str = ""):
     """Rows of weights (each (n,), summing to 1) as bar charts side by side, values on the bars.
 
-    Returns (fig, axes). A dashed line marks the uniform weight 1/n (the legend under the bars says so);
-    a value label that would sit on that line is lifted just above it.
+    titles: one per row, or None for no titles. Returns (fig, axes). A dashed line marks the uniform
+    weight 1/n (the legend under the bars says so); a value label that would sit on that line is lifted
+    just above it.
     """
-    rows = [check.vector(r, f"row {k}") for k, r in enumerate(rows)]
+    rows = [check.vector(r, f"row {k}") for k, r in enumerate(_names(rows, "rows", "[[0.2, 0.8], [0.5, 0.5]]"))]
+    if not rows:
+        raise ValueError("rows is empty: give at least one row of weights to draw.")
+    titles = [""] * len(rows) if titles is None else _names(titles, "titles", "['soft', 'hard']")
+    if labels is not None:
+        labels = _names(labels, "labels", "['money', 'bank', 'grows']")
     if len(titles) != len(rows):
         raise ValueError(f"Got {len(rows)} rows of weights but {len(titles)} titles: give one title per row.")
     grow = plt.rcParams["font.size"] / 13   # larger fonts (presenter mode) get a larger figure

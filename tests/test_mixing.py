@@ -41,3 +41,24 @@ def test_pull_toward_goes_from_word_to_target():
     np.testing.assert_allclose(pull_toward("bank", "money", 0.5)["vector"], [1.0, 0.5, 0.5, 0.0])
     with pytest.raises(ValueError, match="between 0 and 1"):
         pull_toward("bank", "money", -0.1)
+
+
+def test_amounts_given_as_text_are_refused_not_compared():
+    with pytest.raises(TypeError, match=r"amount should be a number between 0 and 1, but got str \('0.5'\)"):
+        pull_toward("bank", "money", "0.5")
+    with pytest.raises(TypeError, match=r"self_weight should be a number between 0 and 1, but got str \('0.7'\)"):
+        static_and_mixed(SENTENCE_MONEY, "bank", "0.7")
+    with pytest.raises(TypeError, match=r"amount should be a number between 0 and 1, but got bool"):
+        pull_toward("bank", "money", True)
+    with pytest.raises(ValueError, match=r"amount should be a number between 0 and 1, but got nan"):
+        pull_toward("bank", "money", float("nan"))
+
+
+def test_a_word_that_is_not_text_is_described_as_it_came():
+    with pytest.raises(TypeError, match=r"word should be one word from the course vocabulary "
+                                        r"\(money, bank, grows, river, flows\), but got int \(3\)"):
+        pull_toward(3, "money", 0.5)
+    with pytest.raises(TypeError, match=r"target should be one word .* but got list"):
+        pull_toward("bank", ["money"], 0.5)
+    with pytest.raises(TypeError, match=r"word should be one word .* but got int \(3\)"):
+        static_and_mixed(SENTENCE_MONEY, 3)

@@ -144,3 +144,29 @@ def test_widget_reports_bad_words_without_raising():
     assert "not in the course vocabulary" in w.children[4].value
     w.children[1].value = ""                                      # back to the menu sentence
     assert w.result["words"] == ["money", "bank", "grows"]
+
+
+def test_html_heatmap_refuses_missing_labels():
+    with pytest.raises(ValueError, match=r"row_labels: got 2 labels for 3 rows: give one label per row"):
+        html_heatmap(np.eye(3), ["a", "b"], ["x", "y", "z"])
+    with pytest.raises(ValueError, match=r"col_labels: got 4 labels for 3 columns"):
+        html_heatmap(np.eye(3), ["a", "b", "c"], ["w", "x", "y", "z"])
+    with pytest.raises(TypeError, match=r"vmin should be a number .* but got str"):
+        html_heatmap(np.eye(1), ["a"], ["x"], vmin="0")
+    assert ">7<" in html_heatmap([[1.0]], [7], ["x"])              # numbers as labels become text
+
+
+def test_widget_refuses_words_outside_the_vocabulary_up_front():
+    with pytest.raises(ValueError, match=r"sentence 'cat dog': 'cat' is not in the course vocabulary "
+                                         r"\(money, bank, grows, river, flows\)"):
+        playground_widget("cat dog")
+    with pytest.raises(TypeError, match=r"sentence should be text such as 'money bank grows'.*but got int"):
+        playground_widget(3)
+    with pytest.raises(TypeError, match=r"scaled should be True or False, but got str \('no'\)"):
+        playground_widget(scaled="no")
+
+
+def test_widget_shows_your_own_sentence_in_the_typed_box():
+    w = playground_widget("bank money")
+    assert w.menu.value == PLAYGROUND_SENTENCES[0] and w.typed.value == "bank money"
+    assert w.result["words"] == ["bank", "money"]

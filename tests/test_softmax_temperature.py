@@ -149,3 +149,24 @@ def test_widget_reports_bad_scores_without_raising():
     w.children[0].value = "1, two"
     assert w.result is None
     assert "not a number" in w.children[3].value
+
+
+def test_weights_bars_accepts_no_titles_and_refuses_no_rows():
+    _, axes = weights_bars([[0.5, 0.5], [0.2, 0.8]], None)
+    assert [ax.get_title() for ax in axes] == ["", ""]
+    with pytest.raises(ValueError, match=r"rows is empty: give at least one row of weights"):
+        weights_bars([], [])
+    with pytest.raises(TypeError, match=r"titles should be a list .* but got str"):
+        weights_bars([[0.5, 0.5]], "soft")
+    with pytest.raises(TypeError, match=r"labels should be a list .* but got int"):
+        weights_bars([[0.5, 0.5]], ["soft"], labels=2)
+
+
+def test_widget_refuses_scores_not_typed_and_scales_off_the_slider():
+    with pytest.raises(TypeError, match=r"scores should be typed as text such as '1.0, 1.2, 0.9', but got list"):
+        softmax_temperature_widget([1.0, 1.2])
+    with pytest.raises(TypeError, match=r"scale should be a number, but got str \('2'\)"):
+        softmax_temperature_widget(scale="2")
+    with pytest.raises(ValueError, match=r"scale should be between 0.01 and 1000 \(the slider's range\), but got 5000"):
+        softmax_temperature_widget(scale=5000)
+    assert softmax_temperature_widget(scale=1000).result["scale"] == 1000

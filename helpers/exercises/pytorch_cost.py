@@ -1,6 +1,7 @@
 """Exercises of notebook 07: mask polarity, the memory of the (T, T) matrix, achieved TFLOP/s."""
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
@@ -189,6 +190,15 @@ _TFLOP_CASES = [
 ]
 
 
+def _keyword_only(function, name: str) -> bool:
+    """Whether `function` takes `name` only by keyword (def f(..., *, causal=False))."""
+    try:
+        parameter = inspect.signature(function).parameters.get(name)
+    except (TypeError, ValueError):  # no signature to read (some builtins): call it positionally
+        return False
+    return parameter is not None and parameter.kind is inspect.Parameter.KEYWORD_ONLY
+
+
 def check_achieved_tflops(achieved_tflops) -> Feedback:
     """Exercise 3: achieved_tflops(B, H, T, d, milliseconds, causal=False) -> TFLOP/s."""
     problem = require_callable(achieved_tflops, "achieved_tflops(B, H, T, d, milliseconds, causal=False) -> float")
@@ -196,7 +206,10 @@ def check_achieved_tflops(achieved_tflops) -> Feedback:
         return problem
     formula = "FLOPs = 4·B·H·T²·d (÷ 2 if causal); TFLOP/s = FLOPs / seconds / 1e12."
     for B, H, T, d, ms, causal in _TFLOP_CASES:
-        result, problem = call_student(achieved_tflops, B, H, T, d, ms, causal=causal)  # by name, as documented
+        if _keyword_only(achieved_tflops, "causal"):
+            result, problem = call_student(achieved_tflops, B, H, T, d, ms, causal=causal)
+        else:
+            result, problem = call_student(achieved_tflops, B, H, T, d, ms, causal)
         if problem is not None:
             return problem
         if result is None:

@@ -11,6 +11,7 @@ import math
 import ipywidgets as widgets
 from IPython.display import HTML, display
 
+from helpers import validation as check
 from helpers.cost import cost_widget_data, format_bytes
 from helpers.plotting import COLORS, is_presenter_mode
 from helpers.widgets.fast_png import PRESENTER_SCALE
@@ -64,6 +65,7 @@ def table_html(data: dict, d_model: int, d_k: int, heads: int, dtype: str) -> st
 
 def cost_explorer(d_model: int = 512) -> widgets.interactive:
     """T on a log slider (10² to 10⁶), d_k, heads and dtype; shows the table and draws the memory bar."""
+    d_model = check.positive_int(d_model, "d_model")
 
     def show(T=1e5, d_k=64, heads=1, dtype="float32"):
         data = cost_widget_data(T, d_k, d_model=d_model, heads=heads, dtype=dtype)

@@ -121,7 +121,7 @@ class TrainingWidget(widgets.VBox):
     the last update took (computing + drawing), for measuring, not shown.
     """
 
-    def __init__(self, experiment: Experiment, step: int | None = None, example: int = 0):
+    def __init__(self, experiment: Experiment, step: int | None = None, example: int | str = 0):
         if not isinstance(experiment, Experiment):
             raise TypeError("training_widget needs the result of helpers.learning.run_experiment(), "
                             f"but got {type(experiment).__name__}.")
@@ -132,6 +132,9 @@ class TrainingWidget(widgets.VBox):
         self.experiment = experiment
         step = experiment.steps if step is None else step
         first = training_snapshot(experiment, step, example)  # a bad step or example fails here, clearly
+        if isinstance(example, str):                            # a sentence from experiment.examples: its index
+            example = experiment.examples.index(example)
+        example = int(example)
         recorded = [int(s) for s in experiment[LEARNED].snapshot_steps]  # 0, 5, ..., and the last step
         self.step = widgets.SelectionSlider(options=recorded, value=first["step"], description="step",
                                             continuous_update=True, layout=widgets.Layout(width="60%"))
@@ -169,6 +172,9 @@ class TrainingWidget(widgets.VBox):
         )
 
 
-def training_widget(experiment: Experiment, step: int | None = None, example: int = 0) -> TrainingWidget:
-    """Build the widget over a finished experiment (display it by making it the last line of a cell)."""
+def training_widget(experiment: Experiment, step: int | None = None, example: int | str = 0) -> TrainingWidget:
+    """Build the widget over a finished experiment (display it by making it the last line of a cell).
+
+    example: the first sentence shown, by its index in experiment.examples or as the sentence itself.
+    """
     return TrainingWidget(experiment, step, example)

@@ -13,8 +13,9 @@ from IPython.display import HTML, display
 from matplotlib import colormaps
 from matplotlib.colors import to_hex
 
+from helpers import validation as check
 from helpers.luong import lineup_data
-from helpers.plotting import is_presenter_mode
+from helpers.plotting import _one_per, is_presenter_mode
 from helpers.widgets.fast_png import PRESENTER_SCALE
 
 PROJECTIONS = ("reuse h_j as key and value", "learned W_q, W_k, W_v")
@@ -27,7 +28,10 @@ def _px(size: float) -> int:
 
 
 def weights_html(W, rows, cols, title: str = "") -> str:
-    """A (T_q, T_k) weight matrix as an HTML table: row and column labels, values in coloured cells."""
+    """A (T_q, T_k) weight matrix as an HTML table: one label per row and per column, values in coloured cells."""
+    W = check.matrix(W, "W", "(T_q, T_k)")
+    rows = _one_per(rows, W.shape[0], "rows", "rows")
+    cols = _one_per(cols, W.shape[1], "cols", "columns")
     cmap = colormaps["viridis"]
     font = f"font-size:{_px(16)}px"
     head = "".join(f"<th style='padding:4px 10px;{font}'>{html.escape(c)}</th>" for c in cols)

@@ -16,9 +16,10 @@ import matplotlib
 import numpy as np
 from matplotlib.patches import FancyArrowPatch, Polygon
 
+from helpers import validation as check
 from helpers.attention_plots import convex_hull
 from helpers.playground import MAX_WORDS, PLAYGROUND_SENTENCES, playground_basis, playground_data
-from helpers.plotting import COLORS, is_presenter_mode
+from helpers.plotting import COLORS, _limit, _one_per, is_presenter_mode
 from helpers.running_example import VOCAB, embedding_table
 from helpers.widgets.fast_png import PRESENTER_SCALE, FastFigure
 
@@ -35,8 +36,14 @@ def _px(size: float) -> int:
 
 def html_heatmap(M, row_labels, col_labels, *, title: str = "", fmt: str = "{:.2f}",
                  vmin: float | None = None, vmax: float | None = None) -> str:
-    """A (rows, cols) matrix as an HTML table coloured with viridis, values written in the cells."""
-    M = np.asarray(M, dtype=float)
+    """A (rows, cols) matrix as an HTML table coloured with viridis, values written in the cells.
+
+    One label per row and per column; vmin, vmax: the colour scale's ends (None: M's own min and max).
+    """
+    M = check.matrix(M, "M", "(rows, cols)")
+    row_labels = _one_per(row_labels, M.shape[0], "row_labels", "rows")
+    col_labels = _one_per(col_labels, M.shape[1], "col_labels", "columns")
+    vmin, vmax = _limit(vmin, "vmin"), _limit(vmax, "vmax")
     lo = M.min() if vmin is None else vmin
     hi = M.max() if vmax is None else vmax
     span = (hi - lo) or 1.0
@@ -126,8 +133,12 @@ class PlaygroundWidget(widgets.VBox):
     """
 
     def __init__(self, sentence: str = PLAYGROUND_SENTENCES[0], scaled: bool = True):
+        scaled = check.flag(scaled, "scaled")
+        typed = ""
+        if sentence not in PLAYGROUND_SENTENCES:   # your own words: checked now, shown in the "or type" box
+            typed, sentence = _own_sentence(sentence), PLAYGROUND_SENTENCES[0]
         self.menu = widgets.Dropdown(options=list(PLAYGROUND_SENTENCES), value=sentence, description="sentence")
-        self.typed = widgets.Text(value="", description="or type",
+        self.typed = widgets.Text(value=typed, description="or type",
                                   placeholder=f"words from: {', '.join(VOCAB)}", continuous_update=False)
         self.scaled = widgets.Checkbox(value=scaled, description="divide the scores by √d", indent=False)
         self.matrices = widgets.HTML()
@@ -171,6 +182,21 @@ class PlaygroundWidget(widgets.VBox):
                               f"{html.escape(tops)}</div>")
 
 
+def _own_sentence(sentence) -> str:
+    """A sentence that is not on the menu: text made of vocabulary words (at most MAX_WORDS), else a clear error."""
+    if not isinstance(sentence, str):
+        raise TypeError(f"sentence should be text such as {PLAYGROUND_SENTENCES[0]!r} (words from: "
+                        f"{', '.join(VOCAB)}), but got {check.describe(sentence)} ({sentence!r:.40}).")
+    try:
+        playground_data(sentence)
+    except ValueError as error:
+        raise ValueError(f"sentence {sentence!r:.60}: {error}") from None
+    return sentence
+
+
 def playground_widget(sentence: str = PLAYGROUND_SENTENCES[0], scaled: bool = True) -> PlaygroundWidget:
-    """Build the playground (display it by making it the last line of a cell)."""
+    """Build the playground (display it by making it the last line of a cell).
+
+    sentence: one of PLAYGROUND_SENTENCES (the menu), or your own words from the vocabulary.
+    """
     return PlaygroundWidget(sentence, scaled)

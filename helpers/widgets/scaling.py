@@ -12,6 +12,7 @@ import time
 import ipywidgets as widgets
 import numpy as np
 
+from helpers import validation as check
 from helpers.plotting import COLORS, is_presenter_mode
 from helpers.scaling import POWERS_OF_TWO, attention_snapshot
 from helpers.widgets.fast_png import PRESENTER_SCALE, FastFigure
@@ -84,6 +85,14 @@ class _Picture:
         return self.figure.png()
 
 
+def _check_d_k(d_k) -> int:
+    """d_k as one of the slider's values 1, 2, 4, ..., 1024."""
+    d_k = check.whole_number(d_k, "d_k", minimum=1)
+    if d_k not in POWERS_OF_TWO:
+        raise ValueError(f"d_k should be one of the slider's values {POWERS_OF_TWO}, but got {d_k!r}.")
+    return d_k
+
+
 class ScalingWidget(widgets.VBox):
     """children: [0] d_k (slider over 1, 2, 4, ..., 1024), [1] scaling on/off, [2] the picture, [3] the numbers.
 
@@ -93,8 +102,7 @@ class ScalingWidget(widgets.VBox):
     """
 
     def __init__(self, d_k: int = 64, scaled: bool = True, *, T: int = 16, n_queries: int = 512, seed: int = 0):
-        if d_k not in POWERS_OF_TWO:
-            raise ValueError(f"d_k should be one of the slider's values {POWERS_OF_TWO}, but got {d_k!r}.")
+        d_k, scaled = _check_d_k(d_k), check.flag(scaled, "scaled")
         self._options = {"T": T, "n_queries": n_queries, "seed": seed}
         self.d_k = widgets.SelectionSlider(options=list(POWERS_OF_TWO), value=d_k, description="d_k",
                                            continuous_update=True)
@@ -135,6 +143,7 @@ class ScalingWidget(widgets.VBox):
 
     def update(self, d_k: int, scaled: bool) -> dict:
         """Move the controls (as a student would) and return the new data; for timing and tests."""
+        d_k, scaled = _check_d_k(d_k), check.flag(scaled, "scaled")
         self._quiet = True          # move both controls, then redraw once
         try:
             self.d_k.value = d_k

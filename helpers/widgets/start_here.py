@@ -10,6 +10,7 @@ from helpers.plotting import COLORS
 
 def pull_slider(word: str = "bank", target: str = "money") -> widgets.interactive:
     """A slider from 0 to 1 that mixes `word`'s vector toward `target`'s; `.result` holds the data."""
+    pull_toward(word, target, 0.0)   # a word outside the vocabulary fails here, clearly, not inside the widget
 
     def show(amount=0.0):
         data = pull_toward(word, target, amount)
