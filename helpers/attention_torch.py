@@ -76,7 +76,7 @@ def check_qkv(Q, K, V) -> torch.Size:
     """Raise a clear error unless Q (..., T_q, d_k), K (..., T_k, d_k), V (..., T_k, d_v) fit together.
 
     Returns the broadcast batch shape (...). NaN is looked for in the output
-    instead (see `refuse_nan`): one scan rather than three.
+    instead (see `refuse_nonfinite`): one scan rather than three.
     """
     check_qk(Q, K)
     _require_tensor(V, "V", "(..., T_k, d_v)")
@@ -94,7 +94,7 @@ def check_qkv(Q, K, V) -> torch.Size:
         ) from None
 
 
-def refuse_nan(out: torch.Tensor, **inputs: torch.Tensor) -> torch.Tensor:
+def refuse_nonfinite(out: torch.Tensor, **inputs: torch.Tensor) -> torch.Tensor:
     """Return `out`, or raise a clear error if it holds NaN or infinity, naming the input it came from.
 
     A NaN or inf in any input that can affect the result reaches the output
@@ -162,7 +162,7 @@ def attention_weights(Q, K, mask=None) -> torch.Tensor:
 
     Q: (..., T_q, d_k)   K: (..., T_k, d_k)   mask: (..., T_q, T_k)  ->  (..., T_q, T_k)
     """
-    return refuse_nan(_weights(Q, K, mask), Q=Q, K=K)
+    return refuse_nonfinite(_weights(Q, K, mask), Q=Q, K=K)
 
 
 def _weights(Q, K, mask=None) -> torch.Tensor:
@@ -184,7 +184,7 @@ def scaled_dot_product_attention(Q, K, V, mask=None) -> torch.Tensor:
     allowed key raises ValueError instead of returning NaN.
     """
     check_qkv(Q, K, V)
-    return refuse_nan(_weights(Q, K, mask) @ V, Q=Q, K=K, V=V)
+    return refuse_nonfinite(_weights(Q, K, mask) @ V, Q=Q, K=K, V=V)
 
 
 class SelfAttention(nn.Module):
@@ -222,7 +222,7 @@ class SelfAttention(nn.Module):
         Q = self.W_q(x)  # (B, T, d_k)
         K = self.W_k(x)  # (B, T, d_k)
         V = self.W_v(x)  # (B, T, d_k)
-        return refuse_nan(scaled_dot_product_attention(Q, K, V, mask), x=x)  # (B, T, d_k)
+        return refuse_nonfinite(scaled_dot_product_attention(Q, K, V, mask), x=x)  # (B, T, d_k)
 
     def weights(self, x: torch.Tensor, mask=None) -> torch.Tensor:
         """The (B, T, T) attention weights for input x (B, T, d_model), for plotting."""

@@ -31,14 +31,17 @@ inputs. SDPA does its own (cheap, asynchronous) checks, as it always does.
 from __future__ import annotations
 
 import math
+import numbers
 import statistics
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
 from helpers import cost, devices, measure
+from helpers import validation as check
 from helpers.attention_torch import causal_mask
 from helpers.fast_attention import lean_attention, tiled_attention
 
@@ -172,9 +175,8 @@ def get_implementation(name: str) -> Callable:
 def make_qkv(batch_heads: int, T: int, d_k: int, *, device="cpu", dtype="float32",
              seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Random Q, K, V, each (1, batch_heads, T, d_k) (4-D, the layout fused kernels want)."""
-    from helpers import validation as check
-
     batch_heads, T, d_k = (check.positive_int(v, n) for v, n in ((batch_heads, "batch_heads"), (T, "T"), (d_k, "d_k")))
+    seed = check.seed(seed)
     generator = torch.Generator(device="cpu").manual_seed(seed)
     shape = (1, batch_heads, T, d_k)
     tensors = [torch.randn(shape, generator=generator) for _ in range(3)]
@@ -206,6 +208,32 @@ class Row:
     samples_ms: list[float] = field(default_factory=list)
 
 
+def _sizes(value, name: str, expected: str = "a list of sequence lengths such as [256, 512]") -> list[int]:
+    """Sequence lengths: one whole number, or a list of them (each >= 1) -> sorted, without repeats."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        value = [value]
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise TypeError(f"{name} should be {expected}, but got {check.describe(value)} ({value!r:.40}).")
+    return sorted({check.positive_int(T, f"each entry of {name}") for T in value})
+
+
+def _dtypes(value) -> list[str]:
+    """Dtypes to time: one name ('fp32') or torch.dtype, or a list of them -> canonical names."""
+    if isinstance(value, (str, torch.dtype)):
+        value = [value]
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(f"dtypes should be a list of names such as ['float32', 'bfloat16'], but got "
+                        f"{check.describe(value)} ({value!r:.40}).")
+    if not value:
+        raise ValueError("dtypes is empty: give at least one dtype to time, e.g. ['float32'].")
+    for dtype in value:
+        try:
+            devices.resolve_dtype(dtype)  # a clear error for a name that cannot be timed
+        except (TypeError, ValueError) as error:
+            raise type(error)(f"In dtypes: {error}") from None
+    return [cost.dtype_name(dtype) for dtype in value]
+
+
 def run_benchmark(*, device="cpu", dtypes: Sequence = ("float32",), sizes: Sequence[int] = (256, 512, 1024),
                   batch_heads: int = 8, d_k: int = 64, causal: bool = False,
                   impls: Sequence[str] = ("naive", "lean", "tiled", "sdpa"), warmup: int = 2, repeats: int = 7,
@@ -219,14 +247,25 @@ def run_benchmark(*, device="cpu", dtypes: Sequence = ("float32",), sizes: Seque
     that cannot run the inputs (e.g. a forced backend) gets its error as the note.
     """
     device = devices.resolve_device(device)
-    for name in impls:
-        _check_name(name)
-    memory_sizes = set(sizes) if memory is True else set() if memory is False else set(memory)
+    dtypes = _dtypes(dtypes)
+    sizes = _sizes(sizes, "sizes")
+    impls = check.names(impls, "impls", IMPLEMENTATIONS)
+    if not impls:
+        raise ValueError(f"impls is empty: give at least one of {', '.join(map(repr, IMPLEMENTATIONS))}.")
+    batch_heads, d_k = check.positive_int(batch_heads, "batch_heads"), check.positive_int(d_k, "d_k")
+    causal = check.flag(causal, "causal")
+    warmup, repeats = check.whole_number(warmup, "warmup", 0), check.whole_number(repeats, "repeats", 1)
+    if num_threads is not None:
+        num_threads = check.whole_number(num_threads, "num_threads", 1)
+    seed = check.seed(seed)
+    if isinstance(memory, (bool, np.bool_)):
+        memory_sizes = set(sizes) if memory else set()
+    else:
+        memory_sizes = set(_sizes(memory, "memory", "True, False or a list of sequence lengths such as [256, 512]"))
     rows = []
-    for dtype in dtypes:
-        dtype_name = cost.dtype_name(dtype)
+    for dtype_name in dtypes:
         exhausted: set[str] = set()
-        for T in sorted(sizes):
+        for T in sizes:
             Q, K, V = make_qkv(batch_heads, T, d_k, device=device, dtype=dtype_name, seed=seed)
             flops = cost.forward_flops(batch_heads, T, d_k, causal)
             base = dict(device=device.type, dtype=dtype_name, T=T, batch_heads=batch_heads, d_k=d_k, causal=causal,
@@ -282,8 +321,20 @@ def _mib(n) -> str:
     return "" if n is None else f"{n / 2**20:.1f}"
 
 
+def _rows(rows) -> list[Row]:
+    """The list of Row that run_benchmark returns; a clear error for anything else."""
+    if not isinstance(rows, (list, tuple)):
+        raise TypeError(f"rows should be the list that run_benchmark returns, but got {check.describe(rows)}.")
+    for i, r in enumerate(rows):
+        if not isinstance(r, Row):
+            raise TypeError(f"rows should hold the Row objects that run_benchmark returns, but rows[{i}] is "
+                            f"{check.describe(r)}.")
+    return list(rows)
+
+
 def format_table(rows: Sequence[Row]) -> str:
     """The rows as an aligned text table (ms, TFLOP/s, peak MiB next to one (T, T) matrix's MiB)."""
+    rows = _rows(rows)
     header = ("impl", "dtype", "T", "ms", "TFLOP/s", "peak MiB", "(T,T) MiB", "SDPA backend / note")
     lines = [header]
     for r in rows:
@@ -307,6 +358,8 @@ def format_table(rows: Sequence[Row]) -> str:
 
 def ratios(rows: Sequence[Row], baseline: str = "sdpa") -> list[str]:
     """'T=1024 float32: naive 4.02x, lean 1.21x the time of sdpa' lines (paired medians over rounds)."""
+    rows = _rows(rows)
+    baseline = check.one_of(baseline, "baseline", IMPLEMENTATIONS)
     lines = []
     keys = sorted({(r.dtype, r.T) for r in rows}, key=lambda k: (k[0], k[1]))
     for dtype, T in keys:
@@ -464,6 +517,10 @@ REFERENCE_CPU["ratios"] = {name: REFERENCE_CPU["ms"][name] / REFERENCE_CPU["ms"]
 
 def reference_table(measured_ms: dict[str, float]) -> str:
     """Milliseconds measured here next to REFERENCE_CPU's, one line per label ('' where it has none)."""
+    if not isinstance(measured_ms, Mapping):
+        raise TypeError(f"measured_ms should be a dict {{label: milliseconds}}, but got {check.describe(measured_ms)}.")
+    if not measured_ms:
+        raise ValueError("measured_ms is empty: give at least one {label: milliseconds}.")
     width = max(len(label) for label in measured_ms)
     ref = REFERENCE_CPU["ms"]
     lines = [f"{'':<{width}}  {'here':>9}  {'reference':>9}"]

@@ -19,6 +19,9 @@ way). GB means 10⁹ bytes and GiB 2³⁰ bytes.
 from __future__ import annotations
 
 import math
+import numbers
+
+import numpy as np
 
 from helpers import validation as check
 
@@ -40,10 +43,25 @@ DEVICE_MEMORY = {
 }
 
 
+def _real(value, name: str, what: str) -> float:
+    """A finite real number (NumPy numbers welcome; bools and text refused); `what` says what it counts."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} should be {what}, but got {check.describe(value)} ({value!r:.40}).")
+    if not math.isfinite(value):
+        raise ValueError(f"{name} should be {what}, a finite number, but got {value}.")
+    return value
+
+
 def dtype_name(dtype) -> str:
     """Canonical name of a dtype given as a string ("fp32", "bfloat16") or a torch.dtype."""
     if hasattr(dtype, "is_floating_point") and not isinstance(dtype, str):  # a torch.dtype
         dtype = str(dtype).removeprefix("torch.")
+    if isinstance(dtype, np.dtype) or (isinstance(dtype, type) and issubclass(dtype, np.generic)):
+        numpy_name = np.dtype(dtype).name
+        raise TypeError(
+            f"dtype should be a name such as 'float32' or 'bfloat16' (or a torch.dtype), but got the NumPy "
+            f"type {numpy_name}: write the name as text instead, e.g. dtype={numpy_name!r}."
+        )
     if not isinstance(dtype, str):
         raise TypeError(
             f"dtype should be a name such as 'float32' or 'bfloat16' (or a torch.dtype), but got "
@@ -87,7 +105,8 @@ def matmul_flops(m: int, n: int, p: int) -> int:
 def projection_flops(T: int, d_model: int, d_k: int, *, d_v: int | None = None, batch: int = 1) -> dict[str, int]:
     """FLOPs of Q = X W_q, K = X W_k, V = X W_v for X of shape (batch, T, d_model)."""
     T, batch = check.positive_int(T, "T"), check.positive_int(batch, "batch")
-    d_v = d_k if d_v is None else d_v
+    d_model, d_k = check.positive_int(d_model, "d_model"), check.positive_int(d_k, "d_k")
+    d_v = d_k if d_v is None else check.positive_int(d_v, "d_v")
     flops = {
         "Q = X W_q": batch * matmul_flops(T, d_model, d_k),
         "K = X W_k": batch * matmul_flops(T, d_model, d_k),
@@ -110,8 +129,7 @@ def attention_flops(T: int, d_k: int, *, d_v: int | None = None, T_k: int | None
     d_v = d_k if d_v is None else check.positive_int(d_v, "d_v")
     T_k = T if T_k is None else check.positive_int(T_k, "T_k")
     copies = check.positive_int(batch, "batch") * check.positive_int(heads, "heads")
-    if not isinstance(causal, bool):
-        raise TypeError(f"causal should be True or False, but got {causal!r}.")
+    causal = check.flag(causal, "causal")
     flops = {"S = Q Kᵀ": copies * matmul_flops(T, d_k, T_k), "Y = W V": copies * matmul_flops(T, T_k, d_v)}
     if causal:
         flops = {key: value // 2 for key, value in flops.items()}
@@ -126,8 +144,10 @@ def forward_flops(batch_heads: int, T: int, d_k: int, causal: bool = False) -> i
 
 def tflops_per_second(flops: float, seconds: float) -> float:
     """Achieved TFLOP/s = FLOPs / seconds / 10¹²."""
-    if not seconds > 0 or not math.isfinite(seconds):
+    seconds = _real(seconds, "seconds", "a positive time")
+    if seconds <= 0:
         raise ValueError(f"seconds should be a positive time, but got {seconds!r}.")
+    flops = _real(flops, "flops", "a count of floating-point operations >= 0")
     if flops < 0:
         raise ValueError(f"flops should be >= 0, but got {flops!r}.")
     return flops / seconds / 1e12
@@ -149,7 +169,8 @@ def tensor_bytes(*shape: int, dtype="float32") -> int:
 
 def format_bytes(n: float) -> str:
     """'40.0 GB (37.25 GiB)': decimal units first (as drives and GPUs are sold), binary in brackets."""
-    if isinstance(n, bool) or not isinstance(n, (int, float)) or not math.isfinite(n) or n < 0:
+    n = _real(n, "n", "a number of bytes >= 0")
+    if n < 0:
         raise ValueError(f"format_bytes needs a finite number of bytes >= 0, but got {n!r}.")
     for unit, size, binary, bsize in (("TB", 1e12, "TiB", 2**40), ("GB", 1e9, "GiB", 2**30),
                                       ("MB", 1e6, "MiB", 2**20), ("kB", 1e3, "KiB", 2**10)):
@@ -160,6 +181,7 @@ def format_bytes(n: float) -> str:
 
 def format_count(n: float) -> str:
     """A count in words a reader can say: 196,608 -> '196.6 thousand'; 1.34e12 -> '1.34 trillion'."""
+    n = _real(n, "n", "a count")
     for word, size in (("trillion", 1e12), ("billion", 1e9), ("million", 1e6), ("thousand", 1e3)):
         if abs(n) >= size:
             return f"{n / size:.3g} {word}"
@@ -198,6 +220,19 @@ def cost_table(T: int, d_model: int, d_k: int, *, dtype="float32", batch: int = 
 
 def format_cost_table(rows: list[dict]) -> str:
     """The rows of `cost_table` as aligned text, values in words and bytes in GB."""
+    if not isinstance(rows, (list, tuple)):
+        raise TypeError(f"rows should be the list that cost_table returns, but got {check.describe(rows)}.")
+    if not rows:
+        raise ValueError("rows is empty: give the rows of cost_table(T, d_model, d_k).")
+    keys = ("quantity", "formula", "value", "unit")
+    for i, r in enumerate(rows):
+        if not isinstance(r, dict):
+            raise TypeError(f"Each row should be a dict with keys {', '.join(map(repr, keys))} (as cost_table "
+                            f"returns), but rows[{i}] is {check.describe(r)}.")
+        missing = [k for k in keys if k not in r]
+        if missing:
+            raise ValueError(f"Each row should be a dict with keys {', '.join(map(repr, keys))} (as cost_table "
+                             f"returns), but rows[{i}] is {check.describe(r)} without {', '.join(map(repr, missing))}.")
     lines = []
     width = max(len(r["quantity"]) for r in rows)
     fwidth = max(len(r["formula"]) for r in rows)
@@ -229,7 +264,8 @@ def cost_widget_data(T: float, d_k: int, *, d_model: int = 512, heads: int = 1, 
     "devices" (DEVICE_MEMORY), "fits" {device: bool}}. T may come from a log
     slider as a float: it is rounded to the nearest whole number.
     """
-    if isinstance(T, bool) or not isinstance(T, (int, float)) or not math.isfinite(T) or T < 1:
+    T = _real(T, "T", "a sequence length >= 1")
+    if T < 1:
         raise ValueError(f"T should be a sequence length >= 1, but got {T!r}.")
     T = int(round(T))
     rows = cost_table(T, d_model, d_k, dtype=dtype, heads=heads)

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable
 import torch
 
 from helpers import cost
+from helpers import validation as check
 
 # --------------------------------------------------------------------------------------
 # Device and dtype
@@ -242,6 +243,11 @@ def release_cuda_memory() -> None:
         torch.cuda.empty_cache()
 
 
+def _require_callable(value, name: str, what: str) -> None:
+    if not callable(value):
+        raise TypeError(f"{name} should be {what}, but got {check.describe(value)} ({value!r:.40}).")
+
+
 def find_largest_T(run: Callable[[int], object], sizes: Iterable[int],
                    out_of_memory: Callable[[BaseException], bool] = is_out_of_memory,
                    cleanup: Callable[[], None] | None = None) -> tuple[int | None, int | None]:
@@ -253,6 +259,16 @@ def find_largest_T(run: Callable[[int], object], sizes: Iterable[int],
     the failed attempt's tensors. (None, T0) means even the first size failed;
     (T_last, None) means all of them fitted.
     """
+    _require_callable(run, "run", "a function of T")
+    _require_callable(out_of_memory, "out_of_memory", "a function of an error")
+    if cleanup is not None:
+        _require_callable(cleanup, "cleanup", "a function without arguments, or None")
+    if isinstance(sizes, (str, bytes)) or not isinstance(sizes, Iterable):
+        raise TypeError(f"sizes should be a list of sequence lengths such as [1024, 2048], "
+                        f"but got {check.describe(sizes)} ({sizes!r:.40}).")
+    sizes = [check.positive_int(T, "each entry of sizes") for T in sizes]
+    if not sizes:
+        raise ValueError("sizes is empty: give at least one sequence length T to try, e.g. [1024, 2048].")
     largest = None
     for T in sorted(sizes):
         failed = False
@@ -280,6 +296,12 @@ def search_largest_T(run: Callable[[int], object], *, start: int = 1024, limit: 
     Returns (largest T that ran, smallest T seen to fail); (T, None) if all sizes up
     to `limit` ran, (None, start) if even `start` failed.
     """
+    start = check.positive_int(start, "start")
+    limit = check.positive_int(limit, "limit")
+    refine_to = check.positive_int(refine_to, "refine_to")
+    if start > limit:
+        raise ValueError(f"start should be at most limit (the largest T to try), but got start={start}, "
+                         f"limit={limit}.")
     sizes = []
     T = start
     while T <= limit:

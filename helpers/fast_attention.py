@@ -9,9 +9,9 @@ and the course's error messages. Notebook 07 times them against the textbook
 version and PyTorch's fused kernel: the gap between them is memory traffic.
 
 `checks=False` skips the checks that scan data (the mask's rows, NaN in the
-output) and keeps only the shape arithmetic: the benchmark times the maths that
-way, because on a GPU each scan makes Python wait for the GPU. Give it valid
-inputs: a NaN then passes through silently, as in the textbook formula.
+output) and every other check: the benchmark times the maths that way, because
+on a GPU each scan makes Python wait for the GPU. Give it valid inputs: a NaN
+then passes through silently, and a bad shape or dtype fails with torch's own error.
 """
 from __future__ import annotations
 
@@ -19,14 +19,14 @@ import math
 
 import torch
 
-from helpers.attention_torch import check_mask, check_qkv, refuse_nan
+from helpers import validation as check
+from helpers.attention_torch import check_mask, check_qkv, refuse_nonfinite
 
 
 def _batch_shape(Q, K, V, checks: bool) -> torch.Size:
-    if not isinstance(checks, bool):
-        raise TypeError(f"checks should be True or False, but got {checks!r}.")
-    if checks:
-        return check_qkv(Q, K, V)
+    """The broadcast batch shape (...) of Q, K, V, after the course's checks (checks=False: none)."""
+    if check.flag(checks, "checks"):
+        return check_qkv(Q, K, V)  # shapes, dtypes and devices
     return torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
 
 
@@ -47,12 +47,12 @@ def lean_attention(Q, K, V, mask=None, *, checks: bool = True):
     v = V.expand(*batch, T_k, d_v).reshape(-1, T_k, d_v)  # (n, T_k, d_v)
     S = torch.bmm(q, k.transpose(1, 2))  # (n, T_q, T_k): the one (T, T) buffer
     if mask is not None:
-        hidden = ~check_mask(mask, T_q, T_k) if checks else mask == 0  # (..., T_q, T_k)
+        hidden = ~check_mask(mask, T_q, T_k, batch) if checks else mask == 0  # (..., T_q, T_k)
         hidden = hidden.expand(*batch, T_q, T_k).reshape(-1, T_q, T_k)
         S.masked_fill_(hidden, float("-inf"))
     torch.softmax(S, dim=-1, out=S)  # in place: no second (T, T) buffer
     out = torch.bmm(S, v).reshape(*batch, T_q, d_v)  # (..., T_q, d_v)
-    return refuse_nan(out, Q=Q, K=K, V=V) if checks else out
+    return refuse_nonfinite(out, Q=Q, K=K, V=V) if checks else out
 
 
 def tiled_attention(Q, K, V, causal: bool = False, block: int = 128, *, checks: bool = True):
@@ -67,8 +67,8 @@ def tiled_attention(Q, K, V, causal: bool = False, block: int = 128, *, checks: 
     (..., T_q, d_k), (..., T_k, d_k), (..., T_k, d_v) -> (..., T_q, d_v).
     """
     batch = _batch_shape(Q, K, V, checks)
-    if isinstance(block, bool) or not isinstance(block, int) or block < 1:
-        raise ValueError(f"block should be a whole number of queries >= 1, but got {block!r}.")
+    causal = check.flag(causal, "causal")
+    block = check.whole_number(block, "block", 1)
     T_q, d_k, T_k, d_v = Q.shape[-2], Q.shape[-1], K.shape[-2], V.shape[-1]
     q = (Q * (1.0 / math.sqrt(d_k))).expand(*batch, T_q, d_k).reshape(-1, T_q, d_k)  # (n, T_q, d_k)
     k_t = K.expand(*batch, T_k, d_k).reshape(-1, T_k, d_k).transpose(1, 2)  # (n, d_k, T_k)
@@ -85,4 +85,4 @@ def tiled_attention(Q, K, V, causal: bool = False, block: int = 128, *, checks: 
         out[:, start:stop] = torch.bmm(S, v[:, :seen])  # (n, block, d_v)
         del S  # free this tile before the next one is allocated
     out = out.reshape(*batch, T_q, d_v)
-    return refuse_nan(out, Q=Q, K=K, V=V) if checks else out
+    return refuse_nonfinite(out, Q=Q, K=K, V=V) if checks else out

@@ -59,10 +59,20 @@ def soft_lookup(query, keys, values) -> tuple[np.ndarray, float]:
                          "a query is compared with each key by a dot product, so they need the same length.")
     if K.shape[0] != len(v):
         raise ValueError(f"There are {K.shape[0]} keys but {len(v)} values: every key needs exactly one value.")
-    scores = K @ q  # (n,)
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = K @ q  # (n,)
+    if not np.isfinite(scores).all():
+        raise ValueError(f"The scores keys @ query overflow (beyond {np.finfo(np.float64).max:.3g}): the query "
+                         "and keys are too large to compare by dot products. Scale them down, e.g. divide both "
+                         "by their largest entry.")
     weights = np.exp(scores - scores.max())
     weights /= weights.sum()
-    return weights, float(weights @ v)
+    with np.errstate(over="ignore", invalid="ignore"):
+        result = float(weights @ v)
+    if not np.isfinite(result):
+        raise ValueError("The blend weights @ values overflows float64: the values are too large to add up. "
+                         "Scale them down.")
+    return weights, result
 
 
 # ---------------------------------------------------------------- attempt 1 as a module
@@ -211,6 +221,8 @@ class Dataset:
     test_labels: np.ndarray
 
     def sentences(self, split: str = "train") -> list[str]:
+        """The sentences of one split ('train' or 'test') as text."""
+        split = check.one_of(split, "split", ("train", "test"))
         ids = {"train": self.train_ids, "test": self.test_ids}[split]
         return [" ".join(VOCAB[i] for i in row) for row in ids]
 
@@ -223,7 +235,7 @@ def make_dataset(task: str = "idiom", seed: int = 0) -> Dataset:
     in the test half.
     """
     _check_task(task)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check.seed(seed))
     all_sentences = [list(s) for s in itertools.product(HEADS, FILLERS, PARTNERS, TIMES, ENDINGS)]
     examples = [s.split() for s in EXAMPLES]
     train, test = [], []
@@ -246,8 +258,21 @@ def make_dataset(task: str = "idiom", seed: int = 0) -> Dataset:
     return Dataset(task, *encode(train), *encode(test))
 
 
+def _require_dataset(dataset, name: str) -> Dataset:
+    if not isinstance(dataset, Dataset):
+        raise TypeError(f"{name} should be the Dataset that make_dataset() returns, but got "
+                        f"{check.describe(dataset)}.")
+    return dataset
+
+
 def idiom_rate_by_word(dataset: Dataset, words: Sequence[str] = HEADS + PARTNERS) -> dict[str, float]:
-    """For each word: the fraction of training sentences containing it whose label is 1."""
+    """For each word (one word, or a list): the fraction of training sentences containing it whose label is 1."""
+    _require_dataset(dataset, "dataset")
+    if isinstance(words, str):
+        words = [words]
+    if not isinstance(words, (list, tuple)):
+        raise TypeError(f"words should be a list of words such as ['piece', 'cake'], but got "
+                        f"{check.describe(words)} ({words!r:.40}).")
     rates = {}
     for word in words:
         if word not in _INDEX:
@@ -265,7 +290,7 @@ def static_table(d_model: int = 16, seed: int = 0) -> np.ndarray:
     that differs between the models.
     """
     d_model = check.positive_int(d_model, "d_model")
-    return np.random.default_rng(10_000 + seed).standard_normal((len(VOCAB), d_model))
+    return np.random.default_rng(10_000 + check.seed(seed)).standard_normal((len(VOCAB), d_model))
 
 
 # ---------------------------------------------------------------- training
@@ -326,6 +351,8 @@ def _accuracy(logits: torch.Tensor, labels: torch.Tensor) -> float:
 def train_model(name: str, dataset: Dataset, *, steps: int = 150, lr: float = 0.01, d_model: int = 16,
                 seed: int = 0, record_every: int = 5) -> ModelRun:
     """Train one model full-batch with Adam for `steps` updates; return its curves and weights."""
+    _require_dataset(dataset, "dataset")
+    seed = check.seed(seed)
     steps = check.positive_int(steps, "steps")
     lr = check.positive_number(lr, "lr")
     record_every = check.positive_int(record_every, "record_every")
@@ -393,12 +420,15 @@ def run_experiment(task: str = "idiom", models: Sequence[str] = (PARAMETER_FREE,
     _check_task(task)
     if isinstance(models, str):
         models = (models,)
+    if not isinstance(models, (list, tuple)):
+        raise TypeError(f"models should be a list of model names from {', '.join(map(repr, MODELS))}, but got "
+                        f"{check.describe(models)} ({models!r:.40}).")
     if not models:
         raise ValueError(f"Give at least one model to train, from {', '.join(map(repr, MODELS))}.")
     for name in models:
         if name not in MODELS:
             raise ValueError(f"Unknown model {name!r}: choose from {', '.join(map(repr, MODELS))}.")
-    seed = int(seed)
+    seed = check.seed(seed)
     dataset = make_dataset(task, seed)
     runs = {name: train_model(name, dataset, steps=steps, lr=lr, d_model=d_model, seed=seed,
                               record_every=record_every) for name in models}
@@ -415,6 +445,9 @@ def training_snapshot(experiment: Experiment, step: int, example: int | str = 0)
     label, and for each model name: weights (T, T) at that step, loss and
     train_accuracy at that step, and the loss curve up to it.
     """
+    if not isinstance(experiment, Experiment):
+        raise TypeError(f"training_snapshot needs the result of run_experiment(), but got "
+                        f"{check.describe(experiment)}.")
     if isinstance(step, bool) or not isinstance(step, (int, np.integer)):
         raise TypeError(f"step should be a whole number, but got {type(step).__name__} ({step!r}).")
     if not 0 <= step <= experiment.steps:

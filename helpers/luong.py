@@ -22,7 +22,7 @@ import math
 import torch
 
 from helpers import validation as check
-from helpers.attention_torch import attention_weights, refuse_nan, scaled_dot_product_attention
+from helpers.attention_torch import attention_weights, refuse_nonfinite, scaled_dot_product_attention
 from helpers.running_example import EMBEDDINGS
 
 ENCODER_TOKENS = ("money", "bank", "grows")
@@ -86,7 +86,7 @@ def luong_dot_attention(s, H) -> tuple[torch.Tensor, torch.Tensor]:
     scores = H @ s  # (T_k,)
     weights = torch.softmax(scores, dim=0)  # (T_k,)
     context = weights @ H  # (d,)
-    return refuse_nan(context, s=s, H=H), weights
+    return refuse_nonfinite(context, s=s, H=H), weights
 
 
 def projections(d_model: int = D_MODEL, d_k: int = D_MODEL, seed: int = 0) -> dict[str, torch.Tensor]:

@@ -34,13 +34,52 @@ from __future__ import annotations
 
 import contextlib
 import math
+import numbers
 import os
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import torch
+
+from helpers import validation as check
+
+# --------------------------------------------------------------------------------------
+# Checks
+# --------------------------------------------------------------------------------------
+
+
+def _device(device) -> torch.device:
+    """'cpu', 'cuda', 'cuda:1' or a torch.device -> torch.device; a clear error for anything else."""
+    if isinstance(device, torch.device):
+        return device
+    if not isinstance(device, str):
+        raise TypeError(f"device should be 'cpu', 'cuda' or a torch.device, but got {check.describe(device)} "
+                        f"({device!r:.40}).")
+    try:
+        return torch.device(device)
+    except RuntimeError:
+        raise ValueError(f"device should be 'cpu', 'cuda' or a torch.device, but got {device!r:.40}.") from None
+
+
+def _function(fn, name: str = "fn") -> Callable:
+    """A function that can be called with no arguments (a lambda: ... wrapping the real call)."""
+    if not callable(fn):
+        raise TypeError(f"{name} should be a function called with no arguments (e.g. lambda: f(x)), "
+                        f"but got {check.describe(fn)} ({fn!r:.40}).")
+    return fn
+
+
+def _seconds(value, name: str) -> float:
+    """A finite number of seconds >= 0."""
+    if isinstance(value, (bool, str)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} should be a number of seconds >= 0, but got {check.describe(value)} "
+                        f"({value!r:.40}).")
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"{name} should be a finite number of seconds >= 0, but got {value}.")
+    return float(value)
+
 
 # --------------------------------------------------------------------------------------
 # Time
@@ -52,9 +91,7 @@ def cpu_threads(n: int | None):
     """Run the block with torch using `n` CPU threads (None: leave as is); restore afterwards."""
     before = torch.get_num_threads()
     if n is not None:
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise ValueError(f"num_threads should be a whole number >= 1, but got {n!r}.")
-        torch.set_num_threads(n)
+        torch.set_num_threads(check.whole_number(n, "num_threads", 1))
     try:
         yield
     finally:
@@ -63,13 +100,14 @@ def cpu_threads(n: int | None):
 
 def synchronize(device) -> None:
     """Wait for all queued GPU work (a no-op on the CPU)."""
-    if torch.device(device).type == "cuda":
+    if _device(device).type == "cuda":
         torch.cuda.synchronize(device)
 
 
 def one_sample(fn: Callable, device, number: int) -> float:
     """Seconds per call of `fn`, averaged over `number` back-to-back calls."""
-    if torch.device(device).type == "cuda":
+    fn, number = _function(fn), check.whole_number(number, "number", 1)
+    if _device(device).type == "cuda":
         with torch.cuda.device(device):  # events and streams of the GPU being timed, not of GPU 0
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             synchronize(device)
@@ -109,10 +147,17 @@ def time_calls(functions: dict[str, Callable], device="cpu", *, warmup: int = 2,
     so clock resolution and launch overhead do not dominate; with
     `min_sample_s=0` every sample is one call (for slow functions: no extra run).
     """
+    if not isinstance(functions, Mapping):
+        raise TypeError(f"functions should be a dict {{name: function}}, e.g. {{'naive': lambda: f(x)}}, "
+                        f"but got {check.describe(functions)}.")
     if not functions:
         raise ValueError("Give at least one function to time.")
-    if repeats < 1 or warmup < 0:
-        raise ValueError(f"repeats should be >= 1 and warmup >= 0, but got repeats={repeats}, warmup={warmup}.")
+    for name, fn in functions.items():
+        _function(fn, f"functions[{name!r}]")
+    _device(device)
+    warmup = check.whole_number(warmup, "warmup", 0)
+    repeats = check.whole_number(repeats, "repeats", 1)
+    min_sample_s = _seconds(min_sample_s, "min_sample_s")
     timings = {name: Timing() for name in functions}
     with cpu_threads(num_threads):
         numbers = {}
@@ -134,7 +179,20 @@ def time_calls(functions: dict[str, Callable], device="cpu", *, warmup: int = 2,
 
 def paired_ratio(timings: dict[str, Timing], numerator: str, denominator: str) -> float:
     """Median over rounds of t_numerator / t_denominator (robust to load that varies between rounds)."""
+    if not isinstance(timings, Mapping):
+        raise TypeError(f"timings should be the dict {{name: Timing}} that time_calls returns, "
+                        f"but got {check.describe(timings)}.")
+    for which, name in (("numerator", numerator), ("denominator", denominator)):
+        if name not in timings:
+            raise ValueError(f"{which} {name!r:.40} is not one of the timed functions: "
+                             f"{', '.join(map(repr, timings))}.")
     a, b = timings[numerator].samples, timings[denominator].samples
+    if not a or not b:
+        raise ValueError(f"paired_ratio needs samples of both functions, but {numerator!r} has {len(a)} and "
+                         f"{denominator!r} has {len(b)}.")
+    if min(b) <= 0:
+        raise ValueError(f"A sample of {denominator!r} took {min(b)} s, and a ratio cannot divide by it: "
+                         "time it with a larger min_sample_s so that every sample is longer than the clock's tick.")
     return statistics.median(x / y for x, y in zip(a, b))
 
 
@@ -188,12 +246,19 @@ def cpu_peak_bytes(fn: Callable) -> int:
     """Peak extra bytes torch's CPU allocator handed out during one call of `fn` (profiler replay)."""
     from torch.autograd import profiler
 
+    fn = _function(fn)
     with _quiet_native_stderr():
+        ran = None  # None: the profiler did not start; False: fn raised; True: fn returned
         try:
             with profiler.profile(profile_memory=True, use_kineto=False) as prof:
+                ran = False
                 result = fn()
+                ran = True
                 del result
-        except (TypeError, RuntimeError):  # a torch without the legacy profiler
+        except (TypeError, RuntimeError):
+            if ran is False:  # fn's own error: let it through, without calling fn a second time
+                raise
+            # a torch without the legacy profiler
             with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
                                         profile_memory=True) as prof:
                 result = fn()
@@ -203,6 +268,7 @@ def cpu_peak_bytes(fn: Callable) -> int:
 
 def cuda_peak_bytes(fn: Callable, device="cuda") -> int:
     """Peak extra bytes on the GPU during one call: reset_peak_memory_stats, call, max_memory_allocated."""
+    fn = _function(fn)
     synchronize(device)
     before = torch.cuda.memory_allocated(device)
     torch.cuda.reset_peak_memory_stats(device)
@@ -215,6 +281,6 @@ def cuda_peak_bytes(fn: Callable, device="cuda") -> int:
 
 def peak_memory_bytes(fn: Callable, device="cpu") -> int:
     """Peak extra bytes torch holds during one call of `fn`, on CUDA or on the CPU."""
-    if torch.device(device).type == "cuda":
+    if _device(device).type == "cuda":
         return cuda_peak_bytes(fn, device)
     return cpu_peak_bytes(fn)

@@ -37,6 +37,8 @@ POWERS_OF_TWO: tuple[int, ...] = tuple(2**p for p in range(11))
 _CHUNK_ELEMENTS = 2**20
 #: Largest head size the functions accept (keeps a typo from asking for gigabytes).
 MAX_D = 8192
+#: The component spreads σ the functions accept: σ⁸ (in the fourth moment) stays far from float64's limits.
+SIGMA_RANGE = (1e-10, 1e10)
 
 
 # --------------------------------------------------------------------------- checks
@@ -67,16 +69,23 @@ def _dimension(d, name: str) -> int:
 
 
 def _count(n, name: str, least: int) -> int:
-    n = check.positive_int(int(n) if isinstance(n, np.integer) else n, name)
-    if n < least:
+    if isinstance(n, numbers.Integral) and not isinstance(n, bool) and n < least:  # 0 too: name the real minimum
         raise ValueError(f"{name} should be at least {least} to measure a spread, but got {n}.")
-    return n
+    return check.positive_int(n, name)
 
 
 def _seed(seed) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise TypeError(f"seed should be a whole number >= 0, but got {check.describe(seed)} ({seed!r}).")
-    return int(seed)
+    return check.seed(seed)
+
+
+def _sigma(sigma) -> float:
+    """A standard deviation σ > 0 inside SIGMA_RANGE (σ⁴ and σ⁸ must not overflow or vanish)."""
+    sigma = check.positive_number(sigma, "sigma")
+    low, high = SIGMA_RANGE
+    if not low <= sigma <= high:
+        raise ValueError(f"sigma should be between {low:g} and {high:g}, but got {sigma:g}: the variances d·σ⁴ "
+                         "(and their spread, with σ⁸) would overflow or vanish in float64. Try sigma = 1.0 or 2.0.")
+    return sigma
 
 
 def _workers() -> int:
@@ -97,7 +106,7 @@ def nested_dot_products(d_values=POWERS_OF_TWO, n_pairs: int = 50_000, sigma: fl
     """
     d = _d_values(d_values)
     n_pairs = _count(n_pairs, "n_pairs", 2)
-    sigma = check.positive_number(sigma, "sigma")
+    sigma = _sigma(sigma)
     seed = _seed(seed)
     d_max = int(d[-1])
     starts = np.concatenate([[0], d[:-1]])             # block j holds components d[j-1] .. d[j]-1
@@ -173,10 +182,14 @@ def fit_variance_line(d, var) -> dict:
     d = check.vector(d, "d")
     var = check.vector(var, "var")
     check.require_same_length(d, var, "d", "var", "each dimension needs one measured variance.")
-    if (d <= 0).any() or (var <= 0).any():
-        raise ValueError("d and var should be positive numbers (dimensions and variances).")
+    for name, values, what in (("d", d, "dimensions"), ("var", var, "variances")):
+        if (values <= 0).any():
+            raise ValueError(f"{name} should hold positive numbers ({what}), but holds {values[values <= 0][0]:g}.")
     if len(d) < 2:
         raise ValueError("Give at least two (d, var) points to fit a line.")
+    if len(np.unique(d)) < 2:
+        raise ValueError(f"d should hold at least two different dimensions to fit a line, but holds only "
+                         f"{d[0]:g}: a slope needs two places to compare.")
     slope = float((d * var).sum() / (d * d).sum())
     exponent, intercept = np.polyfit(np.log(d), np.log(var), 1)
     return {"slope": slope, "exponent": float(exponent), "coefficient": float(np.exp(intercept))}
@@ -291,8 +304,11 @@ def saturation_table(d_values=POWERS_OF_TWO, *, T: int = 16, n_queries: int = 51
     score_std, max_weight, entropy_bits, effective_keys, grad_median, top2_share.
     """
     d = _d_values(d_values)
+    T = _count(T, "T (the number of keys)", 2)
+    n_queries = _count(n_queries, "n_queries", 2)
+    seed = _seed(seed)
     keys = ("score_std", "max_weight", "entropy_bits", "effective_keys", "grad_median", "top2_share")
-    table = {"d": d, "T": int(T), "max_entropy_bits": math.log2(T)}
+    table = {"d": d, "T": T, "max_entropy_bits": math.log2(T)}
     for mode, scaled in (("unscaled", False), ("scaled", True)):
         snaps = [attention_snapshot(int(dk), scaled, T=T, n_queries=n_queries, seed=seed) for dk in d]
         columns = {k: np.array([s[k] for s in snaps]) for k in keys if k != "score_std"}

@@ -248,7 +248,7 @@ def test_an_additive_mask_is_refused_with_the_convention_spelled_out():
 
 
 def test_inf_in_an_input_is_reported_not_returned_as_nan():
-    from helpers.attention_torch import refuse_nan
+    from helpers.attention_torch import refuse_nonfinite
 
     Q = torch.randn(1, 4, 3)
     K = Q.clone()
@@ -265,7 +265,7 @@ def test_inf_in_an_input_is_reported_not_returned_as_nan():
     with pytest.raises(ValueError, match="too large for torch.float16"):
         scaled_dot_product_attention(big, big, big)
     out = torch.ones(2)
-    assert refuse_nan(out, x=torch.zeros(1)) is out
+    assert refuse_nonfinite(out, x=torch.zeros(1)) is out
 
 
 def test_mixed_dtypes_empty_axes_and_bad_batches_are_named():

@@ -76,3 +76,13 @@ def test_script_rejects_bad_arguments(args, message, capsys):
         script.main(args)
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_script_passes_its_checked_arguments_to_the_benchmark(monkeypatch, capsys):
+    script = load_script()
+    seen = {}
+    monkeypatch.setattr(bench, "run_benchmark", lambda **kwargs: seen.update(kwargs) or [])
+    assert script.main(["--device", "cpu", "--dtype", "fp32", "--sizes", "16", "--impl", "naive",
+                        "--no-memory"]) == 0
+    assert seen["dtypes"] == ["float32"] and seen["sizes"] == [16] and seen["impls"] == ["naive"]
+    assert seen["memory"] is False

@@ -60,7 +60,7 @@ def test_the_timed_call_builds_no_mask_and_runs_no_checks(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a check ran inside the timed call")
 
-    monkeypatch.setattr(fast_attention, "refuse_nan", refuse)
+    monkeypatch.setattr(fast_attention, "refuse_nonfinite", refuse)
     monkeypatch.setattr(fast_attention, "check_mask", refuse)
     monkeypatch.setattr(fast_attention, "check_qkv", refuse)
     Q, K, V = bench.make_qkv(2, 9, 4)
@@ -287,3 +287,41 @@ def test_notebook_07_quotes_the_reference_numbers_as_they_are_kept():
     assert qk + sv > sdpa_4d              # "the two products alone add up to more than SDPA's whole call"
     assert round(sdpa_3d / sdpa_4d) == 5  # "about five times slower than the 4-D call"
     assert "about five times slower than the 4-D call" in text
+
+
+# ---------------------------------------------------------------- bad arguments
+
+def test_run_benchmark_takes_one_name_or_one_size_as_a_list_of_one():
+    """dtypes="float32" was read letter by letter ("Unknown dtype 'f'"), sizes=16 was 'not iterable'."""
+    rows = bench.run_benchmark(device="cpu", dtypes="fp32", sizes=16, memory=16, impls="naive", batch_heads=1,
+                               d_k=4, repeats=1, warmup=0)
+    assert [(r.impl, r.dtype, r.T) for r in rows] == [("naive", "float32", 16)]
+    assert rows[0].peak_bytes is not None
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(dtypes=["float32", "f32x"]), ValueError, "In dtypes: Unknown dtype 'f32x': expected one of"),
+    (dict(dtypes=[]), ValueError, "dtypes is empty"),
+    (dict(dtypes=32), TypeError, "dtypes should be a list of names such as"),
+    (dict(impls=["naive", "magic"]), ValueError, "each entry of impls should be one of 'naive', 'lean'"),
+    (dict(impls=[]), ValueError, "impls is empty"),
+    (dict(impls=5), TypeError, "impls should be a list of names"),
+    (dict(sizes="16"), TypeError, "sizes should be a list of sequence lengths such as"),
+    (dict(sizes=[16, 0]), ValueError, "each entry of sizes should be at least 1"),
+    (dict(memory="yes"), TypeError, "memory should be True, False or a list of sequence lengths"),
+    (dict(causal="no"), TypeError, "causal should be True or False"),
+    (dict(repeats=0), ValueError, "repeats should be a whole number >= 1"),
+    (dict(seed=1.5), TypeError, "seed should be a whole number >= 0"),
+])
+def test_run_benchmark_names_the_bad_argument(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        bench.run_benchmark(**{"device": "cpu", "sizes": (16,), "batch_heads": 1, "d_k": 4, **kwargs})
+
+
+def test_format_table_and_ratios_want_the_rows_of_run_benchmark():
+    with pytest.raises(TypeError, match=r"rows should hold the Row objects that run_benchmark returns, but rows\[0\]"):
+        bench.format_table([{"impl": "naive"}])
+    with pytest.raises(TypeError, match="rows should be the list that run_benchmark returns"):
+        bench.ratios(None)
+    with pytest.raises(TypeError, match="seed should be a whole number >= 0"):
+        bench.make_qkv(1, 4, 4, seed="a")

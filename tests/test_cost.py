@@ -3,6 +3,7 @@ import math
 import re
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
@@ -174,3 +175,61 @@ def test_forward_flops_and_tflops():
         cost.tflops_per_second(1e9, 0.0)
     with pytest.raises(ValueError, match="flops should be >= 0"):
         cost.tflops_per_second(-1, 1.0)
+
+
+# ---------------------------------------------------------------- bad arguments
+
+@pytest.mark.parametrize("flops, seconds, error, match", [
+    (math.nan, 1.0, ValueError, "flops should be a count of floating-point operations >= 0, a finite number, "
+                                "but got nan"),
+    (math.inf, 1.0, ValueError, "flops should be .* a finite number, but got inf"),
+    (1e9, math.inf, ValueError, "seconds should be a positive time, a finite number, but got inf"),
+    (1e9, math.nan, ValueError, "seconds should be a positive time, a finite number, but got nan"),
+    ("1e9", 1.0, TypeError, "flops should be a count of floating-point operations >= 0, but got str"),
+])
+def test_tflops_per_second_refuses_non_finite_numbers(flops, seconds, error, match):
+    with pytest.raises(error, match=match):
+        cost.tflops_per_second(flops, seconds)
+
+
+def test_projection_flops_names_the_callers_argument():
+    """It said 'n should be at least 1', the name of matmul_flops' own argument."""
+    with pytest.raises(ValueError, match="d_model should be at least 1, but got 0"):
+        cost.projection_flops(8, 0, 4)
+    with pytest.raises(ValueError, match="d_k should be at least 1, but got 0"):
+        cost.projection_flops(8, 4, 0)
+    with pytest.raises(ValueError, match="d_v should be at least 1, but got 0"):
+        cost.projection_flops(8, 4, 4, d_v=0)
+
+
+def test_a_numpy_type_as_dtype_gets_a_plain_message():
+    with pytest.raises(TypeError, match=r"but got the NumPy type float32: write the name as text instead, "
+                                        r"e.g. dtype='float32'"):
+        cost.score_matrix_bytes(8, np.float32)
+    with pytest.raises(TypeError, match="the NumPy type float64"):
+        cost.bytes_per_number(np.dtype("float64"))
+
+
+def test_format_cost_table_checks_its_rows():
+    with pytest.raises(ValueError, match=r"Each row should be a dict with keys 'quantity', 'formula', 'value', "
+                                         r"'unit' \(as cost_table returns\), but rows\[0\] is dict without 'formula'"):
+        cost.format_cost_table([{"quantity": "x", "value": 1, "unit": "FLOPs"}])
+    with pytest.raises(ValueError, match="rows is empty: give the rows of cost_table"):
+        cost.format_cost_table([])
+    with pytest.raises(TypeError, match="rows should be the list that cost_table returns"):
+        cost.format_cost_table(None)
+
+
+def test_numpy_integers_count_as_whole_numbers():
+    four, sixty_four = np.int64(4), np.int64(64)
+    assert cost.format_bytes(np.int64(4)) == "4 B"
+    assert cost.format_bytes(np.float32(2e9)) == cost.format_bytes(2e9)
+    assert cost.format_count(np.int64(196_608)) == "197 thousand"
+    data = cost.cost_widget_data(np.int64(1000), sixty_four, d_model=np.int64(512), heads=four)
+    assert data == cost.cost_widget_data(1000, 64, d_model=512, heads=4)
+    assert cost.score_matrix_bytes(sixty_four, heads=four) == 4 * 64 * 64 * 4
+    assert cost.attention_flops(four, four, causal=np.bool_(True)) == cost.attention_flops(4, 4, causal=True)
+    with pytest.raises(TypeError, match="n should be a number of bytes >= 0, but got bool"):
+        cost.format_bytes(True)
+    with pytest.raises(TypeError, match="T should be a sequence length >= 1, but got str"):
+        cost.cost_widget_data("16", 64)

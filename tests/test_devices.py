@@ -222,3 +222,34 @@ def test_available_memory_reads_memavailable(monkeypatch, tmp_path):
     assert devices.available_memory_bytes("cpu") == 2_000_000 * 1024
     meminfo.write_text("MemTotal:       8000000 kB\n")
     assert devices.available_memory_bytes("cpu") is None
+
+
+# ---------------------------------------------------------------- bad arguments to the search
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(start=0), ValueError, "start should be at least 1, but got 0"),
+    (dict(start=-4), ValueError, "start should be at least 1, but got -4"),
+    (dict(start=1.5), TypeError, "start should be a whole number"),
+    (dict(refine_to=0), ValueError, "refine_to should be at least 1"),
+    (dict(limit=None), TypeError, "limit should be a whole number"),
+    (dict(start=4096, limit=1024), ValueError, "start should be at most limit"),
+])
+def test_search_largest_T_checks_its_numbers_before_looping(kwargs, error, match):
+    """start=0 used to double 0 forever; every number is checked before the first run."""
+    run, tried = fake_run(10**9)
+    with pytest.raises(error, match=match):
+        devices.search_largest_T(run, **kwargs)
+    assert tried == []
+
+
+def test_find_largest_T_checks_run_and_sizes():
+    run, tried = fake_run(10**9)
+    with pytest.raises(TypeError, match="sizes should be a list of sequence lengths"):
+        devices.find_largest_T(run, 1024)
+    with pytest.raises(ValueError, match="each entry of sizes should be at least 1"):
+        devices.find_largest_T(run, [1024, 0])
+    with pytest.raises(ValueError, match="sizes is empty"):
+        devices.find_largest_T(run, [])
+    with pytest.raises(TypeError, match="run should be a function of T"):
+        devices.find_largest_T(None, [1024])
+    assert tried == []

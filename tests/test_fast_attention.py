@@ -1,4 +1,5 @@
 """helpers.fast_attention: the lean and tiled forms give the textbook result, errors and all."""
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -34,7 +35,7 @@ def test_tiled_attention_never_holds_the_whole_matrix():
 
 @pytest.mark.parametrize("impl", [lean_attention, tiled_attention])
 @pytest.mark.parametrize("tensor", [0, 1, 2])
-def test_fast_variants_refuse_nan_with_the_courses_message(impl, tensor):
+def test_fast_variants_refuse_nonfinite_with_the_courses_message(impl, tensor):
     Q, K, V = (t.clone() for t in make_qkv(1, 6, 4))
     (Q, K, V)[tensor][0, 0, 3, 1] = float("nan")
     name = "QKV"[tensor]
@@ -83,3 +84,40 @@ def test_without_checks_nothing_is_scanned():
     assert torch.isnan(tiled_attention(Q, K, V, checks=False)).any()
     with pytest.raises(TypeError, match="checks should be True or False"):
         lean_attention(Q, K, V, checks="no")
+
+
+# ---------------------------------------------------------------- bad arguments
+
+@pytest.mark.parametrize("causal", ["no", 0, None])
+def test_tiled_attention_takes_only_true_or_false_for_causal(causal):
+    """causal="no" used to run causal attention (any non-empty text is true)."""
+    Q, K, V = make_qkv(1, 6, 4)
+    with pytest.raises(TypeError, match="causal should be True or False"):
+        tiled_attention(Q, K, V, causal)
+
+
+def test_tiled_attention_takes_numpy_integers_for_block():
+    Q, K, V = make_qkv(1, 9, 4)
+    torch.testing.assert_close(tiled_attention(Q, K, V, block=np.int64(4)), tiled_attention(Q, K, V, block=4))
+    with pytest.raises(TypeError, match="block should be a whole number >= 1, but got float"):
+        tiled_attention(Q, K, V, block=4.0)
+
+
+def test_lean_attention_refuses_a_mask_whose_batch_does_not_fit():
+    """A raw `expand` error before."""
+    Q, K, V = make_qkv(2, 5, 4)  # batch (1, 2)
+    with pytest.raises(ValueError, match=r"mask has batch dimensions \(3, 1\)"):
+        lean_attention(Q, K, V, torch.ones(3, 1, 5, 5))
+    fits = torch.ones(1, 2, 5, 5)
+    torch.testing.assert_close(lean_attention(Q, K, V, fits, checks=False), lean_attention(Q, K, V))
+
+
+@pytest.mark.parametrize("impl", [lean_attention, tiled_attention])
+def test_mixed_dtypes_are_refused_clearly(impl):
+    """'expected scalar type Double but found Float' before."""
+    Q, K, V = make_qkv(1, 5, 4)
+    for args, other in (((Q.double(), K, V), "K"), ((Q, K, V.double()), "V")):
+        with pytest.raises((TypeError, ValueError)) as error:
+            impl(*args)
+        message = str(error.value)
+        assert "dtype" in message and "torch.float64" in message and "torch.float32" in message and other in message

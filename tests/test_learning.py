@@ -356,3 +356,55 @@ def test_widget_rejects_what_it_cannot_show(experiment):
         training_widget(run_experiment(models=PARAMETER_FREE, steps=2))
     with pytest.raises(ValueError, match="between 0 and 150"):
         training_widget(experiment, step=500)
+
+
+# ---------------------------------------------------------------- bad arguments
+
+def test_dataset_sentences_names_the_splits():
+    data = make_dataset()
+    with pytest.raises(ValueError, match="split should be one of 'train', 'test', but got 'val'"):
+        data.sentences("val")
+    assert len(data.sentences("test")) == 512
+
+
+def test_idiom_rate_by_word_takes_one_word_as_a_list_of_one():
+    """'piece' was read letter by letter: "'p' is not in the vocabulary"."""
+    data = make_dataset()
+    assert idiom_rate_by_word(data, "piece") == idiom_rate_by_word(data, ["piece"])
+    with pytest.raises(TypeError, match="words should be a list of words such as"):
+        idiom_rate_by_word(data, 5)
+    with pytest.raises(TypeError, match="dataset should be the Dataset that make_dataset"):
+        idiom_rate_by_word(None)
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(models=5), TypeError, "models should be a list of model names from 'parameter-free'"),
+    (dict(seed="a"), TypeError, r"seed should be a whole number >= 0, but got str \('a'\)"),
+    (dict(seed=1.7), TypeError, r"seed should be a whole number >= 0, but got float \(1.7\)"),
+    (dict(seed=-1), ValueError, "seed should be a whole number >= 0, but got -1"),
+])
+def test_run_experiment_names_the_bad_argument(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        run_experiment(steps=1, **kwargs)
+
+
+def test_seeds_are_checked_where_they_enter():
+    with pytest.raises(TypeError, match="seed should be a whole number >= 0"):
+        make_dataset(seed="a")
+    with pytest.raises(TypeError, match="seed should be a whole number >= 0"):
+        static_table(seed="a")
+    assert np.array_equal(make_dataset(seed=np.int64(3)).train_ids, make_dataset(seed=3).train_ids)
+
+
+def test_results_of_the_wrong_kind_are_named():
+    with pytest.raises(TypeError, match="training_snapshot needs the result of run_experiment"):
+        training_snapshot(None, 0)
+    with pytest.raises(TypeError, match="dataset should be the Dataset that make_dataset"):
+        learning.train_model(LEARNED, None)
+
+
+def test_soft_lookup_refuses_overflowing_scores_instead_of_returning_nan():
+    with pytest.raises(ValueError, match="The scores keys @ query overflow .*Scale them down"):
+        soft_lookup([1e200, 0.0], [[1e200, 0.0], [-1e200, 0.0]], [1.0, 2.0])
+    weights, result = soft_lookup([1e150, 0.0], [[1e150, 0.0], [-1e150, 0.0]], [1.0, 2.0])  # large, but finite
+    assert weights.tolist() == [1.0, 0.0] and result == 1.0

@@ -5,6 +5,7 @@ is that the measurement code measures what it says: synchronisation points,
 interleaving, and the peak-memory bookkeeping, on the CPU for real and on CUDA
 with stand-ins.
 """
+import math
 import tracemalloc
 from types import SimpleNamespace
 
@@ -54,7 +55,7 @@ def test_time_calls_loops_fast_functions_to_a_measurable_sample():
 def test_time_calls_bad_arguments():
     with pytest.raises(ValueError, match="at least one function"):
         measure.time_calls({})
-    with pytest.raises(ValueError, match="repeats should be >= 1"):
+    with pytest.raises(ValueError, match="repeats should be a whole number >= 1"):
         measure.time_calls({"f": lambda: None}, repeats=0)
 
 
@@ -144,3 +145,59 @@ def test_cuda_peak_bytes_uses_the_allocator_counters(monkeypatch):
     monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda device=None: 5000)
     assert measure.peak_memory_bytes(lambda: log.append("call"), "cuda") == 4000
     assert log == ["sync", "reset", "call", "sync"]
+
+
+# ---------------------------------------------------------------- bad arguments
+
+@pytest.mark.parametrize("number", [0, -1])
+def test_one_sample_needs_at_least_one_call(number):
+    """number=0 divided by zero, number=-1 returned a negative time."""
+    with pytest.raises(ValueError, match="number should be a whole number >= 1"):
+        measure.one_sample(lambda: None, "cpu", number)
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(min_sample_s=math.nan), ValueError, "min_sample_s should be a finite number of seconds >= 0, but got nan"),
+    (dict(min_sample_s=-1.0), ValueError, "min_sample_s should be a finite number of seconds >= 0"),
+    (dict(min_sample_s="0.1"), TypeError, "min_sample_s should be a number of seconds"),
+    (dict(warmup=-1), ValueError, "warmup should be a whole number >= 0"),
+    (dict(warmup=1.5), TypeError, "warmup should be a whole number >= 0"),
+    (dict(repeats=2.0), TypeError, "repeats should be a whole number >= 1"),
+    (dict(device="gpu"), ValueError, "device should be 'cpu', 'cuda' or a torch.device"),
+])
+def test_time_calls_names_the_bad_argument(kwargs, error, match):
+    calls = []
+    with pytest.raises(error, match=match):
+        measure.time_calls({"f": lambda: calls.append(1)}, **kwargs)
+    assert calls == []  # refused before anything ran
+
+
+def test_time_calls_wants_a_dict_of_functions():
+    with pytest.raises(TypeError, match=r"functions should be a dict \{name: function\}.*got list of length 1"):
+        measure.time_calls([lambda: None])
+    with pytest.raises(TypeError, match=r"functions\['f'\] should be a function called with no arguments"):
+        measure.time_calls({"f": 3})
+
+
+def test_paired_ratio_names_the_functions_that_exist():
+    t = {"a": measure.Timing([0.002]), "b": measure.Timing([0.001])}
+    with pytest.raises(ValueError, match="denominator 'c' is not one of the timed functions: 'a', 'b'"):
+        measure.paired_ratio(t, "a", "c")
+    with pytest.raises(ValueError, match="took 0.0 s"):
+        measure.paired_ratio({"a": measure.Timing([0.002]), "b": measure.Timing([0.0])}, "a", "b")
+
+
+@pytest.mark.parametrize("error", [TypeError, RuntimeError])
+def test_cpu_peak_bytes_lets_the_functions_own_error_through_once(error):
+    """The profiler fallback caught TypeError/RuntimeError and called the function a second time."""
+    calls = []
+
+    def broken():
+        calls.append(1)
+        raise error("the function's own bug")
+
+    with pytest.raises(error, match="the function's own bug"):
+        measure.cpu_peak_bytes(broken)
+    assert calls == [1]
+    with pytest.raises(TypeError, match="fn should be a function called with no arguments"):
+        measure.cpu_peak_bytes(torch.ones(3))

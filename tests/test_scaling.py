@@ -93,7 +93,7 @@ def test_variance_table_matches_d_sigma4_and_the_scaling_rule():
     (lambda: nested_dot_products([4], n_pairs=1), ValueError, "at least 2"),
     (lambda: nested_dot_products([4], sigma=0.0), ValueError, "greater than 0"),
     (lambda: nested_dot_products([4], sigma="1"), TypeError, "sigma should be a number"),
-    (lambda: nested_dot_products([4], seed=-1), TypeError, "seed"),
+    (lambda: nested_dot_products([4], seed=-1), ValueError, "seed should be a whole number >= 0"),
     (lambda: sample_dot_products(0), ValueError, "at least 1"),
 ])
 def test_sampling_rejects_bad_input_clearly(call, error, match):
@@ -318,3 +318,35 @@ def test_widget_rejects_a_d_k_off_the_slider():
     with pytest.raises(ValueError, match="slider"):
         scaling_widget(d_k=100)
     assert 1024 in POWERS_OF_TWO
+
+
+# ----------------------------------------------------------------------------- bad arguments
+
+@pytest.mark.parametrize("T, error, match", [
+    (0, ValueError, r"T \(the number of keys\) should be at least 2 to measure a spread, but got 0"),
+    ("16", TypeError, r"T \(the number of keys\) should be a whole number, but got str"),
+])
+def test_saturation_table_checks_T_before_taking_its_logarithm(T, error, match):
+    """T=0 said 'math domain error', T="16" 'must be real number'."""
+    with pytest.raises(error, match=match):
+        saturation_table([1, 2], T=T)
+
+
+@pytest.mark.parametrize("sigma", [1e200, 1e-200])
+def test_variance_table_refuses_a_sigma_whose_powers_overflow_or_vanish(sigma):
+    """sigma=1e200 raised OverflowError, sigma=1e-200 gave ratio nan."""
+    with pytest.raises(ValueError, match=r"sigma should be between 1e-10 and 1e\+10, but got"):
+        variance_table([1, 2], n_pairs=100, sigma=sigma)
+
+
+@pytest.mark.parametrize("sigma", [1e-10, 1e10])
+def test_variance_table_is_finite_at_the_ends_of_the_sigma_range(sigma):
+    table = variance_table([1, 2, 8192], n_pairs=100, sigma=sigma)
+    assert np.isfinite(table["ratio"]).all() and np.isfinite(table["noise"]).all()
+
+
+def test_fit_variance_line_needs_two_different_dimensions():
+    with pytest.raises(ValueError, match="d should hold at least two different dimensions"):
+        fit_variance_line([2, 2], [1, 3])
+    with pytest.raises(ValueError, match="d should hold positive numbers .* but holds -1"):
+        fit_variance_line([-1, 2], [1, 3])
