@@ -7,14 +7,15 @@ from helpers.running_example import EMBEDDINGS, SENTENCE_MONEY, SENTENCE_RIVER, 
 
 
 def test_T_and_d():
-    assert ex00.check_T_and_d((3, 4)).passed
-    assert ex00.check_T_and_d(embed(SENTENCE_MONEY).shape).passed
+    assert ex00.check_T_and_d((5, 4)).passed
+    assert ex00.check_T_and_d(embed(ex00.SHAPE_SENTENCE).shape).passed
+    assert ex00.SHAPE_SENTENCE != SENTENCE_MONEY   # not the (3, 4) printed in the notebook
 
 
 @pytest.mark.parametrize(
     "answer, message",
-    [(None, "still None"), ("3, 4", "expected a tuple"), ((4, 3), "swapped"), ((2, 4), "Count the words"),
-     ((3, 2), "T is right"), ((3.0, 4.0), "whole numbers"), ((3,), "expected a tuple")],
+    [(None, "still None"), ("5, 4", "expected a tuple"), ((4, 5), "swapped"), ((3, 4), "Count the words"),
+     ((5, 2), "T is right"), ((5.0, 4.0), "whole numbers"), ((5,), "expected a tuple")],
 )
 def test_T_and_d_feedback(answer, message):
     feedback = ex00.check_T_and_d(answer)
@@ -34,34 +35,43 @@ def test_weights_symbol(answer, passed, message):
 
 def test_solutions_00_show_code():
     assert "E.shape" in repr(ex00.solution_T_and_d())
+    namespace = {"embed": embed}
+    exec(ex00.solution_T_and_d().code, namespace)
+    assert ex00.check_T_and_d(namespace["answer"]).passed
     assert 'answer = "W"' in repr(ex00.solution_weights_symbol())
 
 
-def test_river_matrix():
-    assert ex01.check_river_matrix(embed(SENTENCE_RIVER)).passed
-    assert ex01.check_river_matrix(embed(SENTENCE_RIVER).tolist()).passed
+SENTENCE = ex01.MATRIX_SENTENCE
+
+
+def test_sentence_matrix():
+    assert ex01.check_sentence_matrix(embed(SENTENCE)).passed
+    assert ex01.check_sentence_matrix(embed(SENTENCE).tolist()).passed
 
 
 @pytest.mark.parametrize(
     "answer, message",
-    [(None, "forget to `return`"), ("river bank flows", "should be numbers"),
-     (embed(SENTENCE_RIVER).T, "the words are columns"), (embed(SENTENCE_MONEY), "money bank grows"),
-     (embed("flows bank river"), "row 0 should be the vector of 'river'"), (np.zeros((2, 4)), "shape (2, 4)")],
+    [(None, "forget to `return`"), (SENTENCE, "should be numbers"),
+     (embed(SENTENCE).T, "the words are columns"), (embed(SENTENCE_MONEY), "three words"),
+     (embed(SENTENCE_RIVER), "three words"),
+     (embed("flows bank river money grows"), "row 0 should be the vector of 'river'"),
+     (np.zeros((2, 4)), "shape (2, 4)")],
 )
-def test_river_matrix_feedback(answer, message):
-    feedback = ex01.check_river_matrix(answer)
+def test_sentence_matrix_feedback(answer, message):
+    feedback = ex01.check_sentence_matrix(answer)
     assert not feedback.passed and message in feedback.message
 
 
 def test_river_bank_mixture():
     river, bank, flows = embed(SENTENCE_RIVER)
-    assert ex01.check_river_bank_mixture(0.2 * river + 0.7 * bank + 0.1 * flows).passed
+    assert ex01.check_river_bank_mixture(0.3 * river + 0.5 * bank + 0.2 * flows).passed
 
 
 @pytest.mark.parametrize(
     "answer, message",
-    [(np.array([0.2, 0.7, 0.1]) @ embed(SENTENCE_MONEY), "money sentence"), (static_vector("bank"), "static vector"),
-     (np.array([0.1, 0.7, 0.2]) @ embed(SENTENCE_RIVER), "reversed"), (embed(SENTENCE_RIVER).sum(0), "plain sum"),
+    [(np.array([0.3, 0.5, 0.2]) @ embed(SENTENCE_MONEY), "money sentence"), (static_vector("bank"), "static vector"),
+     (np.array([0.2, 0.7, 0.1]) @ embed(SENTENCE_RIVER), "worked example"),
+     (np.array([0.2, 0.5, 0.3]) @ embed(SENTENCE_RIVER), "reversed"), (embed(SENTENCE_RIVER).sum(0), "plain sum"),
      (embed(SENTENCE_RIVER), "shape (3, 4)"), ([0.0, 0.0, 0.0, 0.0], "wrong values"), (None, "forget")],
 )
 def test_river_bank_mixture_feedback(answer, message):
@@ -71,7 +81,7 @@ def test_river_bank_mixture_feedback(answer, message):
 
 def test_solutions_01_compute_what_they_show():
     namespace = {"np": np, "embed": embed, "EMBEDDINGS": EMBEDDINGS}
-    exec(ex01.solution_river_matrix().code, namespace)
+    exec(ex01.solution_sentence_matrix().code, namespace)
     exec(ex01.solution_river_bank_mixture().code, namespace)
-    assert ex01.check_river_matrix(namespace["E_river"]).passed
+    assert ex01.check_sentence_matrix(namespace["E_mine"]).passed
     assert ex01.check_river_bank_mixture(namespace["y_bank"]).passed

@@ -173,20 +173,26 @@ def test_scale_for_confidence_typical_slips(c, fragments):
     _fails(ss.check_scale_for_confidence(c), *fragments)
 
 
-# --- notebook 03, exercise 1: the grows row ----------------------------------------------------------
+# --- notebook 03, exercise 1: the flows row of "money bank flows" ---------------------------------
 
-def test_grows_row_reference_passes():
-    _passes(pf.check_grows_row(pf.reference_grows_row()))
-    _passes(pf.check_grows_row([0.2119, 0.2119, 0.5761]))      # four decimals, as in the text
-    _passes(pf.check_grows_row(torch.tensor([0.2119, 0.2119, 0.5761])))
-    assert "precision you gave" not in pf.check_grows_row([0.2119, 0.2119, 0.5761]).message
+def test_flows_row_reference_passes():
+    _passes(pf.check_flows_row(pf.reference_flows_row()))
+    _passes(pf.check_flows_row([0.0674, 0.1112, 0.8214]))      # four decimals
+    _passes(pf.check_flows_row(torch.tensor([0.0674, 0.1112, 0.8214])))
+    assert "precision you gave" not in pf.check_flows_row([0.0674, 0.1112, 0.8214]).message
 
 
-@pytest.mark.parametrize("answer", [[0.21, 0.21, 0.58], [0.212, 0.212, 0.576], (0.21, 0.21, 0.58)])
-def test_grows_row_accepts_rounded_answers(answer):
-    feedback = pf.check_grows_row(answer)
+def test_the_row_asked_for_is_not_one_the_notebook_prints():
+    for sentence in ("money bank grows", "river bank flows"):
+        W = pf.self_attention_steps(pf.embed(sentence))["W"]
+        assert not any(np.allclose(sorted(row), sorted(pf.reference_flows_row()), atol=1e-3) for row in W)
+
+
+@pytest.mark.parametrize("answer", [[0.07, 0.11, 0.82], [0.067, 0.111, 0.821], (0.07, 0.11, 0.82)])
+def test_flows_row_accepts_rounded_answers(answer):
+    feedback = pf.check_flows_row(answer)
     _passes(feedback)
-    assert "precision you gave" in feedback.message and "0.5761" in feedback.message
+    assert "precision you gave" in feedback.message and "0.8214" in feedback.message
 
 
 @pytest.mark.parametrize("answer, fragments", [
@@ -194,32 +200,32 @@ def test_grows_row_accepts_rounded_answers(answer):
     ({"a": 1}, ["should be numbers"]),
     ([0.2, 0.2], ["3 numbers", "(2,)"]),
     (np.eye(3), ["3 numbers", "all of W"]),
-    ([1, 1, 3], ["raw scores"]),
-    ([0.5, 0.5, 1.5], ["scaled scores"]),
-    (np.exp([0.5, 0.5, 1.5]), ["exponentials"]),
-    (softmax(np.array([1.0, 1.0, 3.0])), ["UNscaled", "√d"]),
-    ([0.2741, 0.2741, 0.5761], ["COLUMN"]),
-    ([0.4519, 0.2741, 0.2741], ["money row"]),
+    ([0, 1, 5], ["raw scores", "[0, 1, 5]"]),
+    ([0.0, 0.5, 2.5], ["scaled scores"]),
+    (np.exp([0.0, 0.5, 2.5]), ["exponentials"]),
+    (softmax(np.array([0.0, 1.0, 5.0])), ["UNscaled", "√d"]),
+    ([0.1863, 0.2741, 0.8214], ["COLUMN"]),
+    ([0.5065, 0.3072, 0.1863], ["money row"]),
     ([0.2741, 0.4519, 0.2741], ["bank row"]),
     ([0.3, 0.3, 0.3], ["sum to 0.9", "not 1"]),
-    ([0.25, 0.25, 0.5], ["wrong values"]),
-    ([0.2, 0.2, 0.6], ["wrong values"]),                       # one decimal is too coarse
+    ([0.1, 0.1, 0.8], ["one decimal", "two decimals"]),
+    ([0.2, 0.2, 0.6], ["wrong values"]),
 ])
-def test_grows_row_typical_slips(answer, fragments):
-    _fails(pf.check_grows_row(answer), *fragments)
+def test_flows_row_typical_slips(answer, fragments):
+    _fails(pf.check_flows_row(answer), *fragments)
 
 
-# --- notebook 03, exercise 2: predict whom river attends to -----------------------------------------
+# --- notebook 03, exercise 2: predict whom bank attends to when grows is longer -----------------------
 
-def test_river_prediction():
-    assert pf.reference_river_prediction() == "flows"
-    _passes(pf.check_river_prediction("flows"))
-    _passes(pf.check_river_prediction(" Flows "))
-    _fails(pf.check_river_prediction("river"), "tempting", "[2, 1, 3]")
-    _fails(pf.check_river_prediction("bank"), "smallest score")
-    _fails(pf.check_river_prediction("money"), "not a token")
-    _fails(pf.check_river_prediction(None), "still None")
-    _fails(pf.check_river_prediction(2), "one word as a string")
+def test_long_grows_prediction():
+    assert pf.reference_long_grows_prediction() == "grows"
+    _passes(pf.check_long_grows_prediction("grows"))
+    _passes(pf.check_long_grows_prediction(" Grows "))
+    _fails(pf.check_long_grows_prediction("bank"), "tempting", "0.452")
+    _fails(pf.check_long_grows_prediction("money"), "smallest score")
+    _fails(pf.check_long_grows_prediction("river"), "not a token")
+    _fails(pf.check_long_grows_prediction(None), "still None")
+    _fails(pf.check_long_grows_prediction(2), "one word as a string")
 
 
 # --- notebook 03, exercise 3: self-attention in matrix form ------------------------------------------
@@ -321,8 +327,8 @@ def test_the_scale_slips_each_get_their_own_message():
 # --- solutions -----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("solution", [ss.solution_longer_not_closer, ss.solution_stable_softmax,
-                                      ss.solution_scale_for_confidence, pf.solution_grows_row,
-                                      pf.solution_river_prediction, pf.solution_self_attention])
+                                      ss.solution_scale_for_confidence, pf.solution_flows_row,
+                                      pf.solution_long_grows_prediction, pf.solution_self_attention])
 def test_solutions_render(solution):
     shown = solution()
     assert isinstance(shown, Solution)
@@ -332,9 +338,9 @@ def test_solutions_render(solution):
 def test_solution_texts_carry_computed_numbers():
     assert "12.27" in ss.solution_scale_for_confidence().code
     assert "0.844" in ss.solution_scale_for_confidence().code
-    assert "7.7791" in pf.solution_grows_row().explanation
-    assert "[2, 1, 3]" in pf.solution_river_prediction().code
-    assert "0.507" in pf.solution_river_prediction().code or "0.506" in pf.solution_river_prediction().code
+    assert "14.8312" in pf.solution_flows_row().explanation
+    assert "[1, 2, 3]" in pf.solution_long_grows_prediction().code
+    assert "0.506" in pf.solution_long_grows_prediction().code
 
 
 def test_a_student_function_that_modifies_its_input_cannot_fool_the_checker():
@@ -365,3 +371,10 @@ def test_scale_for_confidence_accepts_any_single_number_and_never_raises():
     assert check_scale_for_confidence(np.array(20.0)).passed
     assert check_scale_for_confidence(torch.tensor(20.0)).passed
     assert not check_scale_for_confidence(np.array([1.0, 2.0])).passed
+
+
+def test_a_scale_just_short_of_the_target_is_not_shown_as_reaching_it():
+    smallest = ss.reference_smallest_scale()
+    feedback = ss.check_scale_for_confidence(round(smallest - 0.005, 2))
+    _fails(feedback, "still below")
+    assert "0.900," not in feedback.message and "0.899" in feedback.message

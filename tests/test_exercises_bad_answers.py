@@ -20,12 +20,12 @@ def not_yet(feedback, *fragments):
 
 
 def test_text_and_complex_answers_are_refused():
-    E = ex01.reference_river_matrix()
-    not_yet(ex01.check_river_matrix(E.astype(str)), "holds text")
-    not_yet(ex01.check_river_matrix(E + 1j), "complex")
+    E = ex01.reference_sentence_matrix()
+    not_yet(ex01.check_sentence_matrix(E.astype(str)), "holds text")
+    not_yet(ex01.check_sentence_matrix(E + 1j), "complex")
     not_yet(ex01.check_river_bank_mixture(ex01.reference_river_bank_mixture() + 1j), "complex")
     not_yet(ex02.check_longer_not_closer(["10", "50"]), "holds text")
-    not_yet(ex03.check_grows_row([str(x) for x in ex03.reference_grows_row()]), "holds text")
+    not_yet(ex03.check_flows_row([str(x) for x in ex03.reference_flows_row()]), "holds text")
     not_yet(ex05.check_scaled_weights(lambda Q, K: ex05.reference_scaled_weights(Q, K).astype(str)), "holds text")
 
 

@@ -19,126 +19,150 @@ from helpers.exercises.feedback import (
 from helpers.running_example import SENTENCE_MONEY, SENTENCE_RIVER, embed
 from helpers.similarity import softmax
 
-# --- Exercise 1: the grows row of W -------------------------------------------------------------
+# --- Exercise 1: one row of W for a sentence the notebook has not computed ----------------------
 
-#: Answers rounded to 2 decimals (what the heatmaps show, e.g. [0.21, 0.21, 0.58]) are accepted.
+#: Answers rounded to 2 decimals (what the heatmaps show) are accepted.
 ROUNDING_TOLERANCE = 5e-3
 #: Three numbers each rounded to 2 decimals may sum to 1 ± 0.015.
 SUM_TOLERANCE = 1.5e-2
+#: Exercise 1: the row of ROW_TOKEN in W for ROW_SENTENCE (a mix of the two running sentences).
+ROW_SENTENCE = "money bank flows"
+ROW_TOKEN = "flows"
+_ROW_WORDS = ROW_SENTENCE.split()
+_ROW = _ROW_WORDS.index(ROW_TOKEN)
 
-def reference_grows_row() -> np.ndarray:
-    """Row 'grows' of W for "money bank grows": softmax of its scaled scores. (3,)"""
-    E = embed("money bank grows")            # (3, 4)
-    s = E[2] @ E.T / math.sqrt(E.shape[1])   # (3,) scores of grows, divided by √4 = 2
+
+def _fmt_row(x, digits: int = 4) -> str:
+    return "[" + ", ".join(f"{v:.{digits}f}" for v in x) + "]"
+
+
+def reference_flows_row() -> np.ndarray:
+    """Row 'flows' of W for "money bank flows": softmax of its scaled scores. (3,)"""
+    E = embed(ROW_SENTENCE)                     # (3, 4)
+    s = E[_ROW] @ E.T / math.sqrt(E.shape[1])   # (3,) scores of flows, divided by √4 = 2
     e = np.exp(s - s.max())
     return e / e.sum()
 
 
-def check_grows_row(w) -> Feedback:
-    """Exercise 1: the three weights grows gives to money, bank, grows."""
-    steps = self_attention_steps(embed(SENTENCE_MONEY))
+def check_flows_row(w) -> Feedback:
+    """Exercise 1: the three weights flows gives to money, bank, flows in "money bank flows"."""
+    steps = self_attention_steps(embed(ROW_SENTENCE))
     S, W = steps["S"], steps["W"]
-    got, problem = as_numbers(w, "w_grows")
+    got, problem = as_numbers(w, "w_flows")
     if problem is not None:
         return problem
     if got.shape != (3,):
-        return wrong(f"w_grows should be 3 numbers (one weight per token: money, bank, grows), but has shape "
+        return wrong(f"w_flows should be 3 numbers (one weight per token: {', '.join(_ROW_WORDS)}), but has shape "
                      f"{got.shape}." + (" That is all of W; give only its last row." if got.shape == (3, 3) else ""))
     known = {
-        "the raw scores e_grows · e_j, [1, 1, 3]": S[2],
-        "the scaled scores [0.5, 0.5, 1.5]": steps["S_scaled"][2],
-        "the exponentials exp([0.5, 0.5, 1.5]); divide them by their sum": steps["exp"][2],
+        f"the raw scores e_flows · e_j, {_fmt_row(S[_ROW], 0)}": S[_ROW],
+        f"the scaled scores {_fmt_row(steps['S_scaled'][_ROW], 1)}": steps["S_scaled"][_ROW],
+        f"the exponentials exp({_fmt_row(steps['S_scaled'][_ROW], 1)}); divide them by their sum": steps["exp"][_ROW],
     }
     for what, value in known.items():
         if np.allclose(got, value, atol=1e-3):
             return wrong(f"those are {what}. The weights come out of softmax: exp each scaled score, "
                          "then divide by the sum of the three.")
-    if np.allclose(got, softmax(S[2]), atol=1e-3):
-        return wrong("that is the softmax of the UNscaled scores [1, 1, 3]. Divide the scores by √d = √4 = 2 first.")
-    if np.allclose(got, W[:, 2], atol=1e-3):
-        return wrong("that is the grows COLUMN of W (what each token gives to grows). The row is what grows gives "
-                     "to each token: the softmax of grows's own scores.")
-    for row, word in ((0, "money"), (1, "bank")):
-        if np.allclose(got, W[row], atol=1e-3):
-            return wrong(f"that is the {word} row. grows is the third token: use e_grows · e_j.")
+    if np.allclose(got, softmax(S[_ROW]), atol=1e-3):
+        return wrong(f"that is the softmax of the UNscaled scores {_fmt_row(S[_ROW], 0)}. Divide the scores by "
+                     "√d = √4 = 2 first.")
+    if np.allclose(got, W[:, _ROW], atol=1e-3):
+        return wrong("that is the flows COLUMN of W (what each token gives to flows). The row is what flows gives "
+                     "to each token: the softmax of flows's own scores.")
+    for row, word in enumerate(_ROW_WORDS):
+        if row != _ROW and np.allclose(got, W[row], atol=1e-3):
+            return wrong(f"that is the {word} row. flows is the third token: use e_flows · e_j.")
     if not np.isclose(got.sum(), 1.0, atol=SUM_TOLERANCE):
         return wrong(f"your weights sum to {got.sum():.4f}, not 1. Divide each exponential by the sum of all three.")
-    problem = compare_numbers(got, W[2], "w_grows", atol=ROUNDING_TOLERANCE,
-                              hint="Scores [1, 1, 3] / 2 = [0.5, 0.5, 1.5]; exp; divide by the sum.")
+    if not np.allclose(got, W[_ROW], atol=ROUNDING_TOLERANCE) and np.allclose(got, W[_ROW], atol=0.05):
+        return wrong(f"close: {got.tolist()} is right to one decimal, but that is too coarse to tell the weights "
+                     "apart. Give two decimals.")
+    problem = compare_numbers(got, W[_ROW], "w_flows", atol=ROUNDING_TOLERANCE,
+                              hint=f"Scores {_fmt_row(S[_ROW], 0)} / 2 = {_fmt_row(steps['S_scaled'][_ROW], 1)}; "
+                                   "exp; divide by the sum.")
     if problem is not None:
         return problem
-    exact = np.round(W[2], 4).tolist()
-    if np.allclose(got, W[2], atol=5e-5):
-        verdict = f"w_grows = {exact}."
+    exact = np.round(W[_ROW], 4).tolist()
+    if np.allclose(got, W[_ROW], atol=5e-5):
+        verdict = f"w_flows = {exact}."
     else:
         verdict = (f"your {got.tolist()} is correct to the precision you gave; to four decimals the row is "
                    f"{exact}.")
-    return correct(f"{verdict} grows keeps the most of itself, 0.5761: its dot product with itself (3) is the "
-                   "largest score in the sentence.")
+    return correct(f"{verdict} flows keeps {W[_ROW, _ROW]:.4f} of itself: e_flows · e_flows = {S[_ROW, _ROW]:.0f} "
+                   f"is by far its largest score, and it ignores money (e_flows · e_money = {S[_ROW, 0]:.0f}).")
 
 
-def solution_grows_row() -> Solution:
-    steps = self_attention_steps(embed(SENTENCE_MONEY))
-
-    def show(x, digits=4):
-        return "[" + ", ".join(f"{v:.{digits}f}" for v in x) + "]"
-
+def solution_flows_row() -> Solution:
+    steps = self_attention_steps(embed(ROW_SENTENCE))
     return Solution.from_function(
-        "the grows row of W", reference_grows_row,
-        f"By hand: scores {show(steps['S'][2], 0)}; divided by 2: {show(steps['S_scaled'][2], 1)}; "
-        f"exp: {show(steps['exp'][2])}, sum {steps['exp_sum'][2]:.4f}; divided by the sum: {show(steps['W'][2])}.")
+        "the flows row of W in money bank flows", reference_flows_row,
+        f"By hand: scores {_fmt_row(steps['S'][_ROW], 0)}; divided by 2: {_fmt_row(steps['S_scaled'][_ROW], 1)}; "
+        f"exp: {_fmt_row(steps['exp'][_ROW])}, sum {steps['exp_sum'][_ROW]:.4f}; divided by the sum: "
+        f"{_fmt_row(steps['W'][_ROW])}.")
 
 
-# --- Exercise 2: predict whom river attends to --------------------------------------------------
+# --- Exercise 2: predict whom bank attends to when grows is longer ---------------------------------
 
-RIVER_WORDS = tuple(SENTENCE_RIVER.split())
-
-
-def reference_river_prediction() -> str:
-    """The token river attends to most in "river bank flows" (the argmax of its row of W)."""
-    W = self_attention_steps(embed(SENTENCE_RIVER))["W"]   # (3, 3)
-    return RIVER_WORDS[int(np.argmax(W[0]))]
+#: Exercise 2: "money bank grows" with grows three times as long (the same direction).
+LONG_GROWS = (0.0, 3.0, 3.0, 3.0)
+PREDICT_WORDS = tuple(SENTENCE_MONEY.split())
 
 
-def check_river_prediction(answer) -> Feedback:
-    """Exercise 2: which token river attends to most in "river bank flows"."""
+def long_grows_matrix() -> np.ndarray:
+    """E for "money bank grows" with e_grows replaced by LONG_GROWS. (3, 4)"""
+    E = embed(SENTENCE_MONEY)
+    E[2] = LONG_GROWS
+    return E
+
+
+def reference_long_grows_prediction() -> str:
+    """The token bank attends to most when grows is three times as long (the argmax of its row of W)."""
+    W = self_attention_steps(long_grows_matrix())["W"]   # (3, 3)
+    return PREDICT_WORDS[int(np.argmax(W[1]))]
+
+
+def check_long_grows_prediction(answer) -> Feedback:
+    """Exercise 2: whom bank attends to most once e_grows is three times as long."""
     if answer is None:
-        return wrong("answer is still None. Replace it with one word as a string: 'river', 'bank' or 'flows'.")
+        return wrong("answer is still None. Replace it with one word as a string: 'money', 'bank' or 'grows'.")
     if not isinstance(answer, str):
         return wrong(f"answer should be one word as a string, such as 'bank', but got {type(answer).__name__} "
                      f"{answer!r:.40}.")
     word = answer.strip().lower()
-    if word not in RIVER_WORDS:
-        return wrong(f"{answer!r} is not a token of 'river bank flows'. Choose 'river', 'bank' or 'flows'.")
-    steps = self_attention_steps(embed(SENTENCE_RIVER))
-    s, w = steps["S"][0], steps["W"][0]
-    table = ", ".join(f"{t} {weight:.3f}" for t, weight in zip(RIVER_WORDS, w))
-    if word == reference_river_prediction():
-        return correct(f"river's weights: {table}. river gives more to flows than to itself, because "
-                       f"e_river · e_flows = {s[2]:.0f} > e_river · e_river = {s[0]:.0f}: flows is a longer vector "
-                       "pointing roughly the same way, and the dot product rewards length. 'Each token attends "
-                       "most to itself' held for money bank grows, not in general (cosine would pick river itself).")
-    if word == "river":
-        return wrong(f"tempting, since in money bank grows every token attended most to itself. Compute river's "
-                     f"scores: e_river · e_j = {s.astype(int).tolist()} for {list(RIVER_WORDS)}. Which is largest?")
-    return wrong(f"e_river · e_bank = {s[1]:.0f} is river's smallest score. Compute e_river · e_flows and "
-                 "e_river · e_river, and compare.")
+    if word not in PREDICT_WORDS:
+        return wrong(f"{answer!r} is not a token of 'money bank grows'. Choose 'money', 'bank' or 'grows'.")
+    steps = self_attention_steps(long_grows_matrix())
+    s, w = steps["S"][1], steps["W"][1]
+    before = self_attention_steps(embed(SENTENCE_MONEY))["W"][1]
+    table = ", ".join(f"{t} {weight:.3f}" for t, weight in zip(PREDICT_WORDS, w))
+    if word == reference_long_grows_prediction():
+        return correct(f"bank's weights become: {table} (before: bank kept {before[1]:.3f} of itself). "
+                       f"e_bank · e_grows = {s[2]:.0f} now beats e_bank · e_bank = {s[1]:.0f}: same direction, "
+                       "three times the length, three times the score. The dot product rewards length, so a long "
+                       "vector gets a loud vote (cosine would not change at all).")
+    if word == "bank":
+        return wrong(f"tempting: with the original vectors bank attended most to itself ({before[1]:.3f}). But "
+                     "tripling e_grows triples every score with grows. Compute bank's scores e_bank · e_j for "
+                     "money, bank and the new grows: which is largest?")
+    return wrong(f"e_bank · e_money = {s[0]:.0f} is bank's smallest score, and money did not change. Compute "
+                 "e_bank · e_grows with the new e_grows = [0, 3, 3, 3], and compare it with e_bank · e_bank.")
 
 
-def solution_river_prediction() -> Solution:
-    steps = self_attention_steps(embed(SENTENCE_RIVER))
-    scores = ", ".join(f"{v:.0f}" for v in steps["S"][0])
-    weights = ", ".join(f"{v:.3f}" for v in steps["W"][0])
+def solution_long_grows_prediction() -> Solution:
+    steps = self_attention_steps(long_grows_matrix())
+    scores = ", ".join(f"{v:.0f}" for v in steps["S"][1])
+    weights = ", ".join(f"{v:.3f}" for v in steps["W"][1])
     return Solution(
-        "whom river attends to",
+        "whom bank attends to when grows is longer",
         f"""
-        E = embed("river bank flows")        # (3, 4)
-        S = E @ E.T                          # river's row: [{scores}]
-        W = softmax(S / 2)                   # river's row: [{weights}]
-        answer = RIVER_WORDS[W[0].argmax()]  # "{reference_river_prediction()}"
+        E = embed("money bank grows")        # (3, 4)
+        E[2] = [0, 3, 3, 3]                  # grows, three times as long
+        S = E @ E.T                          # bank's row: [{scores}]
+        W = softmax(S / 2)                   # bank's row: [{weights}]
+        answer = ["money", "bank", "grows"][W[1].argmax()]   # "{reference_long_grows_prediction()}"
         """,
-        "A vector is most similar to itself by cosine, but the dot product also grows with length: "
-        "|flows| = √5 is longer than |river| = √2, so river · flows = 3 beats river · river = 2.",
+        "Cosine ignores length, so by cosine nothing changed: bank would still be closest to itself. "
+        "The dot product is |a| |b| cos θ, and tripling |e_grows| triples bank's score with grows.",
     )
 
 
@@ -176,7 +200,7 @@ def _diagnose_attention(E: np.ndarray, got: np.ndarray, what: str) -> Feedback |
                      "before exp (or call helpers.similarity.softmax).")
     candidates = {
         f"you forgot to divide the scores by √d (here √{d})": attend(E, E, E, scale=1.0),
-        f"you divided by √T (number of tokens, {T}) instead of √d (length of each vector, {d}). "
+        f"you divided by √T (number of tokens, {T}) instead of √d (entries per vector, {d}). "
         "d = E.shape[1]": attend(E, E, E, scale=1 / math.sqrt(T)),
         f"you divided by d = {d} instead of √d": attend(E, E, E, scale=1 / d),
         f"you divided by 2, the √4 of the worked example, but here d = {d}. Read d from the input, "

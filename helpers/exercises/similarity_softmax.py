@@ -248,7 +248,8 @@ def check_scale_for_confidence(scale) -> Feedback:
                      f"{np.round(weights, 3).tolist()} favours the LOWEST score (0.9). Use a positive scale.")
     weight = top_weight(scale)
     if weight < TARGET_TOP_WEIGHT:
-        return wrong(f"with scale = {scale:g} the top weight is {weight:.3f}, still below {TARGET_TOP_WEIGHT}. "
+        shown = f"{weight:.3f}" if round(weight, 3) < TARGET_TOP_WEIGHT else f"{weight:.6f}"  # never "0.900 < 0.9"
+        return wrong(f"with scale = {scale:g} the top weight is {shown}, still below {TARGET_TOP_WEIGHT}. "
                      "Try a larger scale (watch the widget above: the bars harden as the scale grows).")
     return correct(f"with scale = {scale:g} the top weight is {weight:.3f}. The smallest scale that reaches "
                    f"{TARGET_TOP_WEIGHT} is about {smallest:.2f}: same scores, same order, and a larger scale alone "

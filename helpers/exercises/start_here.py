@@ -4,7 +4,10 @@ from __future__ import annotations
 import numbers
 
 from helpers.exercises.feedback import Feedback, Solution, correct, wrong
-from helpers.running_example import SENTENCE_MONEY, embed
+from helpers.running_example import embed
+
+#: Exercise 1's sentence: five words, so its shape is not the (3, 4) printed above it.
+SHAPE_SENTENCE = "river bank flows money grows"
 
 
 def _is_whole(x) -> bool:
@@ -12,8 +15,8 @@ def _is_whole(x) -> bool:
 
 
 def check_T_and_d(answer) -> Feedback:
-    """Exercise 1: (T, d) for "money bank grows"."""
-    T, d = embed(SENTENCE_MONEY).shape
+    """Exercise 1: (T, d) for the five-word sentence SHAPE_SENTENCE."""
+    T, d = embed(SHAPE_SENTENCE).shape
     if answer is None:
         return wrong("answer is still None. Replace None with a tuple of two whole numbers: (T, d).")
     if not isinstance(answer, (tuple, list)) or len(answer) != 2:
@@ -25,10 +28,11 @@ def check_T_and_d(answer) -> Feedback:
     if (got_T, got_d) == (T, d):
         return correct(f"T = {T} tokens, each a vector of d = {d} numbers, so E has shape ({T}, {d}).")
     if (got_T, got_d) == (d, T):
-        return wrong("you swapped them. T counts the tokens (words) of the sentence, d is the length of each vector.")
+        return wrong("you swapped them. T counts the tokens (words) of the sentence, d the entries of each vector.")
     if got_T != T:
-        return wrong(f"T = {got_T} is not the number of tokens. Count the words of {SENTENCE_MONEY!r}.")
-    return wrong(f"T is right, but d = {got_d} is not the embedding length. Look at one row of the table above.")
+        return wrong(f"T = {got_T} is not the number of tokens. Count the words of {SHAPE_SENTENCE!r}.")
+    return wrong(f"T is right, but d = {got_d} is not the number of entries in one embedding vector. "
+                 "Look at one row of the table above: every word has the same d, whatever the sentence.")
 
 
 def check_weights_symbol(answer) -> Feedback:
@@ -46,7 +50,7 @@ def check_weights_symbol(answer) -> Feedback:
     if symbol == "Y":
         return wrong("Y holds the outputs, the contextual embeddings: it is (T, d), not (T, T).")
     if symbol in {"W_q", "W_k", "W_v"}:
-        return wrong(f"{symbol} is a learned projection matrix of shape (d, d_k), not the (T, T) weights.")
+        return wrong(f"{symbol} is a learned projection matrix of shape (d_k, d), not the (T, T) weights.")
     return wrong(f'{answer!r} is not one of "S", "W", "Y". Look at the notation table.')
 
 
@@ -54,8 +58,8 @@ def solution_T_and_d() -> Solution:
     return Solution(
         "T and d",
         """
-        E = embed("money bank grows")
-        answer = E.shape        # (3, 4): T = 3 tokens, d = 4 numbers each
+        E = embed("river bank flows money grows")
+        answer = E.shape        # (5, 4): T = 5 tokens, d = 4 numbers each
         """,
     )
 

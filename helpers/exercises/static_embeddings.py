@@ -8,38 +8,45 @@ from helpers.mixing import mix
 from helpers.running_example import SENTENCE_MONEY, SENTENCE_RIVER, embed, static_vector
 
 HAND_WEIGHTS = (0.2, 0.7, 0.1)
+#: Exercise 2's weights: not the ones worked through in the notebook, so the answer is not printed above.
+EXERCISE_WEIGHTS = (0.3, 0.5, 0.2)
+#: Exercise 1's sentence: five words, none of it printed as a matrix in the notebook.
+MATRIX_SENTENCE = "river bank flows money grows"
 
 
-def reference_river_matrix() -> np.ndarray:
-    """E for "river bank flows": one row per word, looked up in the table. (3, 4)"""
-    return embed(SENTENCE_RIVER)
+def reference_sentence_matrix() -> np.ndarray:
+    """E for MATRIX_SENTENCE: one row per word, looked up in the table. (5, 4)"""
+    return embed(MATRIX_SENTENCE)
 
 
 def reference_river_bank_mixture() -> np.ndarray:
-    """bank in "river bank flows" as 0.2·river + 0.7·bank + 0.1·flows. (4,)"""
-    return mix(embed(SENTENCE_RIVER), HAND_WEIGHTS)
+    """bank in "river bank flows" as 0.3·river + 0.5·bank + 0.2·flows. (4,)"""
+    return mix(embed(SENTENCE_RIVER), EXERCISE_WEIGHTS)
 
 
-def check_river_matrix(E) -> Feedback:
-    """Exercise 1: the (3, 4) static matrix of "river bank flows"."""
-    expected = reference_river_matrix()
+def check_sentence_matrix(E) -> Feedback:
+    """Exercise 1: the (5, 4) static matrix of MATRIX_SENTENCE."""
+    expected = reference_sentence_matrix()
+    words = MATRIX_SENTENCE.split()
     got, problem = as_numbers(E, "your matrix")
     if problem is not None:
         return problem
     if got.shape == expected.T.shape and np.allclose(got, expected.T):
-        return wrong("your matrix has shape (4, 3): the words are columns. Stack them as rows: "
-                     "one row per token, shape (T, d) = (3, 4).")
-    if got.shape == expected.shape and np.allclose(got, embed(SENTENCE_MONEY)):
-        return wrong('that is E for "money bank grows". Look up river, bank, flows.')
+        return wrong(f"your matrix has shape {got.shape}: the words are columns. Stack them as rows: "
+                     f"one row per token, shape (T, d) = {expected.shape}.")
+    if got.shape in {(3, 4), (4, 3)}:
+        return wrong(f"your matrix has shape {got.shape}, three words: the sentence {MATRIX_SENTENCE!r} has "
+                     f"{len(words)}, so E has {len(words)} rows.")
     if got.shape == expected.shape and not np.allclose(got, expected):
-        for row, word in enumerate(SENTENCE_RIVER.split()):
+        for row, word in enumerate(words):
             if not np.allclose(got[row], expected[row]):
                 return wrong(f"row {row} should be the vector of {word!r}, {expected[row].tolist()}, "
                              f"but is {got[row].tolist()}. Rows follow the word order.")
     problem = compare_numbers(got, expected, "your matrix")
     if problem is not None:
         return problem
-    return correct("your matrix is (3, 4), and its middle row is the same bank vector as in the money sentence.")
+    return correct(f"your matrix is {expected.shape}: T = {len(words)} tokens, d = 4. Its row 1 is the same bank "
+                   "vector as in the three-word sentences: the table does not look at the neighbours.")
 
 
 def check_river_bank_mixture(y) -> Feedback:
@@ -50,26 +57,29 @@ def check_river_bank_mixture(y) -> Feedback:
         return problem
     if got.shape != expected.shape:
         return wrong(f"your y_bank has shape {got.shape}, but a mixture of 4-D vectors is one 4-D vector: shape (4,).")
-    if np.allclose(got, mix(embed(SENTENCE_MONEY), HAND_WEIGHTS)):
+    if np.allclose(got, mix(embed(SENTENCE_MONEY), EXERCISE_WEIGHTS)):
         return wrong("that is bank's mixture in the money sentence. Mix river, bank and flows instead.")
     if np.allclose(got, static_vector("bank")):
-        return wrong("that is bank's static vector. Mix it with its neighbours: 0.2·river + 0.7·bank + 0.1·flows.")
-    if np.allclose(got, mix(embed(SENTENCE_RIVER), HAND_WEIGHTS[::-1])):
-        return wrong("the weights are reversed: 0.2 goes with river (first word) and 0.1 with flows (last).")
+        return wrong("that is bank's static vector. Mix it with its neighbours: 0.3·river + 0.5·bank + 0.2·flows.")
+    if np.allclose(got, mix(embed(SENTENCE_RIVER), HAND_WEIGHTS)):
+        return wrong("that is the worked example's mixture, with weights 0.2, 0.7, 0.1. Use this exercise's "
+                     "weights: 0.3·river + 0.5·bank + 0.2·flows.")
+    if np.allclose(got, mix(embed(SENTENCE_RIVER), EXERCISE_WEIGHTS[::-1])):
+        return wrong("the weights are reversed: 0.3 goes with river (first word) and 0.2 with flows (last).")
     if np.allclose(got, embed(SENTENCE_RIVER).sum(axis=0)):
         return wrong("that is the plain sum of the three vectors. Multiply each by its weight first.")
-    problem = compare_numbers(got, expected, "your y_bank", hint="Compute 0.2·river + 0.7·bank + 0.1·flows.")
+    problem = compare_numbers(got, expected, "your y_bank", hint="Compute 0.3·river + 0.5·bank + 0.2·flows.")
     if problem is not None:
         return problem
     return correct(f"y_bank = {np.round(expected, 2).tolist()}: the same static bank, a different mixture.")
 
 
-def solution_river_matrix() -> Solution:
+def solution_sentence_matrix() -> Solution:
     return Solution(
-        "E for river bank flows",
+        "E for a five-word sentence",
         """
-        E_river = np.array([EMBEDDINGS[word] for word in "river bank flows".split()])   # (3, 4)
-        # or simply: E_river = embed("river bank flows")
+        E_mine = np.array([EMBEDDINGS[word] for word in "river bank flows money grows".split()])   # (5, 4)
+        # or simply: E_mine = embed("river bank flows money grows")
         """,
     )
 
@@ -79,7 +89,7 @@ def solution_river_bank_mixture() -> Solution:
         "bank's mixture in river bank flows",
         """
         river, bank, flows = embed("river bank flows")      # three (4,) vectors
-        y_bank = 0.2 * river + 0.7 * bank + 0.1 * flows     # (4,)
-        # the same as: np.array([0.2, 0.7, 0.1]) @ embed("river bank flows")
+        y_bank = 0.3 * river + 0.5 * bank + 0.2 * flows     # (4,)
+        # the same as: np.array([0.3, 0.5, 0.2]) @ embed("river bank flows")
         """,
     )

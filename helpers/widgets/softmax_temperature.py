@@ -137,7 +137,7 @@ class SoftmaxTemperatureWidget(widgets.VBox):
             + _line("softmax(c · scores)", _fmt(data["weights"])) + " (stable: max subtracted first)<br>"
             + _line("naive exp / sum", naive) + "<br>"
             + f"top weight {data['top_weight']:.3f} on token {data['top']}; "
-            f"entropy {data['entropy_bits']:.3f} bits</div>"
+            f"entropy {data['entropy_bits']:.3f} bits, spread over ≈ {data['effective_choices']:.2f} tokens</div>"
         )
 
 
