@@ -81,11 +81,13 @@ def static_and_mixed(sentence, word: str = "bank", self_weight: float = 0.7) -> 
 def pull_toward(word: str, target: str, amount: float) -> dict:
     """Move `word`'s static vector a fraction `amount` (0..1) of the way to `target`'s.
 
-    Returns the moved vector (d,) and its cosine with both words: the
-    mixture (1 - amount)·e_word + amount·e_target, as in notebook 00's widget.
+    Returns the moved vector (d,) and its cosine with both words and with every
+    word of the vocabulary ("cos_to": {word: cosine}): the mixture
+    (1 - amount)·e_word + amount·e_target, as in notebook 00's widget.
     """
     word, target = _word(word, "word"), _word(target, "target")
     amount = _fraction(amount, "amount")
     a, b = static_vector(word), static_vector(target)
     moved = mix(np.stack([a, b]), [1.0 - amount, amount])
-    return {"vector": moved, "cos_to_word": cosine(moved, a), "cos_to_target": cosine(moved, b)}
+    return {"vector": moved, "cos_to_word": cosine(moved, a), "cos_to_target": cosine(moved, b),
+            "cos_to": {w: cosine(moved, static_vector(w)) for w in VOCAB}}

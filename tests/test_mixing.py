@@ -62,3 +62,9 @@ def test_a_word_that_is_not_text_is_described_as_it_came():
         pull_toward("bank", ["money"], 0.5)
     with pytest.raises(TypeError, match=r"word should be one word .* but got int \(3\)"):
         static_and_mixed(SENTENCE_MONEY, 3)
+
+
+def test_pulling_bank_toward_money_moves_it_away_from_river():
+    start, end = pull_toward("bank", "money", 0.0)["cos_to"], pull_toward("bank", "money", 1.0)["cos_to"]
+    assert start["money"] == pytest.approx(0.5) and start["river"] == pytest.approx(0.5)
+    assert end["money"] == pytest.approx(1.0) and end["river"] == pytest.approx(0.0)

@@ -8,9 +8,13 @@ from helpers.mixing import pull_toward
 from helpers.plotting import COLORS
 
 
-def pull_slider(word: str = "bank", target: str = "money") -> widgets.interactive:
-    """A slider from 0 to 1 that mixes `word`'s vector toward `target`'s; `.result` holds the data."""
-    pull_toward(word, target, 0.0)   # a word outside the vocabulary fails here, clearly, not inside the widget
+def pull_slider(word: str = "bank", target: str = "money", other: str = "river") -> widgets.interactive:
+    """A slider from 0 to 1 that mixes `word`'s vector toward `target`'s; `.result` holds the data.
+
+    The title also shows the cosine with `other`, the meaning the mixture moves away from.
+    """
+    if other not in pull_toward(word, target, 0.0)["cos_to"]:   # bad words fail here, clearly
+        raise ValueError(f"other should be a word of the vocabulary, but got {other!r}.")
 
     def show(amount=0.0):
         data = pull_toward(word, target, amount)
@@ -20,7 +24,7 @@ def pull_slider(word: str = "bank", target: str = "money") -> widgets.interactiv
         ax.set_xticks(range(len(data["vector"])), [f"dim {i}" for i in range(len(data["vector"]))])
         ax.set_ylabel("value")
         ax.set_title(f"{1 - amount:.2f}·{word} + {amount:.2f}·{target}:  "
-                     f"cos to {target} = {data['cos_to_target']:.3f}")
+                     f"cos to {target} = {data['cos_to_target']:.3f}, to {other} = {data['cos_to'][other]:.3f}")
         plt.show()
         return data
 
