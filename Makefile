@@ -18,6 +18,10 @@ $(STAMP): requirements.txt pyproject.toml
 	$(if $(TORCH_INDEX),$(BIN)/python -m pip install --quiet "torch==2.13.0" --index-url $(TORCH_INDEX))
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
+	@# JupyterLab for a classroom: no news pop-ups, no update checks (no requests leave the machine)
+	@mkdir -p $(VENV)/share/jupyter/lab/settings
+	@printf '%s\n' '{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": false}}' \
+		> $(VENV)/share/jupyter/lab/settings/overrides.json
 	@touch $(STAMP)
 	@echo "Environment ready in $(VENV)."
 
