@@ -305,7 +305,7 @@ def test_self_attention_errors_and_types():
 def test_the_scale_slips_each_get_their_own_message():
     # √T, d and a hard-coded 2 in place of √d: each slip must be named for what it is, not as "wrong values"
     specific = {
-        "√T": (_sqrt_T, "instead of √d (length of each vector"),
+        "√T": (_sqrt_T, "instead of √d (entries per vector"),
         "d": (_by_d, "divided by d = 4 instead of √d"),
         "2": (_hard_coded_2, "do not hard-code √4 = 2"),
     }

@@ -11,6 +11,7 @@ from helpers.exercises.scaling import (
     check_scaled_weights,
     check_variance_prediction,
     exercise_inputs,
+    large_inputs,
     reference_divisor,
     reference_scaled_weights,
     solution_divisor,
@@ -178,6 +179,55 @@ def test_scaled_weights_reference_passes_and_matches_torch():
 ])
 def test_scaled_weights_mistakes_get_specific_feedback(answer, phrases):
     fails(check_scaled_weights(answer), *phrases)
+
+
+def naive_softmax_weights(Q, K):
+    """Right formula, but exp without subtracting the row max: fine on small scores, NaN on large ones."""
+    S = Q @ K.T / np.sqrt(Q.shape[-1])
+    e = np.exp(S)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def test_the_large_test_really_overflows_a_naive_softmax():
+    Q, K = large_inputs()
+    S = Q @ K.T / np.sqrt(Q.shape[-1])
+    assert np.all(S.max(axis=-1) > 709.8)                             # every row: exp(max) = inf in float64
+    with np.errstate(all="ignore"):
+        assert np.isnan(naive_softmax_weights(Q, K)).any(axis=-1).all()   # inf / inf = NaN in every row
+    np.testing.assert_allclose(naive_softmax_weights(*exercise_inputs()), reference_scaled_weights(*exercise_inputs()))
+    assert np.all(np.isfinite(reference_scaled_weights(Q, K)))
+
+
+def test_scaled_weights_without_the_max_trick_is_told_about_notebook_02(recwarn):
+    message = fails(check_scaled_weights(naive_softmax_weights),
+                    "right on the first test", "30 times longer", "1,052", "NaN", "709.8",
+                    "notebook 02's stable softmax", "S.max(axis=-1, keepdims=True)")
+    assert "helpers.similarity" in message
+    # no overflow warning reaches the student: the verdict says what overflowed
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+    def subtracts_the_min(Q, K):
+        S = Q @ K.T / np.sqrt(Q.shape[-1])
+        e = np.exp(S - S.min(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    fails(check_scaled_weights(subtracts_the_min), "NaN", "maximum")
+    fails(check_scaled_weights(lambda Q, K: softmax(np.clip(Q @ K.T / np.sqrt(Q.shape[1]), -50, 50))),
+          "30 times longer", "some weights are off", "do not clip")
+    fails(check_scaled_weights(lambda Q, K: softmax(Q @ K.T / np.sqrt(Q.shape[1])) if abs(Q).max() < 10
+                               else np.zeros((4, 6))), "30 times longer")
+
+
+def test_stable_answers_pass_both_tests():
+    assert "scaled scores up to 1,052" in passes(check_scaled_weights(reference_scaled_weights))
+    passes(check_scaled_weights(lambda Q, K: torch.softmax(torch.tensor(Q @ K.T) / Q.shape[1] ** 0.5, -1)))
+
+    def float32_stable(Q, K):
+        S = (Q @ K.T / np.sqrt(Q.shape[-1])).astype(np.float32)
+        e = np.exp(S - S.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    passes(check_scaled_weights(float32_stable))
 
 
 def test_scaled_weights_unfinished_or_wrong_type():

@@ -174,6 +174,31 @@ def test_additive_mask_mistakes(answer, fragment):
     verdict(ex07.check_additive_mask(answer), False, fragment)
 
 
+def test_additive_mask_refuses_a_large_finite_number_and_says_why_minus_inf():
+    # -1e9 works in float32, but it is not what the exercise asks for; the reply explains what -inf gives
+    for big in (-1e9, -1e4, torch.finfo(torch.float32).min):
+        verdict(ex07.check_additive_mask(lambda m, big=big: torch.where(m == 0, big, 0.0)), False,
+                "not -inf", "exp(-inf) = 0 in every dtype", "float16", "ALL hidden", "float('-inf')")
+    verdict(ex07.check_additive_mask(lambda m: (1 - m.float()) * -1e9), False, "hidden pairs get -1e+09")
+    # the facts the message states
+    assert torch.tensor(-1e9).half().item() == float("-inf")
+    all_hidden = torch.softmax(torch.randn(5) - 1e9, dim=-1)
+    torch.testing.assert_close(all_hidden, torch.full((5,), 0.2))
+    assert torch.exp(torch.tensor(float("-inf"), dtype=torch.float16)).item() == 0.0
+
+
+def test_additive_mask_any_nonzero_value_means_may_attend():
+    # torch.log is exact on 0/1 masks, but the course's convention lets any nonzero value mean "may attend"
+    verdict(ex07.check_additive_mask(lambda m: torch.log(m.float())), False, "log 2", "any nonzero value")
+    verdict(ex07.check_additive_mask(lambda m: torch.zeros(m.shape).masked_fill(m != 1, float("-inf"))), False,
+            "where the mask is 2 are hidden", "not mask == 1")
+    verdict(ex07.check_additive_mask(lambda m: torch.where(m == 1, 0.0, float("-inf"))), False, "mask is 2")
+    verdict(ex07.check_additive_mask(lambda m: torch.where(m.bool(), 0.0, float("-inf"))), True)
+    verdict(ex07.check_additive_mask(lambda m: torch.zeros(m.shape).masked_fill(~m.bool(), float("-inf"))), True)
+    assert any(not m.dtype.is_floating_point and m.dtype != torch.bool and (m == 2).any()
+               for m in ex07._mask_cases())
+
+
 def test_additive_mask_wrong_type():
     verdict(ex07.check_additive_mask(torch.zeros(4, 4)), False, "expected a function")
     verdict(ex07.check_additive_mask(lambda m: "mask"), False, "should be numbers")
@@ -268,6 +293,14 @@ def test_tflops_feedback_does_not_give_the_answer_away(answer):
 def test_tflops_accepts_tensor_and_numpy_results():
     verdict(ex07.check_achieved_tflops(lambda *a: torch.tensor(ex07.reference_achieved_tflops(*a))), True)
     verdict(ex07.check_achieved_tflops(lambda *a: np.float64(ex07.reference_achieved_tflops(*a))), True)
+
+
+def test_tflops_names_the_head_size_d_k():
+    # the notebook writes 4·B·H·T²·d_k, and so do the checker's messages
+    feedback = ex07.check_achieved_tflops(lambda B, H, T, d_k, ms, causal=False: 3.0)
+    verdict(feedback, False, "d_k=128", "4·B·H·T²·d_k")
+    verdict(ex07.check_achieved_tflops(ex07.reference_achieved_tflops), True, "4·B·H·T²·d_k")
+    assert "d_k" in ex07.solution_achieved_tflops().code
 
 
 def test_tflops_wrong_type():

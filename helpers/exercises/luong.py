@@ -211,11 +211,11 @@ def reference_cross_attention(X_dec, X_enc, W_q, W_k, W_v):
 
 def _cross_cases():
     g = torch.Generator().manual_seed(7)
-    W = projections(4, 4, seed=0)
-    W_rect = {name: torch.randn(4, 3, generator=g) for name in ("W_q", "W_k", "W_v")}
+    P = projections(4, 4, seed=0)  # a dict of projections: P, because plain W is the attention weights
+    P_rect = {name: torch.randn(4, 3, generator=g) for name in ("W_q", "W_k", "W_v")}
     X_dec_long = torch.randn(4, 4, generator=g)
     X_enc_long = torch.randn(6, 4, generator=g)
-    return [(decoder_states(), encoder_states(), W), (X_dec_long, X_enc_long, W_rect)]
+    return [(decoder_states(), encoder_states(), P), (X_dec_long, X_enc_long, P_rect)]
 
 
 def _manual_attention(Q, K, V, scale: float, dim: int = -1, softmax: bool = True):
@@ -271,8 +271,8 @@ def check_cross_attention(cross_attention) -> Feedback:
     problem = require_callable(cross_attention, "cross_attention(X_dec, X_enc, W_q, W_k, W_v) -> Y (T_q, d_v)")
     if problem is not None:
         return problem
-    for X_dec, X_enc, W in _cross_cases():
-        W_q, W_k, W_v = W["W_q"], W["W_k"], W["W_v"]
+    for X_dec, X_enc, P in _cross_cases():
+        W_q, W_k, W_v = P["W_q"], P["W_k"], P["W_v"]
         # copies: an in-place edit of a weight inside the student's function must not reach the reference
         result, problem = call_student(cross_attention, X_dec.clone(), X_enc.clone(),
                                        W_q.clone(), W_k.clone(), W_v.clone())

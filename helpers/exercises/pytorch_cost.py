@@ -35,7 +35,17 @@ def _mask_cases():
     g = torch.Generator().manual_seed(1)
     random01 = (torch.rand(5, 6, generator=g) > 0.5).float()
     random01[:, 0] = 1.0  # every query may see at least key 0
-    return [causal_mask(4), random01]
+    # whole numbers 0, 1, 2: in the course's convention ANY nonzero value means "may attend", not only 1
+    counts = torch.tensor([[2, 0, 1, 0], [1, 2, 0, 0], [0, 0, 2, 1]])
+    return [causal_mask(4), random01, counts]
+
+
+def _describe_mask(mask) -> str:
+    if mask.dtype == torch.bool:
+        return "boolean (torch.bool)"
+    if mask.dtype.is_floating_point:
+        return f"float ({mask.dtype})"
+    return f"whole-number ({mask.dtype}, values 0, 1 and 2)"
 
 
 def check_additive_mask(additive_mask) -> Feedback:
@@ -45,7 +55,7 @@ def check_additive_mask(additive_mask) -> Feedback:
         return problem
     g = torch.Generator().manual_seed(2)
     for mask in _mask_cases():
-        kind = "boolean (torch.bool)" if mask.dtype == torch.bool else f"float ({mask.dtype})"
+        kind = _describe_mask(mask)
         result, problem = call_student(additive_mask, mask.clone())
         if problem is not None:
             if "bool" in problem.message and mask.dtype == torch.bool:
@@ -91,10 +101,31 @@ def check_additive_mask(additive_mask) -> Feedback:
             return wrong("the values are 0 and 1. A float attn_mask is ADDED to the scores, so a 1 only nudges "
                          "a score up. Hidden pairs need -inf (exp(-inf) = 0); allowed pairs need 0.")
         if not np.all(got[allowed] == 0):
-            return wrong("an allowed pair has a nonzero value: anything added there changes the scores. "
-                         "Put exactly 0.0 where mask != 0.")
+            values = mask.numpy().astype(np.float64)
+            off = allowed & (got != 0)                       # allowed pairs that got something other than 0
+            if np.all(values[off] != 1) and np.all(np.isneginf(got[off])):
+                return wrong(f"on a {kind} mask, the pairs where the mask is 2 are hidden (-inf). Only "
+                             "mask == 0 means 'may not attend'; any nonzero value means 'may attend'. "
+                             "Test mask == 0 (hidden), not mask == 1 (allowed).")
+            if np.allclose(got[allowed], np.log(values[allowed])):
+                return wrong(f"on a {kind} mask, where the mask is 2 you give log 2 ≈ 0.693: torch.log(mask) is "
+                             "0 only where the mask is exactly 1. In the course's convention any nonzero value "
+                             "means 'may attend', so compare with 0 instead of taking the log: "
+                             "torch.where(mask == 0, float('-inf'), 0.0).")
+            return wrong(f"on a {kind} mask, an allowed pair has a nonzero value: anything added there changes "
+                         "the scores. Put exactly 0.0 wherever mask != 0 (any nonzero value means 'may attend').")
         if not np.all(got[~allowed] <= -1e4):
             return wrong("a hidden pair is not pushed to -inf: softmax would still give it weight. "
+                         "Put float('-inf') where mask == 0.")
+        if not np.all(np.isneginf(got[~allowed])):
+            finite = got[~allowed][np.isfinite(got[~allowed])]
+            return wrong(f"hidden pairs get {finite[0]:g}, a large negative number, but not -inf, which the "
+                         f"exercise asks for. In float32 it usually works (exp({finite[0]:g}) underflows to 0), but "
+                         "-inf is exact where a finite number is not. exp(-inf) = 0 in every dtype, while a finite "
+                         "stand-in depends on the dtype: -1e9, for example, does not fit in float16 (its largest "
+                         "number is 65,504) and turns into -inf there anyway. And a query whose keys are ALL hidden "
+                         "still attends to them (with -1e9 in float32, evenly: every score plus -1e9 rounds to the "
+                         "same number), where -inf makes that mistake visible (section 4). "
                          "Put float('-inf') where mask == 0.")
         Q, K, V = (torch.randn(mask.shape[0] if i == 0 else mask.shape[1], 8, generator=g) for i in range(3))
         expected = F.scaled_dot_product_attention(Q, K, V, attn_mask=reference_additive_mask(mask))
@@ -172,16 +203,16 @@ def solution_scores_gb() -> Solution:
 # --------------------------------------------------------------------------------------
 
 
-def reference_achieved_tflops(B, H, T, d, milliseconds, causal=False):
-    """Forward attention FLOPs 4·B·H·T²·d (halved when causal), divided by the time in seconds, in 10¹²."""
-    flops = 4 * B * H * T**2 * d
+def reference_achieved_tflops(B, H, T, d_k, milliseconds, causal=False):
+    """Forward attention FLOPs 4·B·H·T²·d_k (halved when causal), divided by the time in seconds, in 10¹²."""
+    flops = 4 * B * H * T**2 * d_k
     if causal:
         flops = flops / 2  # half of the (query, key) pairs are masked and skipped
     seconds = milliseconds / 1e3
     return flops / seconds / 1e12
 
 
-#: (B, H, T, d, milliseconds, causal). In the first case B, H, the factor 4, the factor 2 and T are all
+#: (B, H, T, d_k, milliseconds, causal). In the first case B, H, the factor 4, the factor 2 and T are all
 #: different numbers, so each forgotten factor shows as its own ratio.
 _TFLOP_CASES = [
     (3, 16, 4096, 128, 1.2, False),
@@ -200,16 +231,16 @@ def _keyword_only(function, name: str) -> bool:
 
 
 def check_achieved_tflops(achieved_tflops) -> Feedback:
-    """Exercise 3: achieved_tflops(B, H, T, d, milliseconds, causal=False) -> TFLOP/s."""
-    problem = require_callable(achieved_tflops, "achieved_tflops(B, H, T, d, milliseconds, causal=False) -> float")
+    """Exercise 3: achieved_tflops(B, H, T, d_k, milliseconds, causal=False) -> TFLOP/s."""
+    problem = require_callable(achieved_tflops, "achieved_tflops(B, H, T, d_k, milliseconds, causal=False) -> float")
     if problem is not None:
         return problem
-    formula = "FLOPs = 4·B·H·T²·d (÷ 2 if causal); TFLOP/s = FLOPs / seconds / 1e12."
-    for B, H, T, d, ms, causal in _TFLOP_CASES:
+    formula = "FLOPs = 4·B·H·T²·d_k (÷ 2 if causal); TFLOP/s = FLOPs / seconds / 1e12."
+    for B, H, T, d_k, ms, causal in _TFLOP_CASES:
         if _keyword_only(achieved_tflops, "causal"):
-            result, problem = call_student(achieved_tflops, B, H, T, d, ms, causal=causal)
+            result, problem = call_student(achieved_tflops, B, H, T, d_k, ms, causal=causal)
         else:
-            result, problem = call_student(achieved_tflops, B, H, T, d, ms, causal)
+            result, problem = call_student(achieved_tflops, B, H, T, d_k, ms, causal)
         if problem is not None:
             return problem
         if result is None:
@@ -217,8 +248,8 @@ def check_achieved_tflops(achieved_tflops) -> Feedback:
         value, problem = one_number(result, "the result", "the TFLOP/s", finite=False)
         if problem is not None:
             return problem
-        expected = reference_achieved_tflops(B, H, T, d, ms, causal)
-        setting = f"B={B}, H={H}, T={T}, d={d}, {ms} ms, causal={causal}"
+        expected = reference_achieved_tflops(B, H, T, d_k, ms, causal)
+        setting = f"B={B}, H={H}, T={T}, d_k={d_k}, {ms} ms, causal={causal}"
         if not math.isfinite(value):
             return wrong(f"for {setting} the result is {value}. Check for a division by zero.")
         ratio = value / expected
@@ -242,9 +273,9 @@ def check_achieved_tflops(achieved_tflops) -> Feedback:
             (not causal and B > 1 and H > 1 and about(1 / (B * H)),
              "the result is B·H times too small: you forgot both the batch size and the number of heads."),
             (about(0.25), "the result is 4 times too small: the factor 4 is missing. Each of the two products "
-                          "(Q Kᵀ and W V) costs 2·T²·d FLOPs (a multiply and an add per term), 4·T²·d together."),
+                          "(Q Kᵀ and W V) costs 2·T²·d_k FLOPs (a multiply and an add per term), 4·T²·d_k together."),
             (about(0.5), "the result is half the expected value: there are two matrix products (Q Kᵀ and W V), "
-                         "2·T²·d FLOPs each, so 4·B·H·T²·d in all."),
+                         "2·T²·d_k FLOPs each, so 4·B·H·T²·d_k in all."),
             (about(1000.0) or about(1e-3), "the result is off by a factor of 1000: convert milliseconds to "
                                            "seconds (÷ 1000) and FLOP/s to TFLOP/s (÷ 10¹²)."),
             (about(1e12) or about(1e9) or about(1e15), "the result is in FLOP/s or FLOPs, not TFLOP/s: divide by "
@@ -256,7 +287,7 @@ def check_achieved_tflops(achieved_tflops) -> Feedback:
             if applies:
                 return wrong(f"for {setting}: {message}")
         return wrong(f"for {setting} your function gives {value:.4g} TFLOP/s, which is not it. {formula}")
-    return correct("4·B·H·T²·d FLOPs (half when causal) over the time: the number to hold against a GPU's "
+    return correct("4·B·H·T²·d_k FLOPs (half when causal) over the time: the number to hold against a GPU's "
                    "nominal peak (H100 SXM / H200: about 989 dense bf16 TFLOP/s on paper).")
 
 

@@ -11,6 +11,7 @@ from helpers.exercises.feedback import (
     as_numbers,
     call_student,
     correct,
+    numbers_from,
     one_number,
     require_callable,
     wrong,
@@ -210,6 +211,17 @@ def exercise_inputs() -> tuple[np.ndarray, np.ndarray]:
     return rng.standard_normal((4, 32)), rng.standard_normal((6, 32))
 
 
+#: The second test: the same Q and K, each 30 times longer, so Q Kᵀ / √d_k reaches about 1,000 in every row.
+#: exp of a number above about 709.8 overflows a float64, so a softmax that does not subtract the row max fails.
+LARGE_FACTOR = 30.0
+
+
+def large_inputs() -> tuple[np.ndarray, np.ndarray]:
+    """Q (4, 32) and K (6, 32) whose scaled scores are in the thousands: every row's max is above 709.8."""
+    Q, K = exercise_inputs()
+    return LARGE_FACTOR * Q, LARGE_FACTOR * K
+
+
 def reference_scaled_weights(Q, K):
     """softmax(Q Kᵀ / √d_k), each row over the keys: (T_q, d_k), (T_k, d_k) -> (T_q, T_k)."""
     d_k = Q.shape[-1]
@@ -272,9 +284,14 @@ def check_scaled_weights(scaled_weights) -> Feedback:
         return wrong(f"row sums are {np.round(row_sums, 4).tolist()}, but each row of weights must sum to 1. "
                      "If you took exp, divide each row by its own sum (axis=-1, keepdims=True).")
     if _same(W, expected):
+        problem = _check_large_scores(scaled_weights)
+        if problem is not None:
+            return problem
         return correct(f"softmax(Q Kᵀ / √d_k) with d_k = {d_k}: rows sum to 1, and the largest weight is "
                        f"{expected.max(axis=-1).mean():.2f} on average (without the scale it would be "
-                       f"{softmax(S).max(axis=-1).mean():.2f}).")
+                       f"{softmax(S).max(axis=-1).mean():.2f}). It also stays exact with Q and K "
+                       f"{LARGE_FACTOR:g} times longer, where scaled scores up to {_largest_large_score():,.0f} "
+                       "would overflow a plain exp.")
     for divisor, slip in ((1.0, "the scores were not divided by √d_k"),
                           (d_k, f"the scores were divided by d_k = {d_k}, not by its square root"),
                           (1 / np.sqrt(d_k), "the scores were multiplied by √d_k instead of divided"),
@@ -295,8 +312,41 @@ def check_scaled_weights(scaled_weights) -> Feedback:
                  "Compute softmax(Q @ K.T / np.sqrt(d_k)) row by row, with d_k = Q.shape[-1].")
 
 
+def _largest_large_score() -> float:
+    Q, K = large_inputs()
+    return float((Q @ K.T / np.sqrt(Q.shape[-1])).max())
+
+
+def _check_large_scores(scaled_weights) -> Feedback | None:
+    """The second test, once the first passed: scaled scores around 1,000, where a naive exp overflows."""
+    Q, K = large_inputs()
+    expected = reference_scaled_weights(Q, K)
+    top = _largest_large_score()
+    W, problem = numbers_from(scaled_weights, Q.copy(), K.copy(), on=f"Q and K {LARGE_FACTOR:g} times longer")
+    if problem is not None:
+        return problem
+    if W.shape != expected.shape:
+        return wrong(f"with Q and K {LARGE_FACTOR:g} times longer the weights have shape {W.shape}, but should "
+                     f"have {expected.shape}, as before.")
+    if not np.all(np.isfinite(W)):
+        return wrong(f"right on the first test, but with Q and K {LARGE_FACTOR:g} times longer (scaled scores up "
+                     f"to {top:,.0f}) the weights contain NaN or infinity. exp of a number above about 709.8 "
+                     "overflows a float64 to inf, and inf / inf is NaN. Subtract each row's maximum before exp, "
+                     "as notebook 02's stable softmax does: S - S.max(axis=-1, keepdims=True). "
+                     "The weights do not change, and the largest exponent becomes exp(0) = 1. Or use softmax from "
+                     "helpers.similarity, which does it for you.")
+    if not _same(W, expected):
+        return wrong(f"right on the first test, but with Q and K {LARGE_FACTOR:g} times longer (scaled scores up "
+                     f"to {top:,.0f}) some weights are off. Large scores must give nearly one-hot rows, exactly: "
+                     "subtract each row's maximum before exp (notebook 02's stable softmax), and do not clip "
+                     "or round the scores.")
+    return None
+
+
 def solution_scaled_weights() -> Solution:
     return Solution.from_function(
         "softmax(Q Kᵀ / √d_k)", reference_scaled_weights,
         "d_k is read from the shapes (the last axis of Q), so the same function works for any head size. "
+        "Subtracting the row max (notebook 02) keeps it exact when the scores are large "
+        "(the checker also tries scaled scores of about 1,000). "
         "helpers.attention_torch.attention_weights does the same in PyTorch.")
