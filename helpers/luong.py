@@ -9,7 +9,7 @@ every number can be checked by eye.
     decoder_states()            S_dec: (T_q, d) = (2, 4), one row per Hindi token
     luong_dot_attention(s, H)   one decoder step, Luong's way: (d,), (T_k, d) -> context (d,), weights (T_k,)
     projections(d_model, d_k)   seeded W_q, W_k, W_v, each (d_model, d_k)
-    attend(X_q, X_kv, W)        Q from X_q, K and V from X_kv, through the course's
+    attend(X_q, X_kv, P)        Q from X_q, K and V from X_kv (P: the projections), through the course's
                                 scaled_dot_product_attention -> Q, K, V, W, Y
     lineup_data(learned, same)  the 2 x 2 line-up of the two differences (the widget's data):
                                 two sequences = the Hindi decoder asks the English encoder,
@@ -96,38 +96,38 @@ def projections(d_model: int = D_MODEL, d_k: int = D_MODEL, seed: int = 0) -> di
     return {name: torch.randn(d_model, d_k, generator=g) / math.sqrt(d_model) for name in ("W_q", "W_k", "W_v")}
 
 
-def attend(X_q, X_kv, W: dict | None = None, mask=None) -> dict[str, torch.Tensor]:
+def attend(X_q, X_kv, P: dict | None = None, mask=None) -> dict[str, torch.Tensor]:
     """Attention where queries come from X_q (T_q, d) and keys and values from X_kv (T_k, d).
 
-    W None: no projections, Q = X_q and K = V = X_kv (Luong's reuse). Otherwise
+    P None: no projections, Q = X_q and K = V = X_kv (Luong's reuse). Otherwise
     Q = X_q W_q, K = X_kv W_k, V = X_kv W_v. Both go through the course's
     scaled_dot_product_attention. Pass the same sequence twice for self-attention.
     Returns {"Q", "K", "V", "W" (T_q, T_k), "Y" (T_q, d_v)}.
     """
     X_q = _as_tensor(X_q, "X_q", 2, "(T_q, d)")
     X_kv = _same_dtype(_as_tensor(X_kv, "X_kv", 2, "(T_k, d)"), X_q.dtype)
-    if W is None:
+    if P is None:
         Q, K, V = X_q, X_kv, X_kv
     else:
-        if not isinstance(W, dict):
-            raise TypeError(f"W should be a dict of W_q, W_k and W_v (see projections()), but got {check.describe(W)}.")
-        missing = {"W_q", "W_k", "W_v"} - set(W)
+        if not isinstance(P, dict):
+            raise TypeError(f"P should be a dict of W_q, W_k and W_v (see projections()), but got {check.describe(P)}.")
+        missing = {"W_q", "W_k", "W_v"} - set(P)
         if missing:
-            raise ValueError(f"W should hold W_q, W_k and W_v; missing {sorted(missing)}.")
-        W = {name: _same_dtype(_as_tensor(W[name], name, 2, "(d_model, d_k)"), X_q.dtype)
+            raise ValueError(f"P should hold W_q, W_k and W_v; missing {sorted(missing)}.")
+        P = {name: _same_dtype(_as_tensor(P[name], name, 2, "(d_model, d_k)"), X_q.dtype)
              for name in ("W_q", "W_k", "W_v")}
-        d_model = W["W_q"].shape[0]
-        for name, matrix in W.items():
+        d_model = P["W_q"].shape[0]
+        for name, matrix in P.items():
             if matrix.shape[0] != d_model:
                 raise ValueError(f"{name} has shape {tuple(matrix.shape)} but W_q has {d_model} rows: all three "
                                  "projections take d_model features per token.")
-        if W["W_k"].shape[1] != W["W_q"].shape[1]:
-            raise ValueError(f"W_q makes queries of length {W['W_q'].shape[1]} but W_k makes keys of length "
-                             f"{W['W_k'].shape[1]}: they must match to take dot products.")
+        if P["W_k"].shape[1] != P["W_q"].shape[1]:
+            raise ValueError(f"W_q makes queries of length {P['W_q'].shape[1]} but W_k makes keys of length "
+                             f"{P['W_k'].shape[1]}: they must match to take dot products.")
         if X_q.shape[1] != d_model or X_kv.shape[1] != d_model:
             raise ValueError(f"the projections expect d_model={d_model} features per token, but "
                              f"X_q has {X_q.shape[1]} and X_kv has {X_kv.shape[1]}.")
-        Q, K, V = X_q @ W["W_q"], X_kv @ W["W_k"], X_kv @ W["W_v"]
+        Q, K, V = X_q @ P["W_q"], X_kv @ P["W_k"], X_kv @ P["W_v"]
     Y = scaled_dot_product_attention(Q, K, V, mask)
     return {"Q": Q, "K": K, "V": V, "W": attention_weights(Q, K, mask), "Y": Y}
 
@@ -148,8 +148,8 @@ def lineup_data(learned: bool, same_sequence: bool) -> dict:
         X_q, rows, sequences = H, ENCODER_TOKENS, "the English sentence asks itself"
     else:
         X_q, rows, sequences = decoder_states(), DECODER_TOKENS, "the Hindi decoder asks the English encoder"
-    W = projections() if learned else None
-    out = attend(X_q, H, W)
+    P = projections() if learned else None
+    out = attend(X_q, H, P)
     return {
         "name": MECHANISMS[(learned, same_sequence)],
         "sequences": sequences,
@@ -157,6 +157,6 @@ def lineup_data(learned: bool, same_sequence: bool) -> dict:
         "rows": list(rows),
         "cols": list(ENCODER_TOKENS),
         "shapes": {k: tuple(out[k].shape) for k in ("Q", "K", "V", "W", "Y")},
-        "parameters": 0 if W is None else sum(w.numel() for w in W.values()),
+        "parameters": 0 if P is None else sum(w.numel() for w in P.values()),
         "K_equals_V": bool(torch.equal(out["K"], out["V"])),
     }

@@ -71,7 +71,7 @@ def test_mixed_dtypes_meet_and_bad_inputs_are_named():
         luong.attend(H, H, {**W, "W_v": torch.randn(3, 4)})
     with pytest.raises(ValueError, match="W_q makes queries of length 4 but W_k makes keys of length 2"):
         luong.attend(H, H, {**W, "W_k": torch.randn(4, 2)})
-    with pytest.raises(TypeError, match="W should be a dict"):
+    with pytest.raises(TypeError, match="P should be a dict"):
         luong.attend(H, H, [W["W_q"], W["W_k"], W["W_v"]])
     with pytest.raises(TypeError, match="learned should be True or False"):
         luong.lineup_data("yes", True)
