@@ -11,6 +11,8 @@ every number can be checked by eye.
     projections(d_model, d_k)   seeded W_q, W_k, W_v, each (d_model, d_k)
     attend(X_q, X_kv, P)        Q from X_q, K and V from X_kv (P: the projections), through the course's
                                 scaled_dot_product_attention -> Q, K, V, W, Y
+    dictionary_lookup(c, noise) notebook 06's dictionary {'a': 1, 'b': 2, 'c': c} asked for 'b', Luong's way
+                                and with separate roles (the data of the dictionary widget)
     lineup_data(learned, same)  the 2 x 2 line-up of the two differences (the widget's data):
                                 two sequences = the Hindi decoder asks the English encoder,
                                 one sequence = the English sentence asks itself (as in notebook 06's figure)
@@ -130,6 +132,39 @@ def attend(X_q, X_kv, P: dict | None = None, mask=None) -> dict[str, torch.Tenso
         Q, K, V = X_q @ P["W_q"], X_kv @ P["W_k"], X_kv @ P["W_v"]
     Y = scaled_dot_product_attention(Q, K, V, mask)
     return {"Q": Q, "K": K, "V": V, "W": attention_weights(Q, K, mask), "Y": Y}
+
+
+DICTIONARY_KEYS = ("a", "b", "c")
+
+
+def _number(value, name: str, low: float, high: float) -> float:
+    """A real number between low and high (text, NaN and truth values refused)."""
+    if isinstance(value, (bool, str)) or not isinstance(value, (int, float)) or not low <= value <= high:
+        raise ValueError(f"{name} should be a number from {low:g} to {high:g}, but got {value!r:.40}.")
+    return float(value)
+
+
+def dictionary_lookup(value_c: float = 4.0, noise: float = 1.0) -> dict:
+    """Look up 'b' in {'a': 1, 'b': 2, 'c': value_c}, Luong's way and with separate roles.
+
+    Each entry is one state h_j = (one-hot key code | value), shape (4,); the query
+    asks for 'b' as (0, 3, 0, noise), with `noise` on the value axis. Luong matches
+    the query against the whole h_j and mixes the whole h_j; separate roles match
+    key codes only (W_q, W_k read the code) and mix values only (W_v reads the value).
+    Returns {"keys", "weights_luong" (3,), "weights_roles" (3,), "answer_luong",
+    "answer_roles", "true"}, the answers being the value each lookup returns for 'b'.
+    """
+    value_c = _number(value_c, "value_c", -1000.0, 1000.0)
+    noise = _number(noise, "noise", -100.0, 100.0)
+    H_dict = torch.tensor([[1.0, 0, 0, 1], [0.0, 1, 0, 2], [0.0, 0, 1, value_c]])   # (3, 4): key code | value
+    q = torch.tensor([0.0, 3, 0, noise])                                             # (4,) asks for 'b'
+    w_luong = torch.softmax(H_dict @ q, dim=0)                                       # (3,)
+    W_q = W_k = torch.eye(4)[:, :3]                                                  # (4, 3) read the key code
+    W_v = torch.eye(4)[:, 3:]                                                        # (4, 1) reads the value
+    w_roles = torch.softmax((H_dict @ W_k) @ (q @ W_q), dim=0)                       # (3,)
+    return {"keys": list(DICTIONARY_KEYS), "weights_luong": w_luong.numpy(), "weights_roles": w_roles.numpy(),
+            "answer_luong": float((w_luong @ H_dict)[3]), "answer_roles": float((w_roles @ (H_dict @ W_v))[0]),
+            "true": 2.0}
 
 
 def lineup_data(learned: bool, same_sequence: bool) -> dict:

@@ -155,3 +155,32 @@ def test_lineup_widget_follows_its_switches():
     assert w.result["name"].startswith("self-attention") and w.result["W"].shape == (3, 3)
     w.children[0].value = PROJECTIONS[0]
     assert w.result["name"].startswith("parameter-free")
+
+
+def test_dictionary_lookup_is_notebook_06s_example_and_shows_the_shouting_value():
+    base = luong.dictionary_lookup()
+    np.testing.assert_allclose(base["weights_luong"], [0.0132, 0.7214, 0.2654], atol=1e-4)
+    np.testing.assert_allclose(base["weights_roles"], [0.0453, 0.9094, 0.0453], atol=1e-4)
+    assert round(base["answer_luong"], 2) == 2.52 and round(base["answer_roles"], 2) == 2.05
+    loud = luong.dictionary_lookup(value_c=40.0)
+    assert loud["weights_luong"][2] > 0.99                                          # the value shouts in the matching
+    np.testing.assert_allclose(loud["weights_roles"], base["weights_roles"])       # the matching never moves
+    clean = luong.dictionary_lookup(value_c=40.0, noise=0.0)
+    np.testing.assert_allclose(clean["weights_luong"], clean["weights_roles"])     # a clean query: no difference
+
+
+@pytest.mark.parametrize("bad", ["4", float("nan"), True, 1e9])
+def test_dictionary_lookup_refuses_bad_numbers(bad):
+    with pytest.raises(ValueError, match="value_c should be a number from"):
+        luong.dictionary_lookup(value_c=bad)
+
+
+def test_dictionary_explorer_redraws_from_its_sliders():
+    from helpers.widgets.luong import dictionary_explorer, lookup_html
+
+    w = dictionary_explorer()
+    assert round(w.result["answer_luong"], 2) == 2.52
+    w.children[0].value = 40.0
+    assert w.result["weights_luong"][2] > 0.99
+    text = lookup_html(w.result)
+    assert "Luong <b>40.00</b>" in text and "separate roles <b>3.68</b>" in text

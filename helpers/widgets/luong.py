@@ -1,4 +1,5 @@
-"""Notebook 06's widget: two switches, the two differences between Luong attention and self-attention.
+"""Notebook 06's widgets: a dictionary looked up two ways, and two switches for the two differences
+between Luong attention and self-attention.
 
 The weights are drawn as an HTML table coloured like the course's heatmaps
 (viridis), so that the widget answers at once (a matplotlib redraw takes longer).
@@ -14,7 +15,7 @@ from matplotlib import colormaps
 from matplotlib.colors import to_hex
 
 from helpers import validation as check
-from helpers.luong import lineup_data
+from helpers.luong import dictionary_lookup, lineup_data
 from helpers.plotting import _one_per, is_presenter_mode
 from helpers.widgets.fast_png import PRESENTER_SCALE
 
@@ -75,3 +76,31 @@ def lineup_explorer() -> widgets.interactive:
     for toggle in (projections, sequences):
         toggle.style.button_width = "230px"
     return widgets.interactive(show, projections=projections, sequences=sequences)
+
+
+def lookup_html(data: dict) -> str:
+    """Both lookups' weights on a, b, c as a coloured table, and the value each returns for 'b'."""
+    weights = [data["weights_luong"], data["weights_roles"]]
+    rows = ["Luong: h_j is key and value", "separate roles: W_q, W_k, W_v"]
+    answers = (f"<div style='font-size:{_px(15)}px;line-height:1.6;margin-top:6px'>value returned for 'b' "
+               f"(true value {data['true']:g}): Luong <b>{data['answer_luong']:.2f}</b>, "
+               f"separate roles <b>{data['answer_roles']:.2f}</b></div>")
+    return weights_html(weights, rows, data["keys"], "weights on the entries a, b, c (the query asks for b)") + answers
+
+
+def dictionary_explorer(value_c: float = 4.0, noise: float = 1.0) -> widgets.interactive:
+    """Sliders for the value stored under 'c' and the query's noise; both lookups' weights and answers."""
+    dictionary_lookup(value_c, noise)   # bad starting values fail here, clearly, not inside the widget
+
+    def show(value_c=value_c, noise=noise):
+        data = dictionary_lookup(value_c, noise)
+        display(HTML(lookup_html(data)))
+        return data
+
+    value = widgets.FloatSlider(value=value_c, min=0.0, max=40.0, step=1.0, description="value of c",
+                                continuous_update=True, readout_format=".0f")
+    noise_slider = widgets.FloatSlider(value=noise, min=0.0, max=2.0, step=0.1, description="query noise",
+                                       continuous_update=True, readout_format=".1f")
+    for slider in (value, noise_slider):
+        slider.style.description_width = "90px"
+    return widgets.interactive(show, value_c=value, noise=noise_slider)
