@@ -79,7 +79,7 @@ class _VectorPicture:
         P = table @ playground_basis()                          # (V, 2) every word's static position
         lo, hi = P.min(axis=0), P.max(axis=0)
         pad = 0.12 * (hi - lo).max()
-        self.figure = FastFigure(figsize=(5.2, 3.9), dpi=80)
+        self.figure = FastFigure(figsize=(5.2, 3.9), dpi=100)   # large enough to read from the back of a room
         fig = self.figure.fig
         ax = fig.add_subplot()
         fig.subplots_adjust(left=0.07, right=0.98, top=0.91, bottom=0.17)
