@@ -78,6 +78,18 @@ def static_and_mixed(sentence, word: str = "bank", self_weight: float = 0.7) -> 
     }
 
 
+def two_mixtures(sentence_a, sentence_b, word: str = "bank", self_weight: float = 0.7) -> dict:
+    """`word` mixed into two sentences with the same hand-made weights: notebook 01's widget.
+
+    Returns {"a", "b"} (each a static_and_mixed dict), "static" (d,), and the cosines
+    between the two static vectors (always 1) and between the two mixtures.
+    """
+    a = static_and_mixed(sentence_a, word, self_weight)
+    b = static_and_mixed(sentence_b, word, self_weight)
+    return {"a": a, "b": b, "static": a["static"], "cosine_static": cosine(a["static"], b["static"]),
+            "cosine_mixed": cosine(a["mixed"], b["mixed"])}
+
+
 def pull_toward(word: str, target: str, amount: float) -> dict:
     """Move `word`'s static vector a fraction `amount` (0..1) of the way to `target`'s.
 

@@ -2,7 +2,12 @@ import numpy as np
 import pytest
 
 from helpers.mixing import mix, pull_toward, static_and_mixed
-from helpers.running_example import SENTENCE_MONEY, SENTENCE_RIVER
+from helpers.running_example import SENTENCE_MONEY, SENTENCE_RIVER, embed
+from helpers.similarity import cosine
+
+#: bank keeping 0.7 with 0.15 for each neighbour, in both sentences, computed independently of the widget.
+EVEN_SPLIT_COSINE = cosine(np.array([0.15, 0.7, 0.15]) @ embed("money bank grows"),
+                           np.array([0.15, 0.7, 0.15]) @ embed("river bank flows"))
 
 
 def test_mix_is_the_weighted_sum_of_rows():
@@ -68,3 +73,13 @@ def test_pulling_bank_toward_money_moves_it_away_from_river():
     start, end = pull_toward("bank", "money", 0.0)["cos_to"], pull_toward("bank", "money", 1.0)["cos_to"]
     assert start["money"] == pytest.approx(0.5) and start["river"] == pytest.approx(0.5)
     assert end["money"] == pytest.approx(1.0) and end["river"] == pytest.approx(0.0)
+
+
+def test_two_mixtures_of_one_static_vector():
+    from helpers.mixing import two_mixtures
+
+    data = two_mixtures(SENTENCE_MONEY, SENTENCE_RIVER)
+    assert data["cosine_static"] == pytest.approx(1.0)
+    assert data["cosine_mixed"] == pytest.approx(EVEN_SPLIT_COSINE)
+    with pytest.raises(ValueError, match="'bank' is not in the sentence"):
+        two_mixtures(SENTENCE_MONEY, "river flows")

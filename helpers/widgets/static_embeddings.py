@@ -1,40 +1,43 @@
-"""Notebook 01's widget: choose a sentence, see bank's static vector stay put while its mixture moves."""
+"""Notebook 01's widget: two sentences side by side, bank's static vector the same, its mixtures not."""
 from __future__ import annotations
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
 
-from helpers.mixing import static_and_mixed
+from helpers.mixing import two_mixtures
 from helpers.plotting import COLORS
 from helpers.running_example import SENTENCES
 
 
 def sentence_explorer() -> widgets.interactive:
-    """Dropdown of sentences (or type your own from the vocabulary) and a self-weight slider."""
+    """Two sentences (from the menu or typed from the vocabulary) and a self-weight slider."""
 
-    def show(sentence=SENTENCES[0], self_weight=0.7):
+    def show(sentence_a=SENTENCES[0], sentence_b=SENTENCES[1], self_weight=0.7):
         try:
-            data = static_and_mixed(sentence, "bank", self_weight)
+            data = two_mixtures(sentence_a, sentence_b, "bank", self_weight)
         except (TypeError, ValueError) as error:  # a typed sentence the vocabulary cannot cover
             print(error)
             return None
         d = len(data["static"])
         x = np.arange(d)
-        fig, ax = plt.subplots(figsize=(7, 3.4))
-        ax.bar(x - 0.2, data["static"], width=0.4, color=COLORS["static"], label="static bank (never changes)")
-        ax.bar(x + 0.2, data["mixed"], width=0.4, color=COLORS["contextual"], label="bank as a mixture")
+        fig, ax = plt.subplots(figsize=(7.5, 3.6))
+        ax.bar(x - 0.27, data["static"], width=0.27, color=COLORS["static"], label="static bank (both sentences)")
+        for shift, key, colour in ((0.0, "a", COLORS["contextual"]), (0.27, "b", COLORS["query"])):
+            ax.bar(x + shift, data[key]["mixed"], width=0.27, color=colour,
+                   label=f"bank mixed in “{' '.join(data[key]['tokens'])}”")
         ax.set_xticks(x, [f"dim {i}" for i in range(d)])
-        ax.set_ylim(0, 1.6)
+        ax.set_ylim(0, 1.9)
         ax.set_ylabel("value")
-        weights = ", ".join(f"{w:.2f}·{t}" for w, t in zip(data["weights"], data["tokens"]))
-        ax.set_title(f"“{' '.join(data['tokens'])}”:  bank = {weights}", fontsize=12)
+        ax.set_title(f"cos(static, static) = {data['cosine_static']:.3f};  "
+                     f"cos(mixture, mixture) = {data['cosine_mixed']:.3f}", fontsize=12)
         ax.legend(loc="upper right", fontsize=10)
         plt.show()
         return data
 
-    sentence = widgets.Combobox(value=SENTENCES[0], options=list(SENTENCES), description="sentence",
-                                ensure_option=False, continuous_update=False)
+    boxes = [widgets.Combobox(value=value, options=list(SENTENCES), description=label, ensure_option=False,
+                              continuous_update=False)
+             for value, label in ((SENTENCES[0], "sentence 1"), (SENTENCES[1], "sentence 2"))]
     weight = widgets.FloatSlider(value=0.7, min=0.0, max=1.0, step=0.05, description="bank keeps",
                                  readout_format=".2f")
-    return widgets.interactive(show, sentence=sentence, self_weight=weight)
+    return widgets.interactive(show, sentence_a=boxes[0], sentence_b=boxes[1], self_weight=weight)
