@@ -15,6 +15,7 @@ from helpers import validation as check
 from helpers.cost import cost_widget_data, format_bytes
 from helpers.plotting import COLORS, is_presenter_mode
 from helpers.widgets.fast_png import PRESENTER_SCALE
+from helpers.widgets.interact import interactive_now
 
 LOG_MIN, LOG_MAX = 3, 14  # the bar's axis: 1 kB to 100 TB
 
@@ -77,4 +78,4 @@ def cost_explorer(d_model: int = 512) -> widgets.interactive:
     d_k = widgets.SelectionSlider(options=[16, 32, 64, 128, 256], value=64, description="d_k")
     heads = widgets.SelectionSlider(options=[1, 2, 4, 8, 16, 32, 64], value=1, description="heads")
     dtype = widgets.Dropdown(options=["float32", "bfloat16", "float8"], value="float32", description="dtype")
-    return widgets.interactive(show, T=T, d_k=d_k, heads=heads, dtype=dtype)
+    return interactive_now(show, T=T, d_k=d_k, heads=heads, dtype=dtype)

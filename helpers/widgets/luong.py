@@ -18,6 +18,7 @@ from helpers import validation as check
 from helpers.luong import dictionary_lookup, lineup_data
 from helpers.plotting import _one_per, is_presenter_mode
 from helpers.widgets.fast_png import PRESENTER_SCALE
+from helpers.widgets.interact import interactive_now
 
 PROJECTIONS = ("reuse h_j as key and value", "learned W_q, W_k, W_v")
 SEQUENCES = ("two: Hindi asks English", "one: English asks itself")
@@ -75,7 +76,7 @@ def lineup_explorer() -> widgets.interactive:
     sequences = widgets.ToggleButtons(options=list(SEQUENCES), description="difference 2")
     for toggle in (projections, sequences):
         toggle.style.button_width = "230px"
-    return widgets.interactive(show, projections=projections, sequences=sequences)
+    return interactive_now(show, projections=projections, sequences=sequences)
 
 
 def lookup_html(data: dict) -> str:
@@ -103,4 +104,4 @@ def dictionary_explorer(value_c: float = 4.0, noise: float = 1.0) -> widgets.int
                                        continuous_update=True, readout_format=".1f")
     for slider in (value, noise_slider):
         slider.style.description_width = "90px"
-    return widgets.interactive(show, value_c=value, noise=noise_slider)
+    return interactive_now(show, value_c=value, noise=noise_slider)

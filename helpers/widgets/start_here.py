@@ -6,6 +6,7 @@ import matplotlib.pyplot as plt
 
 from helpers.mixing import pull_toward
 from helpers.plotting import COLORS
+from helpers.widgets.interact import interactive_now
 
 
 def pull_slider(word: str = "bank", target: str = "money", other: str = "river") -> widgets.interactive:
@@ -30,4 +31,4 @@ def pull_slider(word: str = "bank", target: str = "money", other: str = "river")
 
     slider = widgets.FloatSlider(value=0.0, min=0.0, max=1.0, step=0.05, description="amount",
                                  continuous_update=True, readout_format=".2f")
-    return widgets.interactive(show, amount=slider)
+    return interactive_now(show, amount=slider)

@@ -8,6 +8,7 @@ import numpy as np
 from helpers.mixing import two_mixtures
 from helpers.plotting import COLORS
 from helpers.running_example import SENTENCES
+from helpers.widgets.interact import interactive_now
 
 
 def sentence_explorer() -> widgets.interactive:
@@ -40,4 +41,4 @@ def sentence_explorer() -> widgets.interactive:
              for value, label in ((SENTENCES[0], "sentence 1"), (SENTENCES[1], "sentence 2"))]
     weight = widgets.FloatSlider(value=0.7, min=0.0, max=1.0, step=0.05, description="bank keeps",
                                  readout_format=".2f")
-    return widgets.interactive(show, sentence_a=boxes[0], sentence_b=boxes[1], self_weight=weight)
+    return interactive_now(show, sentence_a=boxes[0], sentence_b=boxes[1], self_weight=weight)
