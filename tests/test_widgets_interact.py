@@ -17,7 +17,7 @@ def test_the_function_has_run_once_when_the_widget_is_built():
     assert w.result == 30 and calls == [2, 3]
 
 
-def test_a_function_that_returns_nothing_is_run_again_only_once(monkeypatch):
+def test_a_function_that_returns_nothing_is_run_again_only_once():
     calls = []
     w = interactive_now(lambda x=1: calls.append(x), x=widgets.IntSlider(value=1))
     assert w.result is None and 1 <= len(calls) <= 2
