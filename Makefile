@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 START  := notebooks/00_start_here.ipynb
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9]*.ipynb))
 
-.PHONY: course test test-browser setup lint unit notebooks execute links benchmark clean
+.PHONY: course test test-browser test-colab setup lint unit notebooks execute links benchmark clean
 
 $(STAMP): requirements.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "The course needs Python 3.11 or newer, but $(PYTHON) is " + sys.version.split()[0] + ". Install a newer Python and run, e.g.: make PYTHON=python3.12 course")'
@@ -40,6 +40,17 @@ test-browser: setup
 	$(BIN)/python -m pip install --quiet -r requirements-browser.txt
 	$(BIN)/python -m pytest tests/browser --browser -p no:nbval -o addopts=""
 
+# The helpers as Google Colab gets them: installed from the repository (not editable) with their loose
+# dependencies over an older ipywidgets (7.7.1), then every unit test against that installed copy.
+COLAB_VENV := .venv-colab
+test-colab:
+	$(PYTHON) -m venv --clear $(COLAB_VENV)
+	$(COLAB_VENV)/bin/python -m pip install --quiet "torch==2.13.0" "ipywidgets==7.7.1" numpy matplotlib pillow \
+		ipykernel pytest
+	$(COLAB_VENV)/bin/python -m pip install --quiet --no-deps .
+	cd $(COLAB_VENV) && bin/python -m pytest ../tests -q -o addopts="" -p no:cacheprovider \
+		--ignore=../tests/browser --ignore=../tests/test_notebooks.py -W "ignore::DeprecationWarning"
+
 lint: setup
 	$(BIN)/ruff check helpers tests benchmarks tools notebooks
 
@@ -64,4 +75,4 @@ benchmark: setup
 	$(BIN)/python benchmarks/attention.py $(ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info artifacts
+	rm -rf $(VENV) $(COLAB_VENV) .pytest_cache .ruff_cache *.egg-info artifacts build
