@@ -378,3 +378,15 @@ def test_a_scale_just_short_of_the_target_is_not_shown_as_reaching_it():
     feedback = ss.check_scale_for_confidence(round(smallest - 0.005, 2))
     _fails(feedback, "still below")
     assert "0.900," not in feedback.message and "0.899" in feedback.message
+
+
+def test_a_library_softmax_passes_with_a_nudge_to_write_it():
+    import torch
+
+    def wrapper(x):
+        return torch.softmax(torch.tensor(x), dim=-1).numpy()
+
+    feedback = ss.check_stable_softmax(wrapper)
+    _passes(feedback)
+    assert "calls a library softmax" in feedback.message
+    assert "library" not in ss.check_stable_softmax(ss.reference_softmax).message
