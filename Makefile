@@ -1,6 +1,6 @@
 # Self-Attention from Scratch. Two commands do everything:
 #   make course   set up (first time only) and open the course in JupyterLab
-#   make test     set up (first time only) and run every check CI runs
+#   make test     set up (first time only) and run the checks (CI also runs test-browser and test-colab)
 # TORCH_INDEX=URL takes torch from that index (PyTorch's CPU-only or CUDA builds), e.g.
 #   make course TORCH_INDEX=https://download.pytorch.org/whl/cpu
 PYTHON ?= python3
@@ -47,7 +47,7 @@ test-colab:
 	$(PYTHON) -m venv --clear $(COLAB_VENV)
 	$(COLAB_VENV)/bin/python -m pip install --quiet "torch==2.13.0" "ipywidgets==7.7.1" numpy matplotlib pillow \
 		ipykernel pytest
-	$(COLAB_VENV)/bin/python -m pip install --quiet --no-deps .
+	$(COLAB_VENV)/bin/python -m pip install --quiet .
 	cd $(COLAB_VENV) && bin/python -m pytest ../tests -q -o addopts="" -p no:cacheprovider \
 		--ignore=../tests/browser --ignore=../tests/test_notebooks.py -W "ignore::DeprecationWarning"
 

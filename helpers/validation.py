@@ -23,11 +23,15 @@ def describe(value) -> str:
     return type(value).__name__
 
 
+def _is_tensor(value) -> bool:
+    return hasattr(value, "detach") and hasattr(value, "cpu")
+
+
 def _plain(value):
     """Torch tensors, also inside lists and tuples, as NumPy arrays detached from autograd."""
-    if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor
+    if _is_tensor(value):
         return value.detach().cpu().numpy()
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, (list, tuple)) and any(_is_tensor(v) or isinstance(v, (list, tuple)) for v in value):
         return [_plain(v) for v in value]
     return value
 
@@ -53,7 +57,9 @@ def as_array(value, name: str) -> np.ndarray:
             f"that NumPy cannot turn into numbers ({error})."
         ) from None
     if raw.dtype.kind in "USO" or raw.dtype.kind == "c":
-        bad = next(((i, x) for i, x in np.ndenumerate(raw) if _not_a_real_number(x)), None)
+        # as objects, so that text in a list of numbers is found where it is (NumPy made every entry text)
+        items = np.asarray(value, dtype=object) if raw.dtype.kind in "US" and not isinstance(value, np.ndarray) else raw
+        bad = next(((i, x) for i, x in np.ndenumerate(items) if _not_a_real_number(x)), None)
         if bad is not None:
             position, x = bad
             x = x.item() if isinstance(x, np.generic) else x
@@ -61,7 +67,7 @@ def as_array(value, name: str) -> np.ndarray:
                 x, (complex, np.complexfloating)) else describe(x)
             at = f" at position {position}" if position else ""
             raise TypeError(f"{name} should hold real numbers, but holds {what}{at}: {x!r:.40}.")
-    return raw.astype(np.float64)
+    return raw.astype(np.float64, copy=False)
 
 
 def require_ndim(array: np.ndarray, ndim: int, name: str, layout: str) -> np.ndarray:

@@ -390,3 +390,17 @@ def test_a_library_softmax_passes_with_a_nudge_to_write_it():
     _passes(feedback)
     assert "calls a library softmax" in feedback.message
     assert "library" not in ss.check_stable_softmax(ss.reference_softmax).message
+
+
+def test_a_softmax_built_on_the_students_own_helper_gets_no_nudge():
+    def softmax_rows(x):
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    def my_softmax(x):
+        return softmax_rows(x)   # the student's own helper, not a library's
+
+    my_softmax.__globals__["softmax_rows"] = softmax_rows
+    feedback = ss.check_stable_softmax(my_softmax)
+    _passes(feedback)
+    assert "library" not in feedback.message

@@ -117,3 +117,10 @@ def test_as_numbers_refuses_text_complex_and_none(value, says):
 def test_as_numbers_reads_tensors_that_require_grad_inside_lists():
     got, problem = as_numbers([torch.tensor(1.5, requires_grad=True), torch.tensor(2.0)], "w")
     assert problem is None and got.tolist() == [1.5, 2.0]
+
+
+def test_text_inside_a_list_of_numbers_is_found_where_it_is():
+    _, problem = as_numbers([0.07, 0.11, "0.82"], "w")
+    assert "position (2,)" in problem.message and "'0.82'" in problem.message
+    _, problem = as_numbers([[1, 2], [3, "x"]], "E")
+    assert "position (1, 1)" in problem.message

@@ -96,7 +96,7 @@ def check_soft_lookup(student_function) -> Feedback:
             return wrong(f"on {what} the result has shape {got.shape}; return one number, the blend.")
         got = float(got.reshape(()))
         if not math.isfinite(got):
-            return wrong(f"on {what} you got {got}. exp of a large score overflowed: subtract the largest score "
+            return wrong(f"on {what}: you got {got}. exp of a large score overflowed: subtract the largest score "
                          "before exp.")
         guesses = {
             "that is a HARD lookup: the value of the best-matching key only. Blend all values, weighted by "

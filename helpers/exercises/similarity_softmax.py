@@ -210,17 +210,24 @@ def check_stable_softmax(student_softmax) -> Feedback:
 
 
 def _calls_a_library_softmax(function) -> bool:
-    """Whether the function's own code calls a softmax (torch's, scipy's, the course's): comments don't count."""
+    """Whether the function's own code calls a ready-made softmax: torch's, scipy's or the course's.
+
+    Comments don't count, and neither does a helper the student wrote (defined in the notebook).
+    """
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
     except (OSError, TypeError, SyntaxError):   # no source to read (a builtin, a lambda inside an expression)
         return False
-    own = getattr(function, "__name__", "")
+    names = getattr(function, "__globals__", {})
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-            if "softmax" in name and name != own:
-                return True
+        if not isinstance(node, ast.Call):
+            continue
+        if isinstance(node.func, ast.Attribute) and "softmax" in node.func.attr:
+            return True                      # torch.softmax, F.softmax, special.softmax, x.softmax(...)
+        if isinstance(node.func, ast.Name) and "softmax" in node.func.id:
+            module = getattr(names.get(node.func.id), "__module__", "") or ""
+            if module.split(".")[0] in {"torch", "scipy", "helpers"}:
+                return True                  # e.g. `from helpers.similarity import softmax`
     return False
 
 
