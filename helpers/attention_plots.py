@@ -18,14 +18,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from helpers import validation as check
-from helpers.plotting import COLORS, PALETTE, _names, projection_basis
+from helpers.plotting import COLORS, PALETTE, projection_basis
 
 
 def labelled_table(M, row_labels, col_labels, *, fmt: str = "{:.4f}") -> str:
     """A (rows, cols) matrix as aligned text with a header of column names and a name per row."""
     M = check.matrix(M, "M", "(rows, cols)")
-    row_labels = _names(row_labels, "row_labels", "['money', 'bank', 'grows']")
-    col_labels = _names(col_labels, "col_labels", "['dim 0', 'dim 1']")
+    row_labels = check.a_list(row_labels, "row_labels", "['money', 'bank', 'grows']")
+    col_labels = check.a_list(col_labels, "col_labels", "['dim 0', 'dim 1']")
     if len(row_labels) != M.shape[0] or len(col_labels) != M.shape[1]:
         raise ValueError(f"M has shape {M.shape} but got {len(row_labels)} row labels and "
                          f"{len(col_labels)} column labels: give one label per row and per column.")
@@ -102,7 +102,7 @@ def gravity_plot(E, Y, labels, *, basis=None, ax=None, title: str = "", color=No
     Y = check.matrix(Y, "Y", "(T, d)")
     if E.shape != Y.shape:
         raise ValueError(f"E has shape {E.shape} but Y has shape {Y.shape}: one output per input token.")
-    labels = _names(labels, "labels", "['money', 'bank', 'grows']")
+    labels = check.a_list(labels, "labels", "['money', 'bank', 'grows']")
     if len(labels) != len(E):
         raise ValueError(f"E has {len(E)} tokens but {len(labels)} labels were given.")
     hull, show_labels = check.flag(hull, "hull"), check.flag(show_labels, "show_labels")

@@ -9,7 +9,6 @@
 """
 from __future__ import annotations
 
-import numbers
 from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
@@ -78,36 +77,10 @@ def is_presenter_mode() -> bool:
     return _state["presenter"]
 
 
-def _names(value, name: str, example: str) -> list:
-    """A list of things, e.g. one label per row; None, text, dicts and single values are refused by name."""
-    if value is None or isinstance(value, (str, bytes, dict, set)) or not hasattr(value, "__iter__"):
-        raise TypeError(f"{name} should be a list such as {example}, but got {check.describe(value)} "
-                        f"({value!r:.40}).")
-    return list(value)
-
-
-def _one_per(labels, n: int, name: str, what: str) -> list[str]:
-    """`labels` as text, exactly one per row (or column) of a matrix with n of them; `what`: "rows"."""
-    labels = [str(label) for label in _names(labels, name, "['money', 'bank', 'grows']")]
-    if len(labels) != n:
-        raise ValueError(f"{name}: got {len(labels)} labels for {n} {what}: give one label per {what[:-1]}.")
-    return labels
-
-
-def _limit(value, name: str):
-    """A colour-scale limit: None (use the data's own) or a finite real number."""
-    if value is None:
-        return None
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not np.isfinite(value):
-        raise TypeError(f"{name} should be a number (or None for the matrix's own value), but got "
-                        f"{check.describe(value)} ({value!r:.40}).")
-    return value
-
-
 def _labels(labels, n: int, what: str) -> list[str]:
     if labels is None:
         return [str(i) for i in range(n)]
-    labels = [str(label) for label in _names(labels, what, "['a', 'b']")]
+    labels = [str(label) for label in check.a_list(labels, what, "['a', 'b']")]
     if len(labels) != n:
         raise ValueError(f"{what} has {len(labels)} labels but the matrix has {n} {what.split()[0]}s.")
     return labels
@@ -125,7 +98,7 @@ def heatmap(M, row_labels=None, col_labels=None, *, title: str = "", ax=None,
     rows, cols = M.shape
     row_labels = _labels(row_labels, rows, "row labels")
     col_labels = _labels(col_labels, cols, "column labels")
-    vmin, vmax = _limit(vmin, "vmin"), _limit(vmax, "vmax")
+    vmin, vmax = check.number_or_none(vmin, "vmin"), check.number_or_none(vmax, "vmax")
     show_values, colorbar = check.flag(show_values, "show_values"), check.flag(colorbar, "colorbar")
     vmin = M.min() if vmin is None else vmin
     vmax = M.max() if vmax is None else vmax
@@ -164,10 +137,10 @@ def heatmaps(matrices: Sequence, titles: Sequence[str], row_labels=None, col_lab
     `row_labels` / `col_labels` apply to every panel. Returns (fig, axes).
     """
     arrays = [check.matrix(M, f"matrix {k}", "(rows, cols)")
-              for k, M in enumerate(_names(matrices, "matrices", "[W1, W2]"))]
+              for k, M in enumerate(check.a_list(matrices, "matrices", "[W1, W2]"))]
     if not arrays:
         raise ValueError("matrices is empty: give at least one (rows, cols) matrix to draw.")
-    titles = [""] * len(arrays) if titles is None else _names(titles, "titles", "['before', 'after']")
+    titles = [""] * len(arrays) if titles is None else check.a_list(titles, "titles", "['before', 'after']")
     shared_scale = check.flag(shared_scale, "shared_scale")
     if len(titles) != len(arrays):
         raise ValueError(f"Got {len(arrays)} matrices but {len(titles)} titles: give one title per matrix.")
@@ -217,7 +190,7 @@ def arrows(X, labels: Sequence[str], *, ax=None, basis=None, color=None, title: 
     to several calls so they share one view. Returns the Axes.
     """
     X = check.matrix(X, "X", "(n, d)")
-    labels = _names(labels, "labels", "['money', 'bank']")
+    labels = check.a_list(labels, "labels", "['money', 'bank']")
     if len(labels) != X.shape[0]:
         raise ValueError(f"X has {X.shape[0]} vectors but {len(labels)} labels were given.")
     if basis is None:
@@ -265,8 +238,8 @@ def function_box(inputs: Sequence[str], outputs: Sequence[str], *, label: str = 
     Used for "a function from (T, d) static embeddings to (T, d) contextual ones".
     inputs, outputs: lists of token names. Returns the Axes.
     """
-    inputs = _names(inputs, "inputs", "['e1', 'e2', 'e3']")
-    outputs = _names(outputs, "outputs", "['y1', 'y2', 'y3']")
+    inputs = check.a_list(inputs, "inputs", "['e1', 'e2', 'e3']")
+    outputs = check.a_list(outputs, "outputs", "['y1', 'y2', 'y3']")
     if not inputs or len(inputs) != len(outputs):
         raise ValueError(f"Give as many outputs as inputs (got {len(inputs)} and {len(outputs)}), at least one.")
     n = len(inputs)

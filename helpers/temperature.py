@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from helpers import validation as check
-from helpers.plotting import COLORS, _names
+from helpers.plotting import COLORS
 from helpers.similarity import softmax, softmax_naive
 
 #: Most scores the widget accepts in one row (one bar each).
@@ -83,12 +83,12 @@ def weights_bars(rows, titles, labels=None, *, suptitle: str = ""):
     weight 1/n (the legend under the bars says so); a value label that would sit on that line is lifted
     just above it.
     """
-    rows = [check.vector(r, f"row {k}") for k, r in enumerate(_names(rows, "rows", "[[0.2, 0.8], [0.5, 0.5]]"))]
+    rows = [check.vector(r, f"row {k}") for k, r in enumerate(check.a_list(rows, "rows", "[[0.2, 0.8], [0.5, 0.5]]"))]
     if not rows:
         raise ValueError("rows is empty: give at least one row of weights to draw.")
-    titles = [""] * len(rows) if titles is None else _names(titles, "titles", "['soft', 'hard']")
+    titles = [""] * len(rows) if titles is None else check.a_list(titles, "titles", "['soft', 'hard']")
     if labels is not None:
-        labels = _names(labels, "labels", "['money', 'bank', 'grows']")
+        labels = check.a_list(labels, "labels", "['money', 'bank', 'grows']")
     if len(titles) != len(rows):
         raise ValueError(f"Got {len(rows)} rows of weights but {len(titles)} titles: give one title per row.")
     grow = plt.rcParams["font.size"] / 13   # larger fonts (presenter mode) get a larger figure

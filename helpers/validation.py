@@ -167,6 +167,32 @@ def names(value, name: str, options) -> list:
     return [one_of(v, f"each entry of {name}", options) for v in value]
 
 
+def a_list(value, name: str, example: str) -> list:
+    """A list of things, e.g. one label per row; None, text, dicts and single values are refused by name."""
+    if value is None or isinstance(value, (str, bytes, dict, set)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"{name} should be a list such as {example}, but got {describe(value)} "
+                        f"({value!r:.40}).")
+    return list(value)
+
+
+def one_label_each(labels, n: int, name: str, what: str) -> list[str]:
+    """`labels` as text, exactly one per row (or column) of a matrix with n of them; `what`: "rows"."""
+    labels = [str(label) for label in a_list(labels, name, "['money', 'bank', 'grows']")]
+    if len(labels) != n:
+        raise ValueError(f"{name}: got {len(labels)} labels for {n} {what}: give one label per {what[:-1]}.")
+    return labels
+
+
+def number_or_none(value, name: str):
+    """None, or a finite real number (e.g. a colour-scale limit that defaults to the data's own)."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not np.isfinite(value):
+        raise TypeError(f"{name} should be a number (or None for the matrix's own value), but got "
+                        f"{describe(value)} ({value!r:.40}).")
+    return value
+
+
 def positive_number(value, name: str) -> float:
     """A finite real number > 0."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):

@@ -16,7 +16,7 @@ from matplotlib.colors import to_hex
 
 from helpers import validation as check
 from helpers.luong import dictionary_lookup, lineup_data
-from helpers.plotting import _one_per, is_presenter_mode
+from helpers.plotting import is_presenter_mode
 from helpers.widgets.fast_png import PRESENTER_SCALE
 from helpers.widgets.interact import interactive_now
 
@@ -32,8 +32,8 @@ def _px(size: float) -> int:
 def weights_html(W, rows, cols, title: str = "") -> str:
     """A (T_q, T_k) weight matrix as an HTML table: one label per row and per column, values in coloured cells."""
     W = check.matrix(W, "W", "(T_q, T_k)")
-    rows = _one_per(rows, W.shape[0], "rows", "rows")
-    cols = _one_per(cols, W.shape[1], "cols", "columns")
+    rows = check.one_label_each(rows, W.shape[0], "rows", "rows")
+    cols = check.one_label_each(cols, W.shape[1], "cols", "columns")
     cmap = colormaps["viridis"]
     font = f"font-size:{_px(16)}px"
     head = "".join(f"<th style='padding:4px 10px;{font}'>{html.escape(c)}</th>" for c in cols)

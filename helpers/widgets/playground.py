@@ -19,7 +19,7 @@ from matplotlib.patches import FancyArrowPatch, Polygon
 from helpers import validation as check
 from helpers.attention_plots import convex_hull
 from helpers.playground import MAX_WORDS, PLAYGROUND_SENTENCES, playground_basis, playground_data
-from helpers.plotting import COLORS, _limit, _one_per, is_presenter_mode
+from helpers.plotting import COLORS, is_presenter_mode
 from helpers.running_example import VOCAB, embedding_table
 from helpers.widgets.fast_png import PRESENTER_SCALE, FastFigure
 
@@ -41,9 +41,9 @@ def html_heatmap(M, row_labels, col_labels, *, title: str = "", fmt: str = "{:.2
     One label per row and per column; vmin, vmax: the colour scale's ends (None: M's own min and max).
     """
     M = check.matrix(M, "M", "(rows, cols)")
-    row_labels = _one_per(row_labels, M.shape[0], "row_labels", "rows")
-    col_labels = _one_per(col_labels, M.shape[1], "col_labels", "columns")
-    vmin, vmax = _limit(vmin, "vmin"), _limit(vmax, "vmax")
+    row_labels = check.one_label_each(row_labels, M.shape[0], "row_labels", "rows")
+    col_labels = check.one_label_each(col_labels, M.shape[1], "col_labels", "columns")
+    vmin, vmax = check.number_or_none(vmin, "vmin"), check.number_or_none(vmax, "vmax")
     lo = M.min() if vmin is None else vmin
     hi = M.max() if vmax is None else vmax
     span = (hi - lo) or 1.0
