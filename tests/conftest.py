@@ -1,7 +1,15 @@
 import matplotlib
+import matplotlib.pyplot as plt
 import pytest
 
 matplotlib.use("Agg")  # figures drawn by widget functions never need a screen in tests
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    """Close every figure a test drew, so that hundreds of tests don't pile them up in memory."""
+    yield
+    plt.close("all")
 
 
 def pytest_addoption(parser):

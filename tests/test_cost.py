@@ -2,7 +2,6 @@
 import math
 import re
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 import torch
@@ -11,12 +10,6 @@ from torch.utils.flop_counter import FlopCounterMode
 from helpers import cost
 from helpers.attention_torch import SelfAttention, count_parameters
 from helpers.widgets.cost import cost_explorer, memory_bar_html, table_html
-
-
-@pytest.fixture(autouse=True)
-def close_figures():
-    yield
-    plt.close("all")
 
 
 def test_forty_gigabytes_per_head_at_T_100000():

@@ -33,12 +33,6 @@ from helpers.similarity import cosine
 from helpers.widgets.learning import TrainingWidget, training_widget
 
 
-@pytest.fixture(autouse=True)
-def close_figures():
-    yield
-    plt.close("all")
-
-
 @pytest.fixture(scope="module")
 def experiment():
     """The notebook's run: seed 5, all the models."""

@@ -5,12 +5,6 @@ import pytest
 from helpers import plotting
 
 
-@pytest.fixture(autouse=True)
-def close_figures():
-    yield
-    plt.close("all")
-
-
 def test_heatmap_writes_every_value_and_labels_axes():
     M = np.array([[2.0, 1.0, 1.0], [1.0, 2.0, 1.0]])
     ax = plotting.heatmap(M, ["a", "b"], ["x", "y", "z"], title="t", fmt="{:.0f}")

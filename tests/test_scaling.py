@@ -2,7 +2,6 @@
 import io
 import math
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 import torch
@@ -26,13 +25,6 @@ from helpers.scaling import (
 )
 from helpers.similarity import softmax
 from helpers.widgets.scaling import ScalingWidget, scaling_widget
-
-
-@pytest.fixture(autouse=True)
-def close_figures():
-    yield
-    plt.close("all")
-
 
 # ----------------------------------------------------------------------------- sampling q·k
 

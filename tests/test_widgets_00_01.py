@@ -1,4 +1,3 @@
-import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
@@ -11,11 +10,6 @@ from helpers.widgets.static_embeddings import sentence_explorer
 EVEN_SPLIT_COSINE = cosine(np.array([0.15, 0.7, 0.15]) @ embed("money bank grows"),
                            np.array([0.15, 0.7, 0.15]) @ embed("river bank flows"))
 
-
-@pytest.fixture(autouse=True)
-def close_figures():
-    yield
-    plt.close("all")
 
 
 def test_pull_slider_moves_bank_toward_money():

@@ -1,5 +1,4 @@
 """Widgets refuse bad arguments when they are built, with the argument's name, what was expected and what came."""
-import matplotlib.pyplot as plt
 import pytest
 
 from helpers.learning import EXAMPLES, run_experiment
@@ -7,12 +6,6 @@ from helpers.widgets.cost import cost_explorer
 from helpers.widgets.learning import training_widget
 from helpers.widgets.luong import weights_html
 from helpers.widgets.scaling import scaling_widget
-
-
-@pytest.fixture(autouse=True)
-def close_figures():
-    yield
-    plt.close("all")
 
 
 @pytest.fixture(scope="module")
