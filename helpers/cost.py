@@ -19,7 +19,6 @@ way). GB means 10⁹ bytes and GiB 2³⁰ bytes.
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
@@ -41,15 +40,6 @@ DEVICE_MEMORY = {
     "A100 (80 GB)": 80e9,
     "H200 (141 GB)": 141e9,
 }
-
-
-def _real(value, name: str, what: str) -> float:
-    """A finite real number (NumPy numbers welcome; bools and text refused); `what` says what it counts."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} should be {what}, but got {check.describe(value)} ({value!r:.40}).")
-    if not math.isfinite(value):
-        raise ValueError(f"{name} should be {what}, a finite number, but got {value}.")
-    return value
 
 
 def dtype_name(dtype) -> str:
@@ -144,10 +134,10 @@ def forward_flops(batch_heads: int, T: int, d_k: int, causal: bool = False) -> i
 
 def tflops_per_second(flops: float, seconds: float) -> float:
     """Achieved TFLOP/s = FLOPs / seconds / 10¹²."""
-    seconds = _real(seconds, "seconds", "a positive time")
+    seconds = check.real_number(seconds, "seconds", "a positive time")
     if seconds <= 0:
         raise ValueError(f"seconds should be a positive time, but got {seconds!r}.")
-    flops = _real(flops, "flops", "a count of floating-point operations >= 0")
+    flops = check.real_number(flops, "flops", "a count of floating-point operations >= 0")
     if flops < 0:
         raise ValueError(f"flops should be >= 0, but got {flops!r}.")
     return flops / seconds / 1e12
@@ -169,7 +159,7 @@ def tensor_bytes(*shape: int, dtype="float32") -> int:
 
 def format_bytes(n: float) -> str:
     """'40.0 GB (37.25 GiB)': decimal units first (as drives and GPUs are sold), binary in brackets."""
-    n = _real(n, "n", "a number of bytes >= 0")
+    n = check.real_number(n, "n", "a number of bytes >= 0")
     if n < 0:
         raise ValueError(f"format_bytes needs a finite number of bytes >= 0, but got {n!r}.")
     for unit, size, binary, bsize in (("TB", 1e12, "TiB", 2**40), ("GB", 1e9, "GiB", 2**30),
@@ -181,7 +171,7 @@ def format_bytes(n: float) -> str:
 
 def format_count(n: float) -> str:
     """A count in words a reader can say: 196,608 -> '196.6 thousand'; 1.34e12 -> '1.34 trillion'."""
-    n = _real(n, "n", "a count")
+    n = check.real_number(n, "n", "a count")
     for word, size in (("trillion", 1e12), ("billion", 1e9), ("million", 1e6), ("thousand", 1e3)):
         if abs(n) >= size:
             return f"{n / size:.3g} {word}"
@@ -264,7 +254,7 @@ def cost_widget_data(T: float, d_k: int, *, d_model: int = 512, heads: int = 1, 
     "devices" (DEVICE_MEMORY), "fits" {device: bool}}. T may come from a log
     slider as a float: it is rounded to the nearest whole number.
     """
-    T = _real(T, "T", "a sequence length >= 1")
+    T = check.real_number(T, "T", "a sequence length >= 1")
     if T < 1:
         raise ValueError(f"T should be a sequence length >= 1, but got {T!r}.")
     T = int(round(T))

@@ -243,11 +243,6 @@ def release_cuda_memory() -> None:
         torch.cuda.empty_cache()
 
 
-def _require_callable(value, name: str, what: str) -> None:
-    if not callable(value):
-        raise TypeError(f"{name} should be {what}, but got {check.describe(value)} ({value!r:.40}).")
-
-
 def find_largest_T(run: Callable[[int], object], sizes: Iterable[int],
                    out_of_memory: Callable[[BaseException], bool] = is_out_of_memory,
                    cleanup: Callable[[], None] | None = None) -> tuple[int | None, int | None]:
@@ -259,10 +254,10 @@ def find_largest_T(run: Callable[[int], object], sizes: Iterable[int],
     the failed attempt's tensors. (None, T0) means even the first size failed;
     (T_last, None) means all of them fitted.
     """
-    _require_callable(run, "run", "a function of T")
-    _require_callable(out_of_memory, "out_of_memory", "a function of an error")
+    check.a_function(run, "run", "a function of T")
+    check.a_function(out_of_memory, "out_of_memory", "a function of an error")
     if cleanup is not None:
-        _require_callable(cleanup, "cleanup", "a function without arguments, or None")
+        check.a_function(cleanup, "cleanup", "a function without arguments, or None")
     if isinstance(sizes, (str, bytes)) or not isinstance(sizes, Iterable):
         raise TypeError(f"sizes should be a list of sequence lengths such as [1024, 2048], "
                         f"but got {check.describe(sizes)} ({sizes!r:.40}).")

@@ -137,13 +137,6 @@ def attend(X_q, X_kv, P: dict | None = None, mask=None) -> dict[str, torch.Tenso
 DICTIONARY_KEYS = ("a", "b", "c")
 
 
-def _number(value, name: str, low: float, high: float) -> float:
-    """A real number between low and high (text, NaN and truth values refused)."""
-    if isinstance(value, (bool, str)) or not isinstance(value, (int, float)) or not low <= value <= high:
-        raise ValueError(f"{name} should be a number from {low:g} to {high:g}, but got {value!r:.40}.")
-    return float(value)
-
-
 def dictionary_lookup(value_c: float = 4.0, noise: float = 1.0) -> dict:
     """Look up 'b' in {'a': 1, 'b': 2, 'c': value_c}, Luong's way and with separate roles.
 
@@ -154,8 +147,8 @@ def dictionary_lookup(value_c: float = 4.0, noise: float = 1.0) -> dict:
     Returns {"keys", "weights_luong" (3,), "weights_roles" (3,), "answer_luong",
     "answer_roles", "true"}, the answers being the value each lookup returns for 'b'.
     """
-    value_c = _number(value_c, "value_c", -1000.0, 1000.0)
-    noise = _number(noise, "noise", -100.0, 100.0)
+    value_c = check.real_number(value_c, "value_c", "a number from -1000 to 1000", -1000.0, 1000.0)
+    noise = check.real_number(noise, "noise", "a number from -100 to 100", -100.0, 100.0)
     H_dict = torch.tensor([[1.0, 0, 0, 1], [0.0, 1, 0, 2], [0.0, 0, 1, value_c]])   # (3, 4): key code | value
     q = torch.tensor([0.0, 3, 0, noise])                                             # (4,) asks for 'b'
     w_luong = torch.softmax(H_dict @ q, dim=0)                                       # (3,)

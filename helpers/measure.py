@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import numbers
 import os
 import statistics
 import time
@@ -50,6 +49,9 @@ from helpers import validation as check
 # --------------------------------------------------------------------------------------
 
 
+_NO_ARGUMENTS = "a function called with no arguments (e.g. lambda: f(x))"
+
+
 def _device(device) -> torch.device:
     """'cpu', 'cuda', 'cuda:1' or a torch.device -> torch.device; a clear error for anything else."""
     if isinstance(device, torch.device):
@@ -61,24 +63,6 @@ def _device(device) -> torch.device:
         return torch.device(device)
     except RuntimeError:
         raise ValueError(f"device should be 'cpu', 'cuda' or a torch.device, but got {device!r:.40}.") from None
-
-
-def _function(fn, name: str = "fn") -> Callable:
-    """A function that can be called with no arguments (a lambda: ... wrapping the real call)."""
-    if not callable(fn):
-        raise TypeError(f"{name} should be a function called with no arguments (e.g. lambda: f(x)), "
-                        f"but got {check.describe(fn)} ({fn!r:.40}).")
-    return fn
-
-
-def _seconds(value, name: str) -> float:
-    """A finite number of seconds >= 0."""
-    if isinstance(value, (bool, str)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} should be a number of seconds >= 0, but got {check.describe(value)} "
-                        f"({value!r:.40}).")
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"{name} should be a finite number of seconds >= 0, but got {value}.")
-    return float(value)
 
 
 # --------------------------------------------------------------------------------------
@@ -106,7 +90,7 @@ def synchronize(device) -> None:
 
 def one_sample(fn: Callable, device, number: int) -> float:
     """Seconds per call of `fn`, averaged over `number` back-to-back calls."""
-    fn, number = _function(fn), check.whole_number(number, "number", 1)
+    fn, number = check.a_function(fn, "fn", _NO_ARGUMENTS), check.whole_number(number, "number", 1)
     if _device(device).type == "cuda":
         with torch.cuda.device(device):  # events and streams of the GPU being timed, not of GPU 0
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -153,11 +137,11 @@ def time_calls(functions: dict[str, Callable], device="cpu", *, warmup: int = 2,
     if not functions:
         raise ValueError("Give at least one function to time.")
     for name, fn in functions.items():
-        _function(fn, f"functions[{name!r}]")
+        check.a_function(fn, f"functions[{name!r}]", _NO_ARGUMENTS)
     _device(device)
     warmup = check.whole_number(warmup, "warmup", 0)
     repeats = check.whole_number(repeats, "repeats", 1)
-    min_sample_s = _seconds(min_sample_s, "min_sample_s")
+    min_sample_s = check.real_number(min_sample_s, "min_sample_s", "a number of seconds >= 0", 0.0)
     timings = {name: Timing() for name in functions}
     with cpu_threads(num_threads):
         numbers = {}
@@ -246,7 +230,7 @@ def cpu_peak_bytes(fn: Callable) -> int:
     """Peak extra bytes torch's CPU allocator handed out during one call of `fn` (profiler replay)."""
     from torch.autograd import profiler
 
-    fn = _function(fn)
+    fn = check.a_function(fn, "fn", _NO_ARGUMENTS)
     with _quiet_native_stderr():
         ran = None  # None: the profiler did not start; False: fn raised; True: fn returned
         try:
@@ -268,7 +252,7 @@ def cpu_peak_bytes(fn: Callable) -> int:
 
 def cuda_peak_bytes(fn: Callable, device="cuda") -> int:
     """Peak extra bytes on the GPU during one call: reset_peak_memory_stats, call, max_memory_allocated."""
-    fn = _function(fn)
+    fn = check.a_function(fn, "fn", _NO_ARGUMENTS)
     synchronize(device)
     before = torch.cuda.memory_allocated(device)
     torch.cuda.reset_peak_memory_stats(device)

@@ -6,23 +6,11 @@ Notebook 01 picks the weights by hand; notebook 03 computes them.
 """
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from helpers import validation as check
 from helpers.running_example import VOCAB, embed, static_vector, tokenize
 from helpers.similarity import cosine
-
-
-def _fraction(value, name: str) -> float:
-    """A real number from 0 to 1 (text such as "0.5" is refused, not read)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} should be a number between 0 and 1, but got {check.describe(value)} "
-                        f"({value!r:.40}).")
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"{name} should be a number between 0 and 1, but got {value}.")
-    return float(value)
 
 
 def _word(value, name: str) -> str:
@@ -62,7 +50,7 @@ def static_and_mixed(sentence, word: str = "bank", self_weight: float = 0.7) -> 
     word = _word(word, "word")
     if word not in tokens:
         raise ValueError(f"{word!r} is not in the sentence {' '.join(tokens)!r}.")
-    self_weight = _fraction(self_weight, "self_weight")
+    self_weight = check.real_number(self_weight, "self_weight", "a number between 0 and 1", 0.0, 1.0)
     E = embed(tokens)
     T = len(tokens)
     weights = np.full(T, (1.0 - self_weight) / (T - 1)) if T > 1 else np.ones(1)
@@ -98,7 +86,7 @@ def pull_toward(word: str, target: str, amount: float) -> dict:
     (1 - amount)·e_word + amount·e_target, as in notebook 00's widget.
     """
     word, target = _word(word, "word"), _word(target, "target")
-    amount = _fraction(amount, "amount")
+    amount = check.real_number(amount, "amount", "a number between 0 and 1", 0.0, 1.0)
     a, b = static_vector(word), static_vector(target)
     moved = mix(np.stack([a, b]), [1.0 - amount, amount])
     return {"vector": moved, "cos_to_word": cosine(moved, a), "cos_to_target": cosine(moved, b),

@@ -128,6 +128,27 @@ def positive_int(value, name: str) -> int:
     return int(value)
 
 
+def real_number(value, name: str, what: str, low: float = -np.inf, high: float = np.inf) -> float:
+    """A finite real number from `low` to `high` (NumPy numbers welcome; bools, text and NaN refused).
+
+    `what` says what the number is, for the message: "{name} should be {what}, but got ...".
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} should be {what}, but got {describe(value)} ({value!r:.40}).")
+    if not np.isfinite(value):
+        raise ValueError(f"{name} should be {what}, a finite number, but got {value}.")
+    if not low <= value <= high:
+        raise ValueError(f"{name} should be {what}, but got {value}.")
+    return float(value)
+
+
+def a_function(value, name: str, what: str):
+    """`value` if it can be called, else a TypeError: "{name} should be {what}, but got ..."."""
+    if not callable(value):
+        raise TypeError(f"{name} should be {what}, but got {describe(value)} ({value!r:.40}).")
+    return value
+
+
 def whole_number(value, name: str, minimum: int = 0) -> int:
     """A whole number >= `minimum` (NumPy integers welcome; bools, floats and text refused)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):

@@ -169,9 +169,10 @@ def test_dictionary_lookup_is_notebook_06s_example_and_shows_the_shouting_value(
     np.testing.assert_allclose(clean["weights_luong"], clean["weights_roles"])     # a clean query: no difference
 
 
-@pytest.mark.parametrize("bad", ["4", float("nan"), True, 1e9])
-def test_dictionary_lookup_refuses_bad_numbers(bad):
-    with pytest.raises(ValueError, match="value_c should be a number from"):
+@pytest.mark.parametrize("bad, error", [("4", TypeError), (True, TypeError), (float("nan"), ValueError),
+                                        (1e9, ValueError)])
+def test_dictionary_lookup_refuses_bad_numbers(bad, error):
+    with pytest.raises(error, match="value_c should be a number from -1000 to 1000"):
         luong.dictionary_lookup(value_c=bad)
 
 
@@ -189,5 +190,5 @@ def test_dictionary_explorer_redraws_from_its_sliders():
 def test_dictionary_explorer_starts_within_its_sliders():
     from helpers.widgets.luong import dictionary_explorer
 
-    with pytest.raises(ValueError, match="value_c should start within its slider, from 0 to 40"):
+    with pytest.raises(ValueError, match="value_c should be a start within its slider, from 0 to 40"):
         dictionary_explorer(value_c=100.0)

@@ -157,8 +157,9 @@ def test_one_sample_needs_at_least_one_call(number):
 
 
 @pytest.mark.parametrize("kwargs, error, match", [
-    (dict(min_sample_s=math.nan), ValueError, "min_sample_s should be a finite number of seconds >= 0, but got nan"),
-    (dict(min_sample_s=-1.0), ValueError, "min_sample_s should be a finite number of seconds >= 0"),
+    (dict(min_sample_s=math.nan), ValueError,
+     "min_sample_s should be a number of seconds >= 0, a finite number, but got nan"),
+    (dict(min_sample_s=-1.0), ValueError, "min_sample_s should be a number of seconds >= 0, but got -1.0"),
     (dict(min_sample_s="0.1"), TypeError, "min_sample_s should be a number of seconds"),
     (dict(warmup=-1), ValueError, "warmup should be a whole number >= 0"),
     (dict(warmup=1.5), TypeError, "warmup should be a whole number >= 0"),

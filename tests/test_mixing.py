@@ -55,7 +55,7 @@ def test_amounts_given_as_text_are_refused_not_compared():
         static_and_mixed(SENTENCE_MONEY, "bank", "0.7")
     with pytest.raises(TypeError, match=r"amount should be a number between 0 and 1, but got bool"):
         pull_toward("bank", "money", True)
-    with pytest.raises(ValueError, match=r"amount should be a number between 0 and 1, but got nan"):
+    with pytest.raises(ValueError, match=r"amount should be a number between 0 and 1, a finite number, but got nan"):
         pull_toward("bank", "money", float("nan"))
 
 

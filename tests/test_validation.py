@@ -48,3 +48,16 @@ def test_positive_int_and_number():
     assert check.positive_number(0.5, "c") == 0.5
     with pytest.raises(ValueError, match="greater than 0"):
         check.positive_number(float("nan"), "c")
+
+
+def test_real_number_and_a_function_name_what_was_expected():
+    assert check.real_number(np.float32(0.5), "w", "a weight", 0.0, 1.0) == 0.5
+    with pytest.raises(TypeError, match=r"w should be a weight, but got str \('0.5'\)"):
+        check.real_number("0.5", "w", "a weight")
+    with pytest.raises(ValueError, match="w should be a weight, a finite number, but got nan"):
+        check.real_number(float("nan"), "w", "a weight")
+    with pytest.raises(ValueError, match="w should be a weight, but got 2.0"):
+        check.real_number(2.0, "w", "a weight", 0.0, 1.0)
+    assert check.a_function(len, "f", "a function") is len
+    with pytest.raises(TypeError, match="f should be a function of T, but got int"):
+        check.a_function(3, "f", "a function of T")

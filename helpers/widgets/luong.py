@@ -92,9 +92,8 @@ def lookup_html(data: dict) -> str:
 def dictionary_explorer(value_c: float = 4.0, noise: float = 1.0) -> widgets.interactive:
     """Sliders for the value stored under 'c' and the query's noise; both lookups' weights and answers."""
     dictionary_lookup(value_c, noise)   # bad starting values fail here, clearly, not inside the widget
-    for value, name, high in ((value_c, "value_c", 40.0), (noise, "noise", 2.0)):
-        if not 0.0 <= value <= high:
-            raise ValueError(f"{name} should start within its slider, from 0 to {high:g}, but got {value!r}.")
+    check.real_number(value_c, "value_c", "a start within its slider, from 0 to 40", 0.0, 40.0)
+    check.real_number(noise, "noise", "a start within its slider, from 0 to 2", 0.0, 2.0)
 
     def show(value_c=value_c, noise=noise):
         data = dictionary_lookup(value_c, noise)
