@@ -52,6 +52,11 @@ from helpers import validation as check
 _NO_ARGUMENTS = "a function called with no arguments (e.g. lambda: f(x))"
 
 
+def _checked(fn, number):
+    """(fn, number) for one_sample: fn callable with no arguments, number a whole number >= 1."""
+    return check.a_function(fn, "fn", _NO_ARGUMENTS), check.whole_number(number, "number", 1)
+
+
 def _device(device) -> torch.device:
     """'cpu', 'cuda', 'cuda:1' or a torch.device -> torch.device; a clear error for anything else."""
     if isinstance(device, torch.device):
@@ -90,7 +95,7 @@ def synchronize(device) -> None:
 
 def one_sample(fn: Callable, device, number: int) -> float:
     """Seconds per call of `fn`, averaged over `number` back-to-back calls."""
-    fn, number = check.a_function(fn, "fn", _NO_ARGUMENTS), check.whole_number(number, "number", 1)
+    fn, number = _checked(fn, number)   # a clear error for a bad argument
     if _device(device).type == "cuda":
         with torch.cuda.device(device):  # events and streams of the GPU being timed, not of GPU 0
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
