@@ -1,4 +1,4 @@
-"""Contextual vectors as mixtures of a sentence's static vectors.
+"""Contextual vectors as mixtures of a sentence's static vectors (notebooks 00 and 01).
 
     y_i = Σ_j w_ij e_j        one row of weights w_i (T,) and E (T, d) -> y_i (d,)
 
@@ -8,62 +8,32 @@ from __future__ import annotations
 
 import numpy as np
 
-from helpers import validation as check
 from helpers.running_example import VOCAB, embed, static_vector, tokenize
 from helpers.similarity import cosine
 
 
-def _word(value, name: str) -> str:
-    """One word of the course vocabulary, given as text."""
-    if not isinstance(value, str):
-        raise TypeError(f"{name} should be one word from the course vocabulary ({', '.join(VOCAB)}), "
-                        f"but got {check.describe(value)} ({value!r:.40}).")
-    return value
-
-
 def mix(E, weights) -> np.ndarray:
-    """Weighted sum of the rows of E: E (T, d), weights (T,) -> (d,).
-
-    The weights must be non-negative and sum to 1 (a proportional mixture).
-    """
-    E = check.matrix(E, "E")
-    w = check.vector(weights, "weights")
-    if len(w) != E.shape[0]:
-        raise ValueError(
-            f"There are {len(w)} weights but E has {E.shape[0]} rows (tokens): give one weight per token."
-        )
-    if (w < 0).any():
-        raise ValueError(f"weights {w.tolist()} include a negative number: a mixture uses weights >= 0.")
-    if not np.isclose(w.sum(), 1.0, atol=1e-6):
-        raise ValueError(f"weights {w.tolist()} sum to {w.sum():.4g}, not 1: a mixture's weights sum to 1.")
-    return w @ E
+    """Weighted sum of the rows of E: E (T, d), weights (T,) >= 0 summing to 1 -> (d,)."""
+    return np.asarray(weights, dtype=float) @ np.asarray(E, dtype=float)
 
 
 def static_and_mixed(sentence, word: str = "bank", self_weight: float = 0.7) -> dict:
-    """For the widget of notebook 01: `word`'s static vector and a hand-made mixture.
+    """`word`'s static vector and a hand-made mixture in `sentence` (a typed sentence: checked).
 
     `word` keeps `self_weight`; the rest is shared equally by the other tokens.
     Returns a dict with the tokens, E (T, d), the weights (T,), the static and
     mixed vectors (d,), and the cosine between them.
     """
     tokens = tokenize(sentence)
-    word = _word(word, "word")
     if word not in tokens:
         raise ValueError(f"{word!r} is not in the sentence {' '.join(tokens)!r}.")
-    self_weight = check.real_number(self_weight, "self_weight", "a number between 0 and 1", 0.0, 1.0)
-    E = embed(tokens)
     T = len(tokens)
     weights = np.full(T, (1.0 - self_weight) / (T - 1)) if T > 1 else np.ones(1)
     weights[tokens.index(word)] = self_weight if T > 1 else 1.0
+    E, static = embed(tokens), static_vector(word)
     mixed = mix(E, weights)
-    return {
-        "tokens": tokens,
-        "E": E,
-        "weights": weights,
-        "static": static_vector(word),
-        "mixed": mixed,
-        "cosine_static_mixed": cosine(static_vector(word), mixed),
-    }
+    return {"tokens": tokens, "E": E, "weights": weights, "static": static, "mixed": mixed,
+            "cosine_static_mixed": cosine(static, mixed)}
 
 
 def two_mixtures(sentence_a, sentence_b, word: str = "bank", self_weight: float = 0.7) -> dict:
@@ -79,14 +49,11 @@ def two_mixtures(sentence_a, sentence_b, word: str = "bank", self_weight: float 
 
 
 def pull_toward(word: str, target: str, amount: float) -> dict:
-    """Move `word`'s static vector a fraction `amount` (0..1) of the way to `target`'s.
+    """Move `word`'s static vector a fraction `amount` (0..1) of the way to `target`'s: notebook 00's widget.
 
-    Returns the moved vector (d,) and its cosine with both words and with every
-    word of the vocabulary ("cos_to": {word: cosine}): the mixture
-    (1 - amount)·e_word + amount·e_target, as in notebook 00's widget.
+    Returns the moved vector (1 - amount)·e_word + amount·e_target (d,), its cosine with
+    both words, and with every word of the vocabulary ("cos_to": {word: cosine}).
     """
-    word, target = _word(word, "word"), _word(target, "target")
-    amount = check.real_number(amount, "amount", "a number between 0 and 1", 0.0, 1.0)
     a, b = static_vector(word), static_vector(target)
     moved = mix(np.stack([a, b]), [1.0 - amount, amount])
     return {"vector": moved, "cos_to_word": cosine(moved, a), "cos_to_target": cosine(moved, b),

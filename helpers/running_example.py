@@ -24,7 +24,6 @@ EMBEDDINGS: dict[str, tuple[float, ...]] = {
     "flows": (0.0, 1.0, 0.0, 2.0),
 }
 VOCAB: tuple[str, ...] = tuple(EMBEDDINGS)
-D_MODEL = 4
 
 
 def tokenize(sentence) -> list[str]:
@@ -64,7 +63,4 @@ def embed(sentence) -> np.ndarray:
 
 def static_vector(word: str) -> np.ndarray:
     """The static embedding of one word: shape (d,)."""
-    if not isinstance(word, str):
-        raise TypeError(f"word should be one word as text, such as 'bank', "
-                        f"but got {type(word).__name__} ({word!r:.40}).")
     return embed([word])[0]

@@ -15,15 +15,6 @@ def test_mix_is_the_weighted_sum_of_rows():
     np.testing.assert_allclose(mix(E, [0.2, 0.7, 0.1]), [0.3, 0.8])
 
 
-@pytest.mark.parametrize(
-    "weights, message",
-    [([0.5, 0.5], "2 weights but E has 3 rows"), ([1.2, -0.1, -0.1], "negative"), ([0.3, 0.3, 0.3], "sum to 0.9")],
-)
-def test_mix_refuses_bad_weights(weights, message):
-    with pytest.raises(ValueError, match=message):
-        mix(np.eye(3), weights)
-
-
 def test_static_and_mixed_keeps_static_bank_and_moves_the_mixture():
     a, b = static_and_mixed(SENTENCE_MONEY), static_and_mixed(SENTENCE_RIVER)
     np.testing.assert_array_equal(a["static"], b["static"])
@@ -36,37 +27,12 @@ def test_static_and_mixed_keeps_static_bank_and_moves_the_mixture():
 def test_static_and_mixed_bad_input():
     with pytest.raises(ValueError, match="'bank' is not in the sentence"):
         static_and_mixed("money grows")
-    with pytest.raises(ValueError, match="between 0 and 1"):
-        static_and_mixed(SENTENCE_MONEY, self_weight=1.5)
 
 
 def test_pull_toward_goes_from_word_to_target():
     assert pull_toward("bank", "money", 0.0)["cos_to_target"] == pytest.approx(0.5)
     assert pull_toward("bank", "money", 1.0)["cos_to_target"] == pytest.approx(1.0)
     np.testing.assert_allclose(pull_toward("bank", "money", 0.5)["vector"], [1.0, 0.5, 0.5, 0.0])
-    with pytest.raises(ValueError, match="between 0 and 1"):
-        pull_toward("bank", "money", -0.1)
-
-
-def test_amounts_given_as_text_are_refused_not_compared():
-    with pytest.raises(TypeError, match=r"amount should be a number between 0 and 1, but got str \('0.5'\)"):
-        pull_toward("bank", "money", "0.5")
-    with pytest.raises(TypeError, match=r"self_weight should be a number between 0 and 1, but got str \('0.7'\)"):
-        static_and_mixed(SENTENCE_MONEY, "bank", "0.7")
-    with pytest.raises(TypeError, match=r"amount should be a number between 0 and 1, but got bool"):
-        pull_toward("bank", "money", True)
-    with pytest.raises(ValueError, match=r"amount should be a number between 0 and 1, a finite number, but got nan"):
-        pull_toward("bank", "money", float("nan"))
-
-
-def test_a_word_that_is_not_text_is_described_as_it_came():
-    with pytest.raises(TypeError, match=r"word should be one word from the course vocabulary "
-                                        r"\(money, bank, grows, river, flows\), but got int \(3\)"):
-        pull_toward(3, "money", 0.5)
-    with pytest.raises(TypeError, match=r"target should be one word .* but got list"):
-        pull_toward("bank", ["money"], 0.5)
-    with pytest.raises(TypeError, match=r"word should be one word .* but got int \(3\)"):
-        static_and_mixed(SENTENCE_MONEY, 3)
 
 
 def test_pulling_bank_toward_money_moves_it_away_from_river():

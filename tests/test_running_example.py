@@ -61,7 +61,3 @@ def test_empty_and_wrong_type():
     with pytest.raises(TypeError, match="should be a string"):
         embed(42)
 
-
-def test_a_word_that_is_not_text_is_named():
-    with pytest.raises(TypeError, match=r"word should be one word as text, such as 'bank', but got int \(3\)"):
-        static_vector(3)
