@@ -10,9 +10,6 @@ softens it toward uniform. The order of the weights never changes.
 """
 from __future__ import annotations
 
-import math
-import numbers
-
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -26,8 +23,6 @@ MAX_SCORES = 8
 
 def parse_scores(text) -> np.ndarray:
     """Turn typed text such as "1.0, 1.2, 0.9" into a (n,) array of 2..MAX_SCORES finite numbers."""
-    if not isinstance(text, str):
-        raise TypeError(f"scores should be typed as text such as '1.0, 1.2, 0.9', but got {check.describe(text)}.")
     parts = [p for p in text.replace(",", " ").split() if p]
     values = []
     for part in parts:
@@ -53,17 +48,14 @@ def softmax_at_scale(scores, scale: float = 1.0) -> dict:
         entropy_bits               -Σ w log2 w: 0 for one-hot, log2(n) for uniform
         effective_choices          2 ** entropy_bits: "how many tokens it spreads over", 1 to n
     """
-    scores = check.vector(scores, "scores")
-    if isinstance(scale, bool) or not isinstance(scale, numbers.Real) or not math.isfinite(scale) or scale < 0:
-        raise ValueError(f"scale should be a finite number >= 0 that multiplies the scores, but got {scale!r}.")
-    scaled = float(scale) * scores
+    scaled = float(scale) * np.asarray(scores, dtype=float)   # (n,)
     weights = softmax(scaled)
     with np.errstate(over="ignore"):
         overflows = bool(np.isinf(np.exp(scaled)).any())
     positive = weights[weights > 0]
     entropy = max(0.0, float(-(positive * np.log2(positive)).sum()))   # no "-0.000" for one-hot weights
     return {
-        "scores": scores,
+        "scores": np.asarray(scores, dtype=float),
         "scale": float(scale),
         "scaled": scaled,
         "weights": weights,
@@ -83,14 +75,7 @@ def weights_bars(rows, titles, labels=None, *, suptitle: str = ""):
     weight 1/n (the legend under the bars says so); a value label that would sit on that line is lifted
     just above it.
     """
-    rows = [check.vector(r, f"row {k}") for k, r in enumerate(check.a_list(rows, "rows", "[[0.2, 0.8], [0.5, 0.5]]"))]
-    if not rows:
-        raise ValueError("rows is empty: give at least one row of weights to draw.")
-    titles = [""] * len(rows) if titles is None else check.a_list(titles, "titles", "['soft', 'hard']")
-    if labels is not None:
-        labels = check.a_list(labels, "labels", "['money', 'bank', 'grows']")
-    if len(titles) != len(rows):
-        raise ValueError(f"Got {len(rows)} rows of weights but {len(titles)} titles: give one title per row.")
+    titles = [""] * len(rows) if titles is None else titles
     grow = plt.rcParams["font.size"] / 13   # larger fonts (presenter mode) get a larger figure
     fig, axes = plt.subplots(1, len(rows), figsize=(4.2 * grow * len(rows), 3.9 * grow), sharey=True,
                              squeeze=False)
@@ -98,8 +83,6 @@ def weights_bars(rows, titles, labels=None, *, suptitle: str = ""):
     uniform_sizes = set()
     for ax, w, title in zip(axes[0], rows, titles):
         names = labels if labels is not None else [f"token {k}" for k in range(len(w))]
-        if len(names) != len(w):
-            raise ValueError(f"{len(names)} labels for {len(w)} weights: give one label per weight.")
         uniform = 1 / len(w)
         uniform_sizes.add(len(w))
         ax.bar(range(len(w)), w, color=COLORS["contextual"], width=0.6)

@@ -8,7 +8,8 @@ import torch
 
 from helpers import luong
 from helpers.attention_torch import SelfAttention, scaled_dot_product_attention
-from helpers.widgets.luong import PROJECTIONS, SEQUENCES, description_html, lineup_explorer, weights_html
+from helpers.widgets.common import html_heatmap
+from helpers.widgets.luong import PROJECTIONS, SEQUENCES, description_html, lineup_explorer
 
 
 def test_toy_sequences():
@@ -132,9 +133,9 @@ def test_lineup_data_refuses_non_booleans():
         luong.lineup_data("yes", True)
 
 
-def test_weights_html_has_labels_and_values():
-    html = weights_html([[0.25, 0.75]], ["paisa"], ["money", "bank"], "W")
-    assert "paisa" in html and "money" in html and "0.75" in html and "<caption" in html
+def test_html_heatmap_has_labels_and_values():
+    html = html_heatmap([[0.25, 0.75]], ["paisa"], ["money", "bank"], title="W")
+    assert "paisa" in html and "money" in html and "0.75" in html and "W</div>" in html
     sizes = [int(n) for n in re.findall(r"font-size:(\d+)px", html)]
     assert sizes and min(sizes) >= 14
 

@@ -67,7 +67,7 @@ def test_presenter_mode_enlarges_fonts_and_switches_back():
 
 
 def test_widget_pictures_grow_in_presenter_mode():
-    from helpers.widgets.fast_png import FastFigure
+    from helpers.widgets.common import FastFigure
 
     plotting.presenter_mode(False)
     normal = FastFigure((4, 3)).fig.dpi

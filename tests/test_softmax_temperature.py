@@ -60,23 +60,8 @@ def test_parse_scores():
         parse_scores("1, x")
     with pytest.raises(ValueError, match=r"between 2 and 8 scores"):
         parse_scores("1")
-    with pytest.raises(TypeError, match=r"typed as text"):
-        parse_scores([1, 2])
     with pytest.raises(ValueError, match=r"finite number"):
         parse_scores("1, inf")
-
-
-@pytest.mark.parametrize("bad", [-1.0, math.inf, "2", None, True])
-def test_bad_scale(bad):
-    with pytest.raises(ValueError, match=r"scale should be a finite number >= 0"):
-        softmax_at_scale([1.0, 2.0], bad)
-
-
-def test_bad_scores():
-    with pytest.raises(ValueError, match=r"scores should be 1-D"):
-        softmax_at_scale([[1.0, 2.0]], 1.0)
-    with pytest.raises(ValueError, match=r"scores contains nan"):
-        softmax_at_scale([1.0, float("nan")], 1.0)
 
 
 def test_weights_bars():
@@ -90,10 +75,6 @@ def test_weights_bars():
     assert label_320.get_position()[1] > 1 / 3                              # lifted off the dashed line
     label_391 = [t for t in axes[0].texts if t.get_text() == "0.391"][0]
     assert label_391.get_position()[1] == pytest.approx(0.391 + 0.02)       # far from it: right on its bar
-    with pytest.raises(ValueError, match=r"one title per row"):
-        weights_bars([[0.5, 0.5]], ["a", "b"])
-    with pytest.raises(ValueError, match=r"one label per weight"):
-        weights_bars([[0.5, 0.5]], ["a"], labels=["x"])
     plt.close("all")
 
 
@@ -151,22 +132,6 @@ def test_widget_reports_bad_scores_without_raising():
     assert "not a number" in w.children[3].value
 
 
-def test_weights_bars_accepts_no_titles_and_refuses_no_rows():
+def test_weights_bars_accepts_no_titles():
     _, axes = weights_bars([[0.5, 0.5], [0.2, 0.8]], None)
     assert [ax.get_title() for ax in axes] == ["", ""]
-    with pytest.raises(ValueError, match=r"rows is empty: give at least one row of weights"):
-        weights_bars([], [])
-    with pytest.raises(TypeError, match=r"titles should be a list .* but got str"):
-        weights_bars([[0.5, 0.5]], "soft")
-    with pytest.raises(TypeError, match=r"labels should be a list .* but got int"):
-        weights_bars([[0.5, 0.5]], ["soft"], labels=2)
-
-
-def test_widget_refuses_scores_not_typed_and_scales_off_the_slider():
-    with pytest.raises(TypeError, match=r"scores should be typed as text such as '1.0, 1.2, 0.9', but got list"):
-        softmax_temperature_widget([1.0, 1.2])
-    with pytest.raises(TypeError, match=r"scale should be a number, but got str \('2'\)"):
-        softmax_temperature_widget(scale="2")
-    with pytest.raises(ValueError, match=r"scale should be between 0.01 and 1000 \(the slider's range\), but got 5000"):
-        softmax_temperature_widget(scale=5000)
-    assert softmax_temperature_widget(scale=1000).result["scale"] == 1000

@@ -4,7 +4,6 @@ import pytest
 from helpers.learning import EXAMPLES, run_experiment
 from helpers.widgets.cost import cost_explorer
 from helpers.widgets.learning import training_widget
-from helpers.widgets.luong import weights_html
 from helpers.widgets.scaling import scaling_widget
 
 
@@ -39,15 +38,6 @@ def test_training_widget_takes_an_example_sentence_or_lists_the_options(experime
         training_widget(experiment, example="piece of bread today .")
     with pytest.raises(ValueError, match=r"example should be a sentence from .* or its index 0 to 3, but got 7"):
         training_widget(experiment, example=7)
-
-
-def test_weights_html_refuses_missing_labels():
-    with pytest.raises(ValueError, match=r"rows: got 2 labels for 3 rows: give one label per row"):
-        weights_html([[1.0, 0.0], [0.5, 0.5], [0.0, 1.0]], ["a", "b"], ["x", "y"])
-    with pytest.raises(ValueError, match=r"cols: got 1 labels for 2 columns"):
-        weights_html([[0.25, 0.75]], ["paisa"], ["money"])
-    with pytest.raises(TypeError, match=r"cols should be a list .* but got NoneType"):
-        weights_html([[0.25, 0.75]], ["paisa"], None)
 
 
 def test_cost_explorer_refuses_a_d_model_that_is_not_a_whole_number():

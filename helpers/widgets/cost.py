@@ -13,16 +13,10 @@ from IPython.display import HTML, display
 
 from helpers import validation as check
 from helpers.cost import cost_widget_data, format_bytes
-from helpers.plotting import COLORS, is_presenter_mode
-from helpers.widgets.fast_png import PRESENTER_SCALE
-from helpers.widgets.interact import interactive_now
+from helpers.plotting import COLORS
+from helpers.widgets.common import interactive_now, px
 
 LOG_MIN, LOG_MAX = 3, 14  # the bar's axis: 1 kB to 100 TB
-
-
-def _px(size: float) -> int:
-    """A CSS font size in pixels, grown in presenter mode."""
-    return round(size * (PRESENTER_SCALE if is_presenter_mode() else 1))
 
 
 def _x(n_bytes: float) -> float:
@@ -51,7 +45,7 @@ def memory_bar_html(bars, devices) -> str:
     axis = ("<div style='display:flex'><div style='width:238px'></div>"
             f"<div style='position:relative;flex:1;height:1.4em;color:#444'>{ticks}</div>"
             "<div style='width:208px'></div></div>")
-    return (f"<div style='font-family:sans-serif;font-size:{_px(15)}px;max-width:980px'>" + "".join(lines) + axis +
+    return (f"<div style='font-family:sans-serif;font-size:{px(15)}px;max-width:980px'>" + "".join(lines) + axis +
             f"<div style='color:#444;margin-top:4px'>dashed lines (log scale): {legend}</div></div>")
 
 
@@ -59,7 +53,7 @@ def table_html(data: dict, d_model: int, d_k: int, heads: int, dtype: str) -> st
     """The setting, the cost table and which devices the scores fit in, as 15 px text."""
     fits = [name for name, ok in data["fits"].items() if ok]
     setting = f"T = {data['T']:,}   d_model = {d_model}   d_k = {d_k}   heads = {heads}   {dtype}"
-    return (f"<pre style='font-size:{_px(15)}px;line-height:1.45;margin:0 0 6px 0'>"
+    return (f"<pre style='font-size:{px(15)}px;line-height:1.45;margin:0 0 6px 0'>"
             f"{html.escape(setting)}\n{html.escape(data['text'])}\n"
             f"the (T, T) scores fit in: {html.escape(', '.join(fits) if fits else 'none of these devices')}</pre>")
 

@@ -21,20 +21,14 @@ import ipywidgets as widgets
 import numpy as np
 
 from helpers.learning import LEARNED, PARAMETER_FREE, Experiment, T, training_snapshot
-from helpers.plotting import COLORS, is_presenter_mode
-from helpers.widgets.fast_png import PRESENTER_SCALE, FastFigure
+from helpers.plotting import COLORS
+from helpers.widgets.common import FastFigure, reading_style
 
 _MODEL_COLOR = {PARAMETER_FREE: COLORS["static"], LEARNED: COLORS["contextual"]}
 #: Font sizes (points), fixed rather than read from the course style: in presenter mode FastFigure
 #: grows the whole picture (higher dpi), so the layout stays the same and everything gets larger.
 _TEXT, _NUMBER = 13, 12
 _DPI = 90
-
-
-def _reading_style() -> str:
-    """CSS for the text under the picture: readable from the back of a room, larger when presenting."""
-    size = round(15 * (PRESENTER_SCALE if is_presenter_mode() else 1))
-    return f"font-size:{size}px;line-height:1.5"
 
 
 class _Picture:
@@ -162,7 +156,7 @@ class TrainingWidget(widgets.VBox):
         free = data["models"][PARAMETER_FREE]
         head, partner = tokens[0], tokens[2]
         self.reading.value = (
-            f"<div style='{_reading_style()}'>"
+            f"<div style='{reading_style()}'>"
             f"“{' '.join(tokens)}” is <b>{verdict}</b>. At step {data['step']}, in the learned model "
             f"<i>{head}</i> gives <b>{learned[0, 2]:.2f}</b> of its attention to <i>{partner}</i> and "
             f"<i>{partner}</i> gives <b>{learned[2, 0]:.2f}</b> to <i>{head}</i> "

@@ -1,9 +1,8 @@
 """Notebook 06's widgets: a dictionary looked up two ways, and two switches for the two differences
 between Luong attention and self-attention.
 
-The weights are drawn as an HTML table coloured like the course's heatmaps
-(viridis), so that the widget answers at once (a matplotlib redraw takes longer).
-All text is set in pixels (15 px and up), larger in presenter mode.
+The weights are drawn with the shared HTML heatmap (helpers.widgets.common), so that
+the widget answers at once. All text is set in pixels (15 px and up), larger in presenter mode.
 """
 from __future__ import annotations
 
@@ -11,52 +10,19 @@ import html
 
 import ipywidgets as widgets
 from IPython.display import HTML, display
-from matplotlib import colormaps
-from matplotlib.colors import to_hex
 
 from helpers import validation as check
 from helpers.luong import dictionary_lookup, lineup_data
-from helpers.plotting import is_presenter_mode
-from helpers.widgets.fast_png import PRESENTER_SCALE
-from helpers.widgets.interact import interactive_now
+from helpers.widgets.common import html_heatmap, interactive_now, px
 
 PROJECTIONS = ("reuse h_j as key and value", "learned W_q, W_k, W_v")
 SEQUENCES = ("two: Hindi asks English", "one: English asks itself")
 
 
-def _px(size: float) -> int:
-    """A CSS font size in pixels, grown in presenter mode."""
-    return round(size * (PRESENTER_SCALE if is_presenter_mode() else 1))
-
-
-def weights_html(W, rows, cols, title: str = "") -> str:
-    """A (T_q, T_k) weight matrix as an HTML table: one label per row and per column, values in coloured cells."""
-    W = check.matrix(W, "W", "(T_q, T_k)")
-    rows = check.one_label_each(rows, W.shape[0], "rows", "rows")
-    cols = check.one_label_each(cols, W.shape[1], "cols", "columns")
-    cmap = colormaps["viridis"]
-    font = f"font-size:{_px(16)}px"
-    head = "".join(f"<th style='padding:4px 10px;{font}'>{html.escape(c)}</th>" for c in cols)
-    body = []
-    for label, row in zip(rows, W):
-        cells = []
-        for w in row:
-            colour = to_hex(cmap(float(w)))
-            text = "black" if w > 0.55 else "white"
-            cells.append(f"<td style='background:{colour};color:{text};padding:6px 14px;text-align:center;"
-                         f"{font}'>{w:.2f}</td>")
-        body.append(f"<tr><th style='padding:4px 10px;text-align:right;{font}'>{html.escape(label)}</th>"
-                    f"{''.join(cells)}</tr>")
-    caption = (f"<caption style='caption-side:top;font-weight:bold;font-size:{_px(16)}px;padding-bottom:4px'>"
-               f"{html.escape(title)}</caption>" if title else "")
-    return (f"<table style='border-collapse:collapse'>{caption}<tr><th></th>{head}</tr>"
-            f"{''.join(body)}</table>")
-
-
 def description_html(data: dict) -> str:
     """The mechanism's name, who asks whom, the shapes and the parameter count, as 15 px text."""
     shapes = " &nbsp; ".join(f"{k} {v}" for k, v in data["shapes"].items())
-    return (f"<div style='font-size:{_px(15)}px;line-height:1.6;margin-bottom:6px'>"
+    return (f"<div style='font-size:{px(15)}px;line-height:1.6;margin-bottom:6px'>"
             f"<b>{html.escape(data['name'])}</b>: {html.escape(data['sequences'])}<br>"
             f"<code style='font-size:inherit'>{shapes}</code><br>"
             f"parameters: {data['parameters']} &nbsp; K equals V: {data['K_equals_V']}</div>")
@@ -68,8 +34,9 @@ def lineup_explorer() -> widgets.interactive:
     def show(projections=PROJECTIONS[0], sequences=SEQUENCES[0]):
         data = lineup_data(projections == PROJECTIONS[1], sequences == SEQUENCES[1])
         rows_by_cols = f"{data['shapes']['W'][0]} × {data['shapes']['W'][1]}"
-        display(HTML(description_html(data) + weights_html(
-            data["W"], data["rows"], data["cols"], f"W ({rows_by_cols}): rows are queries, columns are keys")))
+        display(HTML(description_html(data) + html_heatmap(
+            data["W"], data["rows"], data["cols"], title=f"W ({rows_by_cols}): rows are queries, columns are keys",
+            vmin=0.0, vmax=1.0)))
         return data
 
     projections = widgets.ToggleButtons(options=list(PROJECTIONS), description="difference 1")
@@ -83,10 +50,11 @@ def lookup_html(data: dict) -> str:
     """Both lookups' weights on a, b, c as a coloured table, and the value each returns for 'b'."""
     weights = [data["weights_luong"], data["weights_roles"]]
     rows = ["Luong: h_j is key and value", "separate roles: W_q, W_k, W_v"]
-    answers = (f"<div style='font-size:{_px(15)}px;line-height:1.6;margin-top:6px'>value returned for 'b' "
+    answers = (f"<div style='font-size:{px(15)}px;line-height:1.6;margin-top:6px'>value returned for 'b' "
                f"(true value {data['true']:g}): Luong <b>{data['answer_luong']:.2f}</b>, "
                f"separate roles <b>{data['answer_roles']:.2f}</b></div>")
-    return weights_html(weights, rows, data["keys"], "weights on the entries a, b, c (the query asks for b)") + answers
+    return html_heatmap(weights, rows, data["keys"], title="weights on the entries a, b, c (the query asks for b)",
+                        vmin=0.0, vmax=1.0) + answers
 
 
 def dictionary_explorer(value_c: float = 4.0, noise: float = 1.0) -> widgets.interactive:

@@ -1,10 +1,8 @@
 """Notebook 03's attention playground: pick a sentence, toggle √d, watch S, W and the vectors.
 
 A thin shell over helpers.playground.playground_data: the controls call it, and
-the answer is drawn as two HTML heatmaps (S and W, coloured like every course
-heatmap) and one small matplotlib picture of the vectors before and after.
-HTML tables redraw in well under a millisecond and the picture only redraws
-what moves, which keeps each update fast enough to present live.
+the answer is drawn as two HTML heatmaps (S and W, helpers.widgets.common) and
+one small matplotlib picture of the vectors before and after, redrawn by blitting.
 """
 from __future__ import annotations
 
@@ -12,58 +10,19 @@ import html
 import time
 
 import ipywidgets as widgets
-import matplotlib
 import numpy as np
 from matplotlib.patches import FancyArrowPatch, Polygon
 
 from helpers import validation as check
 from helpers.attention_plots import convex_hull
 from helpers.playground import MAX_WORDS, PLAYGROUND_SENTENCES, playground_basis, playground_data
-from helpers.plotting import COLORS, is_presenter_mode
+from helpers.plotting import COLORS
 from helpers.running_example import VOCAB, embedding_table
-from helpers.widgets.fast_png import PRESENTER_SCALE, FastFigure
+from helpers.widgets.common import FastFigure, html_heatmap, px
 
-_VIRIDIS = matplotlib.colormaps["viridis"]
 #: Font sizes (points) in the picture. They are fixed rather than read from the course style, so the
 #: picture keeps its layout in presenter mode, where FastFigure grows it as a whole (higher dpi).
 _TEXT, _SMALL = 13, 12
-
-
-def _px(size: float) -> int:
-    """A CSS font size in pixels, grown like the pictures in presenter mode."""
-    return round(size * (PRESENTER_SCALE if is_presenter_mode() else 1))
-
-
-def html_heatmap(M, row_labels, col_labels, *, title: str = "", fmt: str = "{:.2f}",
-                 vmin: float | None = None, vmax: float | None = None) -> str:
-    """A (rows, cols) matrix as an HTML table coloured with viridis, values written in the cells.
-
-    One label per row and per column; vmin, vmax: the colour scale's ends (None: M's own min and max).
-    """
-    M = check.matrix(M, "M", "(rows, cols)")
-    row_labels = check.one_label_each(row_labels, M.shape[0], "row_labels", "rows")
-    col_labels = check.one_label_each(col_labels, M.shape[1], "col_labels", "columns")
-    vmin, vmax = check.number_or_none(vmin, "vmin"), check.number_or_none(vmax, "vmax")
-    lo = M.min() if vmin is None else vmin
-    hi = M.max() if vmax is None else vmax
-    span = (hi - lo) or 1.0
-    cell = f"padding:6px 9px;text-align:center;font-family:monospace;font-size:{_px(15)}px;"
-    head = f"padding:4px 8px;font-size:{_px(15)}px;color:#333;"
-    rows = [f"<tr><th style='{head}'></th>"
-            + "".join(f"<th style='{head}'>{html.escape(c)}</th>" for c in col_labels) + "</tr>"]
-    for label, values in zip(row_labels, M):
-        tds = []
-        for v in values:
-            t = (v - lo) / span
-            r, g, b, _ = _VIRIDIS(t)
-            fg = "white" if t < 0.55 else "black"
-            tds.append(f"<td style='{cell}background:rgb({r*255:.0f},{g*255:.0f},{b*255:.0f});color:{fg}'>"
-                       f"{fmt.format(v)}</td>")
-        rows.append(f"<tr><th style='{head}text-align:right'>{html.escape(label)}</th>{''.join(tds)}</tr>")
-    caption = (f"<div style='font-weight:bold;margin-bottom:4px;font-size:{_px(16)}px'>{html.escape(title)}</div>"
-               if title else "")
-    table = f"<table style='border-collapse:collapse'>{''.join(rows)}</table>"
-    return f"<div style='margin-right:18px'>{caption}{table}</div>"
 
 
 class _VectorPicture:
@@ -71,7 +30,7 @@ class _VectorPicture:
 
     Everything that never changes (axes, the five word labels, the legend) is
     drawn once; an update only moves and redraws the points, arrows and hull
-    (helpers.widgets.fast_png), then encodes a PNG.
+    (helpers.widgets.common.FastFigure), then encodes a PNG.
     """
 
     def __init__(self):
@@ -133,7 +92,6 @@ class PlaygroundWidget(widgets.VBox):
     """
 
     def __init__(self, sentence: str = PLAYGROUND_SENTENCES[0], scaled: bool = True):
-        scaled = check.flag(scaled, "scaled")
         typed = ""
         if sentence not in PLAYGROUND_SENTENCES:   # your own words: checked now, shown in the "or type" box
             typed, sentence = _own_sentence(sentence), PLAYGROUND_SENTENCES[0]
@@ -164,7 +122,7 @@ class PlaygroundWidget(widgets.VBox):
             data = playground_data(self.sentence(), scaled=self.scaled.value)
         except (TypeError, ValueError) as error:
             self.result = None
-            self.reading.value = (f"<div style='font-size:{_px(15)}px'><b style='color:#b3261e'>"
+            self.reading.value = (f"<div style='font-size:{px(15)}px'><b style='color:#b3261e'>"
                                   f"{html.escape(str(error))}</b></div>")
             return
         words = data["words"]
@@ -178,7 +136,7 @@ class PlaygroundWidget(widgets.VBox):
         tops = "; ".join(f"{w} → {t} ({row.max():.2f})" for w, t, row in zip(words, data["top"], data["W"]))
         self.result = data
         self.last_update_ms = 1000 * (time.perf_counter() - start)
-        self.reading.value = (f"<div style='font-size:{_px(15)}px'><b>attends most to:</b> "
+        self.reading.value = (f"<div style='font-size:{px(15)}px'><b>attends most to:</b> "
                               f"{html.escape(tops)}</div>")
 
 

@@ -13,9 +13,9 @@ import ipywidgets as widgets
 import numpy as np
 
 from helpers import validation as check
-from helpers.plotting import COLORS, is_presenter_mode
+from helpers.plotting import COLORS
 from helpers.scaling import POWERS_OF_TWO, attention_snapshot
-from helpers.widgets.fast_png import PRESENTER_SCALE, FastFigure
+from helpers.widgets.common import FastFigure, reading_style
 
 _MODE_COLOR = {True: COLORS["query"], False: COLORS["key"]}
 _MODE_NAME = {True: "divide by √d_k", False: "no scaling"}
@@ -24,14 +24,8 @@ _MODE_NAME = {True: "divide by √d_k", False: "no scaling"}
 _TEXT, _SMALL = 14, 12
 
 
-def _reading_style() -> str:
-    """CSS for the text under the picture: readable from the back of a room, larger when presenting."""
-    size = round(15 * (PRESENTER_SCALE if is_presenter_mode() else 1))
-    return f"font-size:{size}px;line-height:1.5"
-
-
 class _Picture:
-    """A persistent two-panel figure, redrawn by blitting (helpers.widgets.fast_png.FastFigure).
+    """A persistent two-panel figure, redrawn by blitting (helpers.widgets.common.FastFigure).
 
     Axes, ticks, labels and the two gradient curves are drawn once into a
     background; an update restores it and draws only what changes (the bars,
@@ -131,7 +125,7 @@ class ScalingWidget(widgets.VBox):
         self.result = data
         self.last_update_ms = 1000 * (time.perf_counter() - start)
         self.reading.value = (
-            f"<div style='{_reading_style()}'>"
+            f"<div style='{reading_style()}'>"
             f"d_k = {data['d_k']}, {_MODE_NAME[data['scaled']]} (divisor c = {data['scale']:.3g}): "
             f"the scores softmax sees have variance <b>{data['score_var']:.3g}</b><br>"
             f"mean top weight <b>{data['max_weight']:.3f}</b>, entropy {data['entropy_bits']:.2f} bits "

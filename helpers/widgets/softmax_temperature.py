@@ -13,24 +13,15 @@ import time
 import ipywidgets as widgets
 import numpy as np
 
-from helpers import validation as check
-from helpers.plotting import COLORS, is_presenter_mode
+from helpers.plotting import COLORS
 from helpers.temperature import parse_scores, softmax_at_scale
-from helpers.widgets.fast_png import PRESENTER_SCALE, FastFigure
+from helpers.widgets.common import FastFigure, reading_style
 
 #: Font sizes (points) in the picture. They are fixed rather than read from the course style, so the
 #: picture keeps its layout in presenter mode, where FastFigure grows it as a whole (higher dpi).
 _TEXT, _SMALL = 13, 12
-#: The scale slider's range (a log slider from 10^-2 to 10^3).
-SCALE_MIN, SCALE_MAX = 0.01, 1000.0
 #: Height of a bar's value label in data units (the y axis runs from 0 to 1.25).
 _LABEL_HEIGHT = 0.1
-
-
-def _reading_style() -> str:
-    """CSS for the text under the picture: readable from the back of a room, larger when presenting."""
-    size = round(15 * (PRESENTER_SCALE if is_presenter_mode() else 1))
-    return f"font-size:{size}px;line-height:1.5"
 
 
 def _line(label: str, value: str) -> str:
@@ -94,12 +85,6 @@ class SoftmaxTemperatureWidget(widgets.VBox):
     """
 
     def __init__(self, scores: str = "1.0, 1.2, 0.9", scale: float = 1.0):
-        if not isinstance(scores, str):
-            raise TypeError(f"scores should be typed as text such as '1.0, 1.2, 0.9', but got "
-                            f"{check.describe(scores)} ({scores!r:.40}).")
-        if not SCALE_MIN <= check.positive_number(scale, "scale") <= SCALE_MAX:
-            raise ValueError(f"scale should be between {SCALE_MIN:g} and {SCALE_MAX:g} (the slider's range), "
-                             f"but got {scale}.")
         self.scores = widgets.Text(value=scores, description="scores", continuous_update=False)
         self.scale = widgets.FloatLogSlider(value=scale, base=10, min=-2, max=3, step=0.05,
                                             description="scale c", readout_format=".3g")
@@ -120,7 +105,7 @@ class SoftmaxTemperatureWidget(widgets.VBox):
             data = softmax_at_scale(parse_scores(self.scores.value), self.scale.value)
         except (TypeError, ValueError) as error:
             self.result = None
-            self.reading.value = (f"<div style='{_reading_style()}'><b style='color:#b3261e'>"
+            self.reading.value = (f"<div style='{reading_style()}'><b style='color:#b3261e'>"
                                   f"{html.escape(str(error))}</b></div>")
             return
         self.picture.value = self._bars.png(data)
@@ -132,7 +117,7 @@ class SoftmaxTemperatureWidget(widgets.VBox):
         self.last_update_ms = 1000 * (time.perf_counter() - start)
         scaled = "[" + ", ".join(f"{v:.4g}" for v in data["scaled"]) + "]"
         self.reading.value = (
-            f"<div style='{_reading_style()}'>"
+            f"<div style='{reading_style()}'>"
             + _line("c · scores", scaled) + "<br>"
             + _line("softmax(c · scores)", _fmt(data["weights"])) + " (stable: max subtracted first)<br>"
             + _line("naive exp / sum", naive) + "<br>"

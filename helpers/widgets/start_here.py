@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 
 from helpers.mixing import pull_toward
 from helpers.plotting import COLORS
-from helpers.widgets.interact import interactive_now
+from helpers.widgets.common import interactive_now
 
 
 def pull_slider(word: str = "bank", target: str = "money", other: str = "river") -> widgets.interactive:

@@ -8,7 +8,7 @@ import numpy as np
 from helpers.mixing import two_mixtures
 from helpers.plotting import COLORS
 from helpers.running_example import SENTENCES
-from helpers.widgets.interact import interactive_now
+from helpers.widgets.common import interactive_now
 
 
 def sentence_explorer() -> widgets.interactive:

@@ -1,7 +1,7 @@
-"""helpers.widgets.interact: the first state is computed at once, exactly once."""
+"""helpers.widgets.common.interactive_now: the first state is computed at once, exactly once."""
 import ipywidgets as widgets
 
-from helpers.widgets.interact import interactive_now
+from helpers.widgets.common import interactive_now
 
 
 def test_the_function_has_run_once_when_the_widget_is_built():

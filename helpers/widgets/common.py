@@ -1,0 +1,121 @@
+"""What every widget shares: presenter sizes, the HTML heatmap, a fast figure, a first state at once.
+
+    px(15)                    a CSS font size in pixels, grown in presenter mode
+    reading_style()           CSS for the text under a widget's picture
+    html_heatmap(M, rows, cols)  a matrix as an HTML table coloured like the course's heatmaps (viridis)
+    FastFigure(figsize)       a matplotlib figure that re-renders to PNG fast (blitting)
+    interactive_now(f, ...)   widgets.interactive, its function already run once (ipywidgets 7 and 8)
+
+HTML redraws in well under a millisecond, and FastFigure redraws only what moves,
+so every widget answers at once, fast enough to present live.
+"""
+from __future__ import annotations
+
+import html
+import io
+from collections.abc import Callable
+
+import ipywidgets as widgets
+import matplotlib
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from PIL import Image
+
+from helpers.plotting import is_presenter_mode
+
+#: How much larger widget pictures and text are in presenter mode.
+PRESENTER_SCALE = 1.4
+_VIRIDIS = matplotlib.colormaps["viridis"]
+
+
+def px(size: float) -> int:
+    """A CSS font size in pixels, grown like the pictures in presenter mode."""
+    return round(size * (PRESENTER_SCALE if is_presenter_mode() else 1))
+
+
+def reading_style() -> str:
+    """CSS for the text under a picture: readable from the back of a room, larger when presenting."""
+    return f"font-size:{px(15)}px;line-height:1.5"
+
+
+def html_heatmap(M, row_labels, col_labels, *, title: str = "", fmt: str = "{:.2f}",
+                 vmin: float | None = None, vmax: float | None = None) -> str:
+    """A (rows, cols) matrix as an HTML table coloured with viridis, values written in the cells.
+
+    One label per row and per column; vmin, vmax: the colour scale's ends (None: M's own min and max).
+    """
+    M = np.asarray(M, dtype=float)
+    lo = M.min() if vmin is None else vmin
+    hi = M.max() if vmax is None else vmax
+    span = (hi - lo) or 1.0
+    cell = f"padding:6px 9px;text-align:center;font-family:monospace;font-size:{px(15)}px;"
+    head = f"padding:4px 8px;font-size:{px(15)}px;color:#333;"
+    rows = [f"<tr><th style='{head}'></th>"
+            + "".join(f"<th style='{head}'>{html.escape(str(c))}</th>" for c in col_labels) + "</tr>"]
+    for label, values in zip(row_labels, M):
+        tds = []
+        for v in values:
+            t = (v - lo) / span
+            r, g, b, _ = _VIRIDIS(t)
+            fg = "white" if t < 0.55 else "black"
+            tds.append(f"<td style='{cell}background:rgb({r*255:.0f},{g*255:.0f},{b*255:.0f});color:{fg}'>"
+                       f"{fmt.format(v)}</td>")
+        rows.append(f"<tr><th style='{head}text-align:right'>{html.escape(str(label))}</th>{''.join(tds)}</tr>")
+    caption = (f"<div style='font-weight:bold;margin-bottom:4px;font-size:{px(16)}px'>{html.escape(title)}</div>"
+               if title else "")
+    table = f"<table style='border-collapse:collapse'>{''.join(rows)}</table>"
+    return f"<div style='margin-right:18px'>{caption}{table}</div>"
+
+
+class FastFigure:
+    """A figure outside pyplot that re-renders to PNG fast: `fig` to draw on, `set_dynamic(artists)`
+    names what changes, `png()` renders.
+
+    The static parts (axes, ticks, labels, legend) are drawn once and kept as a
+    background; each update restores it and draws only the dynamic artists (the
+    classic blitting technique), then encodes a PNG with light compression.
+    """
+
+    def __init__(self, figsize: tuple[float, float], dpi: int = 80):
+        if is_presenter_mode():  # the whole picture, text included, grows for a projector
+            dpi = round(dpi * PRESENTER_SCALE)
+        self.fig = Figure(figsize=figsize, dpi=dpi)
+        self.canvas = FigureCanvasAgg(self.fig)
+        self.dynamic: list = []
+        self._background = None
+
+    def set_dynamic(self, artists) -> None:
+        """Mark the artists that change between updates (and redraw the background next time)."""
+        self.dynamic = list(artists)
+        for artist in self.dynamic:
+            artist.set_animated(True)
+        self._background = None
+
+    def png(self) -> bytes:
+        if self._background is None:
+            self.canvas.draw()                                   # everything not animated
+            self._background = self.canvas.copy_from_bbox(self.fig.bbox)
+        else:
+            self.canvas.restore_region(self._background)
+        for artist in self.dynamic:
+            if artist.get_visible():
+                self.fig.draw_artist(artist)
+        width, height = self.canvas.get_width_height()
+        image = Image.frombuffer("RGBA", (width, height), self.canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+        buffer = io.BytesIO()
+        image.save(buffer, format="PNG", compress_level=1)
+        return buffer.getvalue()
+
+
+def interactive_now(function: Callable, **controls) -> widgets.interactive:
+    """widgets.interactive(function, **controls), with its function already run once.
+
+    ipywidgets 8 runs the function as soon as the widget is built; ipywidgets 7 (still
+    on Google Colab) only when it is displayed. Run at once under both, `.result` holds
+    the first state before the widget is shown (the tests read it, and so can a student).
+    """
+    widget = widgets.interactive(function, **controls)
+    if getattr(widget, "result", None) is None:   # ipywidgets 7: nothing has run yet
+        widget.update()
+    return widget
