@@ -17,18 +17,11 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from helpers import validation as check
 from helpers.plotting import COLORS, PALETTE, projection_basis
 
 
 def labelled_table(M, row_labels, col_labels, *, fmt: str = "{:.4f}") -> str:
     """A (rows, cols) matrix as aligned text with a header of column names and a name per row."""
-    M = check.matrix(M, "M", "(rows, cols)")
-    row_labels = check.a_list(row_labels, "row_labels", "['money', 'bank', 'grows']")
-    col_labels = check.a_list(col_labels, "col_labels", "['dim 0', 'dim 1']")
-    if len(row_labels) != M.shape[0] or len(col_labels) != M.shape[1]:
-        raise ValueError(f"M has shape {M.shape} but got {len(row_labels)} row labels and "
-                         f"{len(col_labels)} column labels: give one label per row and per column.")
     cells = [[fmt.format(v) for v in row] for row in M]
     width = max(max(len(c) for row in cells for c in row), max(len(str(c)) for c in col_labels))
     first = max(len(str(r)) for r in row_labels)
@@ -44,10 +37,6 @@ def convex_hull(P) -> np.ndarray:
     Andrew's monotone chain. Repeated points are merged; collinear points on an
     edge are dropped, so 1 distinct point gives 1 corner and points on a line give 2.
     """
-    P = check.matrix(P, "P", "(n, 2)")
-    if P.shape[1] != 2:
-        raise ValueError(f"P should hold 2-D points, shape (n, 2), but has shape {P.shape}. "
-                         "Project d-dimensional vectors first: X @ projection_basis(X).")
     points = sorted({(round(float(x), 12), round(float(y), 12)) for x, y in P})
     if len(points) <= 2:
         return np.array(points)
@@ -73,13 +62,7 @@ def inside_hull(points, hull, tol: float = 1e-9) -> np.ndarray:
     `hull` lists at least 3 corners in order round the polygon, counter-clockwise (as returned by
     `convex_hull`) or clockwise.
     """
-    points = check.matrix(points, "points", "(m, 2)")
-    hull = check.matrix(hull, "hull", "(h, 2)")
-    if points.shape[1] != 2 or hull.shape[1] != 2:
-        raise ValueError(f"points and hull should both be 2-D points, shape (., 2), but have shapes "
-                         f"{points.shape} and {hull.shape}.")
-    if len(hull) < 3:
-        raise ValueError(f"hull has {len(hull)} corners: a polygon needs at least 3 (the points are all on a line).")
+    points, hull = np.asarray(points, dtype=float), np.asarray(hull, dtype=float)
     a, b = hull, np.roll(hull, -1, axis=0)                       # (h, 2) each edge a -> b
     edge, to_point = b - a, points[:, None, :] - a[None, :, :]   # (h, 2), (m, h, 2)
     cross = edge[None, :, 0] * to_point[..., 1] - edge[None, :, 1] * to_point[..., 0]   # (m, h)
@@ -98,24 +81,14 @@ def gravity_plot(E, Y, labels, *, basis=None, ax=None, title: str = "", color=No
     Call it twice on one Axes (with the same basis) to compare two sentences; a legend label of
     None leaves that marker out of the legend. Returns the Axes.
     """
-    E = check.matrix(E, "E", "(T, d)")
-    Y = check.matrix(Y, "Y", "(T, d)")
-    if E.shape != Y.shape:
-        raise ValueError(f"E has shape {E.shape} but Y has shape {Y.shape}: one output per input token.")
-    labels = check.a_list(labels, "labels", "['money', 'bank', 'grows']")
-    if len(labels) != len(E):
-        raise ValueError(f"E has {len(E)} tokens but {len(labels)} labels were given.")
-    hull, show_labels = check.flag(hull, "hull"), check.flag(show_labels, "show_labels")
-    basis = projection_basis(np.vstack([E, Y])) if basis is None else check.matrix(basis, "basis", "(d, 2)")
-    if basis.shape != (E.shape[1], 2):
-        raise ValueError(f"basis should have shape ({E.shape[1]}, 2) for {E.shape[1]}-D vectors, "
-                         f"but has shape {basis.shape}.")
+    E, Y = np.asarray(E, dtype=float), np.asarray(Y, dtype=float)
+    basis = projection_basis(np.vstack([E, Y])) if basis is None else basis
     Pe, Py = E @ basis, Y @ basis                  # (T, 2) each
     if ax is None:
         _, ax = plt.subplots(figsize=(6.5, 6))
     end_color = color or COLORS["contextual"]
-    if hull and len(convex_hull(Pe)) >= 3:
-        corners = convex_hull(Pe)
+    corners = convex_hull(Pe)
+    if hull and len(corners) >= 3:
         ax.fill(corners[:, 0], corners[:, 1], color=end_color, alpha=0.08, lw=0)
         closed = np.vstack([corners, corners[:1]])
         ax.plot(closed[:, 0], closed[:, 1], color=end_color, lw=1, ls=":", alpha=0.9)
@@ -138,20 +111,10 @@ def gravity_plot(E, Y, labels, *, basis=None, ax=None, title: str = "", color=No
 
 def timing_plot(results: dict, *, ax=None, title: str = ""):
     """Seconds against T on log-log axes: results = {method name: (Ts, seconds)}. Returns the Axes."""
-    if not isinstance(results, dict) or not results:
-        raise TypeError(f"results should be a non-empty dict {{name: (Ts, seconds)}}, but got "
-                        f"{check.describe(results)}.")
-    for name, pair in results.items():
-        if not isinstance(pair, (tuple, list, np.ndarray)) or len(pair) != 2:
-            raise ValueError(f"results[{name!r}] should be a pair (Ts, seconds) of equal length: the sizes T and "
-                             f"the seconds measured at each, but got {check.describe(pair)}.")
     if ax is None:
         _, ax = plt.subplots(figsize=(7.5, 4.8))
     for k, (name, (Ts, seconds)) in enumerate(results.items()):
-        Ts, seconds = check.vector(Ts, f"Ts of {name!r}"), check.vector(seconds, f"seconds of {name!r}")
-        if len(Ts) != len(seconds):
-            raise ValueError(f"{name!r} has {len(Ts)} values of T but {len(seconds)} timings.")
-        ax.loglog(Ts, seconds * 1000, "o-", color=PALETTE[k % len(PALETTE)], lw=2, label=name)
+        ax.loglog(Ts, np.asarray(seconds) * 1000, "o-", color=PALETTE[k % len(PALETTE)], lw=2, label=name)
     ax.set_xlabel("sentence length T (tokens)")
     ax.set_ylabel("time per call (ms)")
     ax.grid(True, which="major", alpha=0.3)

@@ -6,12 +6,9 @@ import random
 
 import numpy as np
 
-from helpers import validation as check
-
 
 def seed_everything(seed: int = 0) -> np.random.Generator:
     """Seed Python, NumPy and (if installed) torch; return a NumPy Generator."""
-    seed = check.seed(seed)
     random.seed(seed)
     np.random.seed(seed)
     try:

@@ -7,8 +7,6 @@ function and draws what it returns, so everything it shows is tested here.
 """
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 
 from helpers.attention import self_attention_steps
@@ -30,12 +28,6 @@ PLAYGROUND_SENTENCES: tuple[str, ...] = (
 MAX_WORDS = 10
 
 
-@lru_cache(maxsize=1)
-def _basis() -> np.ndarray:
-    table = embedding_table()[1]
-    return projection_basis(table - table.mean(axis=0))
-
-
 def playground_basis() -> np.ndarray:
     """One fixed 2-D view (d, 2) of the whole vocabulary, so a word starts at the same
     place whatever the sentence: only where it lands changes.
@@ -44,7 +36,8 @@ def playground_basis() -> np.ndarray:
     of the centred table). Five points in 4-D cannot all keep their distances in 2-D, so
     some sentences look flatter than they are; the heatmaps hold the exact numbers.
     """
-    return _basis().copy()
+    table = embedding_table()[1]                          # (V, d)
+    return projection_basis(table - table.mean(axis=0))   # (d, 2)
 
 
 def playground_data(sentence, scaled: bool = True) -> dict:
@@ -74,7 +67,7 @@ def playground_data(sentence, scaled: bool = True) -> dict:
         )
     steps = self_attention_steps(embed(words), scaled=scaled)
     E, W, Y = steps["E"], steps["W"], steps["Y"]
-    basis = _basis()
+    basis = playground_basis()
     return {
         "words": words,
         "E": E,

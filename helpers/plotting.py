@@ -69,21 +69,12 @@ def use_course_style(presenter: bool | None = None) -> None:
 
 def presenter_mode(on: bool = True) -> None:
     """Switch larger figures and fonts on or off for presenting live."""
-    use_course_style(presenter=check.flag(on, "on"))
+    use_course_style(presenter=on)
 
 
 def is_presenter_mode() -> bool:
     """Whether presenter sizes are in force."""
     return _state["presenter"]
-
-
-def _labels(labels, n: int, what: str) -> list[str]:
-    if labels is None:
-        return [str(i) for i in range(n)]
-    labels = [str(label) for label in check.a_list(labels, what, "['a', 'b']")]
-    if len(labels) != n:
-        raise ValueError(f"{what} has {len(labels)} labels but the matrix has {n} {what.split()[0]}s.")
-    return labels
 
 
 def heatmap(M, row_labels=None, col_labels=None, *, title: str = "", ax=None,
@@ -94,16 +85,12 @@ def heatmap(M, row_labels=None, col_labels=None, *, title: str = "", ax=None,
     vmin, vmax: the colour scale's ends (numbers; None: the matrix's own min and max).
     Returns the matplotlib Axes. Text is dark on light cells and light on dark.
     """
-    M = check.matrix(M, "M", "(rows, cols)")
+    M = np.asarray(M, dtype=float)
     rows, cols = M.shape
-    row_labels = _labels(row_labels, rows, "row labels")
-    col_labels = _labels(col_labels, cols, "column labels")
-    vmin, vmax = check.number_or_none(vmin, "vmin"), check.number_or_none(vmax, "vmax")
-    show_values, colorbar = check.flag(show_values, "show_values"), check.flag(colorbar, "colorbar")
+    row_labels = range(rows) if row_labels is None else row_labels
+    col_labels = range(cols) if col_labels is None else col_labels
     vmin = M.min() if vmin is None else vmin
     vmax = M.max() if vmax is None else vmax
-    if vmin > vmax:
-        raise ValueError(f"vmin ({vmin:g}) is above vmax ({vmax:g}): the colour scale runs from vmin up to vmax.")
     if ax is None:
         _, ax = plt.subplots(figsize=(1.1 * cols + 2.2, 0.8 * rows + 1.4))
     image = ax.imshow(M, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
@@ -136,14 +123,8 @@ def heatmaps(matrices: Sequence, titles: Sequence[str], row_labels=None, col_lab
     matrices: a list of (rows, cols) arrays; titles: one per matrix, or None for no titles.
     `row_labels` / `col_labels` apply to every panel. Returns (fig, axes).
     """
-    arrays = [check.matrix(M, f"matrix {k}", "(rows, cols)")
-              for k, M in enumerate(check.a_list(matrices, "matrices", "[W1, W2]"))]
-    if not arrays:
-        raise ValueError("matrices is empty: give at least one (rows, cols) matrix to draw.")
-    titles = [""] * len(arrays) if titles is None else check.a_list(titles, "titles", "['before', 'after']")
-    shared_scale = check.flag(shared_scale, "shared_scale")
-    if len(titles) != len(arrays):
-        raise ValueError(f"Got {len(arrays)} matrices but {len(titles)} titles: give one title per matrix.")
+    arrays = [np.asarray(M, dtype=float) for M in matrices]
+    titles = [""] * len(arrays) if titles is None else titles
     vmin = min(a.min() for a in arrays) if shared_scale else None
     vmax = max(a.max() for a in arrays) if shared_scale else None
     width = sum(1.0 * a.shape[1] + 1.6 for a in arrays)
@@ -165,10 +146,8 @@ def projection_basis(X) -> np.ndarray:
     at the origin and arrows from it keep their meaning). Signs are fixed so
     the same X always gives the same picture. For d = 2 it is the identity.
     """
-    X = check.matrix(X, "X", "(n, d)")
+    X = np.asarray(X, dtype=float)
     d = X.shape[1]
-    if d == 1:
-        raise ValueError("X has d = 1: there is nothing to project, plot the numbers directly.")
     if d == 2:
         return np.eye(2)
     _, _, vt = np.linalg.svd(X, full_matrices=False)
@@ -189,17 +168,8 @@ def arrows(X, labels: Sequence[str], *, ax=None, basis=None, color=None, title: 
     For d > 2 the rows are projected with `basis` (d, 2); pass the same basis
     to several calls so they share one view. Returns the Axes.
     """
-    X = check.matrix(X, "X", "(n, d)")
-    labels = check.a_list(labels, "labels", "['money', 'bank']")
-    if len(labels) != X.shape[0]:
-        raise ValueError(f"X has {X.shape[0]} vectors but {len(labels)} labels were given.")
-    if basis is None:
-        basis = projection_basis(X)
-    basis = check.matrix(basis, "basis", "(d, 2)")
-    if basis.shape != (X.shape[1], 2):
-        raise ValueError(f"basis should have shape ({X.shape[1]}, 2) for {X.shape[1]}-D vectors, "
-                         f"but has shape {basis.shape}.")
-    P = X @ basis
+    X = np.asarray(X, dtype=float)
+    P = X @ (projection_basis(X) if basis is None else basis)   # (n, 2)
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 6))
     colors = [color] * len(P) if isinstance(color, str) else (color or PALETTE)
@@ -238,10 +208,6 @@ def function_box(inputs: Sequence[str], outputs: Sequence[str], *, label: str = 
     Used for "a function from (T, d) static embeddings to (T, d) contextual ones".
     inputs, outputs: lists of token names. Returns the Axes.
     """
-    inputs = check.a_list(inputs, "inputs", "['e1', 'e2', 'e3']")
-    outputs = check.a_list(outputs, "outputs", "['y1', 'y2', 'y3']")
-    if not inputs or len(inputs) != len(outputs):
-        raise ValueError(f"Give as many outputs as inputs (got {len(inputs)} and {len(outputs)}), at least one.")
     n = len(inputs)
     fig, ax = plt.subplots(figsize=(9, 1.0 + 0.8 * n))
     ys = np.linspace(n - 1, 0, n) * 0.8

@@ -161,18 +161,12 @@ def test_convex_hull_of_a_square_with_inner_and_duplicate_points():
 def test_convex_hull_degenerate_cases():
     assert convex_hull([[1, 2], [1, 2]]).shape == (1, 2)
     assert convex_hull([[0, 0], [1, 1], [2, 2]]).shape == (2, 2)
-    with pytest.raises(ValueError, match=r"P should hold 2-D points"):
-        convex_hull(np.ones((3, 4)))
 
 
 def test_inside_hull():
     hull = convex_hull([[0, 0], [2, 0], [0, 2]])
     np.testing.assert_array_equal(inside_hull([[0.5, 0.5], [1, 1], [2, 2], [-0.1, 0]], hull),
                                   [True, True, False, False])
-    with pytest.raises(ValueError, match=r"needs at least 3"):
-        inside_hull([[0, 0]], [[0, 0], [1, 1]])
-    with pytest.raises(ValueError, match=r"should both be 2-D points"):
-        inside_hull(np.ones((2, 3)), hull)
 
 
 def test_outputs_inside_hull_of_inputs_in_any_projection():
@@ -186,8 +180,6 @@ def test_outputs_inside_hull_of_inputs_in_any_projection():
 def test_labelled_table():
     text = labelled_table([[2, 1], [1, 3]], ["money", "bank"], ["money", "bank"], fmt="{:.0f}")
     assert text.splitlines() == ["       money   bank", "money      2      1", "bank       1      3"]
-    with pytest.raises(ValueError, match=r"one label per row"):
-        labelled_table(np.ones((2, 2)), ["a"], ["a", "b"])
 
 
 def test_gravity_and_timing_plots_draw():
@@ -198,19 +190,9 @@ def test_gravity_and_timing_plots_draw():
     ax = gravity_plot(steps["E"], steps["Y"], ["money", "bank", "grows"], basis=plane, start_label=None)
     assert len(ax.patches) == 1                                          # the hull is filled
     assert ax.get_legend_handles_labels()[1] == ["contextual y"]        # start_label=None: left out
-    with pytest.raises(ValueError, match=r"3 tokens but 2 labels"):
-        gravity_plot(E_MONEY, E_MONEY, ["a", "b"])
-    with pytest.raises(ValueError, match=r"one output per input token"):
-        gravity_plot(E_MONEY, E_MONEY[:2], ["a", "b", "c"])
-    with pytest.raises(ValueError, match=r"basis should have shape \(4, 2\)"):
-        gravity_plot(E_MONEY, E_MONEY, ["a", "b", "c"], basis=np.ones((3, 2)))
     pictured = steps["E"] @ plane                                        # (3, 2) the words' positions
     top, span = pictured[:, 1].max(), np.ptp(pictured[:, 1])
     assert ax.get_ylim()[1] >= top + 0.1 * span                          # room for the labels under the title
     ax = timing_plot({"matrix": ([16, 64], [1e-4, 1e-3])})
     assert ax.get_xscale() == "log" and len(ax.lines) == 1
-    with pytest.raises(ValueError, match=r"2 values of T but 1 timings"):
-        timing_plot({"x": ([1, 2], [0.1])})
-    with pytest.raises(TypeError, match=r"non-empty dict"):
-        timing_plot([])
     plt.close("all")

@@ -1,5 +1,4 @@
 """helpers.temperature (notebook 02's widget function) and the softmax temperature widget."""
-import math
 
 import matplotlib
 
