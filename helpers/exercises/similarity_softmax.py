@@ -22,7 +22,6 @@ from helpers.similarity import cosine, softmax
 
 A = np.array([4.0, 2.0])
 B = np.array([6.0, 1.0])
-C = np.array([1.0, 5.0])
 SCORES = np.array([1.0, 1.2, 0.9])
 TARGET_TOP_WEIGHT = 0.9
 
@@ -38,12 +37,6 @@ def reference_longer_not_closer() -> np.ndarray:
     """A vector v with a bigger dot product with a than b has, but a smaller cosine: (2,)."""
     c = np.array([1.0, 5.0])   # c points away from a (cos 0.61 against b's 0.96) ...
     return 10 * c              # ... so stretch it: a · (10 c) = 140 > 26, the angle is unchanged
-
-
-def _cosine_with_a(v: np.ndarray) -> float:
-    """cos(a, v) for any finite nonzero v, without overflow: v is rescaled to max |entry| = 1 first."""
-    unit = v / np.abs(v).max()
-    return float(np.clip(A @ unit / (np.linalg.norm(A) * np.linalg.norm(unit)), -1.0, 1.0))
 
 
 def check_longer_not_closer(v) -> Feedback:
@@ -65,7 +58,7 @@ def check_longer_not_closer(v) -> Feedback:
         return wrong(f"v = {got.tolist()} is so long that a · v overflows a float64 (it comes out as {dot_v}), "
                      "so nothing can be compared. Try: ordinary sizes; a length of a few tens is plenty.")
     dot_b, cos_b = float(A @ B), cosine(A, B)
-    cos_v = _cosine_with_a(got)
+    cos_v = cosine(A, got)
     longer = dot_v > dot_b
     closer_ok = cos_v < cos_b - COSINE_TOLERANCE   # strictly smaller angle-wise, not by rounding
     if longer and closer_ok:
