@@ -1,6 +1,6 @@
 """Notebook 04: what learned queries, keys and values buy, measured.
 
-    soft_lookup(query, keys, values)      a dictionary lookup made soft: (d,), (n, d), (n,) -> (n,), scalar
+    soft_lookup(query, keys, values)      a dictionary lookup made soft: (d,), (n, d), (n,) -> (n,), number
     ParameterFreeAttention()              attempt 1, softmax(E Eᵀ/√d) E: (B, T, d) -> (B, T, d), 0 parameters
     make_dataset(task, seed)              the toy idiom task: 1,024 five-word sentences, half for training
     run_experiment(...)                   train parameter-free vs learned attention under one budget
@@ -38,41 +38,21 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from helpers import validation as check
-from helpers.attention_torch import SelfAttention, attention_weights
+from helpers.attention_torch import SelfAttention, attention_weights, count_parameters, scaled_dot_product_attention
 
 # ---------------------------------------------------------------- the soft dictionary
 
 
 def soft_lookup(query, keys, values) -> tuple[np.ndarray, float]:
-    """Look up `query` softly: weights = softmax(keys @ query), result = weights @ values.
+    """A dictionary lookup made soft: (d,), (n, d), (n,) -> (weights (n,), blend).
 
-    query (d,), keys (n, d), values (n,) -> (weights (n,), result). A Python
-    dict returns the value of the one key equal to the query; this returns a
-    blend of every value, weighted by how well each key matches.
+    A Python dict returns the value of the one key equal to the query; this
+    returns every value, blended by how well each key matches the query.
     """
-    q = check.vector(query, "query")
-    K = check.matrix(keys, "keys", "(n, d)")
-    v = check.vector(values, "values")
-    if K.shape[1] != len(q):
-        raise ValueError(f"keys have length {K.shape[1]} but the query has length {len(q)}: "
-                         "a query is compared with each key by a dot product, so they need the same length.")
-    if K.shape[0] != len(v):
-        raise ValueError(f"There are {K.shape[0]} keys but {len(v)} values: every key needs exactly one value.")
-    with np.errstate(over="ignore", invalid="ignore"):
-        scores = K @ q  # (n,)
-    if not np.isfinite(scores).all():
-        raise ValueError(f"The scores keys @ query overflow (beyond {np.finfo(np.float64).max:.3g}): the query "
-                         "and keys are too large to compare by dot products. Scale them down, e.g. divide both "
-                         "by their largest entry.")
-    weights = np.exp(scores - scores.max())
-    weights /= weights.sum()
-    with np.errstate(over="ignore", invalid="ignore"):
-        result = float(weights @ v)
-    if not np.isfinite(result):
-        raise ValueError("The blend weights @ values overflows float64: the values are too large to add up. "
-                         "Scale them down.")
-    return weights, result
+    scores = keys @ query                    # (n,) how well each key matches the query
+    weights = np.exp(scores - scores.max())  # softmax, safely: the largest exponent is 0
+    weights = weights / weights.sum()        # (n,) positive, sum to 1
+    return weights, float(weights @ values)  # and the blend: one number
 
 
 # ---------------------------------------------------------------- attempt 1 as a module
@@ -85,18 +65,19 @@ class ParameterFreeAttention(nn.Module):
     """
 
     def forward(self, E: torch.Tensor) -> torch.Tensor:
-        return self.weights(E) @ E  # (B, T, d)
+        return scaled_dot_product_attention(E, E, E)  # (B, T, d): E is the queries, keys and values
 
     def weights(self, E: torch.Tensor) -> torch.Tensor:
         """The (B, T, T) attention weights: E is both the queries and the keys."""
         return attention_weights(E, E)
 
 
-class FixedAttentionLearnedValues(nn.Module):
+class FixedAttentionLearnedValues(ParameterFreeAttention):
     """A control: attempt 1's weights, but mixing learned values W_v e_j. (B, T, d) -> (B, T, d_v).
 
     It has d · d_v parameters, all on the value side: it can change *what*
-    each word contributes, not *which* words a word attends to.
+    each word contributes, not *which* words a word attends to (its weights
+    are attempt 1's).
     """
 
     def __init__(self, d_model: int, d_v: int):
@@ -104,10 +85,7 @@ class FixedAttentionLearnedValues(nn.Module):
         self.W_v = nn.Linear(d_model, d_v, bias=False)
 
     def forward(self, E: torch.Tensor) -> torch.Tensor:
-        return self.weights(E) @ self.W_v(E)  # (B, T, d_v)
-
-    def weights(self, E: torch.Tensor) -> torch.Tensor:
-        return attention_weights(E, E)
+        return scaled_dot_product_attention(E, E, self.W_v(E))  # (B, T, d_v)
 
 
 class SentenceClassifier(nn.Module):
@@ -126,11 +104,8 @@ class SentenceClassifier(nn.Module):
             self.readout = nn.Sequential(nn.Linear(d_out, hidden), nn.ReLU(), nn.Linear(hidden, n_classes))
 
     def forward(self, E: torch.Tensor) -> torch.Tensor:
-        return self.head(self.attention(E))  # (B, T, d) -> (B, T, d_out) -> (B, 2)
-
-    def head(self, Y: torch.Tensor) -> torch.Tensor:
-        """The readout on the contextual vectors: (B, T, d_out) -> (B, 2)."""
-        return self.readout(Y.mean(dim=-2))
+        Y = self.attention(E)  # (B, T, d) -> (B, T, d_out)
+        return self.readout(Y.mean(dim=-2))  # (B, d_out) -> (B, 2)
 
 
 PARAMETER_FREE = "parameter-free"
@@ -145,17 +120,13 @@ MLP_HIDDEN = 44
 
 def build_model(name: str, d_model: int, d_k: int | None = None) -> SentenceClassifier:
     """One of MODELS, wrapped in the shared readout. d_k defaults to d_model."""
-    d_model = check.positive_int(d_model, "d_model")
-    d_k = d_model if d_k is None else check.positive_int(d_k, "d_k")
-    if name == PARAMETER_FREE:
-        return SentenceClassifier(ParameterFreeAttention(), d_model)
-    if name == LEARNED:
-        return SentenceClassifier(SelfAttention(d_model, d_k), d_k)
-    if name == VALUES_ONLY:
-        return SentenceClassifier(FixedAttentionLearnedValues(d_model, d_k), d_k)
-    if name == MLP_READOUT:
-        return SentenceClassifier(ParameterFreeAttention(), d_model, hidden=MLP_HIDDEN)
-    raise ValueError(f"Unknown model {name!r}: choose one of {', '.join(repr(m) for m in MODELS)}.")
+    d_k = d_k or d_model
+    return {
+        PARAMETER_FREE: lambda: SentenceClassifier(ParameterFreeAttention(), d_model),
+        LEARNED: lambda: SentenceClassifier(SelfAttention(d_model, d_k), d_k),
+        VALUES_ONLY: lambda: SentenceClassifier(FixedAttentionLearnedValues(d_model, d_k), d_k),
+        MLP_READOUT: lambda: SentenceClassifier(ParameterFreeAttention(), d_model, hidden=MLP_HIDDEN),
+    }[name]()
 
 
 # ---------------------------------------------------------------- the idiom task
@@ -169,45 +140,16 @@ TIMES = ("today", "now", "again", "please", "tonight", "later", "too", "then")
 ENDINGS = (".", "!", "?", "...")
 VOCAB = HEADS + PARTNERS + FILLERS + TIMES + ENDINGS
 T = 5  # head, filler, partner, time word, ending
-TASKS = ("idiom", "keyword")
 #: Sentences the figures use; make_dataset keeps them out of the training set.
 EXAMPLES = ("piece of cake today .", "piece of leg today .", "break a leg tonight !", "break a cake tonight !")
 _INDEX = {word: i for i, word in enumerate(VOCAB)}
 
 
-def tokens_of(sentence) -> list[str]:
-    """'piece of cake today .' (or a list of words) -> its T = 5 words, checked against VOCAB."""
-    if isinstance(sentence, str):
-        words = sentence.split()
-    elif isinstance(sentence, (list, tuple)) and all(isinstance(w, str) for w in sentence):
-        words = list(sentence)
-    else:
-        raise TypeError(f"A sentence should be a string such as {EXAMPLES[0]!r} or a list of words, "
-                        f"but got {type(sentence).__name__}.")
-    unknown = [w for w in words if w not in _INDEX]
-    if unknown:
-        raise ValueError(f"{unknown[0]!r} is not in the idiom task's vocabulary: {' '.join(VOCAB)}.")
-    if len(words) != T or words[0] not in HEADS or words[2] not in PARTNERS:
-        raise ValueError(f"A sentence of this task has {T} words: a head ({'/'.join(HEADS)}), a filler, "
-                         f"a partner ({'/'.join(PARTNERS)}), a time word and an ending, like {EXAMPLES[0]!r}; "
-                         f"got {' '.join(words)!r}.")
-    return words
-
-
-def label_of(sentence, task: str = "idiom") -> int:
-    """1 or 0. 'idiom': does the head go with this partner as an idiom? 'keyword': is 'cake' there?"""
-    words = tokens_of(sentence)
-    _check_task(task)
+def label_of(words, task: str = "idiom") -> int:
+    """1 or 0 for a sentence's five words. 'idiom': is head + partner an idiom? 'keyword': is 'cake' there?"""
     if task == "idiom":
         return int((words[0], words[2]) in IDIOMS)
     return int(words[2] == "cake")
-
-
-def _check_task(task) -> str:
-    if task not in TASKS:
-        raise ValueError(f"Unknown task {task!r}: choose 'idiom' (the pair decides) or 'keyword' "
-                         "(one word decides).")
-    return task
 
 
 @dataclass(frozen=True)
@@ -222,27 +164,25 @@ class Dataset:
 
     def sentences(self, split: str = "train") -> list[str]:
         """The sentences of one split ('train' or 'test') as text."""
-        split = check.one_of(split, "split", ("train", "test"))
-        ids = {"train": self.train_ids, "test": self.test_ids}[split]
+        ids = self.train_ids if split == "train" else self.test_ids
         return [" ".join(VOCAB[i] for i in row) for row in ids]
 
 
 def make_dataset(task: str = "idiom", seed: int = 0) -> Dataset:
     """All 2·2·8·8·4 = 1,024 sentences, split at random (seeded) into 512 to train and 512 to test.
 
+    task: 'idiom' (the pair decides, the experiment) or 'keyword' (the word 'cake' decides).
     Each head + partner pair is split in half (128 + 128), so each half holds 256 sentences of each
     label and every head and partner appears equally often in both labels. The EXAMPLES are always
     in the test half.
     """
-    _check_task(task)
-    rng = np.random.default_rng(check.seed(seed))
+    rng = np.random.default_rng(seed)
     all_sentences = [list(s) for s in itertools.product(HEADS, FILLERS, PARTNERS, TIMES, ENDINGS)]
     examples = [s.split() for s in EXAMPLES]
     train, test = [], []
     for head, partner in itertools.product(HEADS, PARTNERS):  # split each pair in half: balanced everywhere
         group = [s for s in all_sentences if s[0] == head and s[2] == partner]
-        order = rng.permutation(len(group))
-        group = [group[i] for i in order]
+        group = [group[i] for i in rng.permutation(len(group))]
         held = [s for s in group if s in examples]
         rest = [s for s in group if s not in examples]
         half = len(group) // 2
@@ -258,27 +198,12 @@ def make_dataset(task: str = "idiom", seed: int = 0) -> Dataset:
     return Dataset(task, *encode(train), *encode(test))
 
 
-def _require_dataset(dataset, name: str) -> Dataset:
-    if not isinstance(dataset, Dataset):
-        raise TypeError(f"{name} should be the Dataset that make_dataset() returns, but got "
-                        f"{check.describe(dataset)}.")
-    return dataset
-
-
 def idiom_rate_by_word(dataset: Dataset, words: Sequence[str] = HEADS + PARTNERS) -> dict[str, float]:
-    """For each word (one word, or a list): the fraction of training sentences containing it whose label is 1."""
-    _require_dataset(dataset, "dataset")
-    if isinstance(words, str):
-        words = [words]
-    if not isinstance(words, (list, tuple)):
-        raise TypeError(f"words should be a list of words such as ['piece', 'cake'], but got "
-                        f"{check.describe(words)} ({words!r:.40}).")
+    """For each word: the fraction of training sentences containing it whose label is 1."""
     rates = {}
     for word in words:
-        if word not in _INDEX:
-            raise ValueError(f"{word!r} is not in the vocabulary: {' '.join(VOCAB)}.")
-        has = (dataset.train_ids == _INDEX[word]).any(axis=1)
-        rates[word] = float(dataset.train_labels[has].mean()) if has.any() else float("nan")
+        has = (dataset.train_ids == _INDEX[word]).any(axis=1)  # (N,) sentences that contain the word
+        rates[word] = float(dataset.train_labels[has].mean())
     return rates
 
 
@@ -289,8 +214,7 @@ def static_table(d_model: int = 16, seed: int = 0) -> np.ndarray:
     related in advance, and frozen, so the attention layer is the only thing
     that differs between the models.
     """
-    d_model = check.positive_int(d_model, "d_model")
-    return np.random.default_rng(10_000 + check.seed(seed)).standard_normal((len(VOCAB), d_model))
+    return np.random.default_rng(10_000 + seed).standard_normal((len(VOCAB), d_model))
 
 
 # ---------------------------------------------------------------- training
@@ -330,8 +254,6 @@ class Experiment:
     runs: dict[str, ModelRun]
 
     def __getitem__(self, name: str) -> ModelRun:
-        if name not in self.runs:
-            raise KeyError(f"No model {name!r} in this experiment; it has {', '.join(map(repr, self.runs))}.")
         return self.runs[name]
 
     def table(self) -> str:
@@ -344,38 +266,29 @@ class Experiment:
         return "\n".join(lines)
 
 
-def _accuracy(logits: torch.Tensor, labels: torch.Tensor) -> float:
-    return float((logits.argmax(dim=-1) == labels).double().mean())
-
-
 def train_model(name: str, dataset: Dataset, *, steps: int = 150, lr: float = 0.01, d_model: int = 16,
                 seed: int = 0, record_every: int = 5) -> ModelRun:
     """Train one model full-batch with Adam for `steps` updates; return its curves and weights."""
-    _require_dataset(dataset, "dataset")
-    seed = check.seed(seed)
-    steps = check.positive_int(steps, "steps")
-    lr = check.positive_number(lr, "lr")
-    record_every = check.positive_int(record_every, "record_every")
     table = torch.tensor(static_table(d_model, seed))  # (V, d) float64, frozen
     torch.manual_seed(seed)
     model = build_model(name, d_model).double()
     optimiser = torch.optim.Adam(model.parameters(), lr=lr)  # the readout learns in every model
     E_train = table[torch.from_numpy(dataset.train_ids)]  # (N, T, d)
-    y_train = torch.from_numpy(dataset.train_labels)
+    y_train = torch.from_numpy(dataset.train_labels)  # (N,)
     E_examples = table[torch.tensor([[_INDEX[w] for w in s.split()] for s in EXAMPLES])]  # (4, T, d)
     losses, accuracies, snap_steps, snaps = [], [], [], []
-    frozen_attention = not any(p.requires_grad for p in model.attention.parameters())
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(1)  # tiny tensors: one thread is fastest and gives the same sums everywhere
+    frozen = count_parameters(model.attention) == 0  # nothing in the attention can change: average it once
     try:
-        if frozen_attention:  # nothing in the attention can change: compute its averaged output once
+        if frozen:
             with torch.no_grad():
                 pooled = model.attention(E_train).mean(dim=-2)  # (N, T, d_out) -> (N, d_out)
         for step in range(steps + 1):
-            logits = model.readout(pooled) if frozen_attention else model(E_train)  # (N, 2)
+            logits = model.readout(pooled) if frozen else model(E_train)  # (N, 2)
             loss = F.cross_entropy(logits, y_train)
             losses.append(loss.item())
-            accuracies.append(_accuracy(logits, y_train))
+            accuracies.append(float((logits.argmax(dim=-1) == y_train).double().mean()))
             if step % record_every == 0 or step == steps:
                 with torch.no_grad():
                     snap_steps.append(step)
@@ -385,9 +298,8 @@ def train_model(name: str, dataset: Dataset, *, steps: int = 150, lr: float = 0.
                 loss.backward()
                 optimiser.step()
         with torch.no_grad():
-            test_ids = torch.from_numpy(dataset.test_ids)
-            y_test = torch.from_numpy(dataset.test_labels)
-            correct = model(table[test_ids]).argmax(dim=-1) == y_test  # (N_test,)
+            test_ids = torch.from_numpy(dataset.test_ids)  # (N_test, T)
+            correct = model(table[test_ids]).argmax(dim=-1) == torch.from_numpy(dataset.test_labels)  # (N_test,)
             outputs = model.attention(E_examples).numpy().copy()  # (4, T, d_out)
     finally:
         torch.set_num_threads(previous_threads)
@@ -396,11 +308,10 @@ def train_model(name: str, dataset: Dataset, *, steps: int = 150, lr: float = 0.
         for p, partner in enumerate(PARTNERS):
             rows = (test_ids[:, 0] == _INDEX[head]) & (test_ids[:, 2] == _INDEX[partner])
             by_pair[h, p] = float(correct[rows].double().mean())
-    n_attention = sum(p.numel() for p in model.attention.parameters())
     return ModelRun(
         name=name,
-        parameters=sum(p.numel() for p in model.parameters()),
-        attention_parameters=n_attention,
+        parameters=count_parameters(model),
+        attention_parameters=count_parameters(model.attention),
         loss=np.array(losses),
         train_accuracy=np.array(accuracies),
         test_accuracy=float(correct.double().mean()),
@@ -417,18 +328,8 @@ def run_experiment(task: str = "idiom", models: Sequence[str] = (PARAMETER_FREE,
 
     task: 'idiom' (the pair decides, the experiment) or 'keyword' (the word 'cake' decides).
     """
-    _check_task(task)
     if isinstance(models, str):
         models = (models,)
-    if not isinstance(models, (list, tuple)):
-        raise TypeError(f"models should be a list of model names from {', '.join(map(repr, MODELS))}, but got "
-                        f"{check.describe(models)} ({models!r:.40}).")
-    if not models:
-        raise ValueError(f"Give at least one model to train, from {', '.join(map(repr, MODELS))}.")
-    for name in models:
-        if name not in MODELS:
-            raise ValueError(f"Unknown model {name!r}: choose from {', '.join(map(repr, MODELS))}.")
-    seed = check.seed(seed)
     dataset = make_dataset(task, seed)
     runs = {name: train_model(name, dataset, steps=steps, lr=lr, d_model=d_model, seed=seed,
                               record_every=record_every) for name in models}
@@ -445,23 +346,17 @@ def training_snapshot(experiment: Experiment, step: int, example: int | str = 0)
     label, and for each model name: weights (T, T) at that step, loss and
     train_accuracy at that step, and the loss curve up to it.
     """
-    if not isinstance(experiment, Experiment):
-        raise TypeError(f"training_snapshot needs the result of run_experiment(), but got "
-                        f"{check.describe(experiment)}.")
-    if isinstance(step, bool) or not isinstance(step, (int, np.integer)):
-        raise TypeError(f"step should be a whole number, but got {type(step).__name__} ({step!r}).")
-    if not 0 <= step <= experiment.steps:
+    if not 0 <= step <= experiment.steps:  # the edge: a student may open the widget at any step
         raise ValueError(f"step should be between 0 and {experiment.steps} (the training budget), but got {step}.")
     if isinstance(example, str):
         if example not in experiment.examples:
             raise ValueError(f"{example!r} is not one of the recorded examples: {', '.join(experiment.examples)}.")
         example = experiment.examples.index(example)
-    if isinstance(example, bool) or not isinstance(example, (int, np.integer)) \
-            or not 0 <= example < len(experiment.examples):
+    if not 0 <= example < len(experiment.examples):
         raise ValueError(f"example should be a sentence from {experiment.examples} or its index 0 to "
                          f"{len(experiment.examples) - 1}, but got {example!r}.")
     sentence = experiment.examples[example]
-    out = {"tokens": sentence.split(), "label": label_of(sentence, experiment.task), "models": {}}
+    out = {"tokens": sentence.split(), "label": label_of(sentence.split(), experiment.task), "models": {}}
     for name, run in experiment.runs.items():
         k = int(np.searchsorted(run.snapshot_steps, step, side="right") - 1)
         out["step"] = int(run.snapshot_steps[k])
@@ -480,8 +375,6 @@ def plot_loss_curves(experiment: Experiment, *, ax=None, title: str = ""):
 
     from helpers.plotting import COLORS, PALETTE
 
-    if not isinstance(experiment, Experiment):
-        raise TypeError(f"plot_loss_curves needs the result of run_experiment(), but got {type(experiment).__name__}.")
     colors = {PARAMETER_FREE: COLORS["static"], LEARNED: COLORS["contextual"], VALUES_ONLY: PALETTE[5],
               MLP_READOUT: PALETTE[4]}
     if ax is None:

@@ -9,7 +9,7 @@ every number can be checked by eye.
     decoder_states()            S_dec: (T_q, d) = (2, 4), one row per Hindi token
     luong_dot_attention(s, H)   one decoder step, Luong's way: (d,), (T_k, d) -> context (d,), weights (T_k,)
     projections(d_model, d_k)   seeded W_q, W_k, W_v, each (d_model, d_k)
-    attend(X_q, X_kv, P)        Q from X_q, K and V from X_kv (P: the projections), through the course's
+    qkv_attention(X_q, X_kv, P) Q from X_q, K and V from X_kv (P: the projections), through the course's
                                 scaled_dot_product_attention -> Q, K, V, W, Y
     dictionary_lookup(c, noise) notebook 06's dictionary {'a': 1, 'b': 2, 'c': c} asked for 'b', Luong's way
                                 and with separate roles (the data of the dictionary widget)
@@ -23,8 +23,7 @@ import math
 
 import torch
 
-from helpers import validation as check
-from helpers.attention_torch import attention_weights, refuse_nonfinite, scaled_dot_product_attention
+from helpers.attention_torch import attention_weights, scaled_dot_product_attention
 from helpers.running_example import EMBEDDINGS
 
 ENCODER_TOKENS = ("money", "bank", "grows")
@@ -52,27 +51,6 @@ def decoder_states() -> torch.Tensor:
     return torch.tensor([DECODER_STATES[w] for w in DECODER_TOKENS])
 
 
-def _as_tensor(x, name: str, ndim: int, layout: str) -> torch.Tensor:
-    if not isinstance(x, torch.Tensor):
-        try:
-            x = torch.as_tensor(x, dtype=torch.float32)
-        except (TypeError, ValueError, RuntimeError):
-            raise TypeError(f"{name} should be numbers of shape {layout}, but got {type(x).__name__}.") from None
-    if x.dim() != ndim:
-        raise ValueError(f"{name} should be {ndim}-D with shape {layout}, but has shape {tuple(x.shape)}.")
-    if not x.is_floating_point():
-        x = x.float()
-    if not torch.isfinite(x).all():
-        raise ValueError(f"{name} contains {'NaN' if torch.isnan(x).any() else 'infinity'}: "
-                         "every entry must be a finite number.")
-    return x
-
-
-def _same_dtype(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """x in `dtype` (the first argument's), so that float64 and float32 inputs can meet."""
-    return x if x.dtype == dtype else x.to(dtype)
-
-
 def luong_dot_attention(s, H) -> tuple[torch.Tensor, torch.Tensor]:
     """Luong's "dot" attention for one decoder step, written as Luong did.
 
@@ -80,25 +58,19 @@ def luong_dot_attention(s, H) -> tuple[torch.Tensor, torch.Tensor]:
     score_j = s · h_j (no scaling), a = softmax(scores), context = Σ_j a_j h_j.
     Returns (context (d,), weights (T_k,)).
     """
-    s = _as_tensor(s, "s", 1, "(d,)")
-    H = _same_dtype(_as_tensor(H, "H", 2, "(T_k, d)"), s.dtype)
-    if s.shape[0] != H.shape[1]:
-        raise ValueError(f"s has d={s.shape[0]} but the encoder states have d={H.shape[1]}: "
-                         "a dot product needs vectors of the same length.")
-    scores = H @ s  # (T_k,)
+    scores = H @ s                          # (T_k,)
     weights = torch.softmax(scores, dim=0)  # (T_k,)
-    context = weights @ H  # (d,)
-    return refuse_nonfinite(context, s=s, H=H), weights
+    context = weights @ H                   # (d,)
+    return context, weights
 
 
 def projections(d_model: int = D_MODEL, d_k: int = D_MODEL, seed: int = 0) -> dict[str, torch.Tensor]:
     """W_q, W_k, W_v of shape (d_model, d_k), random as at initialisation (seeded, scaled by 1/√d_model)."""
-    d_model, d_k = check.positive_int(d_model, "d_model"), check.positive_int(d_k, "d_k")
-    g = torch.Generator().manual_seed(check.seed(seed))
+    g = torch.Generator().manual_seed(seed)
     return {name: torch.randn(d_model, d_k, generator=g) / math.sqrt(d_model) for name in ("W_q", "W_k", "W_v")}
 
 
-def attend(X_q, X_kv, P: dict | None = None, mask=None) -> dict[str, torch.Tensor]:
+def qkv_attention(X_q, X_kv, P: dict | None = None) -> dict[str, torch.Tensor]:
     """Attention where queries come from X_q (T_q, d) and keys and values from X_kv (T_k, d).
 
     P None: no projections, Q = X_q and K = V = X_kv (Luong's reuse). Otherwise
@@ -106,32 +78,11 @@ def attend(X_q, X_kv, P: dict | None = None, mask=None) -> dict[str, torch.Tenso
     scaled_dot_product_attention. Pass the same sequence twice for self-attention.
     Returns {"Q", "K", "V", "W" (T_q, T_k), "Y" (T_q, d_v)}.
     """
-    X_q = _as_tensor(X_q, "X_q", 2, "(T_q, d)")
-    X_kv = _same_dtype(_as_tensor(X_kv, "X_kv", 2, "(T_k, d)"), X_q.dtype)
     if P is None:
-        Q, K, V = X_q, X_kv, X_kv
+        Q, K, V = X_q, X_kv, X_kv                                        # (T_q, d), (T_k, d), (T_k, d)
     else:
-        if not isinstance(P, dict):
-            raise TypeError(f"P should be a dict of W_q, W_k and W_v (see projections()), but got {check.describe(P)}.")
-        missing = {"W_q", "W_k", "W_v"} - set(P)
-        if missing:
-            raise ValueError(f"P should hold W_q, W_k and W_v; missing {sorted(missing)}.")
-        P = {name: _same_dtype(_as_tensor(P[name], name, 2, "(d_model, d_k)"), X_q.dtype)
-             for name in ("W_q", "W_k", "W_v")}
-        d_model = P["W_q"].shape[0]
-        for name, matrix in P.items():
-            if matrix.shape[0] != d_model:
-                raise ValueError(f"{name} has shape {tuple(matrix.shape)} but W_q has {d_model} rows: all three "
-                                 "projections take d_model features per token.")
-        if P["W_k"].shape[1] != P["W_q"].shape[1]:
-            raise ValueError(f"W_q makes queries of length {P['W_q'].shape[1]} but W_k makes keys of length "
-                             f"{P['W_k'].shape[1]}: they must match to take dot products.")
-        if X_q.shape[1] != d_model or X_kv.shape[1] != d_model:
-            raise ValueError(f"the projections expect d_model={d_model} features per token, but "
-                             f"X_q has {X_q.shape[1]} and X_kv has {X_kv.shape[1]}.")
-        Q, K, V = X_q @ P["W_q"], X_kv @ P["W_k"], X_kv @ P["W_v"]
-    Y = scaled_dot_product_attention(Q, K, V, mask)
-    return {"Q": Q, "K": K, "V": V, "W": attention_weights(Q, K, mask), "Y": Y}
+        Q, K, V = X_q @ P["W_q"], X_kv @ P["W_k"], X_kv @ P["W_v"]       # (T_q, d_k), (T_k, d_k), (T_k, d_v)
+    return {"Q": Q, "K": K, "V": V, "W": attention_weights(Q, K), "Y": scaled_dot_product_attention(Q, K, V)}
 
 
 DICTIONARY_KEYS = ("a", "b", "c")
@@ -147,8 +98,6 @@ def dictionary_lookup(value_c: float = 4.0, noise: float = 1.0) -> dict:
     Returns {"keys", "weights_luong" (3,), "weights_roles" (3,), "answer_luong",
     "answer_roles", "true"}, the answers being the value each lookup returns for 'b'.
     """
-    value_c = check.real_number(value_c, "value_c", "a number from -1000 to 1000", -1000.0, 1000.0)
-    noise = check.real_number(noise, "noise", "a number from -100 to 100", -100.0, 100.0)
     H_dict = torch.tensor([[1.0, 0, 0, 1], [0.0, 1, 0, 2], [0.0, 0, 1, value_c]])   # (3, 4): key code | value
     q = torch.tensor([0.0, 3, 0, noise])                                             # (4,) asks for 'b'
     w_luong = torch.softmax(H_dict @ q, dim=0)                                       # (3,)
@@ -170,14 +119,13 @@ def lineup_data(learned: bool, same_sequence: bool) -> dict:
     Returns {"name", "sequences" (who asks whom), "W" (T_q, T_k) array, "rows",
     "cols", "shapes" {name: tuple}, "parameters", "K_equals_V"}.
     """
-    learned, same_sequence = check.flag(learned, "learned"), check.flag(same_sequence, "same_sequence")
     H = encoder_states()
     if same_sequence:
         X_q, rows, sequences = H, ENCODER_TOKENS, "the English sentence asks itself"
     else:
         X_q, rows, sequences = decoder_states(), DECODER_TOKENS, "the Hindi decoder asks the English encoder"
     P = projections() if learned else None
-    out = attend(X_q, H, P)
+    out = qkv_attention(X_q, H, P)
     return {
         "name": MECHANISMS[(learned, same_sequence)],
         "sequences": sequences,

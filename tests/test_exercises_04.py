@@ -140,6 +140,15 @@ def test_forward_reference_passes():
     assert verdict(ex.check_attention_forward(with_numpy))[0]
 
 
+def test_forward_solution_is_what_self_attention_computes():
+    E, W_q, W_k, _ = ex._forward_case(9, d_v=4)
+    module = ex.SelfAttention(E.shape[1], W_q.shape[0]).double()
+    with torch.no_grad():
+        for layer, weight in ((module.W_q, W_q), (module.W_k, W_k), (module.W_v, W_q.flip(0))):
+            layer.weight.copy_(weight)
+        torch.testing.assert_close(ex.reference_attention_forward(E, W_q, W_k, W_q.flip(0)), module(E))
+
+
 def test_forward_names_the_slips():
     failing(ex.check_attention_forward(_forward(scale=lambda E, Q, V: 1.0)), "forgot to divide", "√4")
     failing(ex.check_attention_forward(_forward(scale=lambda E, Q, V: math.sqrt(E.shape[-1]))), "√d_model")

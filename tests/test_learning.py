@@ -25,7 +25,6 @@ from helpers.learning import (
     run_experiment,
     soft_lookup,
     static_table,
-    tokens_of,
     training_snapshot,
 )
 from helpers.running_example import SENTENCE_MONEY, embed
@@ -54,17 +53,6 @@ def test_a_sharp_soft_lookup_becomes_the_hard_one():
     assert blend == pytest.approx(1.0002, abs=1e-4)
     _, blend = soft_lookup([1000.0, 0.0, 0.0], np.eye(3), [1.0, 2.0, 4.0])   # no overflow
     assert blend == pytest.approx({"a": 1, "b": 2, "c": 4}["a"])
-
-
-def test_soft_lookup_rejects_inputs_that_do_not_fit():
-    with pytest.raises(ValueError, match="keys have length 3 but the query has length 2"):
-        soft_lookup([1.0, 0.0], np.eye(3), [1.0, 2.0, 4.0])
-    with pytest.raises(ValueError, match="3 keys but 2 values"):
-        soft_lookup([1.0, 0.0, 0.0], np.eye(3), [1.0, 2.0])
-    with pytest.raises(ValueError, match="query contains nan"):
-        soft_lookup([math.nan, 0.0, 0.0], np.eye(3), [1.0, 2.0, 4.0])
-    with pytest.raises(TypeError, match="keys should be numbers"):
-        soft_lookup([1.0, 0.0, 0.0], "abc", [1.0, 2.0, 4.0])
 
 
 # ----------------------------------------------------------------------------- the modules
@@ -109,32 +97,13 @@ def test_build_model_counts():
     assert count_parameters(build_model(LEARNED, 16, d_k=8)) == 3 * 16 * 8 + 8 * 2 + 2
     scores = build_model(LEARNED, 16).double()(torch.zeros(3, 5, 16, dtype=torch.float64))
     assert scores.shape == (3, 2)
-    with pytest.raises(ValueError, match="Unknown model 'magic'"):
-        build_model("magic", 16)
-    with pytest.raises(ValueError, match="d_model should be at least 1"):
-        build_model(LEARNED, 0)
 
 
 # ----------------------------------------------------------------------------- the task
 
 def test_labels_follow_the_idiom_table():
-    assert [label_of(s) for s in EXAMPLES] == [1, 0, 1, 0]
-    assert [label_of(s, "keyword") for s in EXAMPLES] == [1, 0, 0, 1]
-    assert tokens_of("break a leg tonight !") == ["break", "a", "leg", "tonight", "!"]
-    assert tokens_of(["piece", "of", "cake", "now", "?"])[2] == "cake"
-
-
-def test_bad_sentences_and_tasks_are_named():
-    with pytest.raises(ValueError, match="'banana' is not in the idiom task's vocabulary"):
-        tokens_of("piece of banana today .")
-    with pytest.raises(ValueError, match="has 5 words"):
-        tokens_of("piece of cake")
-    with pytest.raises(ValueError, match="has 5 words"):
-        tokens_of("cake of piece today .")
-    with pytest.raises(TypeError, match="should be a string"):
-        tokens_of(42)
-    with pytest.raises(ValueError, match="Unknown task 'sarcasm'"):
-        label_of(EXAMPLES[0], "sarcasm")
+    assert [label_of(s.split()) for s in EXAMPLES] == [1, 0, 1, 0]
+    assert [label_of(s.split(), "keyword") for s in EXAMPLES] == [1, 0, 0, 1]
 
 
 def test_dataset_is_balanced_disjoint_and_seeded():
@@ -146,14 +115,12 @@ def test_dataset_is_balanced_disjoint_and_seeded():
     assert set(EXAMPLES) <= test
     assert idiom_rate_by_word(data) == {"piece": 0.5, "break": 0.5, "cake": 0.5, "leg": 0.5}
     for sentence, label in zip(data.sentences("test"), data.test_labels):
-        assert label == label_of(sentence)
+        assert label == label_of(sentence.split())
     again = make_dataset("idiom", seed=5)
     np.testing.assert_array_equal(again.train_ids, data.train_ids)
     assert not np.array_equal(make_dataset("idiom", seed=6).train_ids, data.train_ids)
     keyword = make_dataset("keyword", seed=5)
     assert all(label == ("cake" in s.split()) for s, label in zip(keyword.sentences(), keyword.train_labels))
-    with pytest.raises(ValueError, match="'zebra' is not in the vocabulary"):
-        idiom_rate_by_word(data, ["zebra"])
 
 
 def test_static_table_is_frozen_random_and_seeded():
@@ -256,21 +223,9 @@ def test_runs_are_reproducible_and_well_formed(experiment):
 def test_experiment_table_and_lookup(experiment):
     table = experiment.table()
     assert "57.8%" in table and "98.6%" in table and "802" in table
-    with pytest.raises(KeyError, match="No model 'oracle'"):
-        experiment["oracle"]
 
 
-def test_run_experiment_rejects_bad_settings():
-    with pytest.raises(ValueError, match="Unknown task"):
-        run_experiment("poetry")
-    with pytest.raises(ValueError, match="Unknown model 'transformer'"):
-        run_experiment(models=("transformer",))
-    with pytest.raises(ValueError, match="at least one model"):
-        run_experiment(models=())
-    with pytest.raises(ValueError, match="steps should be at least 1"):
-        run_experiment(steps=0)
-    with pytest.raises(ValueError, match="lr should be a finite number greater than 0"):
-        run_experiment(lr=-0.1)
+def test_run_experiment_takes_one_model_name():
     assert list(run_experiment(models=PARAMETER_FREE, steps=2).runs) == [PARAMETER_FREE]
 
 
@@ -278,8 +233,6 @@ def test_plot_loss_curves_draws_one_line_per_model(experiment):
     ax = plot_loss_curves(experiment)
     labels = [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")]
     assert labels == [f"{n}: test accuracy {experiment[n].test_accuracy:.1%}" for n in MODELS]
-    with pytest.raises(TypeError, match="needs the result of run_experiment"):
-        plot_loss_curves({"loss": [1, 2]})
 
 
 # ----------------------------------------------------------------------------- the widget's data
@@ -300,8 +253,6 @@ def test_training_snapshot_follows_the_step(experiment):
 def test_training_snapshot_rejects_bad_requests(experiment):
     with pytest.raises(ValueError, match="between 0 and 150"):
         training_snapshot(experiment, 151)
-    with pytest.raises(TypeError, match="whole number"):
-        training_snapshot(experiment, 2.5)
     with pytest.raises(ValueError, match="not one of the recorded examples"):
         training_snapshot(experiment, 0, "piece of bread today .")
     with pytest.raises(ValueError, match="index 0 to 3"):
@@ -350,55 +301,3 @@ def test_widget_rejects_what_it_cannot_show(experiment):
         training_widget(run_experiment(models=PARAMETER_FREE, steps=2))
     with pytest.raises(ValueError, match="between 0 and 150"):
         training_widget(experiment, step=500)
-
-
-# ---------------------------------------------------------------- bad arguments
-
-def test_dataset_sentences_names_the_splits():
-    data = make_dataset()
-    with pytest.raises(ValueError, match="split should be one of 'train', 'test', but got 'val'"):
-        data.sentences("val")
-    assert len(data.sentences("test")) == 512
-
-
-def test_idiom_rate_by_word_takes_one_word_as_a_list_of_one():
-    """'piece' was read letter by letter: "'p' is not in the vocabulary"."""
-    data = make_dataset()
-    assert idiom_rate_by_word(data, "piece") == idiom_rate_by_word(data, ["piece"])
-    with pytest.raises(TypeError, match="words should be a list of words such as"):
-        idiom_rate_by_word(data, 5)
-    with pytest.raises(TypeError, match="dataset should be the Dataset that make_dataset"):
-        idiom_rate_by_word(None)
-
-
-@pytest.mark.parametrize("kwargs, error, match", [
-    (dict(models=5), TypeError, "models should be a list of model names from 'parameter-free'"),
-    (dict(seed="a"), TypeError, r"seed should be a whole number >= 0, but got str \('a'\)"),
-    (dict(seed=1.7), TypeError, r"seed should be a whole number >= 0, but got float \(1.7\)"),
-    (dict(seed=-1), ValueError, "seed should be a whole number >= 0, but got -1"),
-])
-def test_run_experiment_names_the_bad_argument(kwargs, error, match):
-    with pytest.raises(error, match=match):
-        run_experiment(steps=1, **kwargs)
-
-
-def test_seeds_are_checked_where_they_enter():
-    with pytest.raises(TypeError, match="seed should be a whole number >= 0"):
-        make_dataset(seed="a")
-    with pytest.raises(TypeError, match="seed should be a whole number >= 0"):
-        static_table(seed="a")
-    assert np.array_equal(make_dataset(seed=np.int64(3)).train_ids, make_dataset(seed=3).train_ids)
-
-
-def test_results_of_the_wrong_kind_are_named():
-    with pytest.raises(TypeError, match="training_snapshot needs the result of run_experiment"):
-        training_snapshot(None, 0)
-    with pytest.raises(TypeError, match="dataset should be the Dataset that make_dataset"):
-        learning.train_model(LEARNED, None)
-
-
-def test_soft_lookup_refuses_overflowing_scores_instead_of_returning_nan():
-    with pytest.raises(ValueError, match="The scores keys @ query overflow .*Scale them down"):
-        soft_lookup([1e200, 0.0], [[1e200, 0.0], [-1e200, 0.0]], [1.0, 2.0])
-    weights, result = soft_lookup([1e150, 0.0], [[1e150, 0.0], [-1e150, 0.0]], [1.0, 2.0])  # large, but finite
-    assert weights.tolist() == [1.0, 0.0] and result == 1.0

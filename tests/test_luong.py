@@ -34,73 +34,29 @@ def test_luong_equals_the_course_function_with_the_scale_undone():
     torch.testing.assert_close(scaled_dot_product_attention(math.sqrt(d) * S_dec, H, H), contexts)
 
 
-def test_luong_bad_input():
-    with pytest.raises(ValueError, match="s has d=3 but the encoder states have d=4"):
-        luong.luong_dot_attention(torch.ones(3), luong.encoder_states())
-    with pytest.raises(ValueError, match=r"H should be 2-D with shape \(T_k, d\)"):
-        luong.luong_dot_attention(torch.ones(4), torch.ones(4))
-    with pytest.raises(TypeError, match="s should be numbers"):
-        luong.luong_dot_attention("bank", luong.encoder_states())
-    with pytest.raises(ValueError, match="s contains NaN"):
-        luong.luong_dot_attention(torch.tensor([float("nan")] * 4), luong.encoder_states())
-
-
 def test_projections_are_seeded_and_shaped():
     W = luong.projections(4, 3, seed=1)
     assert set(W) == {"W_q", "W_k", "W_v"} and all(w.shape == (4, 3) for w in W.values())
     torch.testing.assert_close(W["W_q"], luong.projections(4, 3, seed=1)["W_q"])
     assert not torch.equal(W["W_q"], W["W_k"])
-    with pytest.raises(ValueError, match="d_k should be at least 1, but got 0"):
-        luong.projections(4, 0)
-    with pytest.raises(TypeError, match="seed should be a whole number >= 0, but got str"):
-        luong.projections(4, 3, seed="a")
-    assert luong.projections(np.int64(4), np.int64(3))["W_v"].shape == (4, 3)
 
 
-def test_mixed_dtypes_meet_and_bad_inputs_are_named():
-    H = luong.encoder_states()
-    context, weights = luong.luong_dot_attention(torch.tensor([1.0, 0.0, 0.0, 0.0], dtype=torch.float64), H)
-    assert context.dtype == torch.float64 and weights.sum().item() == pytest.approx(1.0)
-    out = luong.attend(H.double(), H, luong.projections())                # float64 tokens, float32 projections
-    assert out["Y"].dtype == torch.float64
-    with pytest.raises(ValueError, match="s contains infinity"):
-        luong.luong_dot_attention(torch.tensor([float("inf"), 0.0, 0.0, 0.0]), H)
-    with pytest.raises(ValueError, match="overflowed"):
-        luong.luong_dot_attention(torch.full((4,), 1e20), H * 1e20)
-    W = luong.projections()
-    with pytest.raises(ValueError, match=r"W_v has shape \(3, 4\) but W_q has 4 rows"):
-        luong.attend(H, H, {**W, "W_v": torch.randn(3, 4)})
-    with pytest.raises(ValueError, match="W_q makes queries of length 4 but W_k makes keys of length 2"):
-        luong.attend(H, H, {**W, "W_k": torch.randn(4, 2)})
-    with pytest.raises(TypeError, match="P should be a dict"):
-        luong.attend(H, H, [W["W_q"], W["W_k"], W["W_v"]])
-    with pytest.raises(TypeError, match="learned should be True or False"):
-        luong.lineup_data("yes", True)
-
-
-def test_attend_cross_and_self():
+def test_qkv_attention_cross_and_self():
     S_dec, H = luong.decoder_states(), luong.encoder_states()
     W = luong.projections()
-    cross = luong.attend(S_dec, H, W)
+    cross = luong.qkv_attention(S_dec, H, W)
     assert cross["W"].shape == (2, 3) and cross["Y"].shape == (2, 4)
     torch.testing.assert_close(cross["W"].sum(-1), torch.ones(2))
     torch.testing.assert_close(cross["Y"], cross["W"] @ (H @ W["W_v"]))
-    plain = luong.attend(S_dec, H)
+    plain = luong.qkv_attention(S_dec, H)
     assert torch.equal(plain["K"], plain["V"])
-    own = luong.attend(S_dec, S_dec, W)
+    own = luong.qkv_attention(S_dec, S_dec, W)
     assert own["W"].shape == (2, 2)
     layer = SelfAttention(4, 4)
     with torch.no_grad():
         for name in ("W_q", "W_k", "W_v"):
             getattr(layer, name).weight.copy_(W[name].T)  # nn.Linear stores the transpose
     torch.testing.assert_close(layer(S_dec[None])[0], own["Y"])
-
-
-def test_attend_bad_input():
-    with pytest.raises(ValueError, match="missing"):
-        luong.attend(luong.decoder_states(), luong.encoder_states(), {"W_q": torch.eye(4)})
-    with pytest.raises(ValueError, match="expect d_model=4 features per token"):
-        luong.attend(torch.ones(2, 3), luong.encoder_states(), luong.projections())
 
 
 @pytest.mark.parametrize("learned, same, name, W_shape, params", [
@@ -124,13 +80,8 @@ def test_lineup_data(learned, same, name, W_shape, params):
 def test_lineup_self_attention_is_notebook_06s_english_example():
     """The widget's 'one sequence' setting shows the same weights as the notebook's figure: English asks itself."""
     H, W = luong.encoder_states(), luong.projections()
-    np.testing.assert_allclose(luong.lineup_data(True, True)["W"], luong.attend(H, H, W)["W"].numpy())
-    np.testing.assert_allclose(luong.lineup_data(False, True)["W"], luong.attend(H, H)["W"].numpy())
-
-
-def test_lineup_data_refuses_non_booleans():
-    with pytest.raises(TypeError, match="True or False"):
-        luong.lineup_data("yes", True)
+    np.testing.assert_allclose(luong.lineup_data(True, True)["W"], luong.qkv_attention(H, H, W)["W"].numpy())
+    np.testing.assert_allclose(luong.lineup_data(False, True)["W"], luong.qkv_attention(H, H)["W"].numpy())
 
 
 def test_html_heatmap_has_labels_and_values():
@@ -168,13 +119,6 @@ def test_dictionary_lookup_is_notebook_06s_example_and_shows_the_shouting_value(
     np.testing.assert_allclose(loud["weights_roles"], base["weights_roles"])       # the matching never moves
     clean = luong.dictionary_lookup(value_c=40.0, noise=0.0)
     np.testing.assert_allclose(clean["weights_luong"], clean["weights_roles"])     # a clean query: no difference
-
-
-@pytest.mark.parametrize("bad, error", [("4", TypeError), (True, TypeError), (float("nan"), ValueError),
-                                        (1e9, ValueError)])
-def test_dictionary_lookup_refuses_bad_numbers(bad, error):
-    with pytest.raises(error, match="value_c should be a number from -1000 to 1000"):
-        luong.dictionary_lookup(value_c=bad)
 
 
 def test_dictionary_explorer_redraws_from_its_sliders():

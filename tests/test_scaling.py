@@ -15,7 +15,6 @@ from helpers.scaling import (
     entropy_bits,
     fit_variance_line,
     gradient_measurements,
-    nested_dot_products,
     per_head_dim,
     sample_dot_products,
     saturation_table,
@@ -28,38 +27,19 @@ from helpers.widgets.scaling import ScalingWidget, scaling_widget
 
 # ----------------------------------------------------------------------------- sampling q·k
 
-def test_nested_dot_products_are_the_dot_products_of_the_seeded_draws():
-    got = nested_dot_products([1, 2, 8], n_pairs=5, seed=3)                   # one chunk: rebuild it by hand
-    rng = np.random.default_rng(np.random.SeedSequence(3).spawn(1)[0])
-    q = rng.standard_normal((5, 8), dtype=np.float32).astype(np.float64)
-    k = rng.standard_normal((5, 8), dtype=np.float32).astype(np.float64)
-    expected = np.stack([(q[:, :d] * k[:, :d]).sum(axis=1) for d in (1, 2, 8)], axis=1)
-    assert got.shape == (5, 3)
-    np.testing.assert_allclose(got, expected, rtol=1e-6)
-    np.testing.assert_allclose(got[:, 0], q[:, 0] * k[:, 0], rtol=1e-6)     # d = 1 is a single product
-
-
-def test_nested_dot_products_are_reproducible_and_seed_dependent():
-    a = nested_dot_products([4, 64], n_pairs=3000, seed=1)
-    np.testing.assert_array_equal(a, nested_dot_products([4, 64], n_pairs=3000, seed=1))
-    assert not np.allclose(a, nested_dot_products([4, 64], n_pairs=3000, seed=2))
-
-
-def test_chunks_give_the_same_numbers_whatever_the_number_of_threads(monkeypatch):
-    many = nested_dot_products([1, 1024], n_pairs=3000, seed=0)              # 3 chunks of 1024 rows
-    monkeypatch.setattr(scaling, "_workers", lambda: 1)
-    np.testing.assert_array_equal(many, nested_dot_products([1, 1024], n_pairs=3000, seed=0))
+def test_sample_dot_products_are_the_dot_products_of_the_seeded_draws():
+    got = sample_dot_products(8, n_pairs=5, seed=3)
+    rng = np.random.default_rng(3)
+    q, k = rng.standard_normal((5, 8)), rng.standard_normal((5, 8))
+    assert got.shape == (5,)
+    np.testing.assert_allclose(got, (q * k).sum(axis=1))
+    np.testing.assert_array_equal(got, sample_dot_products(8, n_pairs=5, seed=3))         # reproducible
+    assert not np.allclose(got, sample_dot_products(8, n_pairs=5, seed=4))                # seed-dependent
 
 
 def test_sigma_multiplies_each_dot_product_by_sigma_squared():
-    np.testing.assert_allclose(nested_dot_products([16], 500, sigma=2.0, seed=4),
-                               4.0 * nested_dot_products([16], 500, sigma=1.0, seed=4))
-
-
-def test_sample_dot_products_is_one_column():
-    fresh = sample_dot_products(32, n_pairs=2000, seed=9)
-    assert fresh.shape == (2000,)
-    np.testing.assert_array_equal(fresh, nested_dot_products([32], 2000, seed=9)[:, 0])
+    np.testing.assert_allclose(sample_dot_products(16, 500, sigma=2.0, seed=4),
+                               4.0 * sample_dot_products(16, 500, sigma=1.0, seed=4))
 
 
 def test_variance_table_matches_d_sigma4_and_the_scaling_rule():
@@ -75,24 +55,6 @@ def test_variance_table_matches_d_sigma4_and_the_scaling_rule():
     assert table["samples"].shape == (20_000, 3)
 
 
-@pytest.mark.parametrize("call, error, match", [
-    (lambda: nested_dot_products([4, 2]), ValueError, "strictly increasing"),
-    (lambda: nested_dot_products([]), ValueError, "empty"),
-    (lambda: nested_dot_products("1 2 4"), TypeError, "list of dimensions"),
-    (lambda: nested_dot_products([0, 4]), ValueError, "at least 1"),
-    (lambda: nested_dot_products([2.5]), TypeError, "whole number"),
-    (lambda: nested_dot_products([100_000]), ValueError, "at most"),
-    (lambda: nested_dot_products([4], n_pairs=1), ValueError, "at least 2"),
-    (lambda: nested_dot_products([4], sigma=0.0), ValueError, "greater than 0"),
-    (lambda: nested_dot_products([4], sigma="1"), TypeError, "sigma should be a number"),
-    (lambda: nested_dot_products([4], seed=-1), ValueError, "seed should be a whole number >= 0"),
-    (lambda: sample_dot_products(0), ValueError, "at least 1"),
-])
-def test_sampling_rejects_bad_input_clearly(call, error, match):
-    with pytest.raises(error, match=match):
-        call()
-
-
 # ----------------------------------------------------------------------------- fitting
 
 def test_fit_variance_line_recovers_an_exact_line():
@@ -104,20 +66,12 @@ def test_fit_variance_line_recovers_an_exact_line():
     assert fit_variance_line(d, d**2)["exponent"] == pytest.approx(2.0)
 
 
-def test_fit_variance_line_rejects_bad_input():
-    with pytest.raises(ValueError, match="length"):
-        fit_variance_line([1, 2, 3], [1, 2])
-    with pytest.raises(ValueError, match="positive"):
-        fit_variance_line([1, 2], [0, 2])
-    with pytest.raises(ValueError, match="two"):
-        fit_variance_line([1], [1])
-
-
 # ----------------------------------------------------------------------------- softmax and its gradient
 
 def test_softmax_gradient_known_values_and_one_hot():
-    np.testing.assert_allclose(softmax_gradient([0.5, 0.5], [1.0, 0.0]), [0.25, -0.25])
-    np.testing.assert_array_equal(softmax_gradient([0.0, 1.0, 0.0], [3.0, -1.0, 2.0]), [0.0, 0.0, 0.0])
+    np.testing.assert_allclose(softmax_gradient(np.array([0.5, 0.5]), np.array([1.0, 0.0])), [0.25, -0.25])
+    one_hot = softmax_gradient(np.array([0.0, 1.0, 0.0]), np.array([3.0, -1.0, 2.0]))
+    np.testing.assert_array_equal(one_hot, [0.0, 0.0, 0.0])
 
 
 def test_softmax_gradient_equals_autograd():
@@ -129,19 +83,8 @@ def test_softmax_gradient_equals_autograd():
     np.testing.assert_allclose(softmax_gradient(W.detach().numpy(), G.numpy()), z.grad.numpy(), atol=1e-12)
 
 
-def test_softmax_gradient_rejects_bad_input():
-    with pytest.raises(ValueError, match="same shape"):
-        softmax_gradient([0.5, 0.5], [1.0, 2.0, 3.0])
-    with pytest.raises(ValueError, match="softmax output"):
-        softmax_gradient([0.5, 0.7], [1.0, 2.0])
-    with pytest.raises(ValueError, match="NaN|nan"):
-        softmax_gradient([0.5, 0.5], [np.nan, 1.0])
-
-
 def test_entropy_bits():
     np.testing.assert_allclose(entropy_bits([[0.25] * 4, [1.0, 0, 0, 0], [0.5, 0.5, 0, 0]]), [2.0, 0.0, 1.0])
-    with pytest.raises(ValueError, match="softmax output"):
-        entropy_bits([0.2, 0.2])
 
 
 # ----------------------------------------------------------------------------- snapshots (the widget's data)
@@ -174,17 +117,6 @@ def test_attention_snapshot_gradient_is_the_softmax_gradient_of_its_weights():
 def test_attention_snapshot_at_d_1_scaling_changes_nothing():
     a, b = attention_snapshot(1, True), attention_snapshot(1, False)
     np.testing.assert_array_equal(a["weights"], b["weights"])
-
-
-def test_attention_snapshot_rejects_bad_input():
-    with pytest.raises(ValueError, match="at least 1"):
-        attention_snapshot(0)
-    with pytest.raises(TypeError, match="whole number"):
-        attention_snapshot(1.5)
-    with pytest.raises(TypeError, match="scaled should be True"):
-        attention_snapshot(4, "yes")
-    with pytest.raises(ValueError, match="at least 2"):
-        attention_snapshot(4, T=1)
 
 
 def test_saturation_table_unscaled_hardens_and_scaled_stays_put():
@@ -225,13 +157,6 @@ def test_gradient_measurements_are_reproducible():
         np.testing.assert_array_equal(a[key], b[key])
 
 
-def test_gradient_measurements_reject_bad_input():
-    with pytest.raises(TypeError, match="scaled should be True"):
-        gradient_measurements([4], None)
-    with pytest.raises(ValueError, match="at least 2"):
-        gradient_measurements([4], True, T=1)
-
-
 # ----------------------------------------------------------------------------- per head
 
 def test_per_head_dim_and_scale_constant():
@@ -239,12 +164,6 @@ def test_per_head_dim_and_scale_constant():
     assert per_head_dim(768, 12) == 64
     assert scale_constant(512, 8) == 8.0
     assert scale_constant(96, 6) == 4.0
-    with pytest.raises(ValueError, match="does not split"):
-        per_head_dim(500, 8)
-    with pytest.raises(ValueError, match="at least 1"):
-        per_head_dim(512, 0)
-    with pytest.raises(TypeError, match="whole number"):
-        scale_constant(512.0, 8)
 
 
 def test_constant_comparison_right_wrong_and_none():
@@ -310,35 +229,3 @@ def test_widget_rejects_a_d_k_off_the_slider():
     with pytest.raises(ValueError, match="slider"):
         scaling_widget(d_k=100)
     assert 1024 in POWERS_OF_TWO
-
-
-# ----------------------------------------------------------------------------- bad arguments
-
-@pytest.mark.parametrize("T, error, match", [
-    (0, ValueError, r"T \(the number of keys\) should be at least 2 to measure a spread, but got 0"),
-    ("16", TypeError, r"T \(the number of keys\) should be a whole number, but got str"),
-])
-def test_saturation_table_checks_T_before_taking_its_logarithm(T, error, match):
-    """T=0 said 'math domain error', T="16" 'must be real number'."""
-    with pytest.raises(error, match=match):
-        saturation_table([1, 2], T=T)
-
-
-@pytest.mark.parametrize("sigma", [1e200, 1e-200])
-def test_variance_table_refuses_a_sigma_whose_powers_overflow_or_vanish(sigma):
-    """sigma=1e200 raised OverflowError, sigma=1e-200 gave ratio nan."""
-    with pytest.raises(ValueError, match=r"sigma should be between 1e-10 and 1e\+10, but got"):
-        variance_table([1, 2], n_pairs=100, sigma=sigma)
-
-
-@pytest.mark.parametrize("sigma", [1e-10, 1e10])
-def test_variance_table_is_finite_at_the_ends_of_the_sigma_range(sigma):
-    table = variance_table([1, 2, 8192], n_pairs=100, sigma=sigma)
-    assert np.isfinite(table["ratio"]).all() and np.isfinite(table["noise"]).all()
-
-
-def test_fit_variance_line_needs_two_different_dimensions():
-    with pytest.raises(ValueError, match="d should hold at least two different dimensions"):
-        fit_variance_line([2, 2], [1, 3])
-    with pytest.raises(ValueError, match="d should hold positive numbers .* but holds -1"):
-        fit_variance_line([-1, 2], [1, 3])
