@@ -1,16 +1,17 @@
-"""Time naive attention against PyTorch's fused SDPA, and print a table.
+"""Time the course's attention against PyTorch's fused SDPA, and print a table.
 
     python benchmarks/attention.py                                # CPU (or CUDA if present), fp32, T = 256..1024
     python benchmarks/attention.py --device cuda --dtype bf16 fp32 --sizes 1024 4096 16384 --find-max
     make benchmark ARGS="--sizes 1024 --batch-heads 8 --d-k 64 --threads 2"
 
-The measurement itself lives in helpers/benchmarking.py (timing and peak memory
-of one call in helpers/measure.py, the device and dtype in helpers/devices.py),
-which notebook 07's timing cells call too: this file only reads the arguments and prints.
+The measurement is helpers/measure.py, which notebook 07's timing cells call too. What only
+this script needs lives here: SDPA forced to one backend (--impl sdpa:flash ...) and the
+search for the largest T at which the course's attention fits on a GPU (--find-max).
 """
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from pathlib import Path
 
@@ -21,106 +22,144 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
-from helpers import benchmarking as bench  # noqa: E402
-from helpers import cost, devices  # noqa: E402
+from helpers import cost, measure  # noqa: E402
+from helpers.attention_torch import scaled_dot_product_attention  # noqa: E402
 
-
-def whole_number(text: str, at_least: int) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= {at_least}, got {text!r}") from None
-    if value < at_least:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= {at_least}, got {text}")
-    return value
+BACKENDS = {"flash": "FLASH_ATTENTION", "efficient": "EFFICIENT_ATTENTION", "cudnn": "CUDNN_ATTENTION", "math": "MATH"}
 
 
-def positive(text: str) -> int:
-    return whole_number(text, 1)
+def forced_sdpa(backend: str):
+    """A preparer for SDPA restricted to one backend; PyTorch raises 'No available kernel' where it cannot run."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    def prepare(Q, K, V, causal=False):
+        def call():
+            with sdpa_kernel([getattr(SDPBackend, BACKENDS[backend])]):
+                return F.scaled_dot_product_attention(Q, K, V, is_causal=causal)
+        return call
+    return prepare
 
 
-def non_negative(text: str) -> int:
-    return whole_number(text, 0)
+def implementations() -> dict:
+    found = dict(measure.IMPLEMENTATIONS)
+    for short, name in BACKENDS.items():
+        found[f"sdpa:{short}"] = (f"SDPA forced to the {name} backend", forced_sdpa(short))
+    return found
 
 
-def repeats_arg(text: str) -> int:
-    """At least 3 rounds: with 2 the median is a mean, and the paired ratio and the table's medians disagree."""
-    return whole_number(text, 3)
+def largest_T(dtype, batch_heads: int, d_k: int, device, start: int = 1024, limit: int = 2**20, step: int = 1024):
+    """On CUDA: the largest T at which the course's attention runs, doubling T and then bisecting.
+
+    Returns (largest T that ran, smallest T that ran out of memory, or an error that is not out of memory).
+    """
+    def fits(T):
+        try:
+            Q, K, V = measure.make_qkv(batch_heads, T, d_k, device=device, dtype=dtype)
+            scaled_dot_product_attention(Q, K, V)
+            measure.synchronize(device)
+            return True
+        except RuntimeError as error:
+            if not measure.is_out_of_memory(error):
+                return f"stopped by an error that is not out of memory: {str(error).splitlines()[0][:80]}"
+            return False
+        finally:  # free the failed attempt's tensors before the next try
+            gc.collect()
+            torch.cuda.empty_cache()
+
+    ok, T = None, start
+    while T <= limit:
+        answer = fits(T)
+        if answer is not True:
+            if answer is not False:
+                return ok, answer
+            break
+        ok, T = T, 2 * T
+    else:
+        return ok, None
+    bad = T
+    while ok is not None and bad - ok > step:
+        middle = (ok + bad) // 2 // step * step
+        if middle in (ok, bad):
+            break
+        answer = fits(middle)
+        if answer is True:
+            ok = middle
+        elif answer is False:
+            bad = middle
+        else:
+            return ok, answer
+    return ok, bad
+
+
+def whole_number(at_least: int):
+    def parse(text: str) -> int:
+        if not text.isdigit() or int(text) < at_least:
+            raise argparse.ArgumentTypeError(f"expected a whole number >= {at_least}, got {text!r}")
+        return int(text)
+    return parse
 
 
 def dtype_arg(text: str) -> str:
     try:
-        devices.resolve_dtype(text)
+        return cost.dtype_name(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
-    return cost.dtype_name(text)
 
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        description="Naive attention vs torch.nn.functional.scaled_dot_product_attention: "
+        description="The course's attention vs torch.nn.functional.scaled_dot_product_attention: "
                     "time (warmed up, synchronised), achieved TFLOP/s (4*B*H*T^2*d) and peak memory.")
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
                         help="where to run (auto: cuda if available, else cpu)")
     parser.add_argument("--dtype", nargs="+", type=dtype_arg, default=None,
                         help="float32/fp32, bfloat16/bf16, float16/fp16 (default: bf16 and fp32 on CUDA, fp32 on CPU)")
-    parser.add_argument("--sizes", nargs="+", type=positive, default=[256, 512, 1024], help="sequence lengths T")
-    parser.add_argument("--batch-heads", type=positive, default=8, help="batch size x number of heads (B*H)")
-    parser.add_argument("--d-k", type=positive, default=64, help="per-head dimension d_k")
-    parser.add_argument("--causal", action="store_true", help="causal mask (FLOPs are halved)")
-    parser.add_argument("--impl", nargs="+", default=["naive", "lean", "tiled", "sdpa"],
-                        choices=list(bench.IMPLEMENTATIONS),
+    parser.add_argument("--sizes", nargs="+", type=whole_number(1), default=[256, 512, 1024], help="sequence lengths T")
+    parser.add_argument("--batch-heads", type=whole_number(1), default=8, help="batch size x number of heads (B*H)")
+    parser.add_argument("--d-k", type=whole_number(1), default=64, help="per-head dimension d_k")
+    parser.add_argument("--causal", action="store_true",
+                        help="causal mask (FLOPs counted as halved, the pairs a fused kernel skips)")
+    parser.add_argument("--impl", nargs="+", default=["naive", "lean", "tiled", "sdpa"], choices=list(implementations()),
                         help="implementations to compare; sdpa:flash etc. force one SDPA backend")
-    parser.add_argument("--repeats", type=repeats_arg, default=7,
+    parser.add_argument("--repeats", type=whole_number(3), default=7,
                         help="timed rounds, at least 3 (the median is reported)")
-    parser.add_argument("--warmup", type=non_negative, default=2, help="untimed calls first (>= 0)")
-    parser.add_argument("--threads", type=positive, default=None,
+    parser.add_argument("--warmup", type=whole_number(0), default=2, help="untimed calls first (>= 0)")
+    parser.add_argument("--threads", type=whole_number(1), default=None,
                         help="CPU threads for torch (default: torch's current setting; ignored on CUDA)")
     parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory measurement")
     parser.add_argument("--find-max", action="store_true",
-                        help="CUDA only: find the largest T the naive version fits (catches OutOfMemoryError)")
+                        help="CUDA only: the largest T the course's attention fits (catches out-of-memory errors)")
     return parser.parse_args(argv)
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
     try:
-        device = devices.resolve_device(args.device)
+        device = measure.resolve_device(args.device)
     except RuntimeError as error:
-        print(error, file=sys.stderr)
+        print(f"{error} Use --device cpu (or auto).", file=sys.stderr)
         return 2
     if args.device == "auto" and device.type == "cpu":
-        print(f"No CUDA GPU here ({devices.cuda_unavailable_reason()}): timing on the CPU.")
-    dtypes = args.dtype or devices.default_dtypes(device)
-    if args.threads is not None and device.type != "cpu":
-        print(f"--threads {args.threads} is ignored on {device.type}: it sets CPU threads, and the GPU does the work.")
-    threads = args.threads if device.type == "cpu" else None
-    if device.type == "cpu" and threads is None:
-        threads = torch.get_num_threads()
-    print(bench.header(device, threads, args.batch_heads, args.d_k, args.causal))
-    rows = bench.run_benchmark(device=device, dtypes=dtypes, sizes=args.sizes, batch_heads=args.batch_heads,
-                               d_k=args.d_k, causal=args.causal, impls=args.impl, warmup=args.warmup,
-                               repeats=args.repeats, num_threads=threads, memory=not args.no_memory)
-    print(bench.format_table(rows))
-    for line in bench.ratios(rows):
-        print(line)
-    if args.find_max:
-        if device.type != "cuda":
-            budget = devices.available_memory_bytes("cpu")
-            if budget:
-                T = cost.largest_T_for_memory(budget, dtypes[0], heads=args.batch_heads, matrices=2)
-                print(f"--find-max is CUDA only (on a CPU, running out of memory swaps or kills the process "
-                      f"instead of raising). Predicted from {cost.format_bytes(budget)} available: the naive "
-                      f"version's two (T, T) buffers fit up to T = {T:,}.")
-            else:
-                print("--find-max is CUDA only.")
-        else:
-            for dtype in dtypes:
-                ok, bad = bench.largest_naive_T_cuda(dtype, batch_heads=args.batch_heads, d_k=args.d_k,
-                                                     device=device)
-                print(f"largest T the naive version fits ({dtype}, batch*heads {args.batch_heads}): {ok} "
-                      f"(out of memory at {bad})")
+        print(f"No CUDA GPU here ({measure.cuda_unavailable_reason()}): timing on the CPU.")
+    dtypes = args.dtype or measure.default_dtypes(device)
+    threads = (args.threads or torch.get_num_threads()) if device.type == "cpu" else None
+    print(measure.header(device, threads, args.batch_heads, args.d_k, args.causal))
+    rows = measure.run_benchmark(device=device, dtypes=dtypes, sizes=args.sizes, batch_heads=args.batch_heads,
+                                 d_k=args.d_k, causal=args.causal, impls=args.impl, implementations=implementations(),
+                                 warmup=args.warmup, repeats=args.repeats, num_threads=threads,
+                                 memory=not args.no_memory)
+    print(measure.format_table(rows))
+    print(*measure.ratios(rows), sep="\n")
+    if args.find_max and device.type != "cuda":
+        print("--find-max is CUDA only: on a CPU, running out of memory swaps or stops the process instead of "
+              "raising an error.")
+    elif args.find_max:
+        for dtype in dtypes:
+            ok, bad = largest_T(dtype, args.batch_heads, args.d_k, device)
+            print(f"largest T the course's attention fits ({dtype}, batch*heads {args.batch_heads}): {ok} "
+                  f"({'all sizes tried fitted' if bad is None else bad if isinstance(bad, str) else f'out of memory at {bad}'})")
     return 0
 
 

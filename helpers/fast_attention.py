@@ -5,13 +5,9 @@
 
 Both take (..., T_q, d_k), (..., T_k, d_k), (..., T_k, d_v) and return
 (..., T_q, d_v), with the course's mask convention (mask == 0: may not attend)
-and the course's error messages. Notebook 07 times them against the textbook
-version and PyTorch's fused kernel: the gap between them is memory traffic.
-
-`checks=False` skips the checks that scan data (the mask's rows, NaN in the
-output) and every other check: the benchmark times the maths that way, because
-on a GPU each scan makes Python wait for the GPU. Give it valid inputs: a NaN
-then passes through silently, and a bad shape or dtype fails with torch's own error.
+Notebook 07 times them against the textbook version and PyTorch's fused
+kernel: the gap between them is memory traffic. They check nothing (on a GPU a
+check that scans data makes Python wait, and the timing would measure the wait).
 """
 from __future__ import annotations
 
@@ -19,43 +15,31 @@ import math
 
 import torch
 
-from helpers import validation as check
-from helpers.attention_torch import check_mask, check_qkv, refuse_nonfinite
 
 
-def _batch_shape(Q, K, V, checks: bool) -> torch.Size:
-    """The broadcast batch shape (...) of Q, K, V, after the course's checks (checks=False: none)."""
-    if check.flag(checks, "checks"):
-        return check_qkv(Q, K, V)  # shapes, dtypes and devices
-    return torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
-
-
-def lean_attention(Q, K, V, mask=None, *, checks: bool = True):
+def lean_attention(Q, K, V, mask=None):
     """The same maths as the textbook version, written to touch memory less.
 
     softmax(Q Kᵀ / √d_k) V with ONE (T_q, T_k) buffer: the scale is folded into
     Q (T·d_k multiplications instead of T²), the masking and the softmax are done
-    in place. Same signature, mask convention (mask == 0: may not attend) and
-    errors as helpers.attention_torch.scaled_dot_product_attention (checks=False:
-    no scans, see the module's docstring).
+    in place. Same signature and mask convention (mask == 0: may not attend) as
+    helpers.attention_torch.scaled_dot_product_attention.
     (..., T_q, d_k), (..., T_k, d_k), (..., T_k, d_v) -> (..., T_q, d_v).
     """
-    batch = _batch_shape(Q, K, V, checks)
+    batch = torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
     T_q, d_k, T_k, d_v = Q.shape[-2], Q.shape[-1], K.shape[-2], V.shape[-1]
     q = (Q * (1.0 / math.sqrt(d_k))).expand(*batch, T_q, d_k).reshape(-1, T_q, d_k)  # (n, T_q, d_k)
     k = K.expand(*batch, T_k, d_k).reshape(-1, T_k, d_k)  # (n, T_k, d_k)
     v = V.expand(*batch, T_k, d_v).reshape(-1, T_k, d_v)  # (n, T_k, d_v)
     S = torch.bmm(q, k.transpose(1, 2))  # (n, T_q, T_k): the one (T, T) buffer
     if mask is not None:
-        hidden = ~check_mask(mask, T_q, T_k, batch) if checks else mask == 0  # (..., T_q, T_k)
-        hidden = hidden.expand(*batch, T_q, T_k).reshape(-1, T_q, T_k)
+        hidden = (mask == 0).expand(*batch, T_q, T_k).reshape(-1, T_q, T_k)
         S.masked_fill_(hidden, float("-inf"))
     torch.softmax(S, dim=-1, out=S)  # in place: no second (T, T) buffer
-    out = torch.bmm(S, v).reshape(*batch, T_q, d_v)  # (..., T_q, d_v)
-    return refuse_nonfinite(out, Q=Q, K=K, V=V) if checks else out
+    return torch.bmm(S, v).reshape(*batch, T_q, d_v)  # (..., T_q, d_v)
 
 
-def tiled_attention(Q, K, V, causal: bool = False, block: int = 128, *, checks: bool = True):
+def tiled_attention(Q, K, V, causal: bool = False, block: int = 128):
     """Exact attention computed `block` queries at a time: the (T, T) matrix is never whole.
 
     Each tile of scores, (batch, block, T_k), is small enough to stay in the CPU's
@@ -63,12 +47,10 @@ def tiled_attention(Q, K, V, causal: bool = False, block: int = 128, *, checks: 
     independent, so the result is exactly that of the full computation. With
     `causal`, a tile only computes the keys its queries may see. This is the first
     half of FlashAttention's idea (which also tiles the keys, with a running
-    softmax). checks=False: no scans (see the module's docstring).
+    softmax).
     (..., T_q, d_k), (..., T_k, d_k), (..., T_k, d_v) -> (..., T_q, d_v).
     """
-    batch = _batch_shape(Q, K, V, checks)
-    causal = check.flag(causal, "causal")
-    block = check.whole_number(block, "block", 1)
+    batch = torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
     T_q, d_k, T_k, d_v = Q.shape[-2], Q.shape[-1], K.shape[-2], V.shape[-1]
     q = (Q * (1.0 / math.sqrt(d_k))).expand(*batch, T_q, d_k).reshape(-1, T_q, d_k)  # (n, T_q, d_k)
     k_t = K.expand(*batch, T_k, d_k).reshape(-1, T_k, d_k).transpose(1, 2)  # (n, d_k, T_k)
@@ -84,5 +66,4 @@ def tiled_attention(Q, K, V, causal: bool = False, block: int = 128, *, checks: 
         torch.softmax(S, dim=-1, out=S)
         out[:, start:stop] = torch.bmm(S, v[:, :seen])  # (n, block, d_v)
         del S  # free this tile before the next one is allocated
-    out = out.reshape(*batch, T_q, d_v)
-    return refuse_nonfinite(out, Q=Q, K=K, V=V) if checks else out
+    return out.reshape(*batch, T_q, d_v)

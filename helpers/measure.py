@@ -1,34 +1,28 @@
-"""Measuring one call of a function: how long it takes, and the most memory torch holds during it.
+"""Measuring attention: the time and peak memory of one call, on the CPU or a CUDA GPU (notebook 07, benchmarks/).
 
-Nothing here knows about attention: every function takes zero-argument calls
-(`fn()`), whatever tensors they use, on the CPU or a CUDA GPU.
+    resolve_device("auto"), torch_dtype("bf16"), cuda_skip_message()
+    synchronize(device), cpu_threads(n)
+    one_sample(fn, device, number)      seconds per call, over `number` back-to-back calls
+    time_calls({name: fn}, device)      warmed-up, synchronised, interleaved timings -> {name: Timing}
+    paired_ratio(timings, a, b)         median over rounds of t_a / t_b
+    peak_memory_bytes(fn, device)       the most extra bytes torch held during one call
+    sdpa_backend(Q, K, V)               which kernel this PyTorch's F.scaled_dot_product_attention picks
+    IMPLEMENTATIONS, make_qkv           naive, lean, tiled and sdpa, and their random inputs
+    run_benchmark(...) -> [Row]         time, TFLOP/s and peak memory over sizes and dtypes
+    format_table, ratios, header        the rows as text
+    timing_cell(peaks)                  notebook 07's CUDA timing cell, with its CPU fallback
+    piece_calls(...)                    the textbook's steps one by one, next to SDPA's whole call
 
-    synchronize(device)                wait for all queued GPU work (a no-op on the CPU)
-    cpu_threads(n)                     run a block with torch on n CPU threads, then restore
-    one_sample(fn, device, number)     seconds per call, over `number` back-to-back calls
-    Timing                             one function's samples (seconds), their median in s and ms
-    time_calls({name: fn}, device)     warmed-up, synchronised, interleaved timings -> {name: Timing}
-    paired_ratio(timings, a, b)        median over rounds of t_a / t_b
-    cpu_peak_bytes(fn)                 peak extra bytes torch's CPU allocator held (profiler replay)
-    cuda_peak_bytes(fn, device)        peak extra bytes on the GPU (the allocator's counters)
-    peak_memory_bytes(fn, device)      whichever of the two fits the device
-
-How time is measured. Every function is run `warmup` times first (the first calls
-pay for memory allocation, kernel selection and caches). On CUDA, kernels run
-asynchronously: the Python call returns before the GPU has finished, so a plain
-clock measures only the launch. We record CUDA events around the calls and call
-torch.cuda.synchronize() before reading them. On the CPU a perf_counter clock is
-exact, and we pin the number of threads (reported with the result). The
-functions are timed in interleaved rounds (a, b, c, a, b, c, ...) and the
+Time: every function runs `warmup` times first (the first calls pay for allocation
+and kernel selection). CUDA kernels run asynchronously, so a plain clock would
+measure only the launch: we record CUDA events and synchronise before reading
+them. Functions are timed in interleaved rounds (a, b, c, a, b, c, ...) and the
 median is kept, so a burst of load from another program hits all of them alike.
 
-How memory is measured. On CUDA: torch.cuda.reset_peak_memory_stats(), one call,
-then torch.cuda.max_memory_allocated() minus what was allocated before. On the
-CPU PyTorch keeps no such counter, and Python's tracemalloc does not see torch's
-C++ allocations at all. We run one call under the PyTorch profiler with
-profile_memory=True, which records every allocation and free made by torch's CPU
-allocator, and replay them in order to find the peak. Both numbers mean the same
-thing: the most extra bytes torch held at one moment during the call.
+Memory: on CUDA, reset_peak_memory_stats and max_memory_allocated. The CPU has
+no such counter and tracemalloc cannot see torch's C++ allocations, so one call
+runs under the PyTorch profiler with profile_memory=True, and its allocations and
+frees are replayed in order to find the peak.
 """
 from __future__ import annotations
 
@@ -37,37 +31,61 @@ import math
 import os
 import statistics
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
+import torch.nn.functional as F
 
-from helpers import validation as check
+from helpers import cost
+from helpers.attention_torch import scaled_dot_product_attention
+from helpers.fast_attention import lean_attention, tiled_attention
 
 # --------------------------------------------------------------------------------------
-# Checks
+# Device and dtype
 # --------------------------------------------------------------------------------------
 
 
-_NO_ARGUMENTS = "a function called with no arguments (e.g. lambda: f(x))"
+def resolve_device(device="auto") -> torch.device:
+    """'auto' -> cuda if a GPU is usable, else cpu. Asking for cuda without one is a clear error."""
+    if str(device) == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    device = torch.device(device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError(f"device {str(device)!r} was asked for, but {cuda_unavailable_reason()}.")
+    return device
 
 
-def _checked(fn, number):
-    """(fn, number) for one_sample: fn callable with no arguments, number a whole number >= 1."""
-    return check.a_function(fn, "fn", _NO_ARGUMENTS), check.whole_number(number, "number", 1)
+def torch_dtype(dtype) -> torch.dtype:
+    """'fp32' / 'float32' / torch.float32 -> torch.float32 (also bf16, fp16, fp64)."""
+    return getattr(torch, cost.dtype_name(dtype))
 
 
-def _device(device) -> torch.device:
-    """'cpu', 'cuda', 'cuda:1' or a torch.device -> torch.device; a clear error for anything else."""
-    if isinstance(device, torch.device):
-        return device
-    if not isinstance(device, str):
-        raise TypeError(f"device should be 'cpu', 'cuda' or a torch.device, but got {check.describe(device)} "
-                        f"({device!r:.40}).")
-    try:
-        return torch.device(device)
-    except RuntimeError:
-        raise ValueError(f"device should be 'cpu', 'cuda' or a torch.device, but got {device!r:.40}.") from None
+def default_dtypes(device) -> list[str]:
+    """On CUDA a 16-bit type and fp32 (bf16 where the GPU computes it natively: A100 and newer); fp32 on the CPU."""
+    if torch.device(device).type != "cuda":
+        return ["float32"]
+    native_bf16 = torch.cuda.get_device_capability(device) >= (8, 0)  # older GPUs only emulate bf16, slowly
+    return ["bfloat16" if native_bf16 else "float16", "float32"]
+
+
+def cuda_unavailable_reason() -> str | None:
+    """None if a CUDA GPU is usable, else why not (a CPU-only build, an Apple GPU, or no GPU/driver found)."""
+    if torch.cuda.is_available():
+        return None
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        return f"this PyTorch ({torch.__version__}) runs on an Apple GPU (MPS), which the course does not time"
+    if torch.version.cuda is None:
+        return f"this PyTorch ({torch.__version__}) is a CPU-only build, without CUDA support"
+    return f"this PyTorch ({torch.__version__}) supports CUDA {torch.version.cuda}, but no GPU or driver was found"
+
+
+def cuda_skip_message() -> str | None:
+    """None if a CUDA GPU is usable, else one plain sentence saying why not and what happens instead."""
+    why = cuda_unavailable_reason()
+    return None if why is None else (f"No CUDA GPU here: {why}. The CUDA timing is skipped; "
+                                     "the same measurement runs on the CPU instead, at a small size.")
 
 
 # --------------------------------------------------------------------------------------
@@ -80,7 +98,7 @@ def cpu_threads(n: int | None):
     """Run the block with torch using `n` CPU threads (None: leave as is); restore afterwards."""
     before = torch.get_num_threads()
     if n is not None:
-        torch.set_num_threads(check.whole_number(n, "num_threads", 1))
+        torch.set_num_threads(n)
     try:
         yield
     finally:
@@ -89,23 +107,21 @@ def cpu_threads(n: int | None):
 
 def synchronize(device) -> None:
     """Wait for all queued GPU work (a no-op on the CPU)."""
-    if _device(device).type == "cuda":
+    if torch.device(device).type == "cuda":
         torch.cuda.synchronize(device)
 
 
 def one_sample(fn: Callable, device, number: int) -> float:
     """Seconds per call of `fn`, averaged over `number` back-to-back calls."""
-    fn, number = _checked(fn, number)   # a clear error for a bad argument
-    if _device(device).type == "cuda":
-        with torch.cuda.device(device):  # events and streams of the GPU being timed, not of GPU 0
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            synchronize(device)
-            start.record()
-            for _ in range(number):
-                fn()
-            end.record()
-            torch.cuda.synchronize(device)  # elapsed_time is only valid once both events have happened
-            return start.elapsed_time(end) / 1e3 / number  # elapsed_time is in milliseconds
+    if torch.device(device).type == "cuda":
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        synchronize(device)
+        start.record()
+        for _ in range(number):
+            fn()
+        end.record()
+        torch.cuda.synchronize(device)                  # elapsed_time is valid once both events have happened
+        return start.elapsed_time(end) / 1e3 / number   # elapsed_time is in milliseconds
     start = time.perf_counter()
     for _ in range(number):
         fn()
@@ -114,7 +130,7 @@ def one_sample(fn: Callable, device, number: int) -> float:
 
 @dataclass
 class Timing:
-    """Seconds per call: the median of the samples, and the samples themselves."""
+    """Seconds per call: the samples, their median in seconds and in milliseconds."""
 
     samples: list[float] = field(default_factory=list)
 
@@ -129,24 +145,11 @@ class Timing:
 
 def time_calls(functions: dict[str, Callable], device="cpu", *, warmup: int = 2, repeats: int = 7,
                min_sample_s: float = 0.002, num_threads: int | None = None) -> dict[str, Timing]:
-    """Time several zero-argument functions in interleaved rounds: {name: Timing}.
+    """Time zero-argument functions in interleaved rounds: {name: Timing}.
 
-    Each is warmed up `warmup` times; then `repeats` rounds time each once in
-    turn. A sample loops a fast function until about `min_sample_s` has passed,
-    so clock resolution and launch overhead do not dominate; with
-    `min_sample_s=0` every sample is one call (for slow functions: no extra run).
+    A sample loops a fast function until about `min_sample_s` has passed, so the
+    clock's resolution and launch overheads do not dominate.
     """
-    if not isinstance(functions, Mapping):
-        raise TypeError(f"functions should be a dict {{name: function}}, e.g. {{'naive': lambda: f(x)}}, "
-                        f"but got {check.describe(functions)}.")
-    if not functions:
-        raise ValueError("Give at least one function to time.")
-    for name, fn in functions.items():
-        check.a_function(fn, f"functions[{name!r}]", _NO_ARGUMENTS)
-    _device(device)
-    warmup = check.whole_number(warmup, "warmup", 0)
-    repeats = check.whole_number(repeats, "repeats", 1)
-    min_sample_s = check.real_number(min_sample_s, "min_sample_s", "a number of seconds >= 0", 0.0)
     timings = {name: Timing() for name in functions}
     with cpu_threads(num_threads):
         numbers = {}
@@ -154,9 +157,6 @@ def time_calls(functions: dict[str, Callable], device="cpu", *, warmup: int = 2,
             for _ in range(warmup):
                 fn()
             synchronize(device)
-            if min_sample_s <= 0:
-                numbers[name] = 1
-                continue
             once = one_sample(fn, device, 1)
             numbers[name] = max(1, min(1000, math.ceil(min_sample_s / max(once, 1e-9))))
         for _ in range(repeats):
@@ -165,24 +165,9 @@ def time_calls(functions: dict[str, Callable], device="cpu", *, warmup: int = 2,
     return timings
 
 
-
 def paired_ratio(timings: dict[str, Timing], numerator: str, denominator: str) -> float:
     """Median over rounds of t_numerator / t_denominator (robust to load that varies between rounds)."""
-    if not isinstance(timings, Mapping):
-        raise TypeError(f"timings should be the dict {{name: Timing}} that time_calls returns, "
-                        f"but got {check.describe(timings)}.")
-    for which, name in (("numerator", numerator), ("denominator", denominator)):
-        if name not in timings:
-            raise ValueError(f"{which} {name!r:.40} is not one of the timed functions: "
-                             f"{', '.join(map(repr, timings))}.")
-    a, b = timings[numerator].samples, timings[denominator].samples
-    if not a or not b:
-        raise ValueError(f"paired_ratio needs samples of both functions, but {numerator!r} has {len(a)} and "
-                         f"{denominator!r} has {len(b)}.")
-    if min(b) <= 0:
-        raise ValueError(f"A sample of {denominator!r} took {min(b)} s, and a ratio cannot divide by it: "
-                         "time it with a larger min_sample_s so that every sample is longer than the clock's tick.")
-    return statistics.median(x / y for x, y in zip(a, b))
+    return statistics.median(a / b for a, b in zip(timings[numerator].samples, timings[denominator].samples))
 
 
 # --------------------------------------------------------------------------------------
@@ -191,16 +176,11 @@ def paired_ratio(timings: dict[str, Timing], numerator: str, denominator: str) -
 
 
 @contextlib.contextmanager
-def _quiet_native_stderr():
-    """Silence C-level stderr for the block (the profiler prints a timestamped line on every start)."""
+def _quiet_stderr():
+    """Silence C-level stderr (the profiler prints a timestamped line each time it starts and stops)."""
+    saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 2)
     try:
-        saved = os.dup(2)
-    except OSError:  # no file descriptor 2 (some embedded interpreters)
-        yield
-        return
-    null = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(null, 2)
         yield
     finally:
         os.dup2(saved, 2)
@@ -208,68 +188,240 @@ def _quiet_native_stderr():
         os.close(null)
 
 
-def _replay_peak(events) -> int:
-    """Peak of the running total of allocations minus frees, from profiler events.
-
-    An event's self memory is what it allocated minus what it freed itself:
-    allocations are counted at its start, frees at its end (an upper-bound-safe
-    ordering for nested operators). '[memory]' events are frees or allocations
-    outside any operator.
-    """
-    deltas = []
-    for e in events:
-        amount = e.self_cpu_memory_usage
-        if amount > 0:
-            deltas.append((e.time_range.start, amount))
-        elif amount < 0:
-            deltas.append((e.time_range.end, amount))
-    deltas.sort()
+def cpu_peak_bytes(fn: Callable) -> int:
+    """Peak extra bytes torch's CPU allocator handed out during one call of `fn` (profiler replay)."""
+    with _quiet_stderr(), torch.autograd.profiler.profile(profile_memory=True, use_kineto=False) as prof:
+        fn()
+    deltas = []  # allocations counted at an operator's start, frees at its end
+    for event in prof.function_events:
+        amount = event.self_cpu_memory_usage
+        if amount:
+            deltas.append((event.time_range.start if amount > 0 else event.time_range.end, amount))
     current = peak = 0
-    for _, amount in deltas:
+    for _, amount in sorted(deltas):
         current += amount
         peak = max(peak, current)
     return peak
 
 
-def cpu_peak_bytes(fn: Callable) -> int:
-    """Peak extra bytes torch's CPU allocator handed out during one call of `fn` (profiler replay)."""
-    from torch.autograd import profiler
-
-    fn = check.a_function(fn, "fn", _NO_ARGUMENTS)
-    with _quiet_native_stderr():
-        ran = None  # None: the profiler did not start; False: fn raised; True: fn returned
-        try:
-            with profiler.profile(profile_memory=True, use_kineto=False) as prof:
-                ran = False
-                result = fn()
-                ran = True
-                del result
-        except (TypeError, RuntimeError):
-            if ran is False:  # fn's own error: let it through, without calling fn a second time
-                raise
-            # a torch without the legacy profiler
-            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
-                                        profile_memory=True) as prof:
-                result = fn()
-                del result
-    return _replay_peak(prof.function_events if hasattr(prof, "function_events") else prof.events())
-
-
-def cuda_peak_bytes(fn: Callable, device="cuda") -> int:
-    """Peak extra bytes on the GPU during one call: reset_peak_memory_stats, call, max_memory_allocated."""
-    fn = check.a_function(fn, "fn", _NO_ARGUMENTS)
+def peak_memory_bytes(fn: Callable, device="cpu") -> int:
+    """Peak extra bytes torch holds during one call of `fn`, on CUDA or on the CPU."""
+    if torch.device(device).type != "cuda":
+        return cpu_peak_bytes(fn)
     synchronize(device)
     before = torch.cuda.memory_allocated(device)
     torch.cuda.reset_peak_memory_stats(device)
-    result = fn()
+    fn()
     synchronize(device)
-    peak = torch.cuda.max_memory_allocated(device) - before
-    del result
-    return peak
+    return torch.cuda.max_memory_allocated(device) - before
 
 
-def peak_memory_bytes(fn: Callable, device="cpu") -> int:
-    """Peak extra bytes torch holds during one call of `fn`, on CUDA or on the CPU."""
-    if _device(device).type == "cuda":
-        return cuda_peak_bytes(fn, device)
-    return cpu_peak_bytes(fn)
+def sdpa_backend(Q, K, V, causal: bool = False) -> str:
+    """The kernel this PyTorch's F.scaled_dot_product_attention picks for these inputs: 'flash', 'math', ...
+
+    Asks PyTorch's own dispatcher (torch._fused_sdp_choice, a private function): 'unknown'
+    where this PyTorch does not answer. The choice is the library's, and changes between versions.
+    """
+    try:
+        from torch.nn.attention import SDPBackend
+        index = int(torch._fused_sdp_choice(Q, K, V, None, 0.0, causal))
+        names = {int(b): name.lower().replace("_attention", "") for name, b in SDPBackend.__members__.items()}
+        return {"math": "math (unfused)", "efficient": "memory-efficient"}.get(names.get(index), names.get(index, "unknown"))
+    except (AttributeError, ImportError, RuntimeError, TypeError):
+        return "unknown"
+
+
+# --------------------------------------------------------------------------------------
+# The implementations compared, and the benchmark
+# --------------------------------------------------------------------------------------
+
+
+def _with_mask(fn):
+    """fn(Q, K, V, mask) as a preparer: a causal mask is built here, once, not inside the timed call."""
+    def prepare(Q, K, V, causal=False):
+        mask = torch.ones(Q.shape[-2], K.shape[-2], dtype=torch.bool, device=Q.device).tril() if causal else None
+        return lambda: fn(Q, K, V, mask)
+    return prepare
+
+
+#: name -> (what it is, preparer(Q, K, V, causal) -> a zero-argument call).
+IMPLEMENTATIONS: dict[str, tuple[str, Callable]] = {
+    "naive": ("the course's scaled_dot_product_attention: scores, scaled copy, softmax (three (T, T) tensors)",
+              _with_mask(scaled_dot_product_attention)),
+    "lean": ("same maths, one (T, T) buffer, scale folded into Q, softmax in place", _with_mask(lean_attention)),
+    "tiled": ("same maths, 128 queries at a time: each tile of scores stays in cache",
+              lambda Q, K, V, causal=False: lambda: tiled_attention(Q, K, V, causal)),
+    "sdpa": ("torch.nn.functional.scaled_dot_product_attention (fused; picks its backend)",
+             lambda Q, K, V, causal=False: lambda: F.scaled_dot_product_attention(Q, K, V, is_causal=causal)),
+}
+
+
+def make_qkv(batch_heads: int, T: int, d_k: int, *, device="cpu", dtype="float32", seed: int = 0):
+    """Random Q, K, V, each (1, batch_heads, T, d_k): 4-D, the layout fused kernels want."""
+    generator = torch.Generator().manual_seed(seed)
+    return tuple(torch.randn(1, batch_heads, T, d_k, generator=generator).to(device, torch_dtype(dtype))
+                 for _ in range(3))
+
+
+def is_out_of_memory(error: BaseException) -> bool:
+    """Whether an error means the GPU ran out of memory (PyTorch's own, or a cuBLAS workspace's)."""
+    message = str(error).lower()
+    return isinstance(error, torch.cuda.OutOfMemoryError) or "out of memory" in message or "alloc_failed" in message
+
+
+@dataclass
+class Row:
+    """One implementation at one size: time, achieved TFLOP/s, peak memory, SDPA backend or a note."""
+
+    impl: str
+    dtype: str
+    T: int
+    flops: int
+    score_bytes: int
+    ms: float | None = None
+    tflops: float | None = None
+    peak_bytes: int | None = None
+    note: str = ""
+    samples_ms: list[float] = field(default_factory=list)
+
+
+def run_benchmark(*, device="cpu", dtypes=("float32",), sizes=(256, 512, 1024), batch_heads: int = 8,
+                  d_k: int = 64, causal: bool = False, impls=("naive", "lean", "tiled", "sdpa"),
+                  implementations=IMPLEMENTATIONS, warmup: int = 2, repeats: int = 7, num_threads: int | None = None,
+                  memory=True, seed: int = 0) -> list[Row]:
+    """Time (and measure the peak memory of) each implementation at each size and dtype: one Row each.
+
+    `memory`: True at every size, False at none, or a collection of sizes. An implementation
+    that runs out of GPU memory gets the note 'out of memory' and is skipped at larger sizes;
+    one that cannot run these inputs gets its error as the note. FLOPs: 4·B·H·T²·d_k for every
+    implementation, halved when causal (the pairs a fused kernel skips; the naive ones compute all).
+    """
+    device = resolve_device(device)
+    memory_sizes = set(sizes) if memory is True else set(memory or ())
+    rows = []
+    for dtype in map(cost.dtype_name, dtypes):
+        exhausted = set()
+        for T in sorted(sizes):
+            Q, K, V = make_qkv(batch_heads, T, d_k, device=device, dtype=dtype, seed=seed)
+            flops = cost.attention_flops(T, d_k, heads=batch_heads, causal=causal)["total"]
+            table, calls = {}, {}
+            for name in impls:
+                row = table[name] = Row(name, dtype, T, flops, cost.score_matrix_bytes(T, dtype, heads=batch_heads))
+                if name in exhausted:
+                    row.note = "skipped (out of memory at a smaller T)"
+                    continue
+                call = implementations[name][1](Q, K, V, causal)
+                try:
+                    call()
+                    synchronize(device)
+                except RuntimeError as error:
+                    row.note = "out of memory" if is_out_of_memory(error) else f"cannot run: {str(error)[:60]}"
+                if row.note:  # outside the except block, so that its traceback no longer holds the tensors
+                    if row.note == "out of memory":
+                        exhausted.add(name)
+                    if device.type == "cuda":
+                        torch.cuda.empty_cache()
+                    continue
+                row.note = sdpa_backend(Q, K, V, causal) if name == "sdpa" else ""
+                calls[name] = call
+            timings = time_calls(calls, device, warmup=max(warmup - 1, 0), repeats=repeats, num_threads=num_threads)
+            for name, timing in timings.items():
+                row = table[name]
+                row.ms, row.samples_ms = timing.ms, [s * 1e3 for s in timing.samples]
+                row.tflops = flops / timing.median / 1e12
+                if T in memory_sizes:
+                    with cpu_threads(num_threads):
+                        row.peak_bytes = peak_memory_bytes(calls[name], device)
+            rows.extend(table.values())
+            del Q, K, V, calls
+            if device.type == "cuda":
+                torch.cuda.empty_cache()
+    return rows
+
+
+def format_table(rows: list[Row]) -> str:
+    """The rows as an aligned text table (ms, TFLOP/s, peak MiB next to one (T, T) matrix's MiB)."""
+    mib = (lambda n: "" if n is None else f"{n / 2**20:.1f}")
+    lines = [("impl", "dtype", "T", "ms", "TFLOP/s", "peak MiB", "(T,T) MiB", "SDPA backend / note")]
+    lines += [(r.impl, r.dtype, str(r.T), "" if r.ms is None else f"{r.ms:.3f}",
+               "" if r.tflops is None else f"{r.tflops:.3g}", mib(r.peak_bytes), mib(r.score_bytes), r.note)
+              for r in rows]
+    widths = [max(len(line[i]) for line in lines) for i in range(8)]
+    out = ["  ".join(c.rjust(w) if 2 <= i <= 6 else c.ljust(w) for i, (c, w) in enumerate(zip(line, widths))).rstrip()
+           for line in lines]
+    out.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(out)
+
+
+def ratios(rows: list[Row], baseline: str = "sdpa") -> list[str]:
+    """'T=1024 float32: naive 4.02x, lean 1.21x the time of sdpa' lines (paired medians over rounds)."""
+    lines = []
+    for dtype, T in sorted({(r.dtype, r.T) for r in rows}):
+        group = {r.impl: r.samples_ms for r in rows if r.dtype == dtype and r.T == T and r.samples_ms}
+        base = group.pop(baseline, None)
+        if base and group:
+            parts = [f"{name} {statistics.median(a / b for a, b in zip(s, base)):.2f}x" for name, s in group.items()]
+            lines.append(f"T={T} {dtype}: {', '.join(parts)} the time of {baseline}")
+    return lines
+
+
+def header(device, num_threads: int | None, batch_heads: int, d_k: int, causal: bool) -> str:
+    """One line saying what was measured on what."""
+    device = torch.device(device)
+    where = (f"cuda ({torch.cuda.get_device_name(device)})" if device.type == "cuda"
+             else f"cpu ({num_threads or torch.get_num_threads()} threads)")
+    return (f"device {where}, torch {torch.__version__}, batch*heads {batch_heads}, d_k {d_k}, "
+            f"causal {'yes' if causal else 'no'}; forward FLOPs 4*B*H*T^2*d{' / 2' if causal else ''}")
+
+
+# --------------------------------------------------------------------------------------
+# Notebook 07: the timing cell and the steps one by one
+# --------------------------------------------------------------------------------------
+
+
+def timing_cell(peaks: dict[str, float], *, cpu_sizes=(256, 512), cuda_sizes=(1024, 2048, 4096, 8192),
+                batch_heads: int = 8, d_k: int = 64, repeats: int = 5) -> list[Row]:
+    """Naive vs SDPA on a CUDA GPU (16-bit and fp32), or a plain statement and the same run on the CPU.
+
+    `peaks`: {GPU name: nominal dense 16-bit TFLOP/s}; a GPU whose name holds every word of a
+    key (the first such key) is compared with that peak. Prints everything; returns the rows.
+    """
+    message = cuda_skip_message()
+    device = torch.device("cpu" if message else "cuda")
+    threads = torch.get_num_threads() if message else None
+    if message:
+        print(message)
+    print(header(device, threads, batch_heads, d_k, False))
+    rows = run_benchmark(device=device, dtypes=default_dtypes(device), sizes=cpu_sizes if message else cuda_sizes,
+                         batch_heads=batch_heads, d_k=d_k, impls=("naive", "sdpa"), repeats=repeats,
+                         num_threads=threads)
+    print(format_table(rows))
+    print(*ratios(rows), sep="\n")
+    if message:
+        return rows
+    gpu = torch.cuda.get_device_name(device).upper()
+    peak = next((p for name, p in peaks.items() if all(w in gpu for w in name.upper().split())), None)
+    half = [r for r in rows if r.tflops and r.dtype in ("bfloat16", "float16")]  # the peak is a 16-bit figure
+    for impl in ("sdpa", "naive"):
+        best = max((r for r in half if r.impl == impl), key=lambda r: r.tflops, default=None)
+        if best and peak:
+            print(f"best {impl} ({best.dtype}, T={best.T}): {best.tflops:.0f} TFLOP/s = {100 * best.tflops / peak:.0f}%"
+                  f" of this GPU's nominal dense 16-bit peak ({peak:.0f})")
+    return rows
+
+
+def piece_calls(batch_heads: int = 8, T: int = 1024, d_k: int = 64, *, seed: int = 0) -> dict[str, Callable]:
+    """The textbook's steps one by one, next to SDPA's whole call (4-D and 3-D): {label: zero-argument call}."""
+    Q, K, V = make_qkv(batch_heads, T, d_k, seed=seed)    # each (1, B·H, T, d_k)
+    q = (Q[0] / math.sqrt(d_k)).contiguous()               # (B·H, T, d_k)
+    k_t = K[0].transpose(1, 2).contiguous()                # (B·H, d_k, T)
+    v = V[0].contiguous()                                  # (B·H, T, d_k)
+    S = torch.bmm(q, k_t)                                  # (B·H, T, T): the buffer, allocated once
+    Q3, K3, V3 = (x[0].contiguous() for x in (Q, K, V))    # (B·H, T, d_k): 3-D, same numbers
+    return {
+        "Q Kᵀ into a (T, T) buffer": lambda: torch.bmm(q, k_t, out=S),
+        "softmax of the buffer, in place": lambda: torch.softmax(S, dim=-1, out=S),
+        "S · V": lambda: torch.bmm(S, v),
+        "SDPA, whole call, 4-D inputs": lambda: F.scaled_dot_product_attention(Q, K, V),
+        "SDPA, whole call, 3-D inputs": lambda: F.scaled_dot_product_attention(Q3, K3, V3),
+    }
