@@ -121,7 +121,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--d-k", type=whole_number(1), default=64, help="per-head dimension d_k")
     parser.add_argument("--causal", action="store_true",
                         help="causal mask (FLOPs counted as halved, the pairs a fused kernel skips)")
-    parser.add_argument("--impl", nargs="+", default=["naive", "lean", "tiled", "sdpa"], choices=list(implementations()),
+    parser.add_argument("--impl", nargs="+", default=["naive", "lean", "tiled", "sdpa"],
+                        choices=list(implementations()),
                         help="implementations to compare; sdpa:flash etc. force one SDPA backend")
     parser.add_argument("--repeats", type=whole_number(3), default=7,
                         help="timed rounds, at least 3 (the median is reported)")
@@ -158,8 +159,8 @@ def main(argv=None) -> int:
     elif args.find_max:
         for dtype in dtypes:
             ok, bad = largest_T(dtype, args.batch_heads, args.d_k, device)
-            print(f"largest T the course's attention fits ({dtype}, batch*heads {args.batch_heads}): {ok} "
-                  f"({'all sizes tried fitted' if bad is None else bad if isinstance(bad, str) else f'out of memory at {bad}'})")
+            why = bad if isinstance(bad, str) else "all sizes tried fitted" if bad is None else f"out of memory at {bad}"
+            print(f"largest T the course's attention fits ({dtype}, batch*heads {args.batch_heads}): {ok} ({why})")
     return 0
 
 

@@ -16,7 +16,6 @@ import math
 import torch
 
 
-
 def lean_attention(Q, K, V, mask=None):
     """The same maths as the textbook version, written to touch memory less.
 

@@ -13,16 +13,9 @@
     timing_cell(peaks)                  notebook 07's CUDA timing cell, with its CPU fallback
     piece_calls(...)                    the textbook's steps one by one, next to SDPA's whole call
 
-Time: every function runs `warmup` times first (the first calls pay for allocation
-and kernel selection). CUDA kernels run asynchronously, so a plain clock would
-measure only the launch: we record CUDA events and synchronise before reading
-them. Functions are timed in interleaved rounds (a, b, c, a, b, c, ...) and the
-median is kept, so a burst of load from another program hits all of them alike.
-
-Memory: on CUDA, reset_peak_memory_stats and max_memory_allocated. The CPU has
-no such counter and tracemalloc cannot see torch's C++ allocations, so one call
-runs under the PyTorch profiler with profile_memory=True, and its allocations and
-frees are replayed in order to find the peak.
+Time: warm-up calls first, CUDA events read after a synchronize, interleaved rounds
+(a, b, c, a, b, c, ...) and their median. Memory: the CUDA allocator's peak counter; on the
+CPU, one call under the PyTorch profiler, its allocations and frees replayed in order.
 """
 from __future__ import annotations
 
@@ -41,9 +34,7 @@ from helpers import cost
 from helpers.attention_torch import scaled_dot_product_attention
 from helpers.fast_attention import lean_attention, tiled_attention
 
-# --------------------------------------------------------------------------------------
-# Device and dtype
-# --------------------------------------------------------------------------------------
+# ---- Device and dtype
 
 
 def resolve_device(device="auto") -> torch.device:
@@ -88,9 +79,7 @@ def cuda_skip_message() -> str | None:
                                      "the same measurement runs on the CPU instead, at a small size.")
 
 
-# --------------------------------------------------------------------------------------
-# Time
-# --------------------------------------------------------------------------------------
+# ---- Time
 
 
 @contextlib.contextmanager
@@ -170,9 +159,7 @@ def paired_ratio(timings: dict[str, Timing], numerator: str, denominator: str) -
     return statistics.median(a / b for a, b in zip(timings[numerator].samples, timings[denominator].samples))
 
 
-# --------------------------------------------------------------------------------------
-# Peak memory
-# --------------------------------------------------------------------------------------
+# ---- Peak memory
 
 
 @contextlib.contextmanager
@@ -225,15 +212,13 @@ def sdpa_backend(Q, K, V, causal: bool = False) -> str:
     try:
         from torch.nn.attention import SDPBackend
         index = int(torch._fused_sdp_choice(Q, K, V, None, 0.0, causal))
-        names = {int(b): name.lower().replace("_attention", "") for name, b in SDPBackend.__members__.items()}
-        return {"math": "math (unfused)", "efficient": "memory-efficient"}.get(names.get(index), names.get(index, "unknown"))
+        name = {int(b): n.lower().replace("_attention", "") for n, b in SDPBackend.__members__.items()}.get(index)
+        return {"math": "math (unfused)", "efficient": "memory-efficient", None: "unknown"}.get(name, name)
     except (AttributeError, ImportError, RuntimeError, TypeError):
         return "unknown"
 
 
-# --------------------------------------------------------------------------------------
-# The implementations compared, and the benchmark
-# --------------------------------------------------------------------------------------
+# ---- The implementations compared, and the benchmark
 
 
 def _with_mask(fn):
@@ -341,10 +326,10 @@ def run_benchmark(*, device="cpu", dtypes=("float32",), sizes=(256, 512, 1024), 
 
 def format_table(rows: list[Row]) -> str:
     """The rows as an aligned text table (ms, TFLOP/s, peak MiB next to one (T, T) matrix's MiB)."""
-    mib = (lambda n: "" if n is None else f"{n / 2**20:.1f}")
     lines = [("impl", "dtype", "T", "ms", "TFLOP/s", "peak MiB", "(T,T) MiB", "SDPA backend / note")]
     lines += [(r.impl, r.dtype, str(r.T), "" if r.ms is None else f"{r.ms:.3f}",
-               "" if r.tflops is None else f"{r.tflops:.3g}", mib(r.peak_bytes), mib(r.score_bytes), r.note)
+               "" if r.tflops is None else f"{r.tflops:.3g}",
+               "" if r.peak_bytes is None else f"{r.peak_bytes / 2**20:.1f}", f"{r.score_bytes / 2**20:.1f}", r.note)
               for r in rows]
     widths = [max(len(line[i]) for line in lines) for i in range(8)]
     out = ["  ".join(c.rjust(w) if 2 <= i <= 6 else c.ljust(w) for i, (c, w) in enumerate(zip(line, widths))).rstrip()
@@ -374,9 +359,7 @@ def header(device, num_threads: int | None, batch_heads: int, d_k: int, causal: 
             f"causal {'yes' if causal else 'no'}; forward FLOPs 4*B*H*T^2*d{' / 2' if causal else ''}")
 
 
-# --------------------------------------------------------------------------------------
-# Notebook 07: the timing cell and the steps one by one
-# --------------------------------------------------------------------------------------
+# ---- Notebook 07: the timing cell and the steps one by one
 
 
 def timing_cell(peaks: dict[str, float], *, cpu_sizes=(256, 512), cuda_sizes=(1024, 2048, 4096, 8192),

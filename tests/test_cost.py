@@ -29,15 +29,12 @@ def test_bytes_per_number(name, size):
 def test_unknown_dtype_is_named():
     with pytest.raises(ValueError, match="Unknown dtype 'int3'"):
         cost.bytes_per_number("int3")
-    with pytest.raises(TypeError, match="dtype should be a name"):
-        cost.bytes_per_number(4)
 
 
 def test_parameters_match_the_module():
     counts = cost.projection_parameters(512, 64)
     assert counts == {"W_q": 32768, "W_k": 32768, "W_v": 32768, "total": 3 * 512 * 64}
     assert counts["total"] == count_parameters(SelfAttention(512, 64))
-    assert cost.projection_parameters(4, 3, d_v=5)["total"] == 4 * 3 * 2 + 4 * 5
 
 
 def test_matmul_flops_counts_a_multiply_and_an_add():
@@ -58,31 +55,17 @@ def test_attention_flops_is_four_B_H_T_squared_d():
     assert cost.attention_flops(1024, 64, batch=2, heads=4, causal=True)["total"] == flops["total"] // 2
 
 
-def test_attention_flops_for_cross_attention_and_different_d_v():
-    flops = cost.attention_flops(5, 8, T_k=7, d_v=3)
-    assert flops["S = Q Kᵀ"] == 2 * 5 * 7 * 8
-    assert flops["Y = W V"] == 2 * 5 * 7 * 3
+def test_attention_flops_and_memory_for_cross_attention():
+    flops = cost.attention_flops(5, 8, T_k=7)
+    assert flops["S = Q Kᵀ"] == flops["Y = W V"] == 2 * 5 * 7 * 8
+    assert cost.score_matrix_bytes(5, "float32", T_k=7, batch=2, heads=3) == 2 * 3 * 5 * 7 * 4
+    assert cost.score_matrix_bytes(5, "bfloat16", T_k=7) == 5 * 7 * 2
 
 
 def test_projection_flops():
     flops = cost.projection_flops(10, 512, 64, batch=2)
     assert flops["Q = X W_q"] == 2 * 2 * 10 * 512 * 64
     assert flops["total"] == 3 * flops["Q = X W_q"]
-
-
-@pytest.mark.parametrize("call, error, message", [
-    (lambda: cost.attention_flops(0, 64), ValueError, "T should be at least 1"),
-    (lambda: cost.attention_flops(10.5, 64), TypeError, "T should be a whole number"),
-    (lambda: cost.attention_flops(10, 64, causal="yes"), TypeError, "causal should be True or False"),
-    (lambda: cost.projection_parameters(512, -1), ValueError, "d_k should be at least 1"),
-    (lambda: cost.score_matrix_bytes(True), TypeError, "T should be a whole number"),
-    (lambda: cost.format_bytes(-1), ValueError, "finite number of bytes"),
-    (lambda: cost.largest_T_for_memory(0), ValueError, "budget_bytes should be a finite number greater than 0"),
-    (lambda: cost.cost_widget_data(0, 64), ValueError, "T should be a sequence length >= 1"),
-])
-def test_bad_input_is_explained(call, error, message):
-    with pytest.raises(error, match=message):
-        call()
 
 
 def test_format_bytes_and_counts():
@@ -158,71 +141,7 @@ def test_cost_widget_follows_its_sliders():
     assert math.isclose(w.result["bars"][0][1], 8 * 1000**2 * 2)
 
 
-def test_forward_flops_and_tflops():
-    assert cost.forward_flops(8, 1024, 64) == 4 * 8 * 1024**2 * 64
-    assert cost.forward_flops(8, 1024, 64, causal=True) == 2 * 8 * 1024**2 * 64
-    assert cost.tflops_per_second(2e12, 0.5) == pytest.approx(4.0)
-    # 4·B·H·T²·d at B·H = 64, T = 4096, d = 128 in 1.2 ms: 458 TFLOP/s.
-    assert cost.tflops_per_second(cost.forward_flops(64, 4096, 128), 1.2e-3) == pytest.approx(458.1, abs=0.1)
-    with pytest.raises(ValueError, match="seconds should be a positive time"):
-        cost.tflops_per_second(1e9, 0.0)
-    with pytest.raises(ValueError, match="flops should be >= 0"):
-        cost.tflops_per_second(-1, 1.0)
-
-
-# ---------------------------------------------------------------- bad arguments
-
-@pytest.mark.parametrize("flops, seconds, error, match", [
-    (math.nan, 1.0, ValueError, "flops should be a count of floating-point operations >= 0, a finite number, "
-                                "but got nan"),
-    (math.inf, 1.0, ValueError, "flops should be .* a finite number, but got inf"),
-    (1e9, math.inf, ValueError, "seconds should be a positive time, a finite number, but got inf"),
-    (1e9, math.nan, ValueError, "seconds should be a positive time, a finite number, but got nan"),
-    ("1e9", 1.0, TypeError, "flops should be a count of floating-point operations >= 0, but got str"),
-])
-def test_tflops_per_second_refuses_non_finite_numbers(flops, seconds, error, match):
-    with pytest.raises(error, match=match):
-        cost.tflops_per_second(flops, seconds)
-
-
-def test_projection_flops_names_the_callers_argument():
-    """It said 'n should be at least 1', the name of matmul_flops' own argument."""
-    with pytest.raises(ValueError, match="d_model should be at least 1, but got 0"):
-        cost.projection_flops(8, 0, 4)
-    with pytest.raises(ValueError, match="d_k should be at least 1, but got 0"):
-        cost.projection_flops(8, 4, 0)
-    with pytest.raises(ValueError, match="d_v should be at least 1, but got 0"):
-        cost.projection_flops(8, 4, 4, d_v=0)
-
-
-def test_a_numpy_type_as_dtype_gets_a_plain_message():
-    with pytest.raises(TypeError, match=r"but got the NumPy type float32: write the name as text instead, "
-                                        r"e.g. dtype='float32'"):
-        cost.score_matrix_bytes(8, np.float32)
-    with pytest.raises(TypeError, match="the NumPy type float64"):
-        cost.bytes_per_number(np.dtype("float64"))
-
-
-def test_format_cost_table_checks_its_rows():
-    with pytest.raises(ValueError, match=r"Each row should be a dict with keys 'quantity', 'formula', 'value', "
-                                         r"'unit' \(as cost_table returns\), but rows\[0\] is dict without 'formula'"):
-        cost.format_cost_table([{"quantity": "x", "value": 1, "unit": "FLOPs"}])
-    with pytest.raises(ValueError, match="rows is empty: give the rows of cost_table"):
-        cost.format_cost_table([])
-    with pytest.raises(TypeError, match="rows should be the list that cost_table returns"):
-        cost.format_cost_table(None)
-
-
 def test_numpy_integers_count_as_whole_numbers():
-    four, sixty_four = np.int64(4), np.int64(64)
     assert cost.format_bytes(np.int64(4)) == "4 B"
-    assert cost.format_bytes(np.float32(2e9)) == cost.format_bytes(2e9)
     assert cost.format_count(np.int64(196_608)) == "197 thousand"
-    data = cost.cost_widget_data(np.int64(1000), sixty_four, d_model=np.int64(512), heads=four)
-    assert data == cost.cost_widget_data(1000, 64, d_model=512, heads=4)
-    assert cost.score_matrix_bytes(sixty_four, heads=four) == 4 * 64 * 64 * 4
-    assert cost.attention_flops(four, four, causal=np.bool_(True)) == cost.attention_flops(4, 4, causal=True)
-    with pytest.raises(TypeError, match="n should be a number of bytes >= 0, but got bool"):
-        cost.format_bytes(True)
-    with pytest.raises(TypeError, match="T should be a sequence length >= 1, but got str"):
-        cost.cost_widget_data("16", 64)
+    assert cost.cost_widget_data(np.int64(1000), np.int64(64)) == cost.cost_widget_data(1000, 64)
