@@ -159,7 +159,7 @@ def main(argv=None) -> int:
     elif args.find_max:
         for dtype in dtypes:
             ok, bad = largest_T(dtype, args.batch_heads, args.d_k, device)
-            why = bad if isinstance(bad, str) else "all sizes tried fitted" if bad is None else f"out of memory at {bad}"
+            why = bad if isinstance(bad, str) else f"out of memory at {bad}" if bad else "all sizes tried fitted"
             print(f"largest T the course's attention fits ({dtype}, batch*heads {args.batch_heads}): {ok} ({why})")
     return 0
 
