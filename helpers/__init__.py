@@ -1,27 +1,27 @@
-"""Shared code for the "Self-Attention from Scratch" notebooks.
+"""Shared code for the "Self-Attention from Scratch" notebooks: one idea per module, and where it is taught.
 
-One idea per module:
-    running_example   the sentences, the vocabulary and their static embeddings
-    similarity        dot product, cosine, softmax (NumPy and torch)
-    plotting          the course's figures: labelled heatmaps, vector arrows
-    environment       seeds, versions and devices
-    validation        input checks with errors that name what was expected
-    mixing            contextual vectors as hand-weighted mixtures (notebooks 00, 01)
-    temperature       softmax at a chosen scale (notebook 02's widget)
-    attention         self-attention in NumPy: loops, rows, matrices (notebook 03)
-    attention_plots   hulls, gravity pictures and timing plots (notebook 03)
-    playground        the data behind notebook 03's playground
-    attention_torch   scaled dot-product attention and SelfAttention in PyTorch
-    learning          the learned-vs-parameter-free experiment (notebook 04)
-    scaling           why √d_k: variance, saturation, gradients (notebook 05)
-    luong             Luong attention, cross- and self-attention side by side (notebook 06)
-    cost              parameters, FLOPs and memory of attention (notebook 07)
-    fast_attention    the same attention with less memory traffic (notebook 07)
-    measure           the time and peak memory of one call, on CPU or CUDA
-    devices           device, dtype, GPU peaks, SDPA's kernel, what fits in memory
-    benchmarking      naive vs fused attention over sizes: rows, tables (notebook 07, benchmarks/)
-    exercises/        one checker module per notebook
-    widgets/          thin interactive shells over plain functions
+    running_example   the sentences, the vocabulary and their static embeddings       00-04
+    similarity        cosine and softmax (NumPy)                                        01-05
+    mixing            contextual vectors as hand-weighted mixtures                       00, 01
+    temperature       softmax at a chosen scale                                          02
+    attention         self-attention in NumPy: loops, rows, matrices                     03, 04
+    attention_plots   hulls, gravity pictures and timing plots                           03
+    playground        the data behind the attention playground                           03
+    attention_torch   scaled dot-product attention and SelfAttention in PyTorch         03-07
+    learning          learned vs parameter-free attention on a small task                04
+    scaling           why √d_k: variance, saturation, gradients                          05
+    luong             Luong attention, cross- and self-attention side by side            06
+    cost              parameters, FLOPs and memory of attention, as arithmetic           07
+    fast_attention    the same attention with less memory traffic (lean, tiled)         07
+    measure           time and peak memory of a call on CPU or CUDA; the benchmark      07, benchmarks/
+    plotting          the course's figures: labelled heatmaps, vector arrows            all
+    environment       seeds, versions and devices                                        00, all
+    validation        input checks for where a person types, with errors that name what was expected
+    exercises/        one checker module per notebook (Feedback, Solution)
+    widgets/          thin interactive shells over plain functions; widgets/common: presenter sizes,
+                      the HTML heatmap, fast figures
+
+Budget: at most 5,000 lines for notebooks 00-07, about 600 more for each new notebook.
 """
 
 __version__ = "1.0.0"
