@@ -108,25 +108,24 @@ def format_count(n: float) -> str:
     return f"{n:,.0f}"
 
 
-def cost_table(T: int, d_model: int, d_k: int, *, dtype="float32", batch: int = 1,
-               heads: int = 1) -> list[dict]:
+def cost_table(T: int, d_model: int, d_k: int, *, dtype="float32", batch: int = 1, heads: int = 1) -> list[dict]:
     """The cost of one attention layer, line by line: [{"quantity", "formula", "value", "unit"}].
 
-    Parameters and projection FLOPs are for one head; the attention FLOPs and the
-    (T, T) memory are for `batch` sequences and `heads` heads.
+    With `heads` heads of size d_k each head has its own W_q, W_k, W_v, and every line is
+    multiplied by H (the projections and attention by B·H too), so the crossover of the
+    attention and projection FLOPs stays at T = 1.5 · d_model.
     """
-    params = projection_parameters(d_model, d_k)
-    proj = projection_flops(T, d_model, d_k)
+    params = projection_parameters(d_model, d_k)["total"] * heads
+    proj = projection_flops(T, d_model, d_k, batch=batch * heads)
     attn = attention_flops(T, d_k, batch=batch, heads=heads)
     bpn = bytes_per_number(dtype)
     per = "" if batch * heads == 1 else " · B·H"
-    rows = [
-        {"quantity": "parameters W_q, W_k, W_v", "formula": "3 · d_model · d_k", "value": params["total"],
-         "unit": "numbers"},
-        {"quantity": "FLOPs Q = X W_q (same for K, V)", "formula": "2 · T · d_model · d_k",
+    return [
+        {"quantity": "parameters W_q, W_k, W_v", "formula": "3 · d_model · d_k" + ("" if heads == 1 else " · H"),
+         "value": params, "unit": "numbers"},
+        {"quantity": "FLOPs Q = X W_q (same for K, V)", "formula": "2 · T · d_model · d_k" + per,
          "value": proj["Q = X W_q"], "unit": "FLOPs"},
-        {"quantity": "FLOPs S = Q Kᵀ", "formula": "2 · T² · d_k" + per, "value": attn["S = Q Kᵀ"],
-         "unit": "FLOPs"},
+        {"quantity": "FLOPs S = Q Kᵀ", "formula": "2 · T² · d_k" + per, "value": attn["S = Q Kᵀ"], "unit": "FLOPs"},
         {"quantity": "FLOPs Y = W V", "formula": "2 · T² · d_k" + per, "value": attn["Y = W V"], "unit": "FLOPs"},
         {"quantity": "FLOPs attention (forward)", "formula": "4 · T² · d_k" + per, "value": attn["total"],
          "unit": "FLOPs"},
@@ -135,7 +134,6 @@ def cost_table(T: int, d_model: int, d_k: int, *, dtype="float32", batch: int = 
         {"quantity": "memory (T, T) scores", "formula": f"T² · {bpn} B" + per,
          "value": score_matrix_bytes(T, dtype, batch=batch, heads=heads), "unit": "bytes"},
     ]
-    return rows
 
 
 def format_cost_table(rows: list[dict]) -> str:

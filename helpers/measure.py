@@ -278,8 +278,8 @@ def run_benchmark(*, device="cpu", dtypes=("float32",), sizes=(256, 512, 1024), 
 
     `memory`: True at every size, False at none, or a collection of sizes. An implementation
     that runs out of GPU memory gets the note 'out of memory' and is skipped at larger sizes;
-    one that cannot run these inputs gets its error as the note. FLOPs: 4·B·H·T²·d_k for every
-    implementation, halved when causal (the pairs a fused kernel skips; the naive ones compute all).
+    one that cannot run these inputs gets its error as the note. FLOPs: 4·B·H·T²·d_k, halved when
+    causal for the versions that skip the hidden pairs (tiled, fused SDPA); naive and lean compute all T².
     """
     device = resolve_device(device)
     memory_sizes = set(sizes) if memory is True else set(memory or ())
@@ -288,10 +288,12 @@ def run_benchmark(*, device="cpu", dtypes=("float32",), sizes=(256, 512, 1024), 
         exhausted = set()
         for T in sorted(sizes):
             Q, K, V = make_qkv(batch_heads, T, d_k, device=device, dtype=dtype, seed=seed)
-            flops = cost.attention_flops(T, d_k, heads=batch_heads, causal=causal)["total"]
+            flops = cost.attention_flops(T, d_k, heads=batch_heads)["total"]
             table, calls = {}, {}
             for name in impls:
-                row = table[name] = Row(name, dtype, T, flops, cost.score_matrix_bytes(T, dtype, heads=batch_heads))
+                skips = causal and (name == "tiled" or name.startswith("sdpa") and name != "sdpa:math")
+                row = table[name] = Row(name, dtype, T, flops // 2 if skips else flops,
+                                        cost.score_matrix_bytes(T, dtype, heads=batch_heads))
                 if name in exhausted:
                     row.note = "skipped (out of memory at a smaller T)"
                     continue
@@ -313,7 +315,7 @@ def run_benchmark(*, device="cpu", dtypes=("float32",), sizes=(256, 512, 1024), 
             for name, timing in timings.items():
                 row = table[name]
                 row.ms, row.samples_ms = timing.ms, [s * 1e3 for s in timing.samples]
-                row.tflops = flops / timing.median / 1e12
+                row.tflops = row.flops / timing.median / 1e12
                 if T in memory_sizes:
                     with cpu_threads(num_threads):
                         row.peak_bytes = peak_memory_bytes(calls[name], device)
@@ -356,7 +358,8 @@ def header(device, num_threads: int | None, batch_heads: int, d_k: int, causal: 
     where = (f"cuda ({torch.cuda.get_device_name(device)})" if device.type == "cuda"
              else f"cpu ({num_threads or torch.get_num_threads()} threads)")
     return (f"device {where}, torch {torch.__version__}, batch*heads {batch_heads}, d_k {d_k}, "
-            f"causal {'yes' if causal else 'no'}; forward FLOPs 4*B*H*T^2*d{' / 2' if causal else ''}")
+            f"causal {'yes' if causal else 'no'}; forward FLOPs 4*B*H*T^2*d"
+            f"{' (/ 2 for tiled and fused SDPA, which skip hidden pairs)' if causal else ''}")
 
 
 # ---- Notebook 07: the timing cell and the steps one by one

@@ -137,8 +137,15 @@ def test_cost_widget_follows_its_sliders():
     assert w.result["bars"][0][1] == 8 * 1000**2 * 2
     w.children[1].value = 128  # d_k changes the parameters, not the (T, T) memory
     params = {r["quantity"]: r["value"] for r in w.result["table"]}["parameters W_q, W_k, W_v"]
-    assert params == 3 * 512 * 128
+    assert params == 3 * 512 * 128 * 8  # each of the 8 heads has its own W_q, W_k, W_v
     assert math.isclose(w.result["bars"][0][1], 8 * 1000**2 * 2)
+    assert w.result["bars"][1][1] == 3 * 8 * 1000 * 128 * 2  # Q, K and V: three (T, d_k) tensors per head
+
+
+def test_the_crossover_stays_at_one_and_a_half_d_model_with_many_heads():
+    for heads, batch in ((1, 1), (8, 1), (8, 4)):
+        rows = {r["quantity"]: r["value"] for r in cost.cost_table(768, 512, 64, heads=heads, batch=batch)}
+        assert rows["FLOPs attention (forward)"] == 3 * rows["FLOPs Q = X W_q (same for K, V)"]
 
 
 def test_numpy_integers_count_as_whole_numbers():
