@@ -1,4 +1,4 @@
-"""helpers.attention_torch: equal to PyTorch's SDPA, the mask convention, and clear errors."""
+"""helpers.attention_torch: equal to PyTorch's SDPA, the mask convention, and clear errors at the edge."""
 import math
 
 import numpy as np
@@ -11,7 +11,7 @@ from helpers.attention_torch import (
     SelfAttention,
     attention_weights,
     causal_mask,
-    check_qkv,
+    check_attention_inputs,
     count_parameters,
     scaled_dot_product_attention,
 )
@@ -70,6 +70,47 @@ def test_causal_mask_is_lower_triangular_booleans():
     m = causal_mask(3)
     assert m.dtype == torch.bool
     assert m.tolist() == [[True, False, False], [True, True, False], [True, True, True]]
+
+
+def test_causal_mask_is_bottom_right_aligned():
+    """The last T_q of T_k tokens: query i sees keys 0 … T_k − T_q + i (torch's causal_lower_right)."""
+    m = causal_mask(2, 5)
+    assert m.shape == (2, 5) and m.dtype == torch.bool
+    assert torch.equal(m, torch.ones(2, 5).tril(diagonal=3).bool())
+    assert m.tolist() == [[True, True, True, True, False], [True, True, True, True, True]]
+    try:
+        from torch.nn.attention.bias import causal_lower_right
+    except ImportError:
+        pytest.skip("torch.nn.attention.bias.causal_lower_right is not in this PyTorch")
+    Q, K, V = qkv(1, 1, T=2, T_k=5)
+    bias = causal_lower_right(2, 5)
+    torch.testing.assert_close(scaled_dot_product_attention(Q, K, V, m),
+                               F.scaled_dot_product_attention(Q, K, V, attn_mask=bias))
+    torch.testing.assert_close(scaled_dot_product_attention(Q, K, V, m),
+                               F.scaled_dot_product_attention(Q, K, V, attn_mask=m))
+
+
+def test_causal_mask_on_a_device():
+    assert causal_mask(3, device="cpu").device == torch.device("cpu")
+
+
+@pytest.mark.parametrize("mask_shape", [(1, 1, 5, 5), (2, 1, 1, 5)])
+def test_a_mask_broadcasts_over_batch_and_heads(mask_shape):
+    """(1, 1, T, T): one mask for every sequence and head; (B, 1, 1, T): per-sequence padding of the keys."""
+    B, H, T = 2, 3, 5
+    Q, K, V = qkv(B, H, T=T)
+    if mask_shape == (1, 1, T, T):
+        mask = causal_mask(T)[None, None]
+    else:
+        mask = torch.ones(mask_shape, dtype=torch.bool)
+        mask[0, ..., 3:] = False  # sequence 0 is padded after 3 tokens
+    out = scaled_dot_product_attention(Q, K, V, mask)
+    assert out.shape == (B, H, T, 8)
+    torch.testing.assert_close(out, F.scaled_dot_product_attention(Q, K, V, attn_mask=mask))
+    W = attention_weights(Q, K, mask)
+    assert W.shape == (B, H, T, T)
+    assert torch.all(W[~mask.expand(B, H, T, T)] == 0)
+    torch.testing.assert_close(W.sum(-1), torch.ones(B, H, T))
 
 
 def test_mask_zero_means_may_not_attend():
@@ -147,7 +188,8 @@ def test_torch_sdpa_does_not_raise_on_a_fully_masked_row():
 
 def test_mask_of_the_wrong_shape_or_type():
     Q, K, V = qkv(T=3)
-    with pytest.raises(ValueError, match=r"mask should end in shape \(T_q, T_k\) = \(3, 3\)"):
+    with pytest.raises(ValueError, match=r"mask has shape \(4, 4\), which does not broadcast to the scores' "
+                                         r"shape \(\.\.\., T_q, T_k\) = \(3, 3\)"):
         scaled_dot_product_attention(Q, K, V, causal_mask(4))
     with pytest.raises(TypeError, match="mask should be a torch.Tensor"):
         scaled_dot_product_attention(Q, K, V, [[1, 0, 0], [1, 1, 0], [1, 1, 1]])
@@ -168,22 +210,9 @@ def test_keys_and_values_must_pair_up():
         scaled_dot_product_attention(Q, K, torch.randn(4, 8))
 
 
-def test_batch_dimensions_must_broadcast():
-    Q, K, V = qkv(2, T=3)
-    with pytest.raises(ValueError, match="batch dimensions"):
-        scaled_dot_product_attention(Q, K[:1].expand(3, 3, 8).clone(), V[:1].expand(3, 3, 8).clone())
-
-
-def test_nan_is_refused_where_it_enters():
-    Q, K, V = qkv(T=3)
-    K[1, 2] = float("nan")
-    with pytest.raises(ValueError, match="K contains NaN"):
-        scaled_dot_product_attention(Q, K, V)
-
-
 @pytest.mark.parametrize("bad, message", [
-    ([[1.0, 2.0]], "Q should be a torch.Tensor of shape"),
-    (None, "Q should be a torch.Tensor"),
+    ([[1.0, 2.0]], r"Q should be a floating-point torch.Tensor of shape \(\.\.\., T_q, d_k\), but got list"),
+    (None, "Q should be a floating-point torch.Tensor"),
 ])
 def test_wrong_types(bad, message):
     _, K, V = qkv(T=3)
@@ -193,17 +222,21 @@ def test_wrong_types(bad, message):
 
 def test_integer_tensors_and_vectors_are_refused():
     _, K, V = qkv(T=3)
-    with pytest.raises(TypeError, match=r"floating-point.*Q.float\(\)"):
+    with pytest.raises(TypeError, match=r"Q should be a floating-point torch.Tensor.*torch.int64"):
         scaled_dot_product_attention(torch.ones(3, 8, dtype=torch.int64), K, V)
-    with pytest.raises(ValueError, match="at least 2 dimensions"):
+    with pytest.raises(TypeError, match=r"Q should be a floating-point torch.Tensor.*\(8,\)"):
         scaled_dot_product_attention(torch.ones(8), K, V)
 
 
-def test_check_qkv_accepts_a_good_triple():
-    assert check_qkv(*qkv(2, T=3, T_k=4, d_v=5)) == torch.Size([2])            # the batch shape
+def test_check_attention_inputs_accepts_a_good_triple_and_batch_axes_broadcast():
+    assert check_attention_inputs(*qkv(2, T=3, T_k=4, d_v=5)) is None
     Q, _, _ = qkv(2, 1, T=3)                                                     # (2, 1, 3, 8)
     _, K, V = qkv(3, T=3, T_k=4, d_v=5)                                          # (3, 4, 8), (3, 4, 5)
-    assert check_qkv(Q, K, V) == torch.Size([2, 3])                              # batch axes broadcast
+    assert check_attention_inputs(Q, K, V, causal_mask(3, 4)) is None
+    out = scaled_dot_product_attention(Q, K, V, causal_mask(3, 4))
+    assert out.shape == (2, 3, 3, 5)                                             # batch axes broadcast
+    torch.testing.assert_close(out, F.scaled_dot_product_attention(Q, K.expand(2, 3, 4, 8), V.expand(2, 3, 4, 5),
+                                                                   attn_mask=causal_mask(3, 4)))
 
 
 # ---------------------------------------------------------------- the module
@@ -225,17 +258,8 @@ def test_self_attention_is_the_bare_function_on_projections():
     torch.testing.assert_close(layer.weights(x).sum(-1), torch.ones(2, 4))
 
 
-def test_self_attention_bad_construction_and_input():
-    with pytest.raises(ValueError, match="d_model should be at least 1, but got 0"):
-        SelfAttention(0, 4)
-    with pytest.raises(TypeError, match="d_k should be a whole number, but got float"):
-        SelfAttention(4, 2.5)
+def test_self_attention_takes_numpy_integers():
     assert SelfAttention(np.int64(4), np.int64(2)).d_k == 2          # NumPy integers are whole numbers
-    with pytest.raises(ValueError, match="x has 5 features per token but this SelfAttention was built with d_model=4"):
-        SelfAttention(4, 2)(torch.randn(1, 3, 5))
-    with pytest.raises(TypeError, match=r"x is torch.float64 but this SelfAttention's weights are torch.float32.*"
-                                        r"torch.tensor\(numpy_array\) gives float64"):
-        SelfAttention(4, 2)(torch.randn(1, 3, 4, dtype=torch.float64))
 
 
 def test_an_additive_mask_is_refused_with_the_convention_spelled_out():
@@ -247,59 +271,39 @@ def test_an_additive_mask_is_refused_with_the_convention_spelled_out():
                                scaled_dot_product_attention(Q, K, V, causal_mask(4)))
 
 
-def test_inf_in_an_input_is_reported_not_returned_as_nan():
-    from helpers.attention_torch import refuse_nonfinite
-
-    Q = torch.randn(1, 4, 3)
-    K = Q.clone()
-    K[0, 1, 0] = float("inf")
-    with pytest.raises(ValueError, match="K contains infinity"):
-        scaled_dot_product_attention(Q, K, torch.randn(1, 4, 3))
-    V = torch.randn(1, 4, 3)
-    V[0, 2, 1] = float("inf")
-    with pytest.raises(ValueError, match="V contains infinity"):
-        scaled_dot_product_attention(Q, Q, V)
-    with pytest.raises(ValueError, match="Q contains NaN"):
-        attention_weights(torch.full((1, 4, 3), float("nan")), Q)
-    big = torch.full((1, 4, 3), 300.0, dtype=torch.float16)
-    with pytest.raises(ValueError, match="too large for torch.float16"):
-        scaled_dot_product_attention(big, big, big)
-    out = torch.ones(2)
-    assert refuse_nonfinite(out, x=torch.zeros(1)) is out
-
-
-def test_mixed_dtypes_empty_axes_and_bad_batches_are_named():
+def test_mixed_dtypes_and_mask_batches_are_named():
     Q = torch.randn(2, 3, 4)
-    with pytest.raises(TypeError, match=r"Q is torch.float64 but K is torch.float32.*K.to\(Q.dtype\)"):
+    with pytest.raises(TypeError, match=r"Q is torch.float64 on cpu but K is torch.float32 on cpu.*K = K.to\(Q\)"):
         scaled_dot_product_attention(Q.double(), Q, Q)
-    with pytest.raises(TypeError, match="Q is torch.float32 but V is torch.float64"):
+    with pytest.raises(TypeError, match="Q is torch.float32 on cpu but V is torch.float64 on cpu"):
         scaled_dot_product_attention(Q, Q, Q.double())
-    with pytest.raises(ValueError, match="d_k=0"):
-        scaled_dot_product_attention(torch.zeros(2, 3, 0), torch.zeros(2, 3, 0), Q)
-    with pytest.raises(ValueError, match="K has no keys"):
-        attention_weights(Q, torch.zeros(2, 0, 4))
-    with pytest.raises(ValueError, match=r"batch dimensions of Q \(2,\) and K \(3,\)"):
-        attention_weights(Q, torch.randn(3, 3, 4))
-    with pytest.raises(ValueError, match=r"mask has batch dimensions \(3,\) but the queries and keys have \(2,\)"):
+    with pytest.raises(TypeError, match="Q is torch.float32 on cpu but K is torch.float64 on cpu"):
+        attention_weights(Q, Q.double())
+    with pytest.raises(ValueError, match=r"mask has shape \(3, 3, 3\), which does not broadcast"):
         scaled_dot_product_attention(Q, Q, Q, torch.ones(3, 3, 3))
-    nan_mask = torch.ones(3, 3)
-    nan_mask[1, 1] = float("nan")
-    with pytest.raises(ValueError, match="mask contains NaN"):
-        scaled_dot_product_attention(Q, Q, Q, nan_mask)
 
 
-@pytest.mark.parametrize("bad", [2.5, "4", None, 0, True])
-def test_causal_mask_wants_a_whole_number(bad):
-    with pytest.raises((TypeError, ValueError), match="T should be"):
-        causal_mask(bad)
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_inputs_on_two_devices_are_named():
+    Q = torch.randn(2, 3, 4)
+    with pytest.raises(TypeError, match=r"Q is torch.float32 on cpu but K is torch.float32 on cuda"):
+        scaled_dot_product_attention(Q, Q.cuda(), Q)
+
+
+@pytest.mark.xfail(strict=True, raises=IndexError,
+                   reason="helpers bug: a 1-D (T_k,) or 0-d mask that hides every key gives IndexError from "
+                          "check_attention_inputs (row[-1] of an empty index) instead of its ValueError")
+@pytest.mark.parametrize("mask", [torch.zeros(3), torch.tensor(0.0)])
+def test_a_one_dimensional_mask_that_hides_every_key_is_named(mask):
+    Q = torch.randn(3, 4)
+    with pytest.raises(ValueError, match="hides every key"):
+        scaled_dot_product_attention(Q, Q, Q, mask)
 
 
 def test_attention_weights_check_their_inputs_too():
-    from helpers.attention_torch import SelfAttention, attention_weights
-
     with pytest.raises(ValueError, match="Q has d_k=3 but K has d_k=2"):
         attention_weights(torch.randn(4, 3), torch.randn(4, 2))
-    with pytest.raises(TypeError, match="Q should be a torch.Tensor"):
+    with pytest.raises(TypeError, match="Q should be a floating-point torch.Tensor"):
         attention_weights("QK", torch.randn(4, 2))
-    with pytest.raises(ValueError, match="x has 3 features per token but this SelfAttention was built with d_model=4"):
-        SelfAttention(4, 2).weights(torch.randn(1, 5, 3))
+    with pytest.raises(ValueError, match="additive mask"):
+        attention_weights(torch.randn(4, 2), torch.randn(4, 2), torch.zeros(4, 4).masked_fill(~causal_mask(4), -1e9))
