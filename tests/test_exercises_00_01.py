@@ -25,8 +25,8 @@ def test_T_and_d_feedback(answer, message):
 @pytest.mark.parametrize(
     "answer, passed, message",
     [("W", True, "attention weights"), (" W ", True, "attention weights"), ("S", False, "raw scores"),
-     ("Y", False, "(T, d)"), ("W_q", False, "projection"), (None, False, "still None"), (2, False, "expected a string"),
-     ("Z", False, "not one of")],
+     ("Y", False, "(T, d)"), ("W_q", False, "projection"), (None, False, "still None"),
+     (2, False, "should be one of the strings"), ("Z", False, "not one of")],
 )
 def test_weights_symbol(answer, passed, message):
     feedback = ex00.check_weights_symbol(answer)

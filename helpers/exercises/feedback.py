@@ -22,9 +22,7 @@ from helpers import validation as check
 class Feedback:
     """The verdict on one answer: `.passed` says whether it is right.
 
-    Deliberately neither true nor false: `if feedback:` would read as "if there
-    is feedback" in one place and "if it passed" in another, so it raises and
-    asks for `.passed` (or `is not None` for the helpers that may return None).
+    Neither true nor false: `if feedback:` could mean "if there is feedback" or "if it passed".
     """
 
     passed: bool
@@ -96,11 +94,10 @@ def call_student(function, *args, **kwargs):
 
 
 def numbers_from(function, *args, on: str = ""):
-    """Call the student's function on `args` and read the result as numbers.
+    """Call the student's function on `args` and read the result as numbers: (array, None) or (None, Feedback).
 
-    Returns (array, None), or (None, Feedback) saying what went wrong, prefixed
-    with "on <on>: " to name the test input. Overflow warnings are silenced:
-    the verdict says what overflowed.
+    The Feedback starts with "on <on>: " to name the test input. Overflow warnings
+    are silenced: the verdict says what overflowed.
     """
     with np.errstate(all="ignore"):
         result, problem = call_student(function, *args)
@@ -126,10 +123,9 @@ def as_numbers(value, name: str):
 def one_number(value, name: str, what: str = "a number", *, returned: bool = False, finite: bool = True):
     """(float, None) for one real number, else (None, Feedback naming what came).
 
-    Accepts int, float, NumPy scalars and one-element arrays or tensors. Refuses
-    None, text (even "12"), truth values, complex numbers, lists, several
-    numbers and (with `finite`) NaN or infinity. `returned`: the value came back
-    from the student's function rather than being a variable they set.
+    Accepts int, float, NumPy scalars and one-element arrays or tensors. Refuses None, text
+    (even "12"), truth values, complex numbers, lists, several numbers and (with `finite`)
+    NaN or infinity. `returned`: the value came back from the student's function.
     """
     if value is None:
         if returned:
@@ -138,7 +134,7 @@ def one_number(value, name: str, what: str = "a number", *, returned: bool = Fal
     if isinstance(value, (str, bytes)):
         return None, wrong(f"{name} is the text {value!r:.40} (a {type(value).__name__}), not a number: it should "
                            "be one number. Remove the quotes (and any units).")
-    if hasattr(value, "detach") and hasattr(value, "cpu"):
+    if hasattr(value, "detach"):
         value = value.detach().cpu().numpy()
     if isinstance(value, (bool, np.bool_)) or (isinstance(value, np.ndarray) and value.dtype == bool):
         return None, wrong(f"{name} is {value!r}, a truth value: it should be one number, {what}.")
@@ -161,30 +157,52 @@ def one_number(value, name: str, what: str = "a number", *, returned: bool = Fal
     return number, None
 
 
-def compare_numbers(got, expected, name: str, *, atol: float = 1e-4, hint: str = ""):
-    """None if `got` matches `expected` (shape and values), else a Feedback saying how it differs."""
+def text_answer(answer, what: str):
+    """(the stripped text, None) for a string answer, else (None, Feedback). `what` says what to write."""
+    if answer is None:
+        return None, wrong(f"answer is still None. Replace it with {what}.")
+    if not isinstance(answer, str):
+        return None, wrong(f"answer should be {what}, but got {type(answer).__name__} {answer!r:.40}.")
+    return answer.strip(), None
+
+
+def named_slip(got, slips, *, atol: float = 1e-6, right=None):
+    """Feedback for the first (value, message) in `slips` that `got` matches, else None.
+
+    A slip is tried only if it has got's shape and differs from `right` (the right answer):
+    on some inputs a slip gives the right numbers, and then it is no slip.
+    """
+    for value, message in slips:
+        value = np.asarray(value, dtype=np.float64)
+        if (value.shape == got.shape and np.allclose(got, value, atol=atol)
+                and (right is None or not np.allclose(value, right, atol=atol))):
+            return wrong(message)
+    return None
+
+
+def compare_numbers(got, expected, name: str, *, atol: float = 1e-4, hint: str = "", slips=()):
+    """None if `got` matches `expected` (shape and values), else a Feedback saying how it differs.
+
+    `slips`: (value, message) pairs for the usual mistakes, tried (see `named_slip`) once the shape is right.
+    """
     got, problem = as_numbers(got, name)
     if problem is not None:
         return problem
     expected = np.asarray(expected, dtype=np.float64)
+    hint = f" {hint}" if hint else ""
     if got.shape != expected.shape:
-        return wrong(f"{name} has shape {got.shape}, expected {expected.shape}." + (f" {hint}" if hint else ""))
+        return wrong(f"{name} has shape {got.shape}, expected {expected.shape}.{hint}")
+    problem = named_slip(got, slips, atol=atol, right=expected)
+    if problem is not None:
+        return problem
     if not np.all(np.isfinite(got)):
         return wrong(f"{name} contains NaN or infinity. Look for a division by zero or an exp that overflowed.")
     if not np.allclose(got, expected, atol=atol, rtol=0):
         where = tuple(int(i) for i in np.argwhere(~np.isclose(got, expected, atol=atol, rtol=0))[0])
         at = f" at position {where}" if where else ""
         direction = "too large" if got[where] > expected[where] else "too small"
-        return wrong(f"{name} has the right shape but the wrong values{at}: "
-                     f"{_fmt(got[where])} is {direction}." + (f" {hint}" if hint else ""))
+        return wrong(f"{name} has the right shape but the wrong values{at}: {got[where]:.4g} is {direction}.{hint}")
     return None
-
-
-def _fmt(x) -> str:
-    x = np.asarray(x)
-    if x.ndim == 0:
-        return f"{float(x):.4g}"
-    return np.array2string(x, precision=4, suppress_small=True)
 
 
 def _kind(value) -> str:

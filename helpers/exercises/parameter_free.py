@@ -12,8 +12,10 @@ from helpers.exercises.feedback import (
     as_numbers,
     compare_numbers,
     correct,
+    named_slip,
     numbers_from,
     require_callable,
+    text_answer,
     wrong,
 )
 from helpers.running_example import SENTENCE_MONEY, SENTENCE_RIVER, embed
@@ -47,47 +49,40 @@ def reference_flows_row() -> np.ndarray:
 def check_flows_row(w) -> Feedback:
     """Exercise 1: the three weights flows gives to money, bank, flows in "money bank flows"."""
     steps = self_attention_steps(embed(ROW_SENTENCE))
-    S, W = steps["S"], steps["W"]
+    S, S_scaled, W = steps["S"], steps["S_scaled"], steps["W"]
     got, problem = as_numbers(w, "w_flows")
     if problem is not None:
         return problem
     if got.shape != (3,):
         return wrong(f"w_flows should be 3 numbers (one weight per token: {', '.join(_ROW_WORDS)}), but has shape "
                      f"{got.shape}." + (" That is all of W; give only its last row." if got.shape == (3, 3) else ""))
-    known = {
-        f"the raw scores e_flows · e_j, {_fmt_row(S[_ROW], 0)}": S[_ROW],
-        f"the scaled scores {_fmt_row(steps['S_scaled'][_ROW], 1)}": steps["S_scaled"][_ROW],
-        f"the exponentials exp({_fmt_row(steps['S_scaled'][_ROW], 1)}); divide them by their sum": steps["exp"][_ROW],
-    }
-    for what, value in known.items():
-        if np.allclose(got, value, atol=1e-3):
-            return wrong(f"those are {what}. The weights come out of softmax: exp each scaled score, "
-                         "then divide by the sum of the three.")
-    if np.allclose(got, softmax(S[_ROW]), atol=1e-3):
-        return wrong(f"that is the softmax of the UNscaled scores {_fmt_row(S[_ROW], 0)}. Divide the scores by "
-                     "√d = √4 = 2 first.")
-    if np.allclose(got, W[:, _ROW], atol=1e-3):
-        return wrong("that is the flows COLUMN of W (what each token gives to flows). The row is what flows gives "
-                     "to each token: the softmax of flows's own scores.")
-    for row, word in enumerate(_ROW_WORDS):
-        if row != _ROW and np.allclose(got, W[row], atol=1e-3):
-            return wrong(f"that is the {word} row. flows is the third token: use e_flows · e_j.")
+    not_yet = "The weights come out of softmax: exp each scaled score, then divide by the sum of the three."
+    scaled = _fmt_row(S_scaled[_ROW], 1)
+    problem = named_slip(got, [
+        (S[_ROW], f"those are the raw scores e_flows · e_j, {_fmt_row(S[_ROW], 0)}. {not_yet}"),
+        (S_scaled[_ROW], f"those are the scaled scores {scaled}. {not_yet}"),
+        (steps["exp"][_ROW], f"those are the exponentials exp({scaled}); divide them by their sum. {not_yet}"),
+        (softmax(S[_ROW]), f"that is the softmax of the UNscaled scores {_fmt_row(S[_ROW], 0)}. Divide the scores "
+                           "by √d = √4 = 2 first."),
+        (W[:, _ROW], "that is the flows COLUMN of W (what each token gives to flows). The row is what flows gives "
+                     "to each token: the softmax of flows's own scores."),
+        *((W[row], f"that is the {word} row. flows is the third token: use e_flows · e_j.")
+          for row, word in enumerate(_ROW_WORDS) if row != _ROW),
+    ], atol=1e-3)
+    if problem is not None:
+        return problem
     if not np.isclose(got.sum(), 1.0, atol=SUM_TOLERANCE):
         return wrong(f"your weights sum to {got.sum():.4f}, not 1. Divide each exponential by the sum of all three.")
     if not np.allclose(got, W[_ROW], atol=ROUNDING_TOLERANCE) and np.allclose(got, W[_ROW], atol=0.05):
         return wrong(f"close: {got.tolist()} is right to one decimal, but that is too coarse to tell the weights "
                      "apart. Give two decimals.")
     problem = compare_numbers(got, W[_ROW], "w_flows", atol=ROUNDING_TOLERANCE,
-                              hint=f"Scores {_fmt_row(S[_ROW], 0)} / 2 = {_fmt_row(steps['S_scaled'][_ROW], 1)}; "
-                                   "exp; divide by the sum.")
+                              hint=f"Scores {_fmt_row(S[_ROW], 0)} / 2 = {scaled}; exp; divide by the sum.")
     if problem is not None:
         return problem
     exact = np.round(W[_ROW], 4).tolist()
-    if np.allclose(got, W[_ROW], atol=5e-5):
-        verdict = f"w_flows = {exact}."
-    else:
-        verdict = (f"your {got.tolist()} is correct to the precision you gave; to four decimals the row is "
-                   f"{exact}.")
+    verdict = (f"w_flows = {exact}." if np.allclose(got, W[_ROW], atol=5e-5) else
+               f"your {got.tolist()} is correct to the precision you gave; to four decimals the row is {exact}.")
     return correct(f"{verdict} flows keeps {W[_ROW, _ROW]:.4f} of itself: e_flows · e_flows = {S[_ROW, _ROW]:.0f} "
                    f"is by far its largest score, and it ignores money (e_flows · e_money = {S[_ROW, 0]:.0f}).")
 
@@ -123,12 +118,10 @@ def reference_long_grows_prediction() -> str:
 
 def check_long_grows_prediction(answer) -> Feedback:
     """Exercise 2: whom bank attends to most once e_grows is three times as long."""
-    if answer is None:
-        return wrong("answer is still None. Replace it with one word as a string: 'money', 'bank' or 'grows'.")
-    if not isinstance(answer, str):
-        return wrong(f"answer should be one word as a string, such as 'bank', but got {type(answer).__name__} "
-                     f"{answer!r:.40}.")
-    word = answer.strip().lower()
+    word, problem = text_answer(answer, "one word as a string: 'money', 'bank' or 'grows'")
+    if problem is not None:
+        return problem
+    word = word.lower()
     if word not in PREDICT_WORDS:
         return wrong(f"{answer!r} is not a token of 'money bank grows'. Choose 'money', 'bank' or 'grows'.")
     steps = self_attention_steps(long_grows_matrix())
@@ -188,31 +181,28 @@ def _cases():
     )
 
 
-def _diagnose_attention(E: np.ndarray, got: np.ndarray, what: str) -> Feedback | None:
+def _judge_attention(E: np.ndarray, got: np.ndarray, what: str) -> Feedback | None:
+    """The usual slips on one input by name, else how got differs from self_attention(E); None if right."""
     T, d = E.shape
-    S = E @ E.T
-    if got.shape == (T, T) and got.shape != (T, d):
+    if got.shape == (T, T) and T != d:
         return wrong(f"on {what} you returned a ({T}, {T}) matrix: that looks like W. Finish the recipe: Y = W @ E.")
     if got.shape != (T, d):
         return wrong(f"on {what} the result has shape {got.shape}, but Y has one d-vector per token: ({T}, {d}).")
     if not np.all(np.isfinite(got)):
         return wrong(f"on {what} you got NaN or inf: exp of a large score overflowed. Subtract each row's max "
                      "before exp (or call helpers.similarity.softmax).")
-    candidates = {
-        f"you forgot to divide the scores by √d (here √{d})": attend(E, E, E, scale=1.0),
-        f"you divided by √T (number of tokens, {T}) instead of √d (entries per vector, {d}). "
-        "d = E.shape[1]": attend(E, E, E, scale=1 / math.sqrt(T)),
-        f"you divided by d = {d} instead of √d": attend(E, E, E, scale=1 / d),
-        f"you divided by 2, the √4 of the worked example, but here d = {d}. Read d from the input, "
-        "d = E.shape[1], and divide by np.sqrt(d); do not hard-code √4 = 2": attend(E, E, E, scale=0.5),
-        "the softmax ran down the columns (axis 0), or you multiplied W.T @ E. Each ROW of W must sum to 1: "
-        "softmax along axis=-1, then W @ E": softmax(S / math.sqrt(d), axis=0) @ E,
-    }
-    for message, value in candidates.items():
-        if value.shape == got.shape and np.allclose(got, value, atol=1e-6) and not np.allclose(
-                value, self_attention(E), atol=1e-6):
-            return wrong(f"on {what} {message}.")
-    return None
+    return compare_numbers(got, self_attention(E), f"Y on {what}", atol=1e-6, slips=[
+        (attend(E, E, E, scale=1.0), f"on {what} you forgot to divide the scores by √d (here √{d})."),
+        (attend(E, E, E, scale=1 / math.sqrt(T)), f"on {what} you divided by √T (number of tokens, {T}) instead "
+                                                  f"of √d (entries per vector, {d}). d = E.shape[1]."),
+        (attend(E, E, E, scale=1 / d), f"on {what} you divided by d = {d} instead of √d."),
+        (attend(E, E, E, scale=0.5), f"on {what} you divided by 2, the √4 of the worked example, but here d = {d}. "
+                                     "Read d from the input, d = E.shape[1], and divide by np.sqrt(d); do not "
+                                     "hard-code √4 = 2."),
+        (softmax(E @ E.T / math.sqrt(d), axis=0) @ E, f"on {what} the softmax ran down the columns (axis 0), or you "
+                                                      "multiplied W.T @ E. Each ROW of W must sum to 1: softmax "
+                                                      "along axis=-1, then W @ E."),
+    ], hint="Recipe: S = E @ E.T / √d; W = softmax of each row; Y = W @ E.")
 
 
 def check_self_attention(student_function) -> Feedback:
@@ -222,13 +212,8 @@ def check_self_attention(student_function) -> Feedback:
         return problem
     for E, what in _cases():
         got, problem = numbers_from(student_function, E.copy(), on=what)
-        if problem is not None:
-            return problem
-        problem = _diagnose_attention(E, got, what)
-        if problem is not None:
-            return problem
-        problem = compare_numbers(got, self_attention(E), f"Y on {what}", atol=1e-6,
-                                  hint="Recipe: S = E @ E.T / √d; W = softmax of each row; Y = W @ E.")
+        if problem is None:
+            problem = _judge_attention(E, got, what)
         if problem is not None:
             return problem
     return correct("your self_attention matches helpers.attention.self_attention on both sentences, a random "

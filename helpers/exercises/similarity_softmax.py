@@ -13,6 +13,7 @@ from helpers.exercises.feedback import (
     as_numbers,
     compare_numbers,
     correct,
+    named_slip,
     numbers_from,
     one_number,
     require_callable,
@@ -57,40 +58,36 @@ def check_longer_not_closer(v) -> Feedback:
     if not np.isfinite(dot_v):
         return wrong(f"v = {got.tolist()} is so long that a · v overflows a float64 (it comes out as {dot_v}), "
                      "so nothing can be compared. Try: ordinary sizes; a length of a few tens is plenty.")
-    dot_b, cos_b = float(A @ B), cosine(A, B)
-    cos_v = cosine(A, got)
+    dot_b, cos_b, cos_v = float(A @ B), cosine(A, B), cosine(A, got)
     longer = dot_v > dot_b
-    closer_ok = cos_v < cos_b - COSINE_TOLERANCE   # strictly smaller angle-wise, not by rounding
-    if longer and closer_ok:
+    turned = cos_v < cos_b - COSINE_TOLERANCE   # strictly smaller angle-wise, not by rounding
+    if longer and turned:
         return correct(f"a · v = {dot_v:.4g} > {dot_b:.0f}, yet cos(a, v) = {cos_v:.3f} < cos(a, b) = {cos_b:.3f}. "
                        "The dot product rewards length as well as direction. Attention scores with the dot "
                        "product (divided by a constant), not the cosine, so a long vector gets a loud vote "
                        "(you will meet one in notebook 03).")
+    if longer and abs(cos_v - cos_b) <= COSINE_TOLERANCE:
+        return wrong(f"a · v = {dot_v:.4g} beats {dot_b:.0f}, but v points exactly the way b does: "
+                     f"cos(a, v) = cos(a, b) = {cos_b:.3f}. Stretching a vector changes its length, never its "
+                     "angle. Try: turn v further from a than b is (more upward, like c = [1, 5]), then make "
+                     "it long enough.")
     if longer:
-        if abs(cos_v - cos_b) <= COSINE_TOLERANCE:
-            return wrong(f"a · v = {dot_v:.4g} beats {dot_b:.0f}, but v points exactly the way b does: "
-                         f"cos(a, v) = cos(a, b) = {cos_b:.3f}. Stretching a vector changes its length, never its "
-                         "angle. Try: turn v further from a than b is (more upward, like c = [1, 5]), then make "
-                         "it long enough.")
         return wrong(f"a · v = {dot_v:.4g} beats {dot_b:.0f}, but cos(a, v) = {cos_v:.3f} is not below "
                      f"cos(a, b) = {cos_b:.3f}: v points at a at least as closely as b does. Try: turn v away "
                      "from a (more upward), then make it long enough.")
     if cos_v <= 0:
-        if cos_v == 0:
-            where = "v points across a, at 90° (cos(a, v) = 0), so a · v = 0 for every length of v"
-        else:
-            where = (f"v points away from a (cos(a, v) = {cos_v:.3f}), so a · v = {dot_v:.4g} is negative, "
-                     "and a longer v only makes it more negative")
+        where = ("v points across a, at 90° (cos(a, v) = 0), so a · v = 0 for every length of v" if cos_v == 0 else
+                 f"v points away from a (cos(a, v) = {cos_v:.3f}), so a · v = {dot_v:.4g} is negative, "
+                 "and a longer v only makes it more negative")
         return wrong(f"{where}. No length helps: a · v can never exceed {dot_b:.0f}. Try: turn v toward a, "
                      f"to an angle whose cosine lies between 0 and {cos_b:.3f} (e.g. mostly upward, like "
                      "c = [1, 5]), then make it long.")
-    if closer_ok:
-        factor = dot_b / dot_v
-        if not np.isfinite(factor) or factor > 1e100:
-            return wrong(f"v = {got.tolist()} is so short that a · v = {dot_v:.3g} is practically 0. "
-                         "Use ordinary sizes: a length of a few tens is plenty.")
+    if turned and dot_v < 1e-90:
+        return wrong(f"v = {got.tolist()} is so short that a · v = {dot_v:.3g} is practically 0. "
+                     "Use ordinary sizes: a length of a few tens is plenty.")
+    if turned:
         return wrong(f"the angle is fine (cos(a, v) = {cos_v:.3f} < {cos_b:.3f}), but a · v = {dot_v:.4g} is not "
-                     f"above a · b = {dot_b:.0f}. Try: multiply v by a number larger than {factor:.3g}; its "
+                     f"above a · b = {dot_b:.0f}. Try: multiply v by a number larger than {dot_b / dot_v:.3g}; its "
                      "direction (and so its cosine) stays the same while the dot product grows.")
     return wrong(f"a · v = {dot_v:.4g} is not above a · b = {dot_b:.0f}, and cos(a, v) = {cos_v:.3f} is not "
                  f"below cos(a, b) = {cos_b:.3f}. Try: point v away from a more than b does (e.g. mostly "
@@ -124,44 +121,39 @@ _SOFTMAX_CASES = (
 )
 
 
-def _diagnose_softmax(x: np.ndarray, got: np.ndarray, what: str) -> Feedback | None:
-    """Name the usual mistakes for one input; None if nothing specific was recognised."""
+def _judge_softmax(x: np.ndarray, got: np.ndarray, what: str) -> Feedback | None:
+    """The usual mistakes on one input by name, else how got (x's shape) differs from softmax(x); None if right."""
     with np.errstate(all="ignore"):
-        if np.allclose(got, np.exp(x), equal_nan=False):
-            return wrong(f"on {what} you returned exp(x) itself. Divide by the sum of the exponentials so the "
-                         "weights sum to 1.")
-        if x.ndim == 1 and np.allclose(got, x / x.sum()):
-            return wrong(f"on {what} you divided the scores by their sum, without exp. With a negative score that "
-                         "gives a negative weight. Exponentiate first: exp makes every value positive.")
+        problem = named_slip(got, [
+            (np.exp(x), f"on {what} you returned exp(x) itself. Divide by the sum of the exponentials so the "
+                        "weights sum to 1."),
+            (x / x.sum(), f"on {what} you divided the scores by their sum, without exp. With a negative score that "
+                          "gives a negative weight. Exponentiate first: exp makes every value positive."),
+        ])
+    if problem is not None:
+        return problem
     if not np.all(np.isfinite(got)):
-        bad = np.argwhere(~np.isfinite(got))[0]
-        if x.ndim == 2 and np.isfinite(x).all() and np.ptp(x.max(axis=-1)) > 500:
-            return wrong(f"on {what}, row {bad[0]} came out NaN. One max for the whole matrix leaves the low row at "
-                         "exp(-1000) = 0, and 0 / 0 = NaN. Subtract each row's own max: "
+        if x.ndim == 2 and np.ptp(x.max(axis=-1)) > 500:
+            return wrong(f"on {what}, row {np.argwhere(~np.isfinite(got))[0][0]} came out NaN. One max for the whole "
+                         "matrix leaves the low row at exp(-1000) = 0, and 0 / 0 = NaN. Subtract each row's own max: "
                          "x - x.max(axis=-1, keepdims=True).")
         if np.ptp(x) > 1500:
             return wrong(f"on {what} you got NaN or inf. Subtracting the min (or the mean) is not enough: "
                          "exp(2000) still overflows. Subtract the MAX, so the biggest exponent is exp(0) = 1.")
         return wrong(f"on {what} you got NaN or inf: exp(1000) overflows a float64 (its limit is about exp(709.8)). "
                      "Subtract the largest score before exp; softmax does not change, since the factor cancels.")
-    if x.ndim == 2 and got.shape == x.shape:
-        sums = got.sum(axis=-1)
-        if np.allclose(got.sum(axis=0), 1.0) and not np.allclose(sums, 1.0):
-            return wrong(f"on {what} the columns sum to 1 but the rows sum to {np.round(sums, 3).tolist()}: the sum "
-                         "ran down axis 0. Sum each row: e.sum(axis=-1, keepdims=True).")
-        if np.isclose(got.sum(), 1.0) and not np.allclose(sums, 1.0):
+    sums = got.sum(axis=-1)
+    if not np.allclose(sums, 1.0, atol=1e-6):
+        if x.ndim == 2 and np.allclose(got.sum(axis=0), 1.0):
+            return wrong(f"on {what} the columns sum to 1 but the rows sum to {np.round(sums, 3).tolist()}: the "
+                         "sum ran down axis 0. Sum each row: e.sum(axis=-1, keepdims=True).")
+        if x.ndim == 2 and np.isclose(got.sum(), 1.0):
             return wrong(f"on {what} the whole matrix sums to 1, the rows to {np.round(sums, 3).tolist()}: you "
                          "divided by one grand total. Each row is its own softmax: e.sum(axis=-1, keepdims=True).")
-    if got.shape == x.shape and not np.allclose(got.sum(axis=-1), 1.0, atol=1e-6):
-        return wrong(f"on {what} the weights sum to {np.round(got.sum(axis=-1), 4).tolist()}, not 1. "
+        return wrong(f"on {what} the weights sum to {np.round(sums, 4).tolist()}, not 1. "
                      "Divide the exponentials by their sum.")
-    return None
-
-
-_KEEPDIMS = ("on {what} NumPy could not line up the shapes (a broadcast error). A row-wise max or sum without "
-             "keepdims has shape ({rows},), one number per row, and a {shape} matrix cannot be combined with it. "
-             "Try: keep the reduced axis, x.max(axis=-1, keepdims=True) and e.sum(axis=-1, keepdims=True) have "
-             "shape ({rows}, 1), which stretches across each row.")
+    return compare_numbers(got, reference_softmax(x), f"the result on {what}", atol=1e-6,
+                           hint="Compare with exp(x - max) / sum(exp(x - max)).")
 
 
 def check_stable_softmax(student_softmax) -> Feedback:
@@ -170,28 +162,17 @@ def check_stable_softmax(student_softmax) -> Feedback:
     if problem is not None:
         return problem
     for x, what in _SOFTMAX_CASES:
-        raised = []
-
-        def recording(scores, raised=raised):
-            try:
-                return student_softmax(scores)
-            except Exception as error:   # remembered for the diagnosis, then reported by call_student
-                raised.append(error)
-                raise
-
-        got, problem = numbers_from(recording, x.copy(), on=what)
-        if problem is not None:
-            if x.ndim == 2 and raised and isinstance(raised[0], ValueError) and "broadcast" in str(raised[0]):
-                return wrong(_KEEPDIMS.format(what=what, rows=x.shape[0], shape=x.shape))
-            return problem
-        if got.shape != x.shape:
-            return wrong(f"on {what} the result has shape {got.shape}, but softmax keeps the shape of its input, "
-                         f"{x.shape}. Keep the sum's axis with keepdims=True so it broadcasts back.")
-        problem = _diagnose_softmax(x, got, what)
-        if problem is not None:
-            return problem
-        problem = compare_numbers(got, reference_softmax(x), f"the result on {what}", atol=1e-6,
-                                  hint="Compare with exp(x - max) / sum(exp(x - max)).")
+        got, problem = numbers_from(student_softmax, x.copy(), on=what)
+        if problem is not None and x.ndim == 2 and "could not be broadcast" in problem.message:
+            return wrong(f"on {what} NumPy could not line up the shapes (a broadcast error). A row-wise max or sum "
+                         f"without keepdims has shape ({len(x)},), one number per row, and a {x.shape} matrix cannot "
+                         "be combined with it. Try: keep the reduced axis, x.max(axis=-1, keepdims=True) and "
+                         f"e.sum(axis=-1, keepdims=True) have shape ({len(x)}, 1), which stretches across each row.")
+        if problem is None and got.shape != x.shape:
+            problem = wrong(f"on {what} the result has shape {got.shape}, but softmax keeps the shape of its input, "
+                            f"{x.shape}. Keep the sum's axis with keepdims=True so it broadcasts back.")
+        if problem is None:
+            problem = _judge_softmax(x, got, what)
         if problem is not None:
             return problem
     verdict = ("your softmax matches the stable one on small, huge, widely spread and 2-D scores: "
@@ -203,24 +184,19 @@ def check_stable_softmax(student_softmax) -> Feedback:
 
 
 def _calls_a_library_softmax(function) -> bool:
-    """Whether the function's own code calls a ready-made softmax: torch's, scipy's or the course's.
-
-    Comments don't count, and neither does a helper the student wrote (defined in the notebook).
-    """
+    """Whether the function's own code (comments aside) calls torch's, scipy's or the course's softmax."""
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
     except (OSError, TypeError, SyntaxError):   # no source to read (a builtin, a lambda inside an expression)
         return False
-    names = getattr(function, "__globals__", {})
     for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        if isinstance(node.func, ast.Attribute) and "softmax" in node.func.attr:
+        called = getattr(node, "func", None)
+        if isinstance(called, ast.Attribute) and "softmax" in called.attr:
             return True                      # torch.softmax, F.softmax, special.softmax, x.softmax(...)
-        if isinstance(node.func, ast.Name) and "softmax" in node.func.id:
-            module = getattr(names.get(node.func.id), "__module__", "") or ""
+        if isinstance(called, ast.Name) and "softmax" in called.id:   # a library's, not one the student wrote
+            module = getattr(function.__globals__.get(called.id), "__module__", None) or ""
             if module.split(".")[0] in {"torch", "scipy", "helpers"}:
-                return True                  # e.g. `from helpers.similarity import softmax`
+                return True
     return False
 
 
@@ -236,23 +212,17 @@ def solution_stable_softmax() -> Solution:
 def top_weight(scale: float) -> float:
     """The largest weight of softmax(scale · [1.0, 1.2, 0.9]).
 
-    Computed on the score gaps (scale · (s - max s)), which stay finite for any
-    finite scale, so even scale = 1e308 gets an answer.
+    Computed on the score gaps scale · (s - max s), in [-scale, 0]: finite for any finite scale, even 1e308.
     """
-    gaps = SCORES - SCORES.max()                    # <= 0: scale * gaps cannot overflow upward
-    with np.errstate(over="ignore"):
-        shifted = np.maximum(scale * gaps, -1e300)  # a huge scale gives -inf: keep it a finite number
-    return float(softmax(shifted).max())
+    return float(softmax(scale * (SCORES - SCORES.max())).max())
 
 
-def reference_smallest_scale(target: float = TARGET_TOP_WEIGHT) -> float:
-    """The smallest scale at which softmax(scale · [1.0, 1.2, 0.9]) puts `target` on its top score (bisection)."""
-    lo, hi = 0.0, 1.0
-    while top_weight(hi) < target:       # grow the bracket until it holds the answer
-        hi *= 2
-    for _ in range(60):                  # halve it: top_weight grows with the scale
+def reference_smallest_scale() -> float:
+    """The smallest scale at which softmax(scale · [1.0, 1.2, 0.9]) puts 0.9 on its top score (bisection)."""
+    lo, hi = 0.0, 100.0                  # top_weight(100) is 0.99999...: the answer lies between
+    for _ in range(60):                  # halve the bracket: top_weight grows with the scale
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if top_weight(mid) < target else (lo, mid)
+        lo, hi = (mid, hi) if top_weight(mid) < TARGET_TOP_WEIGHT else (lo, mid)
     return hi
 
 
@@ -266,9 +236,9 @@ def check_scale_for_confidence(scale) -> Feedback:
         return wrong("with scale = 0 every score becomes 0 and softmax gives the uniform [1/3, 1/3, 1/3]. "
                      "Try a scale above 1: bigger scores, sharper weights.")
     if scale < 0:
-        weights = softmax(scale * SCORES)
         return wrong(f"a negative scale turns the order around: softmax({scale:g} · scores) = "
-                     f"{np.round(weights, 3).tolist()} favours the LOWEST score (0.9). Use a positive scale.")
+                     f"{np.round(softmax(scale * SCORES), 3).tolist()} favours the LOWEST score (0.9). "
+                     "Use a positive scale.")
     weight = top_weight(scale)
     if weight < TARGET_TOP_WEIGHT:
         shown = f"{weight:.3f}" if round(weight, 3) < TARGET_TOP_WEIGHT else f"{weight:.6f}"  # never "0.900 < 0.9"

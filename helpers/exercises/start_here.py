@@ -3,15 +3,11 @@ from __future__ import annotations
 
 import numbers
 
-from helpers.exercises.feedback import Feedback, Solution, correct, wrong
+from helpers.exercises.feedback import Feedback, Solution, correct, text_answer, wrong
 from helpers.running_example import embed
 
 #: Exercise 1's sentence: five words, so its shape is not the (3, 4) printed above it.
 SHAPE_SENTENCE = "river bank flows money grows"
-
-
-def _is_whole(x) -> bool:
-    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
 
 
 def check_T_and_d(answer) -> Feedback:
@@ -22,7 +18,7 @@ def check_T_and_d(answer) -> Feedback:
     if not isinstance(answer, (tuple, list)) or len(answer) != 2:
         return wrong(f"expected a tuple of two whole numbers (T, d), but got {type(answer).__name__} "
                      f"{answer!r}. Write it like (5, 2).")
-    if not all(_is_whole(x) for x in answer):
+    if not all(isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in answer):
         return wrong(f"both entries should be whole numbers, but got {answer!r}.")
     got_T, got_d = answer
     if (got_T, got_d) == (T, d):
@@ -35,23 +31,24 @@ def check_T_and_d(answer) -> Feedback:
                  "Look at one row of the table above: every word has the same d, whatever the sentence.")
 
 
+#: Exercise 2: what each symbol a student may write is, if it is not the weights W.
+_NOT_THE_WEIGHTS = {
+    "S": "S is also (T, T), but it holds the raw scores (dot products). The weights come after softmax.",
+    "Y": "Y holds the outputs, the contextual embeddings: it is (T, d), not (T, T).",
+    **{name: f"{name} is a learned projection matrix of shape (d_k, d), not the (T, T) weights."
+       for name in ("W_q", "W_k", "W_v")},
+}
+
+
 def check_weights_symbol(answer) -> Feedback:
     """Exercise 2: which symbol names the (T, T) matrix of attention weights."""
-    if answer is None:
-        return wrong('answer is still None. Replace it with one of the strings "S", "W" or "Y".')
-    if not isinstance(answer, str):
-        return wrong(f'expected a string such as "W", but got {type(answer).__name__} {answer!r}.')
-    symbol = answer.strip()
+    symbol, problem = text_answer(answer, 'one of the strings "S", "W" or "Y"')
+    if problem is not None:
+        return problem
     if symbol == "W":
         return correct("W holds the attention weights: row i says how much token i takes from each token j. "
                        "(W_q, W_k, W_v are different: they are the learned projections of notebook 04.)")
-    if symbol == "S":
-        return wrong("S is also (T, T), but it holds the raw scores (dot products). The weights come after softmax.")
-    if symbol == "Y":
-        return wrong("Y holds the outputs, the contextual embeddings: it is (T, d), not (T, T).")
-    if symbol in {"W_q", "W_k", "W_v"}:
-        return wrong(f"{symbol} is a learned projection matrix of shape (d_k, d), not the (T, T) weights.")
-    return wrong(f'{answer!r} is not one of "S", "W", "Y". Look at the notation table.')
+    return wrong(_NOT_THE_WEIGHTS.get(symbol, f'{answer!r} is not one of "S", "W", "Y". Look at the notation table.'))
 
 
 def solution_T_and_d() -> Solution:

@@ -26,8 +26,7 @@ def reference_river_bank_mixture() -> np.ndarray:
 
 def check_sentence_matrix(E) -> Feedback:
     """Exercise 1: the (5, 4) static matrix of MATRIX_SENTENCE."""
-    expected = reference_sentence_matrix()
-    words = MATRIX_SENTENCE.split()
+    expected, words = reference_sentence_matrix(), MATRIX_SENTENCE.split()
     got, problem = as_numbers(E, "your matrix")
     if problem is not None:
         return problem
@@ -37,7 +36,7 @@ def check_sentence_matrix(E) -> Feedback:
     if got.shape in {(3, 4), (4, 3)}:
         return wrong(f"your matrix has shape {got.shape}, three words: the sentence {MATRIX_SENTENCE!r} has "
                      f"{len(words)}, so E has {len(words)} rows.")
-    if got.shape == expected.shape and not np.allclose(got, expected):
+    if got.shape == expected.shape:
         for row, word in enumerate(words):
             if not np.allclose(got[row], expected[row]):
                 return wrong(f"row {row} should be the vector of {word!r}, {expected[row].tolist()}, "
@@ -45,8 +44,9 @@ def check_sentence_matrix(E) -> Feedback:
     problem = compare_numbers(got, expected, "your matrix")
     if problem is not None:
         return problem
-    return correct(f"your matrix is {expected.shape}: T = {len(words)} tokens, d = 4. Its row 1 is the same bank "
-                   "vector as in the three-word sentences: the table does not look at the neighbours.")
+    return correct(
+        f"your matrix is {expected.shape}: T = {len(words)} tokens, d = 4. Its row 1 is the same bank "
+        "vector as in the three-word sentences: the table does not look at the neighbours.")
 
 
 def check_river_bank_mixture(y) -> Feedback:
@@ -57,18 +57,18 @@ def check_river_bank_mixture(y) -> Feedback:
         return problem
     if got.shape != expected.shape:
         return wrong(f"your y_bank has shape {got.shape}, but a mixture of 4-D vectors is one 4-D vector: shape (4,).")
-    if np.allclose(got, mix(embed(SENTENCE_MONEY), EXERCISE_WEIGHTS)):
-        return wrong("that is bank's mixture in the money sentence. Mix river, bank and flows instead.")
-    if np.allclose(got, static_vector("bank")):
-        return wrong("that is bank's static vector. Mix it with its neighbours: 0.3·river + 0.5·bank + 0.2·flows.")
-    if np.allclose(got, mix(embed(SENTENCE_RIVER), HAND_WEIGHTS)):
-        return wrong("that is the worked example's mixture, with weights 0.2, 0.7, 0.1. Use this exercise's "
-                     "weights: 0.3·river + 0.5·bank + 0.2·flows.")
-    if np.allclose(got, mix(embed(SENTENCE_RIVER), EXERCISE_WEIGHTS[::-1])):
-        return wrong("the weights are reversed: 0.3 goes with river (first word) and 0.2 with flows (last).")
-    if np.allclose(got, embed(SENTENCE_RIVER).sum(axis=0)):
-        return wrong("that is the plain sum of the three vectors. Multiply each by its weight first.")
-    problem = compare_numbers(got, expected, "your y_bank", hint="Compute 0.3·river + 0.5·bank + 0.2·flows.")
+    E = embed(SENTENCE_RIVER)
+    problem = compare_numbers(got, expected, "your y_bank", hint="Compute 0.3·river + 0.5·bank + 0.2·flows.", slips=[
+        (mix(embed(SENTENCE_MONEY), EXERCISE_WEIGHTS),
+         "that is bank's mixture in the money sentence. Mix river, bank and flows instead."),
+        (static_vector("bank"),
+         "that is bank's static vector. Mix it with its neighbours: 0.3·river + 0.5·bank + 0.2·flows."),
+        (mix(E, HAND_WEIGHTS), "that is the worked example's mixture, with weights 0.2, 0.7, 0.1. Use this "
+                               "exercise's weights: 0.3·river + 0.5·bank + 0.2·flows."),
+        (mix(E, EXERCISE_WEIGHTS[::-1]),
+         "the weights are reversed: 0.3 goes with river (first word) and 0.2 with flows (last)."),
+        (E.sum(axis=0), "that is the plain sum of the three vectors. Multiply each by its weight first."),
+    ])
     if problem is not None:
         return problem
     return correct(f"y_bank = {np.round(expected, 2).tolist()}: the same static bank, a different mixture.")
