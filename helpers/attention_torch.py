@@ -60,7 +60,8 @@ def check_attention_inputs(Q, K, V=None, mask=None) -> None:
     except RuntimeError:
         raise ValueError(f"mask has shape {tuple(mask.shape)}, which does not broadcast to the scores' shape "
                          f"(..., T_q, T_k) = {tuple(Q.shape[:-1]) + (T_k,)}: one entry per query-key pair.") from None
-    blind = ~torch.broadcast_to(mask != 0, mask.shape[:-1] + (T_k,)).any(dim=-1)  # in the mask's own rows
+    rows = mask.reshape((1,) * (2 - mask.dim()) + tuple(mask.shape))  # at least (T_q or 1, T_k or 1)
+    blind = ~torch.broadcast_to(rows != 0, rows.shape[:-1] + (T_k,)).any(dim=-1)  # in the mask's own rows
     if blind.any():
         row = torch.nonzero(blind)[0].tolist()
         raise ValueError(f"The mask hides every key from query row {row[-1]} (index {tuple(row)}): softmax over "

@@ -49,7 +49,10 @@ def resolve_device(device="auto") -> torch.device:
 
 def torch_dtype(dtype) -> torch.dtype:
     """'fp32' / 'float32' / torch.float32 -> torch.float32 (also bf16, fp16, fp64)."""
-    return getattr(torch, cost.dtype_name(dtype))
+    name = cost.dtype_name(dtype)
+    if name == "float8":
+        raise ValueError("float8 cannot be timed here: use float64, float32, bfloat16 or float16.")
+    return getattr(torch, name)
 
 
 def default_dtypes(device) -> list[str]:

@@ -290,9 +290,6 @@ def test_inputs_on_two_devices_are_named():
         scaled_dot_product_attention(Q, Q.cuda(), Q)
 
 
-@pytest.mark.xfail(strict=True, raises=IndexError,
-                   reason="helpers bug: a 1-D (T_k,) or 0-d mask that hides every key gives IndexError from "
-                          "check_attention_inputs (row[-1] of an empty index) instead of its ValueError")
 @pytest.mark.parametrize("mask", [torch.zeros(3), torch.tensor(0.0)])
 def test_a_one_dimensional_mask_that_hides_every_key_is_named(mask):
     Q = torch.randn(3, 4)

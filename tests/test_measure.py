@@ -39,9 +39,6 @@ def test_torch_dtype_refuses_an_unknown_name():
         measure.torch_dtype("int3")
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError,
-                   reason="helpers bug: cost.dtype_name accepts 'float8', so torch_dtype('float8') does "
-                          "getattr(torch, 'float8') and raises AttributeError instead of a clear ValueError")
 def test_torch_dtype_refuses_float8_clearly():
     with pytest.raises(ValueError, match="float8"):
         measure.torch_dtype("float8")
