@@ -1,8 +1,9 @@
 """Input checks that speak to a student.
 
-Every public helper runs its arguments through these functions first, so a
-wrong shape or a NaN is reported where it enters, with what was expected and
-what came, instead of surfacing later as a broadcast error or a silent NaN.
+Used where a person types: exercise answers, widget text boxes, and the public
+functions a student calls with their own arrays. A wrong shape or a NaN is
+reported where it enters, with what was expected and what came, instead of
+surfacing later as a broadcast error or a silent NaN.
 """
 from __future__ import annotations
 
@@ -142,12 +143,6 @@ def real_number(value, name: str, what: str, low: float = -np.inf, high: float =
     return float(value)
 
 
-def a_function(value, name: str, what: str):
-    """`value` if it can be called, else a TypeError: "{name} should be {what}, but got ..."."""
-    if not callable(value):
-        raise TypeError(f"{name} should be {what}, but got {describe(value)} ({value!r:.40}).")
-    return value
-
 
 def whole_number(value, name: str, minimum: int = 0) -> int:
     """A whole number >= `minimum` (NumPy integers welcome; bools, floats and text refused)."""
@@ -158,66 +153,9 @@ def whole_number(value, name: str, minimum: int = 0) -> int:
     return int(value)
 
 
-def seed(value, name: str = "seed") -> int:
-    """A random seed: a whole number >= 0."""
-    return whole_number(value, name, minimum=0)
-
 
 def flag(value, name: str) -> bool:
     """True or False, nothing else (so that "no" cannot mean yes)."""
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} should be True or False, but got {describe(value)} ({value!r:.40}).")
     return bool(value)
-
-
-def one_of(value, name: str, options) -> object:
-    """`value` if it is one of `options`, else a ValueError that lists them."""
-    options = list(options)
-    if isinstance(value, (list, dict, set)) or value not in options:
-        raise ValueError(f"{name} should be one of {', '.join(repr(o) for o in options)}, but got {value!r:.60}.")
-    return value
-
-
-def names(value, name: str, options) -> list:
-    """A list of names, each one of `options`; a single name is accepted as a list of one."""
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, (list, tuple)):
-        raise TypeError(f"{name} should be a list of names from {', '.join(map(repr, options))}, "
-                        f"but got {describe(value)} ({value!r:.40}).")
-    return [one_of(v, f"each entry of {name}", options) for v in value]
-
-
-def a_list(value, name: str, example: str) -> list:
-    """A list of things, e.g. one label per row; None, text, dicts and single values are refused by name."""
-    if value is None or isinstance(value, (str, bytes, dict, set)) or not hasattr(value, "__iter__"):
-        raise TypeError(f"{name} should be a list such as {example}, but got {describe(value)} "
-                        f"({value!r:.40}).")
-    return list(value)
-
-
-def one_label_each(labels, n: int, name: str, what: str) -> list[str]:
-    """`labels` as text, exactly one per row (or column) of a matrix with n of them; `what`: "rows"."""
-    labels = [str(label) for label in a_list(labels, name, "['money', 'bank', 'grows']")]
-    if len(labels) != n:
-        raise ValueError(f"{name}: got {len(labels)} labels for {n} {what}: give one label per {what[:-1]}.")
-    return labels
-
-
-def number_or_none(value, name: str):
-    """None, or a finite real number (e.g. a colour-scale limit that defaults to the data's own)."""
-    if value is None:
-        return None
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not np.isfinite(value):
-        raise TypeError(f"{name} should be a number (or None for the matrix's own value), but got "
-                        f"{describe(value)} ({value!r:.40}).")
-    return value
-
-
-def positive_number(value, name: str) -> float:
-    """A finite real number > 0."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} should be a number, but got {describe(value)} ({value!r}).")
-    if not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} should be a finite number greater than 0, but got {value}.")
-    return float(value)
