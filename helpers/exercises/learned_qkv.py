@@ -31,25 +31,6 @@ def reference_soft_lookup(query, keys, values):
     return float(weights @ values)           # one number: the blend
 
 
-def _unnormalised_blend(scores, values) -> float:
-    """exp(scores) @ values, a common slip; inf (without a warning) when exp overflows."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        return float(np.exp(scores) @ values)
-
-
-def _numel(x) -> int:
-    """How many numbers an array or tensor holds."""
-    n = getattr(x, "numel", None)
-    return int(n()) if callable(n) else int(np.size(x))
-
-
-def _is_number(x) -> bool:
-    """A plain or NumPy/PyTorch number (or a one-element array or tensor)."""
-    if isinstance(x, bool):
-        return False
-    return isinstance(x, numbers.Real) or (hasattr(x, "item") and _numel(x) == 1)
-
-
 def _lookup_cases():
     keys = np.eye(3)                                  # the keys 'a', 'b', 'c' as one-hot vectors
     values = np.array([1.0, 2.0, 4.0])                # d = {'a': 1, 'b': 2, 'c': 4}
@@ -62,6 +43,26 @@ def _lookup_cases():
     )
 
 
+def _lookup_slips(query, keys, values):
+    """[(what a slip returns, what the slip is)]; inf or NaN where its exp overflows (never matched)."""
+    scores = keys @ query
+    return [
+        (values[int(np.argmax(scores))], "that is a HARD lookup: the value of the best-matching key only. "
+         "Blend all values, weighted by softmax of the scores"),
+        (scores @ values, "the scores went into the blend without softmax. Turn keys @ query into weights first: "
+         "exp, then divide by the sum"),
+        ((scores / scores.sum()) @ values, "the scores were divided by their sum, which is not softmax (a "
+         "negative score gives a negative weight). Use exp first, then divide by the sum"),
+        (values.mean(), "that is the plain average of the values: every key counted the same. Weight each value "
+         "by how well its key matches the query"),
+        (np.exp(scores) @ values, "the exponentials were not divided by their sum, so the weights do not add up "
+         "to 1"),
+        (soft_lookup(query / math.sqrt(len(query)), keys, values)[1], f"you divided the scores by √d = "
+         f"√{len(query)}. This lookup has no scale: the weights are softmax(keys @ query) as they are (the √d_k "
+         "of attention comes in section 8)"),
+    ]
+
+
 def check_soft_lookup(student_function) -> Feedback:
     """Exercise 1: soft_lookup(query, keys, values) -> one number, the softmax-weighted blend of the values."""
     problem = require_callable(student_function, "soft_lookup(query, keys, values) returning one number")
@@ -70,48 +71,28 @@ def check_soft_lookup(student_function) -> Feedback:
     for query, keys, values, what in _lookup_cases():
         with np.errstate(all="ignore"):  # an overflow is diagnosed below, not warned about
             result, problem = call_student(student_function, query.copy(), keys.copy(), values.copy())
+            slips = _lookup_slips(query, keys, values)
         if problem is not None:
             return wrong(f"on {what}: {problem.message}")
         weights, expected = soft_lookup(query, keys, values)
-        if isinstance(result, (tuple, list)) and len(result) == 2 \
-                and not all(_is_number(r) for r in result):
+        if isinstance(result, (tuple, list)) and len(result) == 2 and any(np.ndim(r) > 0 for r in result):
             return wrong(f"on {what} you returned a pair, like (weights, blend) from soft_lookup in section 5. "
                          "This function returns only the blend, one number: return weights @ values.")
         got, problem = as_numbers(result, "the result")
         if problem is not None:
             return wrong(f"on {what}: {problem.message}")
-        scores = keys @ query
-        if got.shape == weights.shape and got.ndim == 1:
-            if np.allclose(got, weights, atol=1e-6):
-                return wrong(f"on {what} you returned the weights {np.round(got, 4).tolist()}. Finish the lookup: "
-                             "return the blend weights @ values, one number.")
-            return wrong(f"on {what} you returned {len(got)} numbers; a lookup returns one number, the blend "
-                         "weights @ values.")
+        if got.shape == weights.shape and np.allclose(got, weights, atol=1e-6):
+            return wrong(f"on {what} you returned the weights {np.round(got, 4).tolist()}. Finish the lookup: "
+                         "return the blend weights @ values, one number.")
         if got.size != 1:
-            return wrong(f"on {what} the result has shape {got.shape}; return one number, the blend.")
+            return wrong(f"on {what} you returned {got.size} numbers (shape {got.shape}); a lookup returns one "
+                         "number, the blend weights @ values.")
         got = float(got.reshape(()))
         if not math.isfinite(got):
             return wrong(f"on {what}: you got {got}. exp of a large score overflowed: subtract the largest score "
                          "before exp.")
-        guesses = {
-            "that is a HARD lookup: the value of the best-matching key only. Blend all values, weighted by "
-            "softmax of the scores": values[int(np.argmax(scores))],
-            "the scores went into the blend without softmax. Turn keys @ query into weights first: exp, then "
-            "divide by the sum": float(scores @ values),
-            "the scores were divided by their sum, which is not softmax (a negative score gives a negative "
-            "weight). Use exp first, then divide by the sum": float((scores / scores.sum()) @ values)
-            if scores.sum() != 0 else math.nan,
-            "that is the plain average of the values: every key counted the same. Weight each value by "
-            "how well its key matches the query": float(values.mean()),
-            "the exponentials were not divided by their sum, so the weights do not add up to 1":
-                _unnormalised_blend(scores, values),
-            f"you divided the scores by √d = √{len(query)}. This lookup has no scale: the weights are "
-            "softmax(keys @ query) as they are (the √d_k of attention comes in section 8)":
-                soft_lookup(query / math.sqrt(len(query)), keys, values)[1],
-        }
-        for message, value in guesses.items():
-            if math.isfinite(value) and math.isclose(got, value, abs_tol=1e-6) \
-                    and not math.isclose(value, expected, abs_tol=1e-6):
+        for value, message in slips:
+            if math.isclose(got, value, abs_tol=1e-6) and not math.isclose(value, expected, abs_tol=1e-6):
                 return wrong(f"on {what}: {message}.")
         problem = compare_numbers(got, expected, f"the blend on {what}", atol=1e-6,
                                   hint="weights = softmax(keys @ query); result = weights @ values.")
@@ -150,7 +131,7 @@ def check_qkv_parameters(student_function) -> Feedback:
             return wrong(f"for d_model={d_model}, d_k={d_k}: {problem.message}")
         if got is None:
             return wrong("your function returned None. Did it forget to `return` the count?")
-        if not isinstance(got, (bool, numbers.Real)) and hasattr(got, "item") and _numel(got) == 1:
+        if hasattr(got, "item") and np.asarray(got).size == 1:
             got = got.item()   # np.int64(48), np.array([48]), torch.tensor(48): the number inside
         if isinstance(got, bool) or not isinstance(got, numbers.Real):
             return wrong(f"for d_model={d_model}, d_k={d_k} your function returned {type(got).__name__} "
@@ -158,7 +139,7 @@ def check_qkv_parameters(student_function) -> Feedback:
         expected = count_parameters(SelfAttention(d_model, d_k))
         if got == expected:
             continue
-        guesses = {
+        slips = {  # a later entry wins where two coincide
             d_model * d_k: "that is one matrix. There are three: W_q, W_k and W_v",
             2 * d_model * d_k: "that is two matrices. Queries, keys AND values each have their own",
             3 * d_model * d_model: "each matrix maps d_model numbers to d_k numbers, so it is (d_k, d_model), "
@@ -168,9 +149,9 @@ def check_qkv_parameters(student_function) -> Feedback:
                                        "only the matrices count",
             3 * (d_model + d_k): "you added the sizes. A (d_k, d_model) matrix holds d_k × d_model numbers",
         }
-        hint = guesses.get(got)
-        if hint is not None and got != expected:
-            return wrong(f"for d_model={d_model}, d_k={d_k} you returned {got:,}, expected {expected:,}: {hint}.")
+        if got in slips:
+            return wrong(f"for d_model={d_model}, d_k={d_k} you returned {got:,}, expected {expected:,}: "
+                         f"{slips[got]}.")
         return wrong(f"for d_model={d_model}, d_k={d_k} you returned {got!r}, but SelfAttention({d_model}, {d_k}) "
                      f"has {expected:,} parameters. Count the numbers in W_q, W_k and W_v: each is (d_k, d_model).")
     return correct("3 · d_model · d_k, checked against count_parameters(SelfAttention(...)) for "
@@ -216,32 +197,31 @@ def _forward_case(seed: int = 7, T: int = 5, d_model: int = 6, d_k: int = 4, d_v
     return E, W_q, W_k, W_v
 
 
-def _forward_variants(E, W_q, W_k, W_v) -> dict[str, torch.Tensor]:
+def _forward_slips(E, W_q, W_k, W_v) -> list[tuple[torch.Tensor, str]]:
+    """[(what a slip returns, what the slip is)]."""
     Q, K, V = E @ W_q.T, E @ W_k.T, E @ W_v.T
     T, d_model = E.shape
     d_k, d_v = Q.shape[-1], V.shape[-1]
     S = Q @ K.T
     which = f"the scale is √d_k, the length of the query and key vectors (here d_k = {d_k})"
-    variants = {
-        f"you forgot to divide the scores by √d_k (here √{d_k} = {math.sqrt(d_k):g})": torch.softmax(S, -1) @ V,
-        f"you divided by √d_model (√{d_model}); {which}": torch.softmax(S / math.sqrt(d_model), -1) @ V,
-        f"you divided by √d_v (√{d_v}), the length of the values; {which}":
-            torch.softmax(S / math.sqrt(d_v), -1) @ V,
-        f"you divided by √T (√{T}), the number of tokens; {which}": torch.softmax(S / math.sqrt(T), -1) @ V,
-        f"you multiplied the scores by √d_k; divide them: S = Q @ K.T / √d_k (here √{d_k})":
-            torch.softmax(S * math.sqrt(d_k), -1) @ V,
-        f"you divided by d_k = {d_k} instead of √d_k": torch.softmax(S / d_k, -1) @ V,
-        "softmax ran over dim 0 (down the columns). Each ROW of weights must sum to 1: softmax(S, dim=-1)":
-            torch.softmax(S / math.sqrt(d_k), 0) @ V,
-        "softmax is missing: the raw scores were used as weights. Apply softmax(S, dim=-1) before mixing":
-            S / math.sqrt(d_k) @ V,
-        "queries and keys are swapped (that computes softmax(K Qᵀ)). Row i must hold q_i · k_j: S = Q @ K.T":
-            torch.softmax(K @ Q.T / math.sqrt(d_k), -1) @ V,
-    }
-    if d_k != 4:
-        variants[f"you divided by 2 = √4, but here d_k = {d_k}: do not type the size in, take it from the "
-                 f"queries, d_k = Q.shape[-1], and divide by math.sqrt(d_k)"] = torch.softmax(S / 2, -1) @ V
-    return variants
+    divisors = [
+        (1.0, f"you forgot to divide the scores by √d_k (here √{d_k} = {math.sqrt(d_k):g})"),
+        (math.sqrt(d_model), f"you divided by √d_model (√{d_model}); {which}"),
+        (math.sqrt(d_v), f"you divided by √d_v (√{d_v}), the length of the values; {which}"),
+        (math.sqrt(T), f"you divided by √T (√{T}), the number of tokens; {which}"),
+        (1 / math.sqrt(d_k), f"you multiplied the scores by √d_k; divide them: S = Q @ K.T / √d_k (here √{d_k})"),
+        (d_k, f"you divided by d_k = {d_k} instead of √d_k"),
+        (2.0, f"you divided by 2 = √4, but here d_k = {d_k}: do not type the size in, take it from the "
+              f"queries, d_k = Q.shape[-1], and divide by math.sqrt(d_k)"),
+    ]
+    return [(torch.softmax(S / c, -1) @ V, message) for c, message in divisors] + [
+        (torch.softmax(S / math.sqrt(d_k), 0) @ V,
+         "softmax ran over dim 0 (down the columns). Each ROW of weights must sum to 1: softmax(S, dim=-1)"),
+        (S / math.sqrt(d_k) @ V,
+         "softmax is missing: the raw scores were used as weights. Apply softmax(S, dim=-1) before mixing"),
+        (torch.softmax(K @ Q.T / math.sqrt(d_k), -1) @ V,
+         "queries and keys are swapped (that computes softmax(K Qᵀ)). Row i must hold q_i · k_j: S = Q @ K.T"),
+    ]
 
 
 def check_attention_forward(student_function) -> Feedback:
@@ -253,18 +233,16 @@ def check_attention_forward(student_function) -> Feedback:
         E, W_q, W_k, W_v = _forward_case(seed, *sizes)
         T, d_model = E.shape
         d_k, d_v = W_q.shape[0], W_v.shape[0]
-        what = (f"E ({T}, {d_model}), W_q and W_k ({d_k}, {d_model}), W_v ({d_v}, {d_model})")
+        what = f"E ({T}, {d_model}), W_q and W_k ({d_k}, {d_model}), W_v ({d_v}, {d_model})"
         try:
             result = student_function(E.clone(), W_q.clone(), W_k.clone(), W_v.clone())
         except NotImplementedError:
             return wrong("the function still raises NotImplementedError. Replace that line with your code.")
-        except RuntimeError as error:
-            if "shape" in str(error) or "size" in str(error):
+        except Exception as error:  # the student sees what went wrong, the notebook goes on
+            if isinstance(error, RuntimeError) and ("shape" in str(error) or "size" in str(error)):
                 return wrong(f"on {what} a matrix product failed ({str(error).splitlines()[0]}). The rows of E are "
                              "the e_i, and q_i = W_q e_i for all rows at once is Q = E @ W_q.T (note the .T); "
                              "the same for K and V.")
-            return wrong(f"on {what} your function raised RuntimeError: {error}")
-        except Exception as error:  # the student sees what went wrong, the notebook goes on
             return wrong(f"on {what} your function raised {type(error).__name__}: {error}")
         if isinstance(result, (tuple, list)) and len(result) == 2 and all(hasattr(r, "shape") for r in result):
             return wrong(f"on {what} you returned a pair of arrays (of shapes {tuple(result[0].shape)} and "
@@ -277,18 +255,15 @@ def check_attention_forward(student_function) -> Feedback:
         if got.shape == (T, d_model):
             return wrong(f"on {what} Y has shape ({T}, {d_model}) = the shape of E: did you mix E instead of "
                          f"V = E @ W_v.T? Y should be ({T}, {d_v}).")
-        if got.shape != (T, d_v):
-            return wrong(f"on {what} Y has shape {got.shape}; expected ({T}, {d_v}): one d_v-vector per token.")
-        if not np.all(np.isfinite(got)):
-            return wrong(f"on {what} Y contains NaN or inf. Use torch.softmax, which subtracts the row maximum.")
-        for message, value in _forward_variants(E, W_q, W_k, W_v).items():
-            if np.allclose(got, value.numpy(), atol=1e-6):
-                return wrong(f"on {what} {message}.")
         expected = scaled_dot_product_attention(E @ W_q.T, E @ W_k.T, E @ W_v.T).numpy()  # (T, d_v)
+        for value, message in _forward_slips(E, W_q, W_k, W_v):
+            if got.shape == value.shape and np.allclose(got, value.numpy(), atol=1e-6) \
+                    and not np.allclose(value.numpy(), expected, atol=1e-6):
+                return wrong(f"on {what} {message}.")
         # 1e-5: a float32 computation of the same formula is right too
-        problem = compare_numbers(got, expected, f"Y on {what}",
-                                  atol=1e-5, hint="Q = E @ W_q.T, K = E @ W_k.T, V = E @ W_v.T; "
-                                                  "W = softmax(Q @ K.T / √d_k, dim=-1); Y = W @ V.")
+        problem = compare_numbers(got, expected, f"Y on {what}", atol=1e-5,
+                                  hint="Q = E @ W_q.T, K = E @ W_k.T, V = E @ W_v.T; "
+                                       "W = softmax(Q @ K.T / √d_k, dim=-1); Y = W @ V.")
         if problem is not None:
             return problem
     return correct("Y matches the course's scaled_dot_product_attention on Q = E W_qᵀ, K = E W_kᵀ, V = E W_vᵀ: "

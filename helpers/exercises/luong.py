@@ -32,6 +32,11 @@ def reference_luong_context(s, H):
     return weights @ H  # (d,): Σ_j w_j h_j
 
 
+def _matches(got: np.ndarray, value) -> bool:
+    value = value.numpy() if isinstance(value, torch.Tensor) else value
+    return got.shape == value.shape and bool(np.allclose(got, value, atol=1e-4))
+
+
 def _luong_cases():
     g = torch.Generator().manual_seed(6)
     H_random = torch.randn(5, 3, generator=g)
@@ -55,28 +60,24 @@ def check_luong_context(luong_context) -> Feedback:
         if problem is not None:
             return problem
         expected, weights = (x.numpy() for x in luong_dot_attention(s, H))
-        scores = (H @ s).numpy()
-        T_k, d = H.shape
-        if got.shape == (T_k,) and np.allclose(got, weights, atol=1e-4):
-            return wrong("you returned the attention weights (one per encoder state). Luong's third step "
-                         "weighs the states: context = weights @ H, shape (d,).")
-        if got.shape == (T_k,) and np.allclose(got, scores, atol=1e-4):
-            return wrong("you returned the scores s · h_j. Turn them into weights with softmax, then "
-                         "take the weighted sum of the h_j.")
-        if got.shape != (d,):
-            return wrong(f"the context has shape {got.shape}, expected ({d},): one vector the size of a "
-                         "hidden state. Check which side of @ each factor goes on.")
-        if np.allclose(got, scores @ H.numpy(), atol=1e-4):
-            return wrong("the weights are the raw scores: you forgot the softmax, so they do not sum to 1.")
-        if np.allclose(got, (scores / scores.sum()) @ H.numpy(), atol=1e-4):
-            return wrong("you divided the scores by their sum. That breaks for negative scores; use softmax.")
-        scaled = (torch.softmax(H @ s / math.sqrt(d), dim=0) @ H).numpy()
-        if np.allclose(got, scaled, atol=1e-4):
-            return wrong("you divided the scores by √d. That is the Transformer's addition (notebook 05); "
-                         "Luong's dot score is plain s · h_j.")
-        if np.allclose(got, H.numpy().mean(axis=0), atol=1e-4):
-            return wrong("that is the plain average of the encoder states: every weight is 1/T_k. "
-                         "The weights should come from softmax(s · h_j).")
+        scores, d = (H @ s).numpy(), H.shape[1]
+        for value, message in (
+                (weights, "you returned the attention weights (one per encoder state). Luong's third step weighs "
+                          "the states: context = weights @ H, shape (d,)."),
+                (scores, "you returned the scores s · h_j. Turn them into weights with softmax, then take the "
+                         "weighted sum of the h_j."),
+                (None, f"the context has shape {got.shape}, expected ({d},): one vector the size of a hidden "
+                       "state. Check which side of @ each factor goes on."),
+                (scores @ H.numpy(), "the weights are the raw scores: you forgot the softmax, so they do not sum "
+                                     "to 1."),
+                ((scores / scores.sum()) @ H.numpy(), "you divided the scores by their sum. That breaks for "
+                                                      "negative scores; use softmax."),
+                ((torch.softmax(H @ s / math.sqrt(d), dim=0) @ H).numpy(), "you divided the scores by √d. That is "
+                 "the Transformer's addition (notebook 05); Luong's dot score is plain s · h_j."),
+                (H.numpy().mean(axis=0), "that is the plain average of the encoder states: every weight is 1/T_k. "
+                                         "The weights should come from softmax(s · h_j).")):
+            if (value is None and got.shape != (d,)) or (value is not None and _matches(got, value)):  # None: shape
+                return wrong(message)
         problem = compare_numbers(got, expected, "the context",
                                   hint="Three steps: scores = H @ s, weights = softmax(scores), context = weights @ H.")
         if problem is not None:
@@ -117,14 +118,11 @@ def _whole_numbers(shape):
             n = n.item()
         if isinstance(n, (bool, np.bool_)):
             return None, f"{n!r} is a truth value, not a size"
-        if isinstance(n, numbers.Integral):
-            sizes.append(int(n))
-        elif isinstance(n, numbers.Real) and float(n).is_integer():
-            sizes.append(int(n))
-        elif isinstance(n, numbers.Real):
-            return None, f"{n!r} is not a whole number: a shape counts rows and columns"
-        else:
+        if not isinstance(n, numbers.Real):
             return None, f"{n!r} is not a number"
+        if not float(n).is_integer():
+            return None, f"{n!r} is not a whole number: a shape counts rows and columns"
+        sizes.append(int(n))
     return tuple(sizes), None
 
 
@@ -217,50 +215,57 @@ def _cross_cases():
     return [(decoder_states(), encoder_states(), P), (X_dec_long, X_enc_long, P_rect)]
 
 
-def _manual_attention(Q, K, V, scale: float, dim: int = -1, softmax: bool = True):
+def _softmax_attention(Q, K, V, scale: float, dim: int = -1, softmax: bool = True):
     S = (Q @ K.T) * scale  # (T_q, T_k)
     return (torch.softmax(S, dim=dim) if softmax else S) @ V
 
 
 def _cross_attention_slips(X_dec, X_enc, W_q, W_k, W_v):
-    """[(what that slip computes, the message naming it)] for the usual slips inside the attention step."""
+    """[(what a slip computes, the message naming it)], leaving out slips that do not fit or change nothing."""
+    sdpa = scaled_dot_product_attention
     Q, K, V = X_dec @ W_q, X_enc @ W_k, X_enc @ W_v
     d, d_k = X_dec.shape[1], Q.shape[1]
-    right = 1 / math.sqrt(d_k)
     slips = [
-        (lambda: _manual_attention(Q, K, V, 1.0),
+        (lambda: sdpa(Q, X_dec @ W_k, X_dec @ W_v), "that is self-attention over the decoder: keys and values "
+         "must come from the encoder, K = X_enc @ W_k and V = X_enc @ W_v."),
+        (lambda: sdpa(Q, X_enc @ W_v, X_enc @ W_k), "W_k and W_v are swapped: the keys decide the weights "
+         "(K = X_enc @ W_k), the values are what gets mixed (V = X_enc @ W_v)."),
+        (lambda: sdpa(X_dec, X_enc, X_enc), "no projections were applied: that is Luong-style attention. "
+         "Project first: Q = X_dec @ W_q, K = X_enc @ W_k, V = X_enc @ W_v."),
+        (lambda: sdpa(Q, K, X_enc), "the values are the raw encoder states. Project them too: V = X_enc @ W_v."),
+        (lambda: _softmax_attention(Q, K, V, 1.0),
          "the 1/√d_k scale is missing: the scores must be divided by √d_k before the softmax (notebook 05)."),
-        (lambda: _manual_attention(Q, K, V, 1 / d_k),
+        (lambda: _softmax_attention(Q, K, V, 1 / d_k),
          f"the scores were divided by d_k = {d_k}, not by its square root √d_k. Use math.sqrt(d_k)."),
-        (lambda: _manual_attention(Q, K, V, math.sqrt(d_k)),
+        (lambda: _softmax_attention(Q, K, V, math.sqrt(d_k)),
          "the scores were multiplied by √d_k: divide by it instead."),
-        (lambda: _manual_attention(Q, K, V, 1 / math.sqrt(d)),
+        (lambda: _softmax_attention(Q, K, V, 1 / math.sqrt(d)),
          f"the scores were divided by √{d}, the square root of the input width. The scale is √d_k, with d_k "
          f"the length of a query after the projection (here {d_k}): Q.shape[-1]."),
-        (lambda: _manual_attention(Q, K, V, right, dim=0),
+        (lambda: _softmax_attention(Q, K, V, 1 / math.sqrt(d_k), dim=0),
          "the softmax runs over the wrong axis: dim=0 makes each column (one key, over all queries) sum to 1. "
          "Each query's weights are a row of the (T_q, T_k) scores: softmax over dim=-1."),
-        (lambda: _manual_attention(Q, K, V, right, softmax=False),
+        (lambda: _softmax_attention(Q, K, V, 1 / math.sqrt(d_k), softmax=False),
          "the softmax is missing: the scaled scores were used as weights. Turn each row into weights that "
          "sum to 1 with torch.softmax(scores, dim=-1)."),
-        (lambda: scaled_dot_product_attention(X_dec @ W_q.T, X_enc @ W_k.T, X_enc @ W_v.T),
+        (lambda: sdpa(X_dec @ W_q.T, X_enc @ W_k.T, X_enc @ W_v.T),
          "the projections were transposed (X @ W.T, as nn.Linear stores them). Here W_q, W_k, W_v have shape "
          "(d, d_k): Q = X_dec @ W_q, K = X_enc @ W_k, V = X_enc @ W_v."),
     ]
     for i, name in enumerate(("W_q", "W_k", "W_v")):
         flipped = [W_q, W_k, W_v]
         flipped[i] = flipped[i].T
-        slips.append((lambda f=flipped: scaled_dot_product_attention(X_dec @ f[0], X_enc @ f[1], X_enc @ f[2]),
+        slips.append((lambda f=flipped: sdpa(X_dec @ f[0], X_enc @ f[1], X_enc @ f[2]),
                       f"{name} was transposed: with {name} of shape (d, d_k) the projection is X @ {name}, "
                       f"not X @ {name}.T."))
-    expected = scaled_dot_product_attention(Q, K, V)
+    expected = sdpa(Q, K, V)
     out = []
     for compute, message in slips:
         try:
             result = compute()
-        except RuntimeError:  # a transposed rectangular matrix does not fit: that slip cannot be this answer
+        except (RuntimeError, ValueError):  # a transposed rectangular matrix does not fit: not this answer
             continue
-        if not torch.allclose(result, expected, atol=1e-4):  # in this case the slip changes nothing: skip it
+        if not _matches(result.numpy(), expected):  # else in this case the slip changes nothing: skip it
             out.append((result, message))
     return out
 
@@ -287,26 +292,9 @@ def check_cross_attention(cross_attention) -> Feedback:
                          f"(X_dec @ W_q), so Y has one row per decoder token: {T_q}.")
         if got.shape != expected.shape:
             return wrong(f"Y has shape {got.shape}, expected {expected.shape} (T_q, d_v).")
-        sdpa = scaled_dot_product_attention
-
-        def close(alternative, got=got):
-            alternative = alternative.numpy()
-            return alternative.shape == got.shape and np.allclose(got, alternative, atol=1e-4)
-
-        if close(sdpa(X_dec @ W_q, X_dec @ W_k, X_dec @ W_v)):
-            return wrong("that is self-attention over the decoder: keys and values must come from the "
-                         "encoder, K = X_enc @ W_k and V = X_enc @ W_v.")
-        if close(sdpa(X_dec @ W_q, X_enc @ W_v, X_enc @ W_k)):
-            return wrong("W_k and W_v are swapped: the keys decide the weights (K = X_enc @ W_k), the values "
-                         "are what gets mixed (V = X_enc @ W_v).")
-        if close(sdpa(X_dec, X_enc, X_enc)):
-            return wrong("no projections were applied: that is Luong-style attention. Project first: "
-                         "Q = X_dec @ W_q, K = X_enc @ W_k, V = X_enc @ W_v.")
-        if close(sdpa(X_dec @ W_q, X_enc @ W_k, X_enc)):
-            return wrong("the values are the raw encoder states. Project them too: V = X_enc @ W_v.")
-        for diagnosis in _cross_attention_slips(X_dec, X_enc, W_q, W_k, W_v):
-            if close(diagnosis[0]):
-                return wrong(diagnosis[1])
+        for value, message in _cross_attention_slips(X_dec, X_enc, W_q, W_k, W_v):
+            if _matches(got, value):
+                return wrong(message)
         problem = compare_numbers(got, expected, "Y", hint="Q from X_dec, K and V from X_enc, then "
                                   "scaled_dot_product_attention(Q, K, V).")
         if problem is not None:

@@ -154,36 +154,34 @@ def check_variance_prediction(predicted_var, predicted_var_scaled=_NOT_GIVEN) ->
     if near(raw, expected_scaled) and near(scaled, expected_raw):
         return wrong("the two answers are swapped: the raw dot product has the large variance, "
                      "the scaled one the small.")
-    if not near(raw, expected_raw):
-        if near(raw, d * s**2):
-            return wrong(f"predicted_var = {raw:.4g} = d·σ². Each product q_i·k_i multiplies two numbers of "
-                         f"variance σ², so it has variance σ²·σ² = σ⁴ = {s**4:.4g}; there are d = {d} of them.")
-        if near(raw, d):
-            return wrong(f"predicted_var = {raw:.4g} = d: that holds for σ = 1. Here σ = {s}, and each of the "
-                         f"d products has variance σ⁴ = {s**4:.4g}.")
-        if near(raw, s**4):
-            return wrong(f"predicted_var = {raw:.4g} = σ⁴, the variance of ONE product q_i·k_i. "
-                         f"The dot product adds d = {d} independent products, and their variances add.")
-        if near(raw, math.sqrt(d) * s**2) or near(raw, math.sqrt(d) * s**4):
-            return wrong(f"predicted_var = {raw:.4g} grows like √d: that is the standard deviation's growth. "
-                         "Variances of independent terms add, so the variance grows like d itself.")
-        if near(raw, d * s):
-            return wrong(f"predicted_var = {raw:.4g} = d·σ. Each product has variance σ⁴ (σ² from q_i times "
-                         "σ² from k_i), so the total is d·σ⁴.")
-        return wrong(f"predicted_var = {raw:.4g}, but Var(q·k) = d·σ⁴ = {d}·{s}⁴. "
-                     "Each product has variance σ⁴; d independent products add up.")
-    if not near(scaled, expected_scaled):
-        if near(scaled, 1.0):
-            return wrong("predicted_var_scaled is 1, but dividing by √d_k removes only the factor d_k and leaves "
-                         f"σ⁴, which is 1 only when σ = 1; here σ = {s}.")
-        if near(scaled, expected_raw / math.sqrt(d)):
-            return wrong(f"predicted_var_scaled = {scaled:.4g} = Var / √d_k. Dividing a variable by c divides "
-                         "its variance by c²: Var(X / c) = Var(X) / c², and c² = d_k here.")
-        if near(scaled, expected_raw):
-            return wrong("predicted_var_scaled equals the unscaled variance: dividing the scores by √d_k "
-                         "changes their variance, by a factor 1/d_k.")
-        return wrong(f"predicted_var_scaled = {scaled:.4g}. Use Var(X / c) = Var(X) / c² with "
-                     f"c = √d_k, so c² = d_k = {d}.")
+    raw_is, scaled_is = f"predicted_var = {raw:.4g}", f"predicted_var_scaled = {scaled:.4g}"
+    # (the values a slip gives, its diagnosis); the last entry, the answer itself, is the fallback
+    raw_slips = (
+        ((d * s**2,), f"{raw_is} = d·σ². Each product q_i·k_i multiplies two numbers of variance σ², so it has "
+                      f"variance σ²·σ² = σ⁴ = {s**4:.4g}; there are d = {d} of them."),
+        ((d,), f"{raw_is} = d: that holds for σ = 1. Here σ = {s}, and each of the d products has variance "
+               f"σ⁴ = {s**4:.4g}."),
+        ((s**4,), f"{raw_is} = σ⁴, the variance of ONE product q_i·k_i. The dot product adds d = {d} independent "
+                  "products, and their variances add."),
+        ((math.sqrt(d) * s**2, math.sqrt(d) * s**4), f"{raw_is} grows like √d: that is the standard deviation's "
+         "growth. Variances of independent terms add, so the variance grows like d itself."),
+        ((d * s,), f"{raw_is} = d·σ. Each product has variance σ⁴ (σ² from q_i times σ² from k_i), so the total "
+                   "is d·σ⁴."),
+        ((raw,), f"{raw_is}, but Var(q·k) = d·σ⁴ = {d}·{s}⁴. Each product has variance σ⁴; d independent products "
+                 "add up."),
+    )
+    scaled_slips = (
+        ((1.0,), "predicted_var_scaled is 1, but dividing by √d_k removes only the factor d_k and leaves σ⁴, "
+                 f"which is 1 only when σ = 1; here σ = {s}."),
+        ((expected_raw / math.sqrt(d),), f"{scaled_is} = Var / √d_k. Dividing a variable by c divides its variance "
+                                         "by c²: Var(X / c) = Var(X) / c², and c² = d_k here."),
+        ((expected_raw,), "predicted_var_scaled equals the unscaled variance: dividing the scores by √d_k changes "
+                          "their variance, by a factor 1/d_k."),
+        ((scaled,), f"{scaled_is}. Use Var(X / c) = Var(X) / c² with c = √d_k, so c² = d_k = {d}."),
+    )
+    for got, expected, slips in ((raw, expected_raw, raw_slips), (scaled, expected_scaled, scaled_slips)):
+        if not near(got, expected):
+            return wrong(next(message for values, message in slips if any(near(got, v) for v in values)))
     samples = sample_dot_products(d, 50_000, s, seed=2024)
     return correct(f"Var(q·k) = d·σ⁴ = {expected_raw:g} and Var(q·k / √d_k) = σ⁴ = {expected_scaled:g}. "
                    f"Measured on 50,000 fresh pairs: {samples.var(ddof=1):.3f} and "
@@ -248,14 +246,11 @@ def check_scaled_weights(scaled_weights) -> Feedback:
     if isinstance(got, (str, bytes)):
         return wrong(f"scaled_weights returned the text {got!r:.40}; it should return a NumPy array "
                      "of weights, shape (T_q, T_k).")
-    if np.iscomplexobj(got):
-        return wrong("scaled_weights returned complex numbers; attention weights are real numbers from 0 to 1.")
     W, problem = as_numbers(got, "the weights")
     if problem is not None:
         return problem
     expected = reference_scaled_weights(Q, K)
-    t_q, t_k = expected.shape
-    d_k = Q.shape[1]
+    (t_q, t_k), d_k = expected.shape, Q.shape[1]
     if W.shape == (t_k, t_q):
         return wrong(f"the weights have shape {W.shape} = (T_k, T_q): keys and queries are swapped. "
                      f"Q @ K.T gives one row per query, shape (T_q, T_k) = ({t_q}, {t_k}).")
@@ -266,12 +261,13 @@ def check_scaled_weights(scaled_weights) -> Feedback:
         return wrong("the weights contain NaN or infinity. Subtract each row's maximum before exp "
                      "(or use softmax from helpers.similarity, which does).")
     S = Q @ K.T                                                     # (T_q, T_k) raw scores
-    if _same(W, S):
-        return wrong("these are the raw scores Q Kᵀ: nothing was divided and no softmax applied. Divide by "
-                     f"√d_k = √{d_k}, then apply softmax to each row: exp, then divide by the row's sum.")
-    if _same(W, S / np.sqrt(d_k)):
-        return wrong("these are the scaled scores, before softmax. Apply softmax to each row: exp, then divide "
-                     "by the row's sum, so the weights are positive and each row sums to 1.")
+    for scores, message in (
+            (S, "these are the raw scores Q Kᵀ: nothing was divided and no softmax applied. Divide by "
+                f"√d_k = √{d_k}, then apply softmax to each row: exp, then divide by the row's sum."),
+            (S / np.sqrt(d_k), "these are the scaled scores, before softmax. Apply softmax to each row: exp, then "
+                               "divide by the row's sum, so the weights are positive and each row sums to 1.")):
+        if _same(W, scores):
+            return wrong(message)
     with np.errstate(over="ignore", invalid="ignore"):             # huge entries: the sums may be inf
         row_sums, column_sums = W.sum(axis=-1), W.sum(axis=0)
     if not np.allclose(row_sums, 1.0, atol=1e-6):
@@ -283,15 +279,14 @@ def check_scaled_weights(scaled_weights) -> Feedback:
                          "each row of Q Kᵀ / √d_k: exp, then divide by the row's sum.")
         return wrong(f"row sums are {np.round(row_sums, 4).tolist()}, but each row of weights must sum to 1. "
                      "If you took exp, divide each row by its own sum (axis=-1, keepdims=True).")
+    peak = expected.max(axis=-1).mean()
     if _same(W, expected):
         problem = _check_large_scores(scaled_weights)
-        if problem is not None:
-            return problem
-        return correct(f"softmax(Q Kᵀ / √d_k) with d_k = {d_k}: rows sum to 1, and the largest weight is "
-                       f"{expected.max(axis=-1).mean():.2f} on average (without the scale it would be "
-                       f"{softmax(S).max(axis=-1).mean():.2f}). It also stays exact with Q and K "
-                       f"{LARGE_FACTOR:g} times longer, where scaled scores up to {_largest_large_score():,.0f} "
-                       "would overflow a plain exp.")
+        return problem if problem is not None else correct(
+            f"softmax(Q Kᵀ / √d_k) with d_k = {d_k}: rows sum to 1, and the largest weight is {peak:.2f} on "
+            f"average (without the scale it would be {softmax(S).max(axis=-1).mean():.2f}). It also stays exact "
+            f"with Q and K {LARGE_FACTOR:g} times longer, where scaled scores up to {_largest_large_score():,.0f} "
+            "would overflow a plain exp.")
     for divisor, slip in ((1.0, "the scores were not divided by √d_k"),
                           (d_k, f"the scores were divided by d_k = {d_k}, not by its square root"),
                           (1 / np.sqrt(d_k), "the scores were multiplied by √d_k instead of divided"),
@@ -300,11 +295,10 @@ def check_scaled_weights(scaled_weights) -> Feedback:
                           (np.sqrt(t_q), f"the scores were divided by √T_q = √{t_q}, the square root of the number "
                                          "of QUERIES (Q.shape[0])")):
         if _same(W, softmax(S / divisor)):
-            peak = W.max(axis=-1).mean()
             return wrong(f"{slip}. d_k is the length of each query and key vector, Q.shape[-1] = {d_k}: "
                          f"divide by √{d_k} ≈ {np.sqrt(d_k):.3g}, so Var(scores / √d_k) = σ⁴ whatever d_k is. "
-                         f"(Your rows put {peak:.2f} on their largest weight on average; the right scale puts "
-                         f"{expected.max(axis=-1).mean():.2f}.)")
+                         f"(Your rows put {W.max(axis=-1).mean():.2f} on their largest weight on average; the "
+                         f"right scale puts {peak:.2f}.)")
     bad = np.argwhere(~np.isclose(W, expected, atol=1e-6, rtol=0))
     i, j = (int(x) for x in bad[0])
     return wrong(f"the rows sum to 1, but {len(bad)} of the {W.size} weights are off, the first at row {i}, "
@@ -320,26 +314,24 @@ def _largest_large_score() -> float:
 def _check_large_scores(scaled_weights) -> Feedback | None:
     """The second test, once the first passed: scaled scores around 1,000, where a naive exp overflows."""
     Q, K = large_inputs()
-    expected = reference_scaled_weights(Q, K)
-    top = _largest_large_score()
+    longer = f"with Q and K {LARGE_FACTOR:g} times longer"
     W, problem = numbers_from(scaled_weights, Q.copy(), K.copy(), on=f"Q and K {LARGE_FACTOR:g} times longer")
     if problem is not None:
         return problem
+    expected = reference_scaled_weights(Q, K)
     if W.shape != expected.shape:
-        return wrong(f"with Q and K {LARGE_FACTOR:g} times longer the weights have shape {W.shape}, but should "
-                     f"have {expected.shape}, as before.")
+        return wrong(f"{longer} the weights have shape {W.shape}, but should have {expected.shape}, as before.")
+    first = f"right on the first test, but {longer} (scaled scores up to {_largest_large_score():,.0f})"
     if not np.all(np.isfinite(W)):
-        return wrong(f"right on the first test, but with Q and K {LARGE_FACTOR:g} times longer (scaled scores up "
-                     f"to {top:,.0f}) the weights contain NaN or infinity. exp of a number above about 709.8 "
-                     "overflows a float64 to inf, and inf / inf is NaN. Subtract each row's maximum before exp, "
-                     "as notebook 02's stable softmax does: S - S.max(axis=-1, keepdims=True). "
-                     "The weights do not change, and the largest exponent becomes exp(0) = 1. Or use softmax from "
-                     "helpers.similarity, which does it for you.")
+        return wrong(f"{first} the weights contain NaN or infinity. exp of a number above about 709.8 overflows a "
+                     "float64 to inf, and inf / inf is NaN. Subtract each row's maximum before exp, as notebook "
+                     "02's stable softmax does: S - S.max(axis=-1, keepdims=True). The weights do not change, and "
+                     "the largest exponent becomes exp(0) = 1. Or use softmax from helpers.similarity, which does "
+                     "it for you.")
     if not _same(W, expected):
-        return wrong(f"right on the first test, but with Q and K {LARGE_FACTOR:g} times longer (scaled scores up "
-                     f"to {top:,.0f}) some weights are off. Large scores must give nearly one-hot rows, exactly: "
-                     "subtract each row's maximum before exp (notebook 02's stable softmax), and do not clip "
-                     "or round the scores.")
+        return wrong(f"{first} some weights are off. Large scores must give nearly one-hot rows, exactly: subtract "
+                     "each row's maximum before exp (notebook 02's stable softmax), and do not clip or round the "
+                     "scores.")
     return None
 
 
