@@ -78,12 +78,10 @@ def is_presenter_mode() -> bool:
 
 
 def heatmap(M, row_labels=None, col_labels=None, *, title: str = "", ax=None,
-            fmt: str = "{:.2f}", cmap: str = "viridis", vmin=None, vmax=None,
-            xlabel: str = "", ylabel: str = "", show_values: bool = True, colorbar: bool = False):
-    """Draw a (rows, cols) matrix as a heatmap with each value written in its cell.
+            fmt: str = "{:.2f}", vmin=None, vmax=None, xlabel: str = "", ylabel: str = ""):
+    """Draw a (rows, cols) matrix as a heatmap with each value written in its cell; returns the Axes.
 
-    vmin, vmax: the colour scale's ends (numbers; None: the matrix's own min and max).
-    Returns the matplotlib Axes. Text is dark on light cells and light on dark.
+    vmin, vmax: the colour scale's ends (None: the matrix's own min and max).
     """
     M = np.asarray(M, dtype=float)
     rows, cols = M.shape
@@ -93,13 +91,13 @@ def heatmap(M, row_labels=None, col_labels=None, *, title: str = "", ax=None,
     vmax = M.max() if vmax is None else vmax
     if ax is None:
         _, ax = plt.subplots(figsize=(1.1 * cols + 2.2, 0.8 * rows + 1.4))
-    image = ax.imshow(M, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
+    ax.imshow(M, cmap="viridis", vmin=vmin, vmax=vmax, aspect="auto")
     ax.set_xticks(range(cols), col_labels)
     ax.set_yticks(range(rows), row_labels)
     ax.tick_params(length=0)
     for spine in ax.spines.values():
         spine.set_visible(False)
-    if show_values and rows * cols <= 144:
+    if rows * cols <= 144:
         span = (vmax - vmin) or 1.0
         for i in range(rows):
             for j in range(cols):
@@ -107,8 +105,6 @@ def heatmap(M, row_labels=None, col_labels=None, *, title: str = "", ax=None,
                 ax.text(j, i, fmt.format(M[i, j]), ha="center", va="center",
                         color="white" if light else "black",
                         fontsize=plt.rcParams["font.size"] - 1)
-    if colorbar:
-        ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
@@ -117,12 +113,8 @@ def heatmap(M, row_labels=None, col_labels=None, *, title: str = "", ax=None,
 
 def heatmaps(matrices: Sequence, titles: Sequence[str], row_labels=None, col_labels=None, *,
              suptitle: str = "", shared_scale: bool = False, fmt: str = "{:.2f}",
-             cmap: str = "viridis", xlabel: str = "", ylabel: str = ""):
-    """Several heatmaps side by side (the d2l idea: every attention matrix looks alike).
-
-    matrices: a list of (rows, cols) arrays; titles: one per matrix, or None for no titles.
-    `row_labels` / `col_labels` apply to every panel. Returns (fig, axes).
-    """
+             xlabel: str = "", ylabel: str = ""):
+    """Several heatmaps side by side, one title each (or None), the labels shared. Returns (fig, axes)."""
     arrays = [np.asarray(M, dtype=float) for M in matrices]
     titles = [""] * len(arrays) if titles is None else titles
     vmin = min(a.min() for a in arrays) if shared_scale else None
@@ -131,8 +123,8 @@ def heatmaps(matrices: Sequence, titles: Sequence[str], row_labels=None, col_lab
     height = max(0.75 * a.shape[0] + 1.6 for a in arrays)
     fig, axes = plt.subplots(1, len(arrays), figsize=(width, height), squeeze=False)
     for ax, M, title in zip(axes[0], arrays, titles):
-        heatmap(M, row_labels, col_labels, title=title, ax=ax, fmt=fmt, cmap=cmap,
-                vmin=vmin, vmax=vmax, xlabel=xlabel, ylabel=ylabel)
+        heatmap(M, row_labels, col_labels, title=title, ax=ax, fmt=fmt, vmin=vmin, vmax=vmax,
+                xlabel=xlabel, ylabel=ylabel)
     if suptitle:
         fig.suptitle(suptitle)
     fig.tight_layout()
@@ -140,11 +132,9 @@ def heatmaps(matrices: Sequence, titles: Sequence[str], row_labels=None, col_lab
 
 
 def projection_basis(X) -> np.ndarray:
-    """A 2-D view of d-dimensional vectors: (n, d) -> basis of shape (d, 2).
+    """A fixed 2-D view of (n, d) vectors: the basis (d, 2) of X's top two right singular vectors.
 
-    The top two right singular vectors of X (not centred, so the origin stays
-    at the origin and arrows from it keep their meaning). Signs are fixed so
-    the same X always gives the same picture. For d = 2 it is the identity.
+    Not centred, so the origin stays put; signs are fixed; for d = 2 it is the identity.
     """
     X = np.asarray(X, dtype=float)
     d = X.shape[1]
@@ -161,53 +151,31 @@ def projection_basis(X) -> np.ndarray:
     return basis
 
 
-def arrows(X, labels: Sequence[str], *, ax=None, basis=None, color=None, title: str = "",
-           linestyle: str = "-", alpha: float = 1.0, label_offset: float = 0.04):
-    """Draw each row of X (n, d) as an arrow from the origin, labelled.
-
-    For d > 2 the rows are projected with `basis` (d, 2); pass the same basis
-    to several calls so they share one view. Returns the Axes.
-    """
+def arrows(X, labels: Sequence[str], *, ax=None, basis=None, title: str = ""):
+    """Draw each row of X (n, d) as a labelled arrow from the origin, projected with `basis` (d, 2)."""
     X = np.asarray(X, dtype=float)
     P = X @ (projection_basis(X) if basis is None else basis)   # (n, 2)
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 6))
-    colors = [color] * len(P) if isinstance(color, str) else (color or PALETTE)
-    for k, ((x, y), text) in enumerate(zip(P, labels)):
-        c = colors[k % len(colors)]
+    for (x, y), text, c in zip(P, labels, PALETTE * len(P)):
         ax.annotate("", xy=(x, y), xytext=(0, 0),
-                    arrowprops=dict(arrowstyle="-|>", color=c, lw=2.2, ls=linestyle, alpha=alpha,
-                                    shrinkA=0, shrinkB=0))
-        ax.text(x + label_offset, y + label_offset, text, color=c, fontsize=plt.rcParams["font.size"],
-                alpha=alpha)
+                    arrowprops=dict(arrowstyle="-|>", color=c, lw=2.2, shrinkA=0, shrinkB=0))
+        ax.text(x + 0.04, y + 0.04, text, color=c, fontsize=plt.rcParams["font.size"])
     ax.axhline(0, color="#cccccc", lw=0.8, zorder=0)
     ax.axvline(0, color="#cccccc", lw=0.8, zorder=0)
     ax.set_aspect("equal")
     ax.set_title(title)
-    _fit_limits(ax, P)
-    return ax
-
-
-def _fit_limits(ax, P: np.ndarray) -> None:
-    """Grow the axes' limits to include P and the origin, with a margin."""
     pts = np.vstack([P, [[0.0, 0.0]]])
-    old = getattr(ax, "_course_points", None)
-    if old is not None:
-        pts = np.vstack([old, pts])
-    ax._course_points = pts
     lo, hi = pts.min(axis=0), pts.max(axis=0)
     pad = 0.15 * max((hi - lo).max(), 1e-9)
     ax.set_xlim(lo[0] - pad, hi[0] + pad)
     ax.set_ylim(lo[1] - pad, hi[1] + pad)
+    return ax
 
 
 def function_box(inputs: Sequence[str], outputs: Sequence[str], *, label: str = "?",
                  input_note: str = "", output_note: str = "", title: str = ""):
-    """Draw the goal as a box: one arrow in per input token, one arrow out per output.
-
-    Used for "a function from (T, d) static embeddings to (T, d) contextual ones".
-    inputs, outputs: lists of token names. Returns the Axes.
-    """
+    """Draw the goal as a box: one arrow in per input token, one arrow out per output. Returns the Axes."""
     n = len(inputs)
     fig, ax = plt.subplots(figsize=(9, 1.0 + 0.8 * n))
     ys = np.linspace(n - 1, 0, n) * 0.8

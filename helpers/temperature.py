@@ -23,9 +23,8 @@ MAX_SCORES = 8
 
 def parse_scores(text) -> np.ndarray:
     """Turn typed text such as "1.0, 1.2, 0.9" into a (n,) array of 2..MAX_SCORES finite numbers."""
-    parts = [p for p in text.replace(",", " ").split() if p]
     values = []
-    for part in parts:
+    for part in text.replace(",", " ").split():
         try:
             values.append(float(part))
         except ValueError:
@@ -37,16 +36,9 @@ def parse_scores(text) -> np.ndarray:
 
 
 def softmax_at_scale(scores, scale: float = 1.0) -> dict:
-    """softmax(scale · scores) and how peaked it is. scores: (n,), scale: a number >= 0.
-
-    Returns a dict:
-        scores, scale, scaled      the inputs and scale · scores (n,)
-        weights                    (n,) stable softmax: positive, sums to 1
-        naive                      (n,) exp(x) / Σ exp(x) without subtracting the max (NaN once exp overflows)
-        naive_overflows            True when some exp(scale · score) is too big for a float64 (> ~1.8e308)
-        top, top_weight            index of the largest weight, and that weight
-        entropy_bits               -Σ w log2 w: 0 for one-hot, log2(n) for uniform
-        effective_choices          2 ** entropy_bits: "how many tokens it spreads over", 1 to n
+    """softmax(scale · scores) and how peaked it is, as a dict: scores, scale, scaled, weights,
+    naive (no max subtracted: NaN once exp overflows), naive_overflows, top, top_weight,
+    entropy_bits (0 for one-hot, log2(n) for uniform) and effective_choices (2 ** entropy_bits).
     """
     scaled = float(scale) * np.asarray(scores, dtype=float)   # (n,)
     weights = softmax(scaled)
@@ -69,12 +61,7 @@ def softmax_at_scale(scores, scale: float = 1.0) -> dict:
 
 
 def weights_bars(rows, titles, labels=None, *, suptitle: str = ""):
-    """Rows of weights (each (n,), summing to 1) as bar charts side by side, values on the bars.
-
-    titles: one per row, or None for no titles. Returns (fig, axes). A dashed line marks the uniform
-    weight 1/n (the legend under the bars says so); a value label that would sit on that line is lifted
-    just above it.
-    """
+    """Rows of weights as bar charts side by side, values on the bars, a dashed line at 1/n. Returns (fig, axes)."""
     titles = [""] * len(rows) if titles is None else titles
     grow = plt.rcParams["font.size"] / 13   # larger fonts (presenter mode) get a larger figure
     fig, axes = plt.subplots(1, len(rows), figsize=(4.2 * grow * len(rows), 3.9 * grow), sharey=True,

@@ -5,9 +5,6 @@
     html_heatmap(M, rows, cols)  a matrix as an HTML table coloured like the course's heatmaps (viridis)
     FastFigure(figsize)       a matplotlib figure that re-renders to PNG fast (blitting)
     interactive_now(f, ...)   widgets.interactive, its function already run once (ipywidgets 7 and 8)
-
-HTML redraws in well under a millisecond, and FastFigure redraws only what moves,
-so every widget answers at once, fast enough to present live.
 """
 from __future__ import annotations
 
@@ -41,10 +38,7 @@ def reading_style() -> str:
 
 def html_heatmap(M, row_labels, col_labels, *, title: str = "", fmt: str = "{:.2f}",
                  vmin: float | None = None, vmax: float | None = None) -> str:
-    """A (rows, cols) matrix as an HTML table coloured with viridis, values written in the cells.
-
-    One label per row and per column; vmin, vmax: the colour scale's ends (None: M's own min and max).
-    """
+    """A matrix as an HTML table coloured with viridis; vmin, vmax default to M's min and max."""
     M = np.asarray(M, dtype=float)
     lo = M.min() if vmin is None else vmin
     hi = M.max() if vmax is None else vmax
@@ -69,12 +63,8 @@ def html_heatmap(M, row_labels, col_labels, *, title: str = "", fmt: str = "{:.2
 
 
 class FastFigure:
-    """A figure outside pyplot that re-renders to PNG fast: `fig` to draw on, `set_dynamic(artists)`
-    names what changes, `png()` renders.
-
-    The static parts (axes, ticks, labels, legend) are drawn once and kept as a
-    background; each update restores it and draws only the dynamic artists (the
-    classic blitting technique), then encodes a PNG with light compression.
+    """A figure outside pyplot that re-renders to PNG fast by blitting: draw on `fig`,
+    name what changes with `set_dynamic(artists)`, render with `png()`.
     """
 
     def __init__(self, figsize: tuple[float, float], dpi: int = 80):
@@ -109,12 +99,7 @@ class FastFigure:
 
 
 def interactive_now(function: Callable, **controls) -> widgets.interactive:
-    """widgets.interactive(function, **controls), with its function already run once.
-
-    ipywidgets 8 runs the function as soon as the widget is built; ipywidgets 7 (still
-    on Google Colab) only when it is displayed. Run at once under both, `.result` holds
-    the first state before the widget is shown (the tests read it, and so can a student).
-    """
+    """widgets.interactive(function, **controls), its function already run once (ipywidgets 7 waits for display)."""
     widget = widgets.interactive(function, **controls)
     if getattr(widget, "result", None) is None:   # ipywidgets 7: nothing has run yet
         widget.update()

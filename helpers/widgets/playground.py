@@ -1,9 +1,4 @@
-"""Notebook 03's attention playground: pick a sentence, toggle √d, watch S, W and the vectors.
-
-A thin shell over helpers.playground.playground_data: the controls call it, and
-the answer is drawn as two HTML heatmaps (S and W, helpers.widgets.common) and
-one small matplotlib picture of the vectors before and after, redrawn by blitting.
-"""
+"""Notebook 03's attention playground: pick a sentence, toggle √d, watch S, W and the vectors."""
 from __future__ import annotations
 
 import html
@@ -20,18 +15,12 @@ from helpers.plotting import COLORS
 from helpers.running_example import VOCAB, embedding_table
 from helpers.widgets.common import FastFigure, html_heatmap, px
 
-#: Font sizes (points) in the picture. They are fixed rather than read from the course style, so the
-#: picture keeps its layout in presenter mode, where FastFigure grows it as a whole (higher dpi).
+#: Fixed font sizes (points): in presenter mode FastFigure grows the whole picture instead.
 _TEXT, _SMALL = 13, 12
 
 
 class _VectorPicture:
-    """One persistent figure of the vectors in the playground's fixed 2-D view.
-
-    Everything that never changes (axes, the five word labels, the legend) is
-    drawn once; an update only moves and redraws the points, arrows and hull
-    (helpers.widgets.common.FastFigure), then encodes a PNG.
-    """
+    """One persistent figure of the vectors in the fixed 2-D view; updates redraw only what moves."""
 
     def __init__(self):
         words, table = embedding_table()
@@ -83,12 +72,9 @@ class _VectorPicture:
 
 
 class PlaygroundWidget(widgets.VBox):
-    """The playground. children: [0] sentence menu, [1] your own words, [2] √d toggle,
-    [3] the S and W heatmaps (.matrices) beside the vector picture (.picture), [4] a reading of the result.
+    """children: sentence menu, typed words, √d toggle, S and W (.matrices) beside .picture, a reading.
 
-    `.result` holds the latest playground_data dict (None after a bad sentence);
-    `.last_update_ms` how long the last update took (computing + drawing), for measurements:
-    it is not shown to students.
+    `.result`: the latest playground_data dict (None after a bad sentence); `.last_update_ms`: timing.
     """
 
     def __init__(self, sentence: str = PLAYGROUND_SENTENCES[0], scaled: bool = True):
@@ -153,8 +139,5 @@ def _own_sentence(sentence) -> str:
 
 
 def playground_widget(sentence: str = PLAYGROUND_SENTENCES[0], scaled: bool = True) -> PlaygroundWidget:
-    """Build the playground (display it by making it the last line of a cell).
-
-    sentence: one of PLAYGROUND_SENTENCES (the menu), or your own words from the vocabulary.
-    """
+    """Build the playground: sentence is a menu entry or your own words from the vocabulary."""
     return PlaygroundWidget(sentence, scaled)

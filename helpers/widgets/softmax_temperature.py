@@ -1,10 +1,4 @@
-"""Notebook 02's widget: one row of scores, a scale slider, the softmax weights as bars.
-
-A thin shell over helpers.temperature.softmax_at_scale. Slide the scale up and
-the bars harden toward one-hot; slide it down and they flatten toward uniform;
-push it past a few hundred and the naive exp overflows while the stable
-softmax carries on.
-"""
+"""Notebook 02's widget: scores, a scale slider, and helpers.temperature.softmax_at_scale as bars."""
 from __future__ import annotations
 
 import html
@@ -17,8 +11,7 @@ from helpers.plotting import COLORS
 from helpers.temperature import parse_scores, softmax_at_scale
 from helpers.widgets.common import FastFigure, reading_style
 
-#: Font sizes (points) in the picture. They are fixed rather than read from the course style, so the
-#: picture keeps its layout in presenter mode, where FastFigure grows it as a whole (higher dpi).
+#: Fixed font sizes (points): in presenter mode FastFigure grows the whole picture instead.
 _TEXT, _SMALL = 13, 12
 #: Height of a bar's value label in data units (the y axis runs from 0 to 1.25).
 _LABEL_HEIGHT = 0.1
@@ -77,11 +70,9 @@ class _Bars:
 
 
 class SoftmaxTemperatureWidget(widgets.VBox):
-    """children: [0] the scores (text), [1] the scale c (log slider), [2] the bars, [3] the numbers.
+    """children: scores (text), scale c (log slider), the bars, the numbers.
 
-    `.result` holds the latest softmax_at_scale dict (None after unreadable scores);
-    `.last_update_ms` how long the last update took (computing + drawing), for measurements:
-    it is not shown to students.
+    `.result`: the latest softmax_at_scale dict (None after unreadable scores); `.last_update_ms`: timing.
     """
 
     def __init__(self, scores: str = "1.0, 1.2, 0.9", scale: float = 1.0):
