@@ -7,25 +7,10 @@
     training_snapshot(experiment, step)   what the widget draws at one training step
     plot_loss_curves(experiment)          the training loss of every model, on one log-scale axis
 
-The experiment. Every sentence has five words: a head word (piece, break), a
-filler, a partner word (cake, leg), a filler and a punctuation mark, e.g.
-"piece of cake today ." The label says whether the sentence uses an idiom:
-yes for piece+cake ("very easy") and break+leg ("good luck"), no for the
-literal pairs piece+leg and break+cake. No single word decides: each head and
-each partner appears in idioms exactly as often as in literal sentences. Only
-the *pair* decides, so a word must find the right partner, a task-specific
-question that similarity between static vectors does not answer.
-
-Two models differ only in their attention layer: the static embeddings are
-the same frozen random table, the readout is the same (average the T
-contextual vectors, then one linear layer to two scores), and data, seed,
-optimiser and number of steps are the same. The readout is held linear on
-purpose, to isolate the attention layer; two controls say what that choice
-means: learned values with fixed weights (W_v folds into the linear readout,
-so it is parameter-free attention again) and parameter-free attention with a
-small MLP readout (which can detect the pair from the sentence's average, so a
-nonlinear readout solves this toy task too). Everything runs in float64 on the
-CPU, so the numbers are reproducible to the printed digits.
+The task: "piece of cake today ." is an idiom, "piece of leg today ." is not.
+Each word appears equally in both labels, so only the head + partner *pair*
+decides. The models share frozen random embeddings and a linear readout and
+differ only in their attention layer. Everything runs in float64 on the CPU.
 """
 from __future__ import annotations
 
@@ -39,19 +24,14 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from helpers.attention_torch import SelfAttention, attention_weights, count_parameters, scaled_dot_product_attention
+from helpers.similarity import softmax
 
 # ---------------------------------------------------------------- the soft dictionary
 
 
 def soft_lookup(query, keys, values) -> tuple[np.ndarray, float]:
-    """A dictionary lookup made soft: (d,), (n, d), (n,) -> (weights (n,), blend).
-
-    A Python dict returns the value of the one key equal to the query; this
-    returns every value, blended by how well each key matches the query.
-    """
-    scores = keys @ query                    # (n,) how well each key matches the query
-    weights = np.exp(scores - scores.max())  # softmax, safely: the largest exponent is 0
-    weights = weights / weights.sum()        # (n,) positive, sum to 1
+    """A dictionary lookup made soft: (d,), (n, d), (n,) -> (weights (n,), blend of every value)."""
+    weights = softmax(keys @ query)          # (n,) how well each key matches the query, sum to 1
     return weights, float(weights @ values)  # and the blend: one number
 
 
@@ -59,10 +39,7 @@ def soft_lookup(query, keys, values) -> tuple[np.ndarray, float]:
 
 
 class ParameterFreeAttention(nn.Module):
-    """Attempt 1 in PyTorch: Y = softmax(E Eᵀ / √d) E, (B, T, d) -> (B, T, d).
-
-    It has no parameters: every number it uses comes from E itself.
-    """
+    """Attempt 1 in PyTorch: Y = softmax(E Eᵀ / √d) E, (B, T, d) -> (B, T, d). No parameters."""
 
     def forward(self, E: torch.Tensor) -> torch.Tensor:
         return scaled_dot_product_attention(E, E, E)  # (B, T, d): E is the queries, keys and values
@@ -73,12 +50,7 @@ class ParameterFreeAttention(nn.Module):
 
 
 class FixedAttentionLearnedValues(ParameterFreeAttention):
-    """A control: attempt 1's weights, but mixing learned values W_v e_j. (B, T, d) -> (B, T, d_v).
-
-    It has d · d_v parameters, all on the value side: it can change *what*
-    each word contributes, not *which* words a word attends to (its weights
-    are attempt 1's).
-    """
+    """A control: attempt 1's weights, but mixing learned values W_v e_j. (B, T, d) -> (B, T, d_v)."""
 
     def __init__(self, d_model: int, d_v: int):
         super().__init__()
@@ -89,11 +61,7 @@ class FixedAttentionLearnedValues(ParameterFreeAttention):
 
 
 class SentenceClassifier(nn.Module):
-    """attention layer -> average over the T tokens -> readout: (B, T, d) -> (B, 2) scores.
-
-    The readout is one linear layer (d_out -> 2), or with `hidden` a small MLP
-    (d_out -> hidden -> ReLU -> 2).
-    """
+    """attention -> average over T -> linear readout, or with `hidden` a small MLP: (B, T, d) -> (B, 2)."""
 
     def __init__(self, attention: nn.Module, d_out: int, n_classes: int = 2, hidden: int | None = None):
         super().__init__()
@@ -169,12 +137,9 @@ class Dataset:
 
 
 def make_dataset(task: str = "idiom", seed: int = 0) -> Dataset:
-    """All 2·2·8·8·4 = 1,024 sentences, split at random (seeded) into 512 to train and 512 to test.
+    """All 1,024 sentences, split (seeded) 512 train / 512 test, each pair halved; EXAMPLES are in test.
 
     task: 'idiom' (the pair decides, the experiment) or 'keyword' (the word 'cake' decides).
-    Each head + partner pair is split in half (128 + 128), so each half holds 256 sentences of each
-    label and every head and partner appears equally often in both labels. The EXAMPLES are always
-    in the test half.
     """
     rng = np.random.default_rng(seed)
     all_sentences = [list(s) for s in itertools.product(HEADS, FILLERS, PARTNERS, TIMES, ENDINGS)]
@@ -208,12 +173,7 @@ def idiom_rate_by_word(dataset: Dataset, words: Sequence[str] = HEADS + PARTNERS
 
 
 def static_table(d_model: int = 16, seed: int = 0) -> np.ndarray:
-    """The frozen static embeddings: one random N(0, 1) vector per word. (len(VOCAB), d_model)
-
-    They stand in for pretrained word vectors: random, so no pair of words is
-    related in advance, and frozen, so the attention layer is the only thing
-    that differs between the models.
-    """
+    """The frozen static embeddings: one random N(0, 1) vector per word. (len(VOCAB), d_model)"""
     return np.random.default_rng(10_000 + seed).standard_normal((len(VOCAB), d_model))
 
 
@@ -324,10 +284,7 @@ def train_model(name: str, dataset: Dataset, *, steps: int = 150, lr: float = 0.
 
 def run_experiment(task: str = "idiom", models: Sequence[str] = (PARAMETER_FREE, LEARNED), *, steps: int = 150,
                    lr: float = 0.01, d_model: int = 16, seed: int = 0, record_every: int = 5) -> Experiment:
-    """Train each of `models` on the same data, embeddings, seed and budget (a fraction of a second each).
-
-    task: 'idiom' (the pair decides, the experiment) or 'keyword' (the word 'cake' decides).
-    """
+    """Train each of `models` on the same data, embeddings, seed and budget. task: 'idiom' or 'keyword'."""
     if isinstance(models, str):
         models = (models,)
     dataset = make_dataset(task, seed)
@@ -340,12 +297,7 @@ def run_experiment(task: str = "idiom", models: Sequence[str] = (PARAMETER_FREE,
 
 
 def training_snapshot(experiment: Experiment, step: int, example: int | str = 0) -> dict:
-    """Everything the training widget shows at one step, for one example sentence.
-
-    Returns a dict: step (the recorded step at or before `step`), tokens (T words),
-    label, and for each model name: weights (T, T) at that step, loss and
-    train_accuracy at that step, and the loss curve up to it.
-    """
+    """What the training widget shows at one step (snapped to a recorded one) for one example sentence."""
     if not 0 <= step <= experiment.steps:  # the edge: a student may open the widget at any step
         raise ValueError(f"step should be between 0 and {experiment.steps} (the training budget), but got {step}.")
     if isinstance(example, str):

@@ -10,9 +10,6 @@
     gradient_measurements(d_values, scaled)             -> dict: autograd gradients at the scores and at W_q
     per_head_dim(d_model, n_heads), scale_constant(d_model, n_heads)
     constant_comparison(d_model, n_heads)               -> dict: the weights under c = 1, √d_k, √d_model
-
-Every sample comes from a seeded NumPy Generator, so the same arguments give
-the same numbers on every machine.
 """
 from __future__ import annotations
 
@@ -31,10 +28,7 @@ POWERS_OF_TWO: tuple[int, ...] = tuple(2**p for p in range(11))
 # --------------------------------------------------------------------------- Step 1: the variance of q·k
 
 def sample_dot_products(d: int, n_pairs: int = 10_000, sigma: float = 1.0, seed=0) -> np.ndarray:
-    """q·k for n_pairs fresh pairs of d-dimensional vectors with N(0, σ²) components: -> (n_pairs,).
-
-    seed: a whole number, or a NumPy Generator to keep drawing from.
-    """
+    """q·k for n_pairs fresh pairs of d-dimensional N(0, σ²) vectors: -> (n_pairs,). seed: int or Generator."""
     rng = np.random.default_rng(seed)
     q = rng.normal(0.0, sigma, (n_pairs, d))  # (n_pairs, d) one query per row
     k = rng.normal(0.0, sigma, (n_pairs, d))  # (n_pairs, d) one key per row
@@ -44,15 +38,8 @@ def sample_dot_products(d: int, n_pairs: int = 10_000, sigma: float = 1.0, seed=
 def variance_table(d_values=POWERS_OF_TWO, n_pairs: int = 10_000, sigma: float = 1.0, seed: int = 0) -> dict:
     """Measured Var(q·k) next to the prediction d·σ⁴, for each d in d_values (fresh pairs for every d).
 
-    Returns a dict of columns (each an array with one entry per d):
-        d            the dimensions
-        var          sample variance of q·k over n_pairs pairs
-        predicted    d · σ⁴
-        ratio        var / predicted (1 when the derivation holds)
-        noise        the standard error of var, relative to var: sqrt((m4 / var² - 1) / n_pairs),
-                     with m4 the fourth central moment (how far `ratio` may stray from 1 by chance)
-        var_scaled   sample variance of q·k / √d (the fix: ≈ σ⁴ for every d)
-    and sigma, n_pairs, and samples (n_pairs, len(d)) for further experiments.
+    Columns, one entry per d: d, var, predicted, ratio (var / predicted), noise (relative standard
+    error of var), var_scaled (variance of q·k / √d); also sigma, n_pairs, samples (n_pairs, len(d)).
     """
     rng = np.random.default_rng(seed)
     d = np.array(d_values)
@@ -74,16 +61,11 @@ def variance_table(d_values=POWERS_OF_TWO, n_pairs: int = 10_000, sigma: float =
 
 
 def fit_variance_line(d, var) -> dict:
-    """Fit the measured variances two ways: (len,), (len,) -> dict.
-
-        slope        least-squares line through the origin, var ≈ slope · d (the derivation says σ⁴)
-        exponent     slope of log(var) against log(d): 1 means "proportional to d"
-        coefficient  the fitted var at d = 1 from the log-log line
-    """
+    """slope: var ≈ slope · d through the origin; exponent: slope of log(var) vs log(d) (1: proportional)."""
     d, var = np.asarray(d, dtype=float), np.asarray(var, dtype=float)
     slope = float((d * var).sum() / (d * d).sum())
-    exponent, intercept = np.polyfit(np.log(d), np.log(var), 1)
-    return {"slope": slope, "exponent": float(exponent), "coefficient": float(np.exp(intercept))}
+    exponent = np.polyfit(np.log(d), np.log(var), 1)[0]
+    return {"slope": slope, "exponent": float(exponent)}
 
 
 # --------------------------------------------------------------------------- Steps 2 and 3: softmax and its gradient
@@ -96,13 +78,7 @@ def entropy_bits(W) -> np.ndarray:
 
 
 def softmax_gradient(W, G) -> np.ndarray:
-    """The gradient softmax passes back to its inputs: W (..., T), G (..., T) -> (..., T).
-
-    W = softmax(z) and G = ∂L/∂W (what the rest of the network asks of each
-    weight). Then ∂L/∂z_j = w_j · (g_j - Σ_k w_k g_k): every entry carries a
-    factor w_j, and when W is one-hot the bracket is 0 for the winner, so a
-    saturated softmax passes back (almost) nothing.
-    """
+    """∂L/∂z_j = w_j · (g_j - Σ_k w_k g_k) for W = softmax(z), G = ∂L/∂W: (..., T), (..., T) -> (..., T)."""
     return W * (G - (W * G).sum(axis=-1, keepdims=True))
 
 
@@ -149,16 +125,10 @@ def _summarise(S: np.ndarray, G: np.ndarray, c: float) -> dict:
 
 
 def attention_snapshot(d_k: int, scaled: bool = True, *, T: int = 16, n_queries: int = 512, seed: int = 0) -> dict:
-    """One query against T keys, n_queries times, all with unit-Gaussian components in d_k dimensions.
+    """n_queries unit-Gaussian queries against T keys in d_k dimensions, z = q·k (/ √d_k if `scaled`).
 
-    Scores z = q·k / √d_k if `scaled`, else z = q·k; weights W = softmax(z); the
-    upstream gradient G is a fixed random (n_queries, T) array (the same for
-    every d_k), so differences come from softmax and the scale alone. Returns:
-        d_k, scaled, T, scale (the divisor c), score_var (variance of z)
-        weights (n_queries, T), mean_sorted_weights (T,) largest first, example_weights (T,)
-        entropy_bits, effective_keys (mean 2**entropy: how many keys a query spreads over), max_weight
-        grad_per_query (n_queries,) = ||∂L/∂z|| per query; grad_median, grad_p10, grad_p90
-        top2_share: fraction of all |∂L/∂z| that lands on each query's two highest-scoring keys
+    Returns the weights softmax(z) and their statistics, and the gradient ∂L/∂z for a fixed random
+    upstream G (the same for every d_k): see _summarise for the keys.
     """
     S, G = _scores_and_upstream(int(d_k), T, n_queries, seed)
     result = _summarise(S, G, math.sqrt(d_k) if scaled else 1.0)
@@ -167,12 +137,7 @@ def attention_snapshot(d_k: int, scaled: bool = True, *, T: int = 16, n_queries:
 
 
 def saturation_table(d_values=POWERS_OF_TWO, *, T: int = 16, n_queries: int = 512, seed: int = 0) -> dict:
-    """How peaked softmax gets as d grows, with and without dividing by √d.
-
-    Returns {"d": (len,), "max_entropy_bits": log2(T), "T": T,
-             "unscaled": {...}, "scaled": {...}} where each inner dict has arrays
-    score_std, max_weight, entropy_bits, effective_keys, grad_median, top2_share.
-    """
+    """How peaked softmax gets as d grows: {"d", "T", "max_entropy_bits", "unscaled": {...}, "scaled": {...}}."""
     keys = ("max_weight", "entropy_bits", "effective_keys", "grad_median", "top2_share")
     table = {"d": np.array(d_values), "T": T, "max_entropy_bits": math.log2(T)}
     for mode, scaled in (("unscaled", False), ("scaled", True)):
@@ -184,23 +149,12 @@ def saturation_table(d_values=POWERS_OF_TWO, *, T: int = 16, n_queries: int = 51
 
 def gradient_measurements(d_values=POWERS_OF_TWO, scaled: bool = True, *, n_seq: int = 64, T: int = 16,
                           d_model: int = 64, seed: int = 0) -> dict:
-    """Measure with autograd how much gradient reaches the scores and the projection W_q.
+    """Measure with autograd how much gradient reaches the scores z and the projection W_q, per d_k.
 
-    For each d_k: x (n_seq, T, d_model) ~ N(0, 1) (the same x for every d_k),
-    W_q, W_k (d_model, d_k) ~ N(0, 1/d_model) so q and k have unit-variance
-    components, Q = x W_q, K = x W_k, z = Q Kᵀ (/ √d_k if scaled),
-    W = softmax(z), L = Σ W · G with a fixed random G (n_seq, T, T). The same
-    x, W_q, W_k and G are used with and without scaling, so the two are paired.
-
-    Returns a dict of arrays, one entry per d_k:
-        d, scores_median, scores_p10, scores_p90   ||∂L/∂z_i|| per query (z is what softmax sees)
-        wq_median, wq_p10, wq_p90                  ||x_i|| · ||∂L/∂q_i||: query i's share of ∂L/∂W_q
-        wq_total                                   ||∂L/∂W_q|| (Frobenius), all queries together
-        wq_top10_share                             fraction of Σ_i ||x_i|| ||∂L/∂q_i|| from the 10% largest
-        gap_top10, gap_rest                        median gap between a query's two largest z, for those
-                                                   10% of queries and for the other 90%
-        top2_share                                 fraction of |∂L/∂z| on each query's two top-scoring keys
-        max_weight                                 mean largest weight per query
+    x (n_seq, T, d_model) ~ N(0, 1), W_q, W_k ~ N(0, 1/d_model), z = Q Kᵀ (/ √d_k if scaled),
+    L = Σ softmax(z) · G for a fixed random G; the same draws with and without scaling.
+    Returns arrays, one entry per d_k: scores_* (||∂L/∂z_i||), wq_* (||x_i|| ||∂L/∂q_i||), wq_total,
+    wq_top10_share, gap_top10, gap_rest, top2_share, max_weight, and d, scaled.
     """
     base = np.random.default_rng([seed, d_model, T, n_seq])
     x = torch.from_numpy(base.standard_normal((n_seq, T, d_model)))   # (n_seq, T, d_model)
@@ -264,11 +218,8 @@ def constant_comparison(d_model: int = 512, n_heads: int = 8, *, T: int = 16, n_
                         seed: int = 0) -> dict:
     """What three divisors do to one head's weights: none (c = 1), right (√d_k), wrong (√d_model).
 
-    Scores are q·k of unit-Gaussian vectors in d_k = d_model / n_heads
-    dimensions (one head). Returns {"d_model", "n_heads", "d_k", "T",
-    "max_entropy_bits", "example_scores" (T,): the raw scores q·k of query 0, whose weights are each
-    row's example_weights, "rows": [ {label, c, score_var, max_weight, entropy_bits,
-    effective_keys, mean_sorted_weights (T,), example_weights (T,), grad_median}, ... ]}.
+    Returns d_model, n_heads, d_k, T, max_entropy_bits, example_scores (query 0's raw q·k) and
+    rows: one dict of weight statistics per divisor.
     """
     d_k = per_head_dim(d_model, n_heads)
     S, G = _scores_and_upstream(d_k, T, n_queries, seed)
