@@ -20,9 +20,7 @@ from helpers.exercises.feedback import (
 )
 from helpers.luong import decoder_states, encoder_states, luong_dot_attention, projections
 
-# --------------------------------------------------------------------------------------
-# Exercise 1: one step of Luong's dot attention
-# --------------------------------------------------------------------------------------
+# --- Exercise 1: one step of Luong's dot attention -------------------------------------------------
 
 
 def reference_luong_context(s, H):
@@ -62,20 +60,16 @@ def check_luong_context(luong_context) -> Feedback:
         expected, weights = (x.numpy() for x in luong_dot_attention(s, H))
         scores, d = (H @ s).numpy(), H.shape[1]
         for value, message in (
-                (weights, "you returned the attention weights (one per encoder state). Luong's third step weighs "
-                          "the states: context = weights @ H, shape (d,)."),
-                (scores, "you returned the scores s · h_j. Turn them into weights with softmax, then take the "
-                         "weighted sum of the h_j."),
-                (None, f"the context has shape {got.shape}, expected ({d},): one vector the size of a hidden "
-                       "state. Check which side of @ each factor goes on."),
-                (scores @ H.numpy(), "the weights are the raw scores: you forgot the softmax, so they do not sum "
-                                     "to 1."),
-                ((scores / scores.sum()) @ H.numpy(), "you divided the scores by their sum. That breaks for "
-                                                      "negative scores; use softmax."),
-                ((torch.softmax(H @ s / math.sqrt(d), dim=0) @ H).numpy(), "you divided the scores by √d. That is "
-                 "the Transformer's addition (notebook 05); Luong's dot score is plain s · h_j."),
-                (H.numpy().mean(axis=0), "that is the plain average of the encoder states: every weight is 1/T_k. "
-                                         "The weights should come from softmax(s · h_j).")):
+                (weights, "you returned the attention weights; the context is weights @ H, shape (d,)."),
+                (scores, "you returned the scores s · h_j. Apply softmax, then take the weighted sum of the h_j."),
+                (None, f"the context has shape {got.shape}, expected ({d},). Check which side of @ each factor "
+                       "goes on."),
+                (scores @ H.numpy(), "the weights are the raw scores: you forgot the softmax."),
+                ((scores / scores.sum()) @ H.numpy(), "you divided the scores by their sum; use softmax."),
+                ((torch.softmax(H @ s / math.sqrt(d), dim=0) @ H).numpy(), "you divided the scores by √d, the "
+                 "Transformer's addition (notebook 05); Luong's dot score is plain s · h_j."),
+                (H.numpy().mean(axis=0), "that is the plain average of the encoder states; weight them by "
+                                         "softmax(s · h_j).")):
             if (value is None and got.shape != (d,)) or (value is not None and _matches(got, value)):  # None: shape
                 return wrong(message)
         problem = compare_numbers(got, expected, "the context",
@@ -92,9 +86,7 @@ def solution_luong_context() -> Solution:
                                   "(multiplying the query by √d undoes the Transformer's 1/√d).")
 
 
-# --------------------------------------------------------------------------------------
-# Exercise 2: the shapes of cross-attention
-# --------------------------------------------------------------------------------------
+# --- Exercise 2: the shapes of cross-attention -----------------------------------------------------
 
 #: Exercise 2's setting: a Hindi decoder (T_q = 5) attending to an English encoder (T_k = 7).
 SHAPES_SETTING = {"T_q": 5, "T_k": 7, "d_model": 512, "d_k": 64}
@@ -193,9 +185,7 @@ def solution_cross_attention_shapes() -> Solution:
     )
 
 
-# --------------------------------------------------------------------------------------
-# Exercise 3: cross-attention with learned projections
-# --------------------------------------------------------------------------------------
+# --- Exercise 3: cross-attention with learned projections ------------------------------------------
 
 
 def reference_cross_attention(X_dec, X_enc, W_q, W_k, W_v):

@@ -20,9 +20,7 @@ from helpers.exercises.feedback import (
     wrong,
 )
 
-# --------------------------------------------------------------------------------------
-# Exercise 1: the course's mask -> PyTorch's additive float mask
-# --------------------------------------------------------------------------------------
+# --- Exercise 1: the course's mask -> PyTorch's additive float mask --------------------------------
 
 
 def reference_additive_mask(mask):
@@ -141,9 +139,7 @@ def solution_additive_mask() -> Solution:
                                   "torch.where(mask == 0, float('-inf'), 0.0) does the same in one line.")
 
 
-# --------------------------------------------------------------------------------------
-# Exercise 2: how many GB are the (T, T) scores of one layer?
-# --------------------------------------------------------------------------------------
+# --- Exercise 2: how many GB are the (T, T) scores of one layer? -----------------------------------
 
 #: Exercise 2's model: 32 heads, one sequence of 8,192 tokens, bfloat16 (2 bytes per number).
 SCORES_SETTING = {"heads": 32, "batch": 1, "T": 8192, "bytes_per_number": 2}
@@ -198,9 +194,7 @@ def solution_scores_gb() -> Solution:
     )
 
 
-# --------------------------------------------------------------------------------------
-# Exercise 3: achieved TFLOP/s
-# --------------------------------------------------------------------------------------
+# --- Exercise 3: achieved TFLOP/s ------------------------------------------------------------------
 
 
 def reference_achieved_tflops(B, H, T, d_k, milliseconds, causal=False):

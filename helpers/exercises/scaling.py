@@ -36,46 +36,24 @@ def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-3, abs_tol=1e-9)
 
 
+_SWAP = ("the division is the wrong way round (maybe the arguments are swapped: the checker calls "
+         "divisor(d_model, n_heads))")
 #: Typical slips, recognised by the formula they follow in EVERY case (a single case can mislead: at 512 and 8
-#: heads, d_k = 64 and √(d_model·n_heads) = √4096 = 64 too). Messages may use {d_model}, {n_heads}, {d_k}, {c}.
+#: heads, d_k = 64 and √(d_model·n_heads) = √4096 = 64 too). Each message is followed by the right computation.
 _DIVISOR_SLIPS = (
-    (lambda m, h: math.sqrt(m),
-     "that is √d_model. d_k is the size of ONE head's keys, d_model / n_heads = {d_model} / {n_heads} = {d_k}, "
-     "so c = √{d_k} = {c:.4g}. Split d_model across the heads first."),
-    (lambda m, h: m / h,
-     "that is d_k = d_model / n_heads itself. The divisor is its square root: Var(X / c) = Var(X) / c², "
-     "and c² must equal d_k, so c = √{d_k} = {c:.4g}."),
-    (lambda m, h: h,
-     "that is the number of heads. For 512 and 8 heads it happens to match (√64 = 8), but here "
-     "d_k = {d_model} / {n_heads} = {d_k}, so c = √{d_k} = {c:.4g}."),
-    (lambda m, h: math.sqrt(h / m),
-     "that is √(n_heads / d_model) = 1/√d_k: upside down. Either the arguments are swapped (the checker calls "
-     "divisor(d_model, n_heads): the model width first, then the number of heads), or you returned the factor "
-     "the scores are MULTIPLIED by. Return the divisor c = √(d_model / n_heads) = √{d_k} = {c:.4g}."),
-    (lambda m, h: h / m,
-     "that is n_heads / d_model: the division is the wrong way round (are the arguments swapped? the checker "
-     "calls divisor(d_model, n_heads)) and the square root is missing. c = √(d_model / n_heads) = {c:.4g}."),
-    (lambda m, h: 0.0,
-     "0 every time: n_heads // d_model rounds down to 0, so the division is the wrong way round (are the "
-     "arguments swapped? the checker calls divisor(d_model, n_heads)). d_k = d_model / n_heads = {d_k}."),
-    (lambda m, h: math.sqrt(m) / h,
-     "that is √d_model / n_heads. Take the square root of the per-head size: "
-     "√(d_model / n_heads) = √{d_k} = {c:.4g}."),
-    (lambda m, h: math.sqrt(h),
-     "that is √n_heads. The square root belongs to the per-head size d_k = d_model / n_heads = {d_k}: "
-     "c = √{d_k} = {c:.4g}."),
-    (lambda m, h: m * h,
-     "that is d_model · n_heads: heads split d_model, they do not multiply it. "
-     "d_k = d_model / n_heads = {d_k}, c = √{d_k} = {c:.4g}."),
-    (lambda m, h: math.sqrt(m * h),
-     "that is √(d_model · n_heads): heads split d_model, they do not multiply it. "
-     "d_k = d_model / n_heads = {d_k}, c = √{d_k} = {c:.4g}."),
-    (lambda m, h: math.floor(math.sqrt(m / h)),
-     "the square root was rounded down to a whole number (int() or //): √{d_k} = {c:.4g}, not {c_floor}. "
-     "Return the square root as it is, a float."),
-    (lambda m, h: m,
-     "that is d_model itself. Split it across the heads, d_k = d_model / n_heads = {d_k}, "
-     "then take the square root: c = √{d_k} = {c:.4g}."),
+    (lambda m, h: math.sqrt(m), "that is √d_model, but d_k is the size of ONE head's keys."),
+    (lambda m, h: m / h, "that is d_k = d_model / n_heads itself; the divisor is its square root."),
+    (lambda m, h: h, "that is the number of heads, which happens to match only for 512 and 8 heads."),
+    (lambda m, h: math.sqrt(h / m), f"that is √(n_heads / d_model) = 1/√d_k: {_SWAP}, or you returned the "
+                                    "factor the scores are MULTIPLIED by."),
+    (lambda m, h: h / m, f"that is n_heads / d_model: {_SWAP} and the square root is missing."),
+    (lambda m, h: 0.0, f"0 every time: {_SWAP}."),
+    (lambda m, h: math.sqrt(m) / h, "that is √d_model / n_heads; take the root of the per-head size."),
+    (lambda m, h: math.sqrt(h), "that is √n_heads; the root belongs to the per-head size."),
+    (lambda m, h: m * h, "that is d_model · n_heads: heads split d_model, they do not multiply it."),
+    (lambda m, h: math.sqrt(m * h), "that is √(d_model · n_heads): heads split d_model, they do not multiply it."),
+    (lambda m, h: math.floor(math.sqrt(m / h)), "the square root was rounded down (int() or //): return a float."),
+    (lambda m, h: m, "that is d_model itself."),
 )
 
 
@@ -87,12 +65,11 @@ def check_divisor(divisor) -> Feedback:
     answers = []
     for d_model, n_heads in DIVISOR_CASES:
         got, problem = call_student(divisor, d_model, n_heads)
+        if problem is None:
+            got, problem = one_number(got, f"divisor({d_model}, {n_heads})", "the constant c", returned=True)
         if problem is not None:
             return problem
-        c, problem = one_number(got, f"divisor({d_model}, {n_heads})", "the constant c", returned=True)
-        if problem is not None:
-            return problem
-        answers.append(c)
+        answers.append(got)
     failed = [(case, c) for case, c in zip(DIVISOR_CASES, answers, strict=True)
               if not _close(c, reference_divisor(*case))]
     if not failed:
@@ -100,14 +77,13 @@ def check_divisor(divisor) -> Feedback:
                        "and 8 again for 768 with 12 heads: many real models use d_k = 64 per head.")
     (d_model, n_heads), _ = failed[0]
     d_k = d_model // n_heads
-    facts = {"d_model": d_model, "n_heads": n_heads, "d_k": d_k, "c": math.sqrt(d_k),
-             "c_floor": math.floor(math.sqrt(d_k))}
+    right = f" d_k = {d_model} / {n_heads} = {d_k}, so c = √{d_k} = {math.sqrt(d_k):.4g}."
     calls = " and ".join(f"divisor({m}, {h}) returned {c:.4g}" for (m, h), c in failed[:2])
     for formula, message in _DIVISOR_SLIPS:
         if all(_close(c, formula(*case)) for case, c in zip(DIVISOR_CASES, answers, strict=True)):
-            return wrong(f"{calls}: " + message.format(**facts))
+            return wrong(f"{calls}: {message}{right}")
     return wrong(f"divisor({d_model}, {n_heads}) returned {failed[0][1]:.4g}, but c = √(d_model / n_heads) = "
-                 f"√{d_k} = {facts['c']:.4g}. Compute the per-head size d_k first, then take its square root.")
+                 f"√{d_k} = {math.sqrt(d_k):.4g}. Compute the per-head size d_k first, then take its square root.")
 
 
 def solution_divisor() -> Solution:
@@ -157,26 +133,18 @@ def check_variance_prediction(predicted_var, predicted_var_scaled=_NOT_GIVEN) ->
     raw_is, scaled_is = f"predicted_var = {raw:.4g}", f"predicted_var_scaled = {scaled:.4g}"
     # (the values a slip gives, its diagnosis); the last entry, the answer itself, is the fallback
     raw_slips = (
-        ((d * s**2,), f"{raw_is} = d·σ². Each product q_i·k_i multiplies two numbers of variance σ², so it has "
-                      f"variance σ²·σ² = σ⁴ = {s**4:.4g}; there are d = {d} of them."),
-        ((d,), f"{raw_is} = d: that holds for σ = 1. Here σ = {s}, and each of the d products has variance "
-               f"σ⁴ = {s**4:.4g}."),
-        ((s**4,), f"{raw_is} = σ⁴, the variance of ONE product q_i·k_i. The dot product adds d = {d} independent "
-                  "products, and their variances add."),
-        ((math.sqrt(d) * s**2, math.sqrt(d) * s**4), f"{raw_is} grows like √d: that is the standard deviation's "
-         "growth. Variances of independent terms add, so the variance grows like d itself."),
-        ((d * s,), f"{raw_is} = d·σ. Each product has variance σ⁴ (σ² from q_i times σ² from k_i), so the total "
-                   "is d·σ⁴."),
-        ((raw,), f"{raw_is}, but Var(q·k) = d·σ⁴ = {d}·{s}⁴. Each product has variance σ⁴; d independent products "
-                 "add up."),
+        ((d * s**2,), f"{raw_is} = d·σ², but each product q_i·k_i has variance σ²·σ² = σ⁴ = {s**4:.4g}."),
+        ((d,), f"{raw_is} = d: that holds for σ = 1; here each product has variance σ⁴ = {s**4:.4g}."),
+        ((s**4,), f"{raw_is} = σ⁴, the variance of ONE product; the d = {d} products' variances add."),
+        ((math.sqrt(d) * s**2, math.sqrt(d) * s**4), f"{raw_is} grows like √d, as the standard deviation does; "
+         "the variance grows like d."),
+        ((d * s,), f"{raw_is} = d·σ, but each product has variance σ⁴, so the total is d·σ⁴."),
+        ((raw,), f"{raw_is}, but Var(q·k) = d·σ⁴ = {d}·{s}⁴: d independent products of variance σ⁴ add up."),
     )
     scaled_slips = (
-        ((1.0,), "predicted_var_scaled is 1, but dividing by √d_k removes only the factor d_k and leaves σ⁴, "
-                 f"which is 1 only when σ = 1; here σ = {s}."),
-        ((expected_raw / math.sqrt(d),), f"{scaled_is} = Var / √d_k. Dividing a variable by c divides its variance "
-                                         "by c²: Var(X / c) = Var(X) / c², and c² = d_k here."),
-        ((expected_raw,), "predicted_var_scaled equals the unscaled variance: dividing the scores by √d_k changes "
-                          "their variance, by a factor 1/d_k."),
+        ((1.0,), f"predicted_var_scaled is 1, but scaling leaves σ⁴, which is 1 only when σ = 1; here σ = {s}."),
+        ((expected_raw / math.sqrt(d),), f"{scaled_is} = Var / √d_k, but Var(X / c) = Var(X) / c² and c² = d_k."),
+        ((expected_raw,), "predicted_var_scaled equals the unscaled variance; dividing by √d_k divides it by d_k."),
         ((scaled,), f"{scaled_is}. Use Var(X / c) = Var(X) / c² with c = √d_k, so c² = d_k = {d}."),
     )
     for got, expected, slips in ((raw, expected_raw, raw_slips), (scaled, expected_scaled, scaled_slips)):
@@ -323,15 +291,12 @@ def _check_large_scores(scaled_weights) -> Feedback | None:
         return wrong(f"{longer} the weights have shape {W.shape}, but should have {expected.shape}, as before.")
     first = f"right on the first test, but {longer} (scaled scores up to {_largest_large_score():,.0f})"
     if not np.all(np.isfinite(W)):
-        return wrong(f"{first} the weights contain NaN or infinity. exp of a number above about 709.8 overflows a "
-                     "float64 to inf, and inf / inf is NaN. Subtract each row's maximum before exp, as notebook "
-                     "02's stable softmax does: S - S.max(axis=-1, keepdims=True). The weights do not change, and "
-                     "the largest exponent becomes exp(0) = 1. Or use softmax from helpers.similarity, which does "
-                     "it for you.")
+        return wrong(f"{first} the weights contain NaN or infinity: exp above about 709.8 overflows. Subtract each "
+                     "row's maximum first, as notebook 02's stable softmax does: S - S.max(axis=-1, keepdims=True) "
+                     "(or use softmax from helpers.similarity).")
     if not _same(W, expected):
-        return wrong(f"{first} some weights are off. Large scores must give nearly one-hot rows, exactly: subtract "
-                     "each row's maximum before exp (notebook 02's stable softmax), and do not clip or round the "
-                     "scores.")
+        return wrong(f"{first} some weights are off. Subtract each row's maximum before exp, and do not clip or "
+                     "round the scores.")
     return None
 
 
