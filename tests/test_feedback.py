@@ -9,6 +9,8 @@ from helpers.exercises.feedback import (
     call_student,
     compare_numbers,
     correct,
+    numbers_from,
+    one_number,
     require_callable,
     wrong,
 )
@@ -70,8 +72,6 @@ def test_single_numbers_print_without_a_trailing_point():
 
 
 def test_numbers_from_calls_reads_and_names_the_test_input():
-    from helpers.exercises.feedback import numbers_from
-
     got, problem = numbers_from(lambda x: [x, x], 2.0, on="two")
     assert problem is None and got.tolist() == [2.0, 2.0]
     _, problem = numbers_from(lambda x: None, 1.0, on="a small input")
@@ -87,17 +87,11 @@ def test_numbers_from_calls_reads_and_names_the_test_input():
      ({"a": 1}, "should be one number")],
 )
 def test_one_number_names_what_came(value, message):
-    from helpers.exercises.feedback import one_number
-
     number, problem = one_number(value, "x")
     assert number is None and message in problem.message
 
 
 def test_one_number_accepts_scalars_of_every_kind():
-    import torch
-
-    from helpers.exercises.feedback import one_number
-
     for value in (3, 3.0, np.float32(3.0), np.array(3.0), np.array([3.0]), torch.tensor(3.0)):
         assert one_number(value, "x") == (3.0, None)
     assert one_number(float("inf"), "x", finite=False) == (float("inf"), None)

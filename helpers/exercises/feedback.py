@@ -1,11 +1,4 @@
-"""What every exercise checker shares: feedback objects, safe calls, revealable solutions.
-
-A checker never raises at the student. It returns a `Feedback` that prints as
-
-    ✅ Correct: ...        or        ❌ Not yet: <what is wrong>. Try: <what to do>.
-
-and `Solution` objects show a worked solution folded away until clicked.
-"""
+"""What every checker shares: a `Feedback` verdict (never an exception), safe calls, folded `Solution`s."""
 from __future__ import annotations
 
 import html
@@ -20,10 +13,7 @@ from helpers import validation as check
 
 @dataclass(frozen=True)
 class Feedback:
-    """The verdict on one answer: `.passed` says whether it is right.
-
-    Neither true nor false: `if feedback:` could mean "if there is feedback" or "if it passed".
-    """
+    """The verdict on one answer: `.passed` says whether it is right; `if feedback:` is refused as ambiguous."""
 
     passed: bool
     message: str
@@ -43,12 +33,10 @@ class Feedback:
 
 
 def correct(message: str) -> Feedback:
-    """A passing verdict; `message` says what the answer shows."""
     return Feedback(True, message)
 
 
 def wrong(message: str) -> Feedback:
-    """A failing verdict; `message` says what is wrong and what to try."""
     return Feedback(False, message)
 
 
@@ -94,11 +82,7 @@ def call_student(function, *args, **kwargs):
 
 
 def numbers_from(function, *args, on: str = ""):
-    """Call the student's function on `args` and read the result as numbers: (array, None) or (None, Feedback).
-
-    The Feedback starts with "on <on>: " to name the test input. Overflow warnings
-    are silenced: the verdict says what overflowed.
-    """
+    """Call the student's function and read the result as numbers: (array, None) or (None, Feedback "on <on>: ...")."""
     with np.errstate(all="ignore"):
         result, problem = call_student(function, *args)
     got = None
@@ -121,11 +105,9 @@ def as_numbers(value, name: str):
 
 
 def one_number(value, name: str, what: str = "a number", *, returned: bool = False, finite: bool = True):
-    """(float, None) for one real number, else (None, Feedback naming what came).
+    """(float, None) for one real number (scalar, 1-element array or tensor), else (None, Feedback naming what came).
 
-    Accepts int, float, NumPy scalars and one-element arrays or tensors. Refuses None, text
-    (even "12"), truth values, complex numbers, lists, several numbers and (with `finite`)
-    NaN or infinity. `returned`: the value came back from the student's function.
+    `returned`: the value came back from the student's function; `finite`: NaN and infinity are refused.
     """
     if value is None:
         if returned:
@@ -167,11 +149,7 @@ def text_answer(answer, what: str):
 
 
 def named_slip(got, slips, *, atol: float = 1e-6, right=None):
-    """Feedback for the first (value, message) in `slips` that `got` matches, else None.
-
-    A slip is tried only if it has got's shape and differs from `right` (the right answer):
-    on some inputs a slip gives the right numbers, and then it is no slip.
-    """
+    """Feedback for the first (value, message) in `slips` that `got` matches and that differs from `right`."""
     for value, message in slips:
         value = np.asarray(value, dtype=np.float64)
         if (value.shape == got.shape and np.allclose(got, value, atol=atol)
@@ -181,10 +159,7 @@ def named_slip(got, slips, *, atol: float = 1e-6, right=None):
 
 
 def compare_numbers(got, expected, name: str, *, atol: float = 1e-4, hint: str = "", slips=()):
-    """None if `got` matches `expected` (shape and values), else a Feedback saying how it differs.
-
-    `slips`: (value, message) pairs for the usual mistakes, tried (see `named_slip`) once the shape is right.
-    """
+    """None if `got` matches `expected`, else a Feedback saying how it differs (naming a slip if one matches)."""
     got, problem = as_numbers(got, name)
     if problem is not None:
         return problem

@@ -23,11 +23,8 @@ from helpers.similarity import softmax
 
 # --- Exercise 1: one row of W for a sentence the notebook has not computed ----------------------
 
-#: Answers rounded to 2 decimals (what the heatmaps show) are accepted.
-ROUNDING_TOLERANCE = 5e-3
-#: Three numbers each rounded to 2 decimals may sum to 1 ± 0.015.
-SUM_TOLERANCE = 1.5e-2
-#: Exercise 1: the row of ROW_TOKEN in W for ROW_SENTENCE (a mix of the two running sentences).
+ROUNDING_TOLERANCE = 5e-3   # answers rounded to 2 decimals (what the heatmaps show) pass
+SUM_TOLERANCE = 1.5e-2      # three numbers rounded to 2 decimals may sum to 1 ± 0.015
 ROW_SENTENCE = "money bank flows"
 ROW_TOKEN = "flows"
 _ROW_WORDS = ROW_SENTENCE.split()
@@ -54,28 +51,24 @@ def check_flows_row(w) -> Feedback:
     if problem is not None:
         return problem
     if got.shape != (3,):
-        return wrong(f"w_flows should be 3 numbers (one weight per token: {', '.join(_ROW_WORDS)}), but has shape "
-                     f"{got.shape}." + (" That is all of W; give only its last row." if got.shape == (3, 3) else ""))
+        return wrong(f"w_flows should be 3 numbers (one weight per token), but has shape {got.shape}.")
     not_yet = "The weights come out of softmax: exp each scaled score, then divide by the sum of the three."
     scaled = _fmt_row(S_scaled[_ROW], 1)
     problem = named_slip(got, [
         (S[_ROW], f"those are the raw scores e_flows · e_j, {_fmt_row(S[_ROW], 0)}. {not_yet}"),
         (S_scaled[_ROW], f"those are the scaled scores {scaled}. {not_yet}"),
         (steps["exp"][_ROW], f"those are the exponentials exp({scaled}); divide them by their sum. {not_yet}"),
-        (softmax(S[_ROW]), f"that is the softmax of the UNscaled scores {_fmt_row(S[_ROW], 0)}. Divide the scores "
-                           "by √d = √4 = 2 first."),
-        (W[:, _ROW], "that is the flows COLUMN of W (what each token gives to flows). The row is what flows gives "
-                     "to each token: the softmax of flows's own scores."),
+        (softmax(S[_ROW]), "that is the softmax of the UNscaled scores. Divide them by √d = 2 first."),
+        (W[:, _ROW], "that is the flows COLUMN of W (what each token gives to flows). Take the row."),
         *((W[row], f"that is the {word} row. flows is the third token: use e_flows · e_j.")
           for row, word in enumerate(_ROW_WORDS) if row != _ROW),
     ], atol=1e-3)
     if problem is not None:
         return problem
     if not np.isclose(got.sum(), 1.0, atol=SUM_TOLERANCE):
-        return wrong(f"your weights sum to {got.sum():.4f}, not 1. Divide each exponential by the sum of all three.")
+        return wrong(f"your weights sum to {got.sum():.4f}, not 1. Divide each exponential by their sum.")
     if not np.allclose(got, W[_ROW], atol=ROUNDING_TOLERANCE) and np.allclose(got, W[_ROW], atol=0.05):
-        return wrong(f"close: {got.tolist()} is right to one decimal, but that is too coarse to tell the weights "
-                     "apart. Give two decimals.")
+        return wrong("close: right to one decimal, but too coarse. Give two decimals.")
     problem = compare_numbers(got, W[_ROW], "w_flows", atol=ROUNDING_TOLERANCE,
                               hint=f"Scores {_fmt_row(S[_ROW], 0)} / 2 = {scaled}; exp; divide by the sum.")
     if problem is not None:
@@ -130,15 +123,13 @@ def check_long_grows_prediction(answer) -> Feedback:
     table = ", ".join(f"{t} {weight:.3f}" for t, weight in zip(PREDICT_WORDS, w))
     if word == reference_long_grows_prediction():
         return correct(f"bank's weights become: {table} (before: bank kept {before[1]:.3f} of itself). "
-                       f"e_bank · e_grows = {s[2]:.0f} now beats e_bank · e_bank = {s[1]:.0f}: same direction, "
-                       "three times the length, three times the score. The dot product rewards length, so a long "
-                       "vector gets a loud vote (cosine would not change at all).")
+                       f"e_bank · e_grows = {s[2]:.0f} now beats e_bank · e_bank = {s[1]:.0f}: the dot product "
+                       "rewards length (cosine would not change at all).")
     if word == "bank":
-        return wrong(f"tempting: with the original vectors bank attended most to itself ({before[1]:.3f}). But "
-                     "tripling e_grows triples every score with grows. Compute bank's scores e_bank · e_j for "
-                     "money, bank and the new grows: which is largest?")
-    return wrong(f"e_bank · e_money = {s[0]:.0f} is bank's smallest score, and money did not change. Compute "
-                 "e_bank · e_grows with the new e_grows = [0, 3, 3, 3], and compare it with e_bank · e_bank.")
+        return wrong("tempting: with the original vectors bank attended most to itself. But tripling e_grows "
+                     "triples bank's score with grows: compare e_bank · e_grows with e_bank · e_bank.")
+    return wrong(f"e_bank · e_money = {s[0]:.0f} is bank's smallest score. Compare e_bank · e_grows with the new "
+                 "e_grows = [0, 3, 3, 3] against e_bank · e_bank.")
 
 
 def solution_long_grows_prediction() -> Solution:
@@ -185,23 +176,18 @@ def _judge_attention(E: np.ndarray, got: np.ndarray, what: str) -> Feedback | No
     """The usual slips on one input by name, else how got differs from self_attention(E); None if right."""
     T, d = E.shape
     if got.shape == (T, T) and T != d:
-        return wrong(f"on {what} you returned a ({T}, {T}) matrix: that looks like W. Finish the recipe: Y = W @ E.")
+        return wrong(f"on {what} you returned a ({T}, {T}) matrix: that looks like W. Finish with Y = W @ E.")
     if got.shape != (T, d):
-        return wrong(f"on {what} the result has shape {got.shape}, but Y has one d-vector per token: ({T}, {d}).")
+        return wrong(f"on {what} the result has shape {got.shape}, but Y is ({T}, {d}).")
     if not np.all(np.isfinite(got)):
-        return wrong(f"on {what} you got NaN or inf: exp of a large score overflowed. Subtract each row's max "
-                     "before exp (or call helpers.similarity.softmax).")
+        return wrong(f"on {what} you got NaN or inf: exp overflowed. Subtract each row's max before exp.")
     return compare_numbers(got, self_attention(E), f"Y on {what}", atol=1e-6, slips=[
         (attend(E, E, E, scale=1.0), f"on {what} you forgot to divide the scores by √d (here √{d})."),
-        (attend(E, E, E, scale=1 / math.sqrt(T)), f"on {what} you divided by √T (number of tokens, {T}) instead "
-                                                  f"of √d (entries per vector, {d}). d = E.shape[1]."),
+        (attend(E, E, E, scale=1 / math.sqrt(T)), f"on {what} you divided by √T (tokens) instead of √d = √{d}."),
         (attend(E, E, E, scale=1 / d), f"on {what} you divided by d = {d} instead of √d."),
-        (attend(E, E, E, scale=0.5), f"on {what} you divided by 2, the √4 of the worked example, but here d = {d}. "
-                                     "Read d from the input, d = E.shape[1], and divide by np.sqrt(d); do not "
-                                     "hard-code √4 = 2."),
+        (attend(E, E, E, scale=0.5), f"on {what} you hard-coded 2 = √4, but here d = {d}: use np.sqrt(E.shape[1])."),
         (softmax(E @ E.T / math.sqrt(d), axis=0) @ E, f"on {what} the softmax ran down the columns (axis 0), or you "
-                                                      "multiplied W.T @ E. Each ROW of W must sum to 1: softmax "
-                                                      "along axis=-1, then W @ E."),
+                                                      "used W.T. Each ROW of W must sum to 1: axis=-1."),
     ], hint="Recipe: S = E @ E.T / √d; W = softmax of each row; Y = W @ E.")
 
 
@@ -216,8 +202,7 @@ def check_self_attention(student_function) -> Feedback:
             problem = _judge_attention(E, got, what)
         if problem is not None:
             return problem
-    return correct("your self_attention matches helpers.attention.self_attention on both sentences, a random "
-                   "(5, 3) input and large scores. Two matrix products and a row-wise softmax, zero parameters.")
+    return correct("your self_attention matches helpers.attention.self_attention on all four inputs.")
 
 
 def solution_self_attention() -> Solution:

@@ -29,8 +29,7 @@ TARGET_TOP_WEIGHT = 0.9
 
 # --- Exercise 1: longer, not closer -------------------------------------------------------------
 
-#: cos(a, v) must be below cos(a, b) by more than float rounding: 10 · b has b's angle exactly,
-#: yet its computed cosine can come out a hair smaller (0.9557790087219499 < 0.95577900872195).
+#: float rounding: the computed cos(a, 10 b) comes out a hair below cos(a, b).
 COSINE_TOLERANCE = 1e-9
 
 
@@ -48,50 +47,33 @@ def check_longer_not_closer(v) -> Feedback:
     if problem is not None:
         return problem
     if got.shape != (2,):
-        return wrong(f"v should be a 2-D vector, two numbers such as [3.0, 7.0], but has shape {got.shape}.")
-    if not np.all(np.isfinite(got)):
-        return wrong("v contains NaN or infinity. Use ordinary numbers.")
-    if not np.any(got):
-        return wrong("v is [0, 0]: it has no direction, so no cosine. Pick a vector that points somewhere.")
+        return wrong(f"v should be a 2-D vector such as [3.0, 7.0], but has shape {got.shape}.")
     with np.errstate(over="ignore", invalid="ignore"):
         dot_v = float(A @ got)
     if not np.isfinite(dot_v):
-        return wrong(f"v = {got.tolist()} is so long that a · v overflows a float64 (it comes out as {dot_v}), "
-                     "so nothing can be compared. Try: ordinary sizes; a length of a few tens is plenty.")
+        return wrong("v contains NaN or infinity, or a · v overflows a float64. Use ordinary sizes.")
+    if not np.any(got):
+        return wrong("v is [0, 0]: it has no direction, so no cosine. Pick a vector that points somewhere.")
     dot_b, cos_b, cos_v = float(A @ B), cosine(A, B), cosine(A, got)
     longer = dot_v > dot_b
     turned = cos_v < cos_b - COSINE_TOLERANCE   # strictly smaller angle-wise, not by rounding
     if longer and turned:
         return correct(f"a · v = {dot_v:.4g} > {dot_b:.0f}, yet cos(a, v) = {cos_v:.3f} < cos(a, b) = {cos_b:.3f}. "
-                       "The dot product rewards length as well as direction. Attention scores with the dot "
-                       "product (divided by a constant), not the cosine, so a long vector gets a loud vote "
-                       "(you will meet one in notebook 03).")
-    if longer and abs(cos_v - cos_b) <= COSINE_TOLERANCE:
-        return wrong(f"a · v = {dot_v:.4g} beats {dot_b:.0f}, but v points exactly the way b does: "
-                     f"cos(a, v) = cos(a, b) = {cos_b:.3f}. Stretching a vector changes its length, never its "
-                     "angle. Try: turn v further from a than b is (more upward, like c = [1, 5]), then make "
-                     "it long enough.")
+                       "The dot product rewards length as well as direction: a long vector gets a loud vote.")
     if longer:
+        same = " v points exactly the way b does: stretching never changes its angle." * (
+            abs(cos_v - cos_b) <= COSINE_TOLERANCE)
         return wrong(f"a · v = {dot_v:.4g} beats {dot_b:.0f}, but cos(a, v) = {cos_v:.3f} is not below "
-                     f"cos(a, b) = {cos_b:.3f}: v points at a at least as closely as b does. Try: turn v away "
-                     "from a (more upward), then make it long enough.")
+                     f"cos(a, b) = {cos_b:.3f}.{same} Try: turn v away from a (more upward), then make it long.")
     if cos_v <= 0:
-        where = ("v points across a, at 90° (cos(a, v) = 0), so a · v = 0 for every length of v" if cos_v == 0 else
-                 f"v points away from a (cos(a, v) = {cos_v:.3f}), so a · v = {dot_v:.4g} is negative, "
-                 "and a longer v only makes it more negative")
-        return wrong(f"{where}. No length helps: a · v can never exceed {dot_b:.0f}. Try: turn v toward a, "
-                     f"to an angle whose cosine lies between 0 and {cos_b:.3f} (e.g. mostly upward, like "
-                     "c = [1, 5]), then make it long.")
-    if turned and dot_v < 1e-90:
-        return wrong(f"v = {got.tolist()} is so short that a · v = {dot_v:.3g} is practically 0. "
-                     "Use ordinary sizes: a length of a few tens is plenty.")
+        return wrong(f"v points {'across' if cos_v == 0 else 'away from'} a (cos(a, v) = {cos_v:.3f}): No length "
+                     f"helps a · v exceed {dot_b:.0f}. Try: turn v toward a, mostly upward like c = [1, 5].")
     if turned:
-        return wrong(f"the angle is fine (cos(a, v) = {cos_v:.3f} < {cos_b:.3f}), but a · v = {dot_v:.4g} is not "
-                     f"above a · b = {dot_b:.0f}. Try: multiply v by a number larger than {dot_b / dot_v:.3g}; its "
-                     "direction (and so its cosine) stays the same while the dot product grows.")
+        short = " v is so short that a · v is practically 0." if dot_v < 1e-90 else ""
+        return wrong(f"the angle is fine, but a · v = {dot_v:.4g} is not above a · b = {dot_b:.0f}.{short} "
+                     f"Try: multiply v by a number larger than {dot_b / dot_v:.3g}.")
     return wrong(f"a · v = {dot_v:.4g} is not above a · b = {dot_b:.0f}, and cos(a, v) = {cos_v:.3f} is not "
-                 f"below cos(a, b) = {cos_b:.3f}. Try: point v away from a more than b does (e.g. mostly "
-                 "upward), then make it long.")
+                 f"below cos(a, b) = {cos_b:.3f}. Try: point v further from a than b, then make it long.")
 
 
 def solution_longer_not_closer() -> Solution:
@@ -125,33 +107,24 @@ def _judge_softmax(x: np.ndarray, got: np.ndarray, what: str) -> Feedback | None
     """The usual mistakes on one input by name, else how got (x's shape) differs from softmax(x); None if right."""
     with np.errstate(all="ignore"):
         problem = named_slip(got, [
-            (np.exp(x), f"on {what} you returned exp(x) itself. Divide by the sum of the exponentials so the "
-                        "weights sum to 1."),
-            (x / x.sum(), f"on {what} you divided the scores by their sum, without exp. With a negative score that "
-                          "gives a negative weight. Exponentiate first: exp makes every value positive."),
+            (np.exp(x), f"on {what} you returned exp(x) itself. Divide it by its sum."),
+            (x / x.sum(), f"on {what} you divided the scores by their sum, without exp. Exponentiate first."),
         ])
     if problem is not None:
         return problem
     if not np.all(np.isfinite(got)):
         if x.ndim == 2 and np.ptp(x.max(axis=-1)) > 500:
-            return wrong(f"on {what}, row {np.argwhere(~np.isfinite(got))[0][0]} came out NaN. One max for the whole "
-                         "matrix leaves the low row at exp(-1000) = 0, and 0 / 0 = NaN. Subtract each row's own max: "
-                         "x - x.max(axis=-1, keepdims=True).")
+            return wrong(f"on {what} a row came out NaN: one max for the whole matrix leaves the low row at "
+                         "exp(-1000) = 0, and 0 / 0 = NaN. Subtract each row's own max: x.max(axis=-1, keepdims=True).")
         if np.ptp(x) > 1500:
-            return wrong(f"on {what} you got NaN or inf. Subtracting the min (or the mean) is not enough: "
-                         "exp(2000) still overflows. Subtract the MAX, so the biggest exponent is exp(0) = 1.")
-        return wrong(f"on {what} you got NaN or inf: exp(1000) overflows a float64 (its limit is about exp(709.8)). "
-                     "Subtract the largest score before exp; softmax does not change, since the factor cancels.")
+            return wrong(f"on {what} you got NaN or inf: the min (or mean) shift overflows. Subtract the MAX.")
+        return wrong(f"on {what} you got NaN or inf: exp(1000) overflows a float64. Subtract the largest score first.")
     sums = got.sum(axis=-1)
     if not np.allclose(sums, 1.0, atol=1e-6):
-        if x.ndim == 2 and np.allclose(got.sum(axis=0), 1.0):
-            return wrong(f"on {what} the columns sum to 1 but the rows sum to {np.round(sums, 3).tolist()}: the "
-                         "sum ran down axis 0. Sum each row: e.sum(axis=-1, keepdims=True).")
-        if x.ndim == 2 and np.isclose(got.sum(), 1.0):
-            return wrong(f"on {what} the whole matrix sums to 1, the rows to {np.round(sums, 3).tolist()}: you "
-                         "divided by one grand total. Each row is its own softmax: e.sum(axis=-1, keepdims=True).")
-        return wrong(f"on {what} the weights sum to {np.round(sums, 4).tolist()}, not 1. "
-                     "Divide the exponentials by their sum.")
+        if x.ndim == 2 and (np.allclose(got.sum(axis=0), 1.0) or np.isclose(got.sum(), 1.0)):
+            return wrong(f"on {what} the rows sum to {np.round(sums, 3).tolist()}: you summed over the wrong axis "
+                         "(columns, or the whole matrix). Sum each row: e.sum(axis=-1, keepdims=True).")
+        return wrong(f"on {what} the weights sum to {np.round(sums, 4).tolist()}, not 1. Divide by the sum.")
     return compare_numbers(got, reference_softmax(x), f"the result on {what}", atol=1e-6,
                            hint="Compare with exp(x - max) / sum(exp(x - max)).")
 
@@ -164,22 +137,17 @@ def check_stable_softmax(student_softmax) -> Feedback:
     for x, what in _SOFTMAX_CASES:
         got, problem = numbers_from(student_softmax, x.copy(), on=what)
         if problem is not None and x.ndim == 2 and "could not be broadcast" in problem.message:
-            return wrong(f"on {what} NumPy could not line up the shapes (a broadcast error). A row-wise max or sum "
-                         f"without keepdims has shape ({len(x)},), one number per row, and a {x.shape} matrix cannot "
-                         "be combined with it. Try: keep the reduced axis, x.max(axis=-1, keepdims=True) and "
-                         f"e.sum(axis=-1, keepdims=True) have shape ({len(x)}, 1), which stretches across each row.")
+            return wrong(f"on {what} a row-wise max or sum without keepdims, shape ({len(x)},), cannot broadcast "
+                         f"against the matrix. Use keepdims=True: shape ({len(x)}, 1) stretches across each row.")
         if problem is None and got.shape != x.shape:
-            problem = wrong(f"on {what} the result has shape {got.shape}, but softmax keeps the shape of its input, "
-                            f"{x.shape}. Keep the sum's axis with keepdims=True so it broadcasts back.")
+            problem = wrong(f"on {what} the result has shape {got.shape}: softmax keeps the shape of its input.")
         if problem is None:
             problem = _judge_softmax(x, got, what)
         if problem is not None:
             return problem
-    verdict = ("your softmax matches the stable one on small, huge, widely spread and 2-D scores: "
-               "subtracting the row max keeps every exponent at most 0, so nothing overflows.")
+    verdict = "your softmax matches the stable one on small, huge, widely spread and 2-D scores."
     if _calls_a_library_softmax(student_softmax):
-        verdict += (" It calls a library softmax, though, which already does this. For the exercise, write it "
-                    "yourself with np.exp, .max and .sum, and run the checker again.")
+        verdict += " It calls a library softmax, though: write it yourself with np.exp, .max and .sum."
     return correct(verdict)
 
 
@@ -233,21 +201,15 @@ def check_scale_for_confidence(scale) -> Feedback:
         return problem
     smallest = reference_smallest_scale()
     if scale == 0:
-        return wrong("with scale = 0 every score becomes 0 and softmax gives the uniform [1/3, 1/3, 1/3]. "
-                     "Try a scale above 1: bigger scores, sharper weights.")
+        return wrong("with scale = 0 softmax gives the uniform [1/3, 1/3, 1/3]. Try a scale above 1.")
     if scale < 0:
-        return wrong(f"a negative scale turns the order around: softmax({scale:g} · scores) = "
-                     f"{np.round(softmax(scale * SCORES), 3).tolist()} favours the LOWEST score (0.9). "
-                     "Use a positive scale.")
+        return wrong("a negative scale favours the LOWEST score (0.9). Use a positive scale.")
     weight = top_weight(scale)
     if weight < TARGET_TOP_WEIGHT:
         shown = f"{weight:.3f}" if round(weight, 3) < TARGET_TOP_WEIGHT else f"{weight:.6f}"  # never "0.900 < 0.9"
-        return wrong(f"with scale = {scale:g} the top weight is {shown}, still below {TARGET_TOP_WEIGHT}. "
-                     "Try a larger scale (watch the widget above: the bars harden as the scale grows).")
+        return wrong(f"with scale = {scale:g} the top weight is {shown} < {TARGET_TOP_WEIGHT}. Try a larger scale.")
     return correct(f"with scale = {scale:g} the top weight is {weight:.3f}. The smallest scale that reaches "
-                   f"{TARGET_TOP_WEIGHT} is about {smallest:.2f}: same scores, same order, and a larger scale alone "
-                   "makes softmax nearly one-hot. Notebook 05 shows how dividing by √d_k keeps attention scores "
-                   "out of this regime.")
+                   f"{TARGET_TOP_WEIGHT} is about {smallest:.2f}: a larger scale alone makes softmax nearly one-hot.")
 
 
 def solution_scale_for_confidence() -> Solution:

@@ -6,7 +6,6 @@ import numbers
 from helpers.exercises.feedback import Feedback, Solution, correct, text_answer, wrong
 from helpers.running_example import embed
 
-#: Exercise 1's sentence: five words, so its shape is not the (3, 4) printed above it.
 SHAPE_SENTENCE = "river bank flows money grows"
 
 
@@ -16,28 +15,22 @@ def check_T_and_d(answer) -> Feedback:
     if answer is None:
         return wrong("answer is still None. Replace None with a tuple of two whole numbers: (T, d).")
     if not isinstance(answer, (tuple, list)) or len(answer) != 2:
-        return wrong(f"expected a tuple of two whole numbers (T, d), but got {type(answer).__name__} "
-                     f"{answer!r}. Write it like (5, 2).")
+        return wrong(f"expected a tuple of two whole numbers (T, d), but got {answer!r}. Write it like (5, 2).")
     if not all(isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in answer):
         return wrong(f"both entries should be whole numbers, but got {answer!r}.")
     got_T, got_d = answer
     if (got_T, got_d) == (T, d):
         return correct(f"T = {T} tokens, each a vector of d = {d} numbers, so E has shape ({T}, {d}).")
     if (got_T, got_d) == (d, T):
-        return wrong("you swapped them. T counts the tokens (words) of the sentence, d the entries of each vector.")
+        return wrong("you swapped them: T counts the tokens, d the entries of each vector.")
     if got_T != T:
         return wrong(f"T = {got_T} is not the number of tokens. Count the words of {SHAPE_SENTENCE!r}.")
-    return wrong(f"T is right, but d = {got_d} is not the number of entries in one embedding vector. "
-                 "Look at one row of the table above: every word has the same d, whatever the sentence.")
+    return wrong(f"T is right, but d = {got_d} is not the number of entries in one embedding vector.")
 
 
-#: Exercise 2: what each symbol a student may write is, if it is not the weights W.
-_NOT_THE_WEIGHTS = {
-    "S": "S is also (T, T), but it holds the raw scores (dot products). The weights come after softmax.",
-    "Y": "Y holds the outputs, the contextual embeddings: it is (T, d), not (T, T).",
-    **{name: f"{name} is a learned projection matrix of shape (d_k, d), not the (T, T) weights."
-       for name in ("W_q", "W_k", "W_v")},
-}
+_NOT_THE_WEIGHTS = {"S": "S holds the raw scores; the weights come after softmax.",
+                    "Y": "Y holds the outputs: it is (T, d), not (T, T).",
+                    **{n: f"{n} is a learned projection, not the weights." for n in ("W_q", "W_k", "W_v")}}
 
 
 def check_weights_symbol(answer) -> Feedback:
@@ -46,8 +39,7 @@ def check_weights_symbol(answer) -> Feedback:
     if problem is not None:
         return problem
     if symbol == "W":
-        return correct("W holds the attention weights: row i says how much token i takes from each token j. "
-                       "(W_q, W_k, W_v are different: they are the learned projections of notebook 04.)")
+        return correct("W holds the attention weights: row i says how much token i takes from each token j.")
     return wrong(_NOT_THE_WEIGHTS.get(symbol, f'{answer!r} is not one of "S", "W", "Y". Look at the notation table.'))
 
 

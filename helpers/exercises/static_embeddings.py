@@ -7,10 +7,8 @@ from helpers.exercises.feedback import Feedback, Solution, as_numbers, compare_n
 from helpers.mixing import mix
 from helpers.running_example import SENTENCE_MONEY, SENTENCE_RIVER, embed, static_vector
 
-HAND_WEIGHTS = (0.2, 0.7, 0.1)
-#: Exercise 2's weights: not the ones worked through in the notebook, so the answer is not printed above.
-EXERCISE_WEIGHTS = (0.3, 0.5, 0.2)
-#: Exercise 1's sentence: five words, none of it printed as a matrix in the notebook.
+HAND_WEIGHTS = (0.2, 0.7, 0.1)       # the worked example's
+EXERCISE_WEIGHTS = (0.3, 0.5, 0.2)   # not printed in the notebook
 MATRIX_SENTENCE = "river bank flows money grows"
 
 
@@ -31,22 +29,18 @@ def check_sentence_matrix(E) -> Feedback:
     if problem is not None:
         return problem
     if got.shape == expected.T.shape and np.allclose(got, expected.T):
-        return wrong(f"your matrix has shape {got.shape}: the words are columns. Stack them as rows: "
-                     f"one row per token, shape (T, d) = {expected.shape}.")
+        return wrong(f"your matrix has shape {got.shape}: the words are columns. Stack them as rows.")
     if got.shape in {(3, 4), (4, 3)}:
-        return wrong(f"your matrix has shape {got.shape}, three words: the sentence {MATRIX_SENTENCE!r} has "
-                     f"{len(words)}, so E has {len(words)} rows.")
+        return wrong(f"your matrix has shape {got.shape}, three words: the sentence has {len(words)}.")
     if got.shape == expected.shape:
         for row, word in enumerate(words):
             if not np.allclose(got[row], expected[row]):
-                return wrong(f"row {row} should be the vector of {word!r}, {expected[row].tolist()}, "
-                             f"but is {got[row].tolist()}. Rows follow the word order.")
+                return wrong(f"row {row} should be the vector of {word!r}. Rows follow the word order.")
     problem = compare_numbers(got, expected, "your matrix")
     if problem is not None:
         return problem
-    return correct(
-        f"your matrix is {expected.shape}: T = {len(words)} tokens, d = 4. Its row 1 is the same bank "
-        "vector as in the three-word sentences: the table does not look at the neighbours.")
+    return correct(f"your matrix is {expected.shape}. Its row 1 is the same bank vector as in the three-word "
+                   "sentences: the table does not look at the neighbours.")
 
 
 def check_river_bank_mixture(y) -> Feedback:
@@ -56,18 +50,14 @@ def check_river_bank_mixture(y) -> Feedback:
     if problem is not None:
         return problem
     if got.shape != expected.shape:
-        return wrong(f"your y_bank has shape {got.shape}, but a mixture of 4-D vectors is one 4-D vector: shape (4,).")
+        return wrong(f"your y_bank has shape {got.shape}, but a mixture of 4-D vectors has shape (4,).")
     E = embed(SENTENCE_RIVER)
     problem = compare_numbers(got, expected, "your y_bank", hint="Compute 0.3·river + 0.5·bank + 0.2·flows.", slips=[
-        (mix(embed(SENTENCE_MONEY), EXERCISE_WEIGHTS),
-         "that is bank's mixture in the money sentence. Mix river, bank and flows instead."),
-        (static_vector("bank"),
-         "that is bank's static vector. Mix it with its neighbours: 0.3·river + 0.5·bank + 0.2·flows."),
-        (mix(E, HAND_WEIGHTS), "that is the worked example's mixture, with weights 0.2, 0.7, 0.1. Use this "
-                               "exercise's weights: 0.3·river + 0.5·bank + 0.2·flows."),
-        (mix(E, EXERCISE_WEIGHTS[::-1]),
-         "the weights are reversed: 0.3 goes with river (first word) and 0.2 with flows (last)."),
-        (E.sum(axis=0), "that is the plain sum of the three vectors. Multiply each by its weight first."),
+        (mix(embed(SENTENCE_MONEY), EXERCISE_WEIGHTS), "that is bank's mixture in the money sentence."),
+        (static_vector("bank"), "that is bank's static vector. Mix it with its neighbours."),
+        (mix(E, HAND_WEIGHTS), "that is the worked example's mixture (0.2, 0.7, 0.1). Use 0.3, 0.5, 0.2."),
+        (mix(E, EXERCISE_WEIGHTS[::-1]), "the weights are reversed: 0.3 goes with river, 0.2 with flows."),
+        (E.sum(axis=0), "that is the plain sum of the three vectors. Weight each first."),
     ])
     if problem is not None:
         return problem
