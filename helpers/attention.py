@@ -46,11 +46,7 @@ def attend(Q, K, V, scale=None) -> np.ndarray:
 
 
 def attend_rows(Q, K, V, scale=None) -> np.ndarray:
-    """The same as `attend`, one output row at a time (a loop over i only).
-
-    Row i needs q_i and all of K and V, and nothing from any other row:
-    this is the independence that lets the matrix form do all rows at once.
-    """
+    """The same as `attend`, one output row at a time: row i needs only q_i, K and V."""
     Q, K, V = _checked(Q, K, V)
     c = _multiplier(scale, Q.shape[1])
     Y = np.empty((Q.shape[0], V.shape[1]))   # (T_q, d_v)
@@ -87,17 +83,8 @@ def self_attention(E, scaled: bool = True) -> np.ndarray:
 
 
 def self_attention_steps(E, scaled: bool = True) -> dict[str, np.ndarray | float]:
-    """Every intermediate of parameter-free self-attention on E (T, d), for printing and plotting.
-
-    Returns a dict:
-        E          (T, d)   the static embeddings
-        S          (T, T)   S = E Eᵀ, all pairwise dot products
-        scale      float    1/√d if scaled else 1.0
-        S_scaled   (T, T)   scale · S
-        exp        (T, T)   exp(S_scaled) as written in the recipe (for display; inf if a score is huge)
-        exp_sum    (T,)     the row sums of exp
-        W          (T, T)   softmax of each row of S_scaled (computed stably)
-        Y          (T, d)   Y = W E, the contextual embeddings
+    """Every intermediate of parameter-free self-attention on E (T, d): E, S = E Eᵀ, scale (1/√d or 1),
+    S_scaled, exp (as written; inf if a score is huge), exp_sum, W (stable softmax) and Y = W E.
     """
     E = check.matrix(E, "E", "(T, d)")
     c = 1.0 / math.sqrt(E.shape[1]) if scaled else 1.0

@@ -6,11 +6,7 @@
     gravity_plot(E, Y, labels)     static points, the hull they span, arrows to where attention moves them
     timing_plot(results)           seconds against T on log-log axes, one line per method
 
-Vectors with d > 2 are drawn in a 2-D view `basis` (d, 2) from
-helpers.plotting.projection_basis. A projection is linear, so the projection
-of a convex hull is the convex hull of the projected points: if y is a
-weighted average of the e_j, its picture is the same weighted average of
-their pictures, and lies inside their hull in the view too.
+Vectors with d > 2 are drawn in a linear 2-D view `basis` (d, 2), which keeps weighted averages inside the hull.
 """
 from __future__ import annotations
 
@@ -32,11 +28,7 @@ def labelled_table(M, row_labels, col_labels, *, fmt: str = "{:.4f}") -> str:
 
 
 def convex_hull(P) -> np.ndarray:
-    """Corners of the smallest convex polygon around 2-D points: (n, 2) -> (h, 2), counter-clockwise.
-
-    Andrew's monotone chain. Repeated points are merged; collinear points on an
-    edge are dropped, so 1 distinct point gives 1 corner and points on a line give 2.
-    """
+    """Corners of the convex hull of 2-D points, counter-clockwise (Andrew's monotone chain; collinear dropped)."""
     points = sorted({(round(float(x), 12), round(float(y), 12)) for x, y in P})
     if len(points) <= 2:
         return np.array(points)
@@ -57,11 +49,7 @@ def convex_hull(P) -> np.ndarray:
 
 
 def inside_hull(points, hull, tol: float = 1e-9) -> np.ndarray:
-    """Whether each 2-D point lies inside (or on the edge of) a convex polygon: (m, 2), (h, 2) -> (m,) bool.
-
-    `hull` lists at least 3 corners in order round the polygon, counter-clockwise (as returned by
-    `convex_hull`) or clockwise.
-    """
+    """Whether each 2-D point lies inside or on a convex polygon (>= 3 corners, either orientation)."""
     points, hull = np.asarray(points, dtype=float), np.asarray(hull, dtype=float)
     a, b = hull, np.roll(hull, -1, axis=0)                       # (h, 2) each edge a -> b
     edge, to_point = b - a, points[:, None, :] - a[None, :, :]   # (h, 2), (m, h, 2)
@@ -75,12 +63,7 @@ def inside_hull(points, hull, tol: float = 1e-9) -> np.ndarray:
 def gravity_plot(E, Y, labels, *, basis=None, ax=None, title: str = "", color=None,
                  hull: bool = True, show_labels: bool = True, start_label: str | None = "static e",
                  end_label: str | None = "contextual y"):
-    """The "gravity" picture: static points e_i, the hull they span, an arrow e_i -> y_i for each token.
-
-    E, Y: (T, d). labels: T words. basis: (d, 2) view (default: projection_basis of E and Y).
-    Call it twice on one Axes (with the same basis) to compare two sentences; a legend label of
-    None leaves that marker out of the legend. Returns the Axes.
-    """
+    """Static points e_i, their hull, an arrow e_i -> y_i per token; call twice on one Axes to compare."""
     E, Y = np.asarray(E, dtype=float), np.asarray(Y, dtype=float)
     basis = projection_basis(np.vstack([E, Y])) if basis is None else basis
     Pe, Py = E @ basis, Y @ basis                  # (T, 2) each

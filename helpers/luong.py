@@ -52,12 +52,7 @@ def decoder_states() -> torch.Tensor:
 
 
 def luong_dot_attention(s, H) -> tuple[torch.Tensor, torch.Tensor]:
-    """Luong's "dot" attention for one decoder step, written as Luong did.
-
-    s: (d,) decoder state (asks), H: (T_k, d) encoder states (answer and supply).
-    score_j = s · h_j (no scaling), a = softmax(scores), context = Σ_j a_j h_j.
-    Returns (context (d,), weights (T_k,)).
-    """
+    """Luong's "dot" attention, one decoder step: s (d,), H (T_k, d) -> context Σ_j a_j h_j (d,), a (T_k,)."""
     scores = H @ s                          # (T_k,)
     weights = torch.softmax(scores, dim=0)  # (T_k,)
     context = weights @ H                   # (d,)
@@ -71,11 +66,8 @@ def projections(d_model: int = D_MODEL, d_k: int = D_MODEL, seed: int = 0) -> di
 
 
 def qkv_attention(X_q, X_kv, P: dict | None = None) -> dict[str, torch.Tensor]:
-    """Attention where queries come from X_q (T_q, d) and keys and values from X_kv (T_k, d).
+    """Queries from X_q (T_q, d), keys and values from X_kv (T_k, d); P None reuses them (K = V = X_kv).
 
-    P None: no projections, Q = X_q and K = V = X_kv (Luong's reuse). Otherwise
-    Q = X_q W_q, K = X_kv W_k, V = X_kv W_v. Both go through the course's
-    scaled_dot_product_attention. Pass the same sequence twice for self-attention.
     Returns {"Q", "K", "V", "W" (T_q, T_k), "Y" (T_q, d_v)}.
     """
     if P is None:
@@ -89,14 +81,9 @@ DICTIONARY_KEYS = ("a", "b", "c")
 
 
 def dictionary_lookup(value_c: float = 4.0, noise: float = 1.0) -> dict:
-    """Look up 'b' in {'a': 1, 'b': 2, 'c': value_c}, Luong's way and with separate roles.
+    """Look up 'b' in {'a': 1, 'b': 2, 'c': value_c}, Luong's way (whole h_j) and with separate roles.
 
-    Each entry is one state h_j = (one-hot key code | value), shape (4,); the query
-    asks for 'b' as (0, 3, 0, noise), with `noise` on the value axis. Luong matches
-    the query against the whole h_j and mixes the whole h_j; separate roles match
-    key codes only (W_q, W_k read the code) and mix values only (W_v reads the value).
-    Returns {"keys", "weights_luong" (3,), "weights_roles" (3,), "answer_luong",
-    "answer_roles", "true"}, the answers being the value each lookup returns for 'b'.
+    Each h_j is (one-hot key code | value); the query is (0, 3, 0, noise).
     """
     H_dict = torch.tensor([[1.0, 0, 0, 1], [0.0, 1, 0, 2], [0.0, 0, 1, value_c]])   # (3, 4): key code | value
     q = torch.tensor([0.0, 3, 0, noise])                                             # (4,) asks for 'b'
@@ -110,15 +97,7 @@ def dictionary_lookup(value_c: float = 4.0, noise: float = 1.0) -> dict:
 
 
 def lineup_data(learned: bool, same_sequence: bool) -> dict:
-    """One cell of the line-up: which mechanism, its shapes, its weights and its parameter count.
-
-    learned: separate learned projections (else h_j is reused as key and value);
-    same_sequence: keys and values from the decoder's own sequence (else from the encoder's).
-    One sequence is the English sentence asking itself (3 x 3 weights); two are
-    the Hindi decoder asking the English encoder (2 x 3).
-    Returns {"name", "sequences" (who asks whom), "W" (T_q, T_k) array, "rows",
-    "cols", "shapes" {name: tuple}, "parameters", "K_equals_V"}.
-    """
+    """One cell of the line-up: the mechanism's name, who asks whom, W, shapes, parameters, K == V."""
     H = encoder_states()
     if same_sequence:
         X_q, rows, sequences = H, ENCODER_TOKENS, "the English sentence asks itself"

@@ -18,12 +18,7 @@ def mix(E, weights) -> np.ndarray:
 
 
 def static_and_mixed(sentence, word: str = "bank", self_weight: float = 0.7) -> dict:
-    """`word`'s static vector and a hand-made mixture in `sentence` (a typed sentence: checked).
-
-    `word` keeps `self_weight`; the rest is shared equally by the other tokens.
-    Returns a dict with the tokens, E (T, d), the weights (T,), the static and
-    mixed vectors (d,), and the cosine between them.
-    """
+    """`word`'s static vector and a mixture in `sentence` where it keeps `self_weight`, the rest shared equally."""
     tokens = tokenize(sentence)
     if word not in tokens:
         raise ValueError(f"{word!r} is not in the sentence {' '.join(tokens)!r}.")
@@ -37,11 +32,7 @@ def static_and_mixed(sentence, word: str = "bank", self_weight: float = 0.7) -> 
 
 
 def two_mixtures(sentence_a, sentence_b, word: str = "bank", self_weight: float = 0.7) -> dict:
-    """`word` mixed into two sentences with the same hand-made weights: notebook 01's widget.
-
-    Returns {"a", "b"} (each a static_and_mixed dict), "static" (d,), and the cosines
-    between the two static vectors (always 1) and between the two mixtures.
-    """
+    """`word` mixed into two sentences with the same weights (notebook 01's widget): both dicts and cosines."""
     a = static_and_mixed(sentence_a, word, self_weight)
     b = static_and_mixed(sentence_b, word, self_weight)
     return {"a": a, "b": b, "static": a["static"], "cosine_static": cosine(a["static"], b["static"]),
@@ -49,12 +40,8 @@ def two_mixtures(sentence_a, sentence_b, word: str = "bank", self_weight: float 
 
 
 def pull_toward(word: str, target: str, amount: float) -> dict:
-    """Move `word`'s static vector a fraction `amount` (0..1) of the way to `target`'s: notebook 00's widget.
-
-    Returns the moved vector (1 - amount)·e_word + amount·e_target (d,), its cosine with
-    both words, and with every word of the vocabulary ("cos_to": {word: cosine}).
-    """
+    """(1 - amount)·e_word + amount·e_target (notebook 00's widget), with its cosine to every word."""
     a, b = static_vector(word), static_vector(target)
     moved = mix(np.stack([a, b]), [1.0 - amount, amount])
-    return {"vector": moved, "cos_to_word": cosine(moved, a), "cos_to_target": cosine(moved, b),
+    return {"vector": moved, "cos_to_target": cosine(moved, b),
             "cos_to": {w: cosine(moved, static_vector(w)) for w in VOCAB}}

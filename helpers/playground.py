@@ -29,35 +29,15 @@ MAX_WORDS = 10
 
 
 def playground_basis() -> np.ndarray:
-    """One fixed 2-D view (d, 2) of the whole vocabulary, so a word starts at the same
-    place whatever the sentence: only where it lands changes.
-
-    It is the plane that best spreads the five words around their mean (projection_basis
-    of the centred table). Five points in 4-D cannot all keep their distances in 2-D, so
-    some sentences look flatter than they are; the heatmaps hold the exact numbers.
-    """
+    """One fixed 2-D view (d, 2) of the centred vocabulary: a word starts at the same place in any sentence."""
     table = embedding_table()[1]                          # (V, d)
     return projection_basis(table - table.mean(axis=0))   # (d, 2)
 
 
 def playground_data(sentence, scaled: bool = True) -> dict:
-    """Parameter-free self-attention on a sentence, with everything needed to draw it.
+    """Parameter-free self-attention on a typed sentence (1..MAX_WORDS words), with all the widget draws.
 
-    sentence: a string of words from the course vocabulary, or a list of them (1..MAX_WORDS).
-    scaled:   True divides the scores by √d (= 2 for d = 4); False uses E Eᵀ as it is.
-
-    Returns a dict:
-        words        list of T words
-        E, Y         (T, d) static and contextual embeddings
-        S            (T, T) the scores actually fed to softmax (E Eᵀ, divided by √d if scaled)
-        divisor      the number S was divided by (2.0 or 1.0)
-        W            (T, T) attention weights, rows sum to 1
-        top          list of T words: the word each token attends to most
-        cos_before   (T, T) cosines between the static vectors
-        cos_after    (T, T) cosines between the contextual vectors
-        moved        (T,) how far each vector moved, |y_i - e_i|
-        P_before     (T, 2) static vectors in the fixed 2-D view (playground_basis)
-        P_after      (T, 2) contextual vectors in the same view
+    S is what softmax sees (divided by `divisor`, √d or 1); P_before, P_after are E, Y in playground_basis.
     """
     words = tokenize(sentence)
     if len(words) > MAX_WORDS:

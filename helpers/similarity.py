@@ -13,11 +13,7 @@ from helpers import validation as check
 
 
 def _safe_rows(X: np.ndarray) -> np.ndarray:
-    """X, or each row divided by its largest |entry| when squaring would overflow or underflow.
-
-    The cosine ignores length, so this changes nothing but the rounding; it is
-    done only when needed, so ordinary vectors give bit-identical results.
-    """
+    """X, or each row divided by its largest |entry| when squaring would overflow or underflow (only then)."""
     with np.errstate(over="ignore", under="ignore"):
         norms = np.linalg.norm(X, axis=-1)
     peak = np.abs(X).max(axis=-1)
@@ -48,10 +44,7 @@ def cosine_matrix(X) -> np.ndarray:
 
 
 def softmax_naive(x, axis: int = -1) -> np.ndarray:
-    """exp(x) / sum(exp(x)) exactly as written: overflows for scores above ~709.
-
-    Kept to show the problem; use `softmax` for real work.
-    """
+    """exp(x) / sum(exp(x)) exactly as written: overflows for scores above ~709 (kept to show the problem)."""
     x = check.as_array(x, "x")
     with np.errstate(over="ignore", invalid="ignore"):
         e = np.exp(x)

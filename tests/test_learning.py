@@ -294,10 +294,6 @@ def test_widget_is_readable_in_a_room(experiment):
     assert sizes and min(sizes) >= 11
 
 
-def test_widget_rejects_what_it_cannot_show(experiment):
-    with pytest.raises(TypeError, match="needs the result of helpers.learning.run_experiment"):
-        training_widget({"runs": {}})
-    with pytest.raises(ValueError, match="has no 'learned Q, K, V' model"):
-        training_widget(run_experiment(models=PARAMETER_FREE, steps=2))
+def test_widget_rejects_a_step_past_training(experiment):
     with pytest.raises(ValueError, match="between 0 and 150"):
         training_widget(experiment, step=500)

@@ -130,10 +130,3 @@ def test_dictionary_explorer_redraws_from_its_sliders():
     assert w.result["weights_luong"][2] > 0.99
     text = lookup_html(w.result)
     assert "Luong <b>40.00</b>" in text and "separate roles <b>3.68</b>" in text
-
-
-def test_dictionary_explorer_starts_within_its_sliders():
-    from helpers.widgets.luong import dictionary_explorer
-
-    with pytest.raises(ValueError, match="value_c should be a start within its slider, from 0 to 40"):
-        dictionary_explorer(value_c=100.0)

@@ -9,7 +9,6 @@ from PIL import Image
 
 from helpers import scaling
 from helpers.scaling import (
-    POWERS_OF_TWO,
     attention_snapshot,
     constant_comparison,
     entropy_bits,
@@ -214,17 +213,3 @@ def test_widget_picture_grows_in_presenter_mode():
         plotting.presenter_mode(False)
     size = [Image.open(io.BytesIO(png)).size for png in (normal, large)]
     assert size[1][0] > 1.3 * size[0][0] and size[1][1] > 1.3 * size[0][1]
-
-
-def test_widget_update_moves_both_controls_at_once():
-    w = scaling_widget()
-    data = w.update(4, False)
-    assert (data["d_k"], data["scaled"]) == (4, False)
-    assert (w.children[0].value, w.children[1].value) == (4, False)
-    np.testing.assert_array_equal(data["weights"], attention_snapshot(4, False)["weights"])
-
-
-def test_widget_rejects_a_d_k_off_the_slider():
-    with pytest.raises(ValueError, match="slider"):
-        scaling_widget(d_k=100)
-    assert 1024 in POWERS_OF_TWO

@@ -1,8 +1,4 @@
-"""Notebook 07's widget: sliders for T, d_k, heads and dtype; the cost table and a memory bar follow.
-
-The memory bar is drawn in HTML on a log scale, so the widget answers at once.
-All text is set in pixels (14 px and up), larger in presenter mode.
-"""
+"""Notebook 07's widget: sliders for T, d_k, heads and dtype; the cost table and an HTML log-scale memory bar."""
 from __future__ import annotations
 
 import html
@@ -11,7 +7,6 @@ import math
 import ipywidgets as widgets
 from IPython.display import HTML, display
 
-from helpers import validation as check
 from helpers.cost import cost_widget_data, format_bytes
 from helpers.plotting import COLORS
 from helpers.widgets.common import interactive_now, px
@@ -60,8 +55,6 @@ def table_html(data: dict, d_model: int, d_k: int, heads: int, dtype: str) -> st
 
 def cost_explorer(d_model: int = 512) -> widgets.interactive:
     """T on a log slider (10² to 10⁶), d_k, heads and dtype; shows the table and draws the memory bar."""
-    d_model = check.positive_int(d_model, "d_model")
-
     def show(T=1e5, d_k=64, heads=1, dtype="float32"):
         data = cost_widget_data(T, d_k, d_model=d_model, heads=heads, dtype=dtype)
         display(HTML(table_html(data, d_model, d_k, heads, dtype) + memory_bar_html(data["bars"], data["devices"])))

@@ -1,17 +1,7 @@
-"""Notebook 04's widget: step through training and watch what the attention learns.
+"""Notebook 04's widget: step through training (helpers.learning.training_snapshot) and watch the attention.
 
-A thin shell over helpers.learning.training_snapshot. Slide the training step:
-the loss of both models is marked on their curves, the parameter-free weights
-stay exactly where they are (there is nothing in them to train), and the
-learned weights move until the words of an idiom find each other. Pick another
-sentence to compare an idiom with its literal twin.
-
-Drawing uses FastFigure's blitting: the axes, curves, labels and the
-parameter-free weights (which no step changes) are drawn once into a
-background, and a step only redraws the learned weights, their numbers, two
-markers and the titles. A new sentence changes the tick labels and the
-parameter-free weights, so it redraws everything once. The slider offers
-exactly the recorded steps (every 5th, and the last one whatever the budget).
+FastFigure blitting: a step redraws only the learned weights, their numbers, the markers and the titles;
+a new sentence redraws everything once. The slider offers exactly the recorded steps.
 """
 from __future__ import annotations
 
@@ -25,8 +15,7 @@ from helpers.plotting import COLORS
 from helpers.widgets.common import FastFigure, reading_style
 
 _MODEL_COLOR = {PARAMETER_FREE: COLORS["static"], LEARNED: COLORS["contextual"]}
-#: Font sizes (points), fixed rather than read from the course style: in presenter mode FastFigure
-#: grows the whole picture (higher dpi), so the layout stays the same and everything gets larger.
+#: Font sizes (points), fixed: in presenter mode FastFigure grows the whole picture (higher dpi).
 _TEXT, _NUMBER = 13, 12
 _DPI = 90
 
@@ -109,26 +98,15 @@ class _Picture:
 
 
 class TrainingWidget(widgets.VBox):
-    """children: [0] training step (slider), [1] sentence (dropdown), [2] the picture, [3] the numbers.
+    """children: [0] training step, [1] sentence, [2] the picture, [3] the numbers.
 
-    `.result` holds the latest training_snapshot dict; `.last_update_ms` how long
-    the last update took (computing + drawing), for measuring, not shown.
+    `.result`: the latest training_snapshot dict; `.last_update_ms`: timing, never shown.
     """
 
-    def __init__(self, experiment: Experiment, step: int | None = None, example: int | str = 0):
-        if not isinstance(experiment, Experiment):
-            raise TypeError("training_widget needs the result of helpers.learning.run_experiment(), "
-                            f"but got {type(experiment).__name__}.")
-        missing = [n for n in (PARAMETER_FREE, LEARNED) if n not in experiment.runs]
-        if missing:
-            raise ValueError(f"The experiment has no {missing[0]!r} model: run it with "
-                             f"models=({PARAMETER_FREE!r}, {LEARNED!r}).")
+    def __init__(self, experiment: Experiment, step: int | None = None, example: int = 0):
         self.experiment = experiment
         step = experiment.steps if step is None else step
-        first = training_snapshot(experiment, step, example)  # a bad step or example fails here, clearly
-        if isinstance(example, str):                            # a sentence from experiment.examples: its index
-            example = experiment.examples.index(example)
-        example = int(example)
+        first = training_snapshot(experiment, step, example)  # snaps the step to a recorded one
         recorded = [int(s) for s in experiment[LEARNED].snapshot_steps]  # 0, 5, ..., and the last step
         self.step = widgets.SelectionSlider(options=recorded, value=first["step"], description="step",
                                             continuous_update=True, layout=widgets.Layout(width="60%"))
@@ -166,9 +144,6 @@ class TrainingWidget(widgets.VBox):
         )
 
 
-def training_widget(experiment: Experiment, step: int | None = None, example: int | str = 0) -> TrainingWidget:
-    """Build the widget over a finished experiment (display it by making it the last line of a cell).
-
-    example: the first sentence shown, by its index in experiment.examples or as the sentence itself.
-    """
+def training_widget(experiment: Experiment, step: int | None = None, example: int = 0) -> TrainingWidget:
+    """Build the widget over a finished experiment; example: the index of the first sentence shown."""
     return TrainingWidget(experiment, step, example)

@@ -1,8 +1,5 @@
-"""Notebook 06's widgets: a dictionary looked up two ways, and two switches for the two differences
-between Luong attention and self-attention.
-
-The weights are drawn with the shared HTML heatmap (helpers.widgets.common), so that
-the widget answers at once. All text is set in pixels (15 px and up), larger in presenter mode.
+"""Notebook 06's widgets: a dictionary looked up two ways, and switches for the two differences
+between Luong attention and self-attention (HTML heatmaps, so they answer at once).
 """
 from __future__ import annotations
 
@@ -11,7 +8,6 @@ import html
 import ipywidgets as widgets
 from IPython.display import HTML, display
 
-from helpers import validation as check
 from helpers.luong import dictionary_lookup, lineup_data
 from helpers.widgets.common import html_heatmap, interactive_now, px
 
@@ -59,10 +55,6 @@ def lookup_html(data: dict) -> str:
 
 def dictionary_explorer(value_c: float = 4.0, noise: float = 1.0) -> widgets.interactive:
     """Sliders for the value stored under 'c' and the query's noise; both lookups' weights and answers."""
-    dictionary_lookup(value_c, noise)   # bad starting values fail here, clearly, not inside the widget
-    check.real_number(value_c, "value_c", "a start within its slider, from 0 to 40", 0.0, 40.0)
-    check.real_number(noise, "noise", "a start within its slider, from 0 to 2", 0.0, 2.0)
-
     def show(value_c=value_c, noise=noise):
         data = dictionary_lookup(value_c, noise)
         display(HTML(lookup_html(data)))

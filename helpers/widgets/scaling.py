@@ -1,10 +1,4 @@
-"""Notebook 05's widget: a d_k slider and a scaling toggle, the weights and the gradient live.
-
-A thin shell over helpers.scaling.attention_snapshot. Slide d_k up with
-"no scaling" and the bars collapse onto one key while the gradient reaching
-the scores falls off a cliff; switch to "divide by √d_k" and both stay put
-for every d_k.
-"""
+"""Notebook 05's widget: a d_k slider and a scaling toggle over helpers.scaling.attention_snapshot."""
 from __future__ import annotations
 
 import time
@@ -12,26 +6,18 @@ import time
 import ipywidgets as widgets
 import numpy as np
 
-from helpers import validation as check
 from helpers.plotting import COLORS
 from helpers.scaling import POWERS_OF_TWO, attention_snapshot
 from helpers.widgets.common import FastFigure, reading_style
 
 _MODE_COLOR = {True: COLORS["query"], False: COLORS["key"]}
 _MODE_NAME = {True: "divide by √d_k", False: "no scaling"}
-#: Font sizes (points) in the picture. Fixed rather than read from the course style, so the picture keeps
-#: its layout in presenter mode, where FastFigure grows it as a whole (higher dpi).
+#: Font sizes (points), fixed: in presenter mode FastFigure grows the whole picture (higher dpi).
 _TEXT, _SMALL = 14, 12
 
 
 class _Picture:
-    """A persistent two-panel figure, redrawn by blitting (helpers.widgets.common.FastFigure).
-
-    Axes, ticks, labels and the two gradient curves are drawn once into a
-    background; an update restores it and draws only what changes (the bars,
-    one marker, the two titles), then encodes the pixels as PNG. That keeps an
-    update to a few milliseconds instead of redrawing every tick label.
-    """
+    """Two panels; an update redraws only the bars, the marker and the titles (FastFigure blitting)."""
 
     def __init__(self, curves: dict, T: int):
         self.figure = FastFigure(figsize=(10.4, 4.0), dpi=80)
@@ -79,33 +65,21 @@ class _Picture:
         return self.figure.png()
 
 
-def _check_d_k(d_k) -> int:
-    """d_k as one of the slider's values 1, 2, 4, ..., 1024."""
-    d_k = check.whole_number(d_k, "d_k", minimum=1)
-    if d_k not in POWERS_OF_TWO:
-        raise ValueError(f"d_k should be one of the slider's values {POWERS_OF_TWO}, but got {d_k!r}.")
-    return d_k
-
-
 class ScalingWidget(widgets.VBox):
-    """children: [0] d_k (slider over 1, 2, 4, ..., 1024), [1] scaling on/off, [2] the picture, [3] the numbers.
+    """children: [0] d_k slider, [1] scaling on/off, [2] the picture, [3] the numbers.
 
-    `.result` holds the latest attention_snapshot dict; `.last_update_ms` how
-    long the last update took (computing + drawing; measured for the course's
-    latency target, never shown to the student).
+    `.result`: the latest attention_snapshot dict; `.last_update_ms`: timing, never shown.
     """
 
     def __init__(self, d_k: int = 64, scaled: bool = True, *, T: int = 16, n_queries: int = 512, seed: int = 0):
-        d_k, scaled = _check_d_k(d_k), check.flag(scaled, "scaled")
         self._options = {"T": T, "n_queries": n_queries, "seed": seed}
         self.d_k = widgets.SelectionSlider(options=list(POWERS_OF_TWO), value=d_k, description="d_k",
                                            continuous_update=True)
         self.scaled = widgets.ToggleButtons(options=[(_MODE_NAME[True], True), (_MODE_NAME[False], False)],
-                                            value=bool(scaled), description="scores")
+                                            value=scaled, description="scores")
         self.picture = widgets.Image(format="png")
         self.reading = widgets.HTML(layout=widgets.Layout(margin="0 0 0 8px"))
         self.result = None
-        self._quiet = False
         self.last_update_ms = float("nan")
         curves = {mode: (np.array(POWERS_OF_TWO),
                          np.array([attention_snapshot(d, mode, **self._options)["grad_median"] for d in POWERS_OF_TWO]))
@@ -117,8 +91,6 @@ class ScalingWidget(widgets.VBox):
         self._update()
 
     def _update(self, _change=None) -> None:
-        if self._quiet:
-            return
         start = time.perf_counter()
         data = attention_snapshot(self.d_k.value, self.scaled.value, **self._options)
         self.picture.value = self._picture.png(data)
@@ -134,18 +106,6 @@ class ScalingWidget(widgets.VBox):
             f"(10th to 90th percentile {data['grad_p10']:.2g} to {data['grad_p90']:.2g}); "
             f"{data['top2_share']:.0%} of it lands on each query's two top-scoring keys</div>"
         )
-
-    def update(self, d_k: int, scaled: bool) -> dict:
-        """Move the controls (as a student would) and return the new data; for timing and tests."""
-        d_k, scaled = _check_d_k(d_k), check.flag(scaled, "scaled")
-        self._quiet = True          # move both controls, then redraw once
-        try:
-            self.d_k.value = d_k
-            self.scaled.value = bool(scaled)
-        finally:
-            self._quiet = False
-        self._update()
-        return self.result
 
 
 def scaling_widget(d_k: int = 64, scaled: bool = True) -> ScalingWidget:
