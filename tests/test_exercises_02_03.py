@@ -23,8 +23,6 @@ def _passes(feedback):
     assert feedback.passed, feedback.message
 
 
-# --- notebook 02, exercise 1: longer, not closer -------------------------------------------------
-
 def test_longer_not_closer_reference_passes():
     _passes(ss.check_longer_not_closer(ss.reference_longer_not_closer()))
     _passes(ss.check_longer_not_closer([1, 20]))
@@ -50,18 +48,13 @@ def test_longer_not_closer_typical_slips(answer, fragments):
     _fails(ss.check_longer_not_closer(answer), *fragments)
 
 
-def test_longer_not_closer_rounding_does_not_pass_the_misconception():
+def test_longer_not_closer_rounding_and_huge_vectors_are_judged_exactly():
     ten_b = 10 * ss.B
     assert ss.cosine(ss.A, ten_b) < ss.cosine(ss.A, ss.B)     # float rounding puts 10 b a hair below b's cosine
     assert not ss.check_longer_not_closer(ten_b).passed
-
-
-def test_longer_not_closer_huge_but_finite_vectors_are_judged_exactly():
     _passes(ss.check_longer_not_closer([1e200, 5e200]))       # c's direction, no overflow in the cosine
     _fails(ss.check_longer_not_closer([-1e300, 0.0]), "No length helps")
 
-
-# --- notebook 02, exercise 2: stable softmax --------------------------------------------------------
 
 def test_stable_softmax_reference_and_helper_pass():
     _passes(ss.check_stable_softmax(ss.reference_softmax))
@@ -72,10 +65,6 @@ def test_stable_softmax_reference_and_helper_pass():
 def _exp_over(x, shift, axis=-1, keepdims=True):
     e = np.exp(x - shift)
     return e / (e.sum() if axis is None else e.sum(axis=axis, keepdims=keepdims))
-
-
-def _other_value_error(x):
-    raise ValueError("something else")
 
 
 def _raises(x):
@@ -108,16 +97,11 @@ def test_stable_softmax_typical_slips(function, fragments):
     _fails(ss.check_stable_softmax(function), *fragments)
 
 
-def test_stable_softmax_other_errors_are_reported_as_raised():
-    _fails(ss.check_stable_softmax(_other_value_error), "raised ValueError: something else")
-
-
-def test_stable_softmax_not_a_function():
+def test_stable_softmax_other_errors_and_non_functions():
+    _fails(ss.check_stable_softmax(lambda x: int("x")), "raised ValueError: invalid literal")
     _fails(ss.check_stable_softmax(np.array([0.3, 0.7])), "expected a function")
     _fails(ss.check_stable_softmax(None), "expected a function")
 
-
-# --- notebook 02, exercise 3: the scale that reaches 0.9 --------------------------------------------
 
 def test_smallest_scale_is_the_threshold():
     c = ss.reference_smallest_scale()
@@ -144,8 +128,6 @@ def test_scale_for_confidence_passes(c):
 def test_scale_for_confidence_typical_slips(c, fragments):
     _fails(ss.check_scale_for_confidence(c), *fragments)
 
-
-# --- notebook 03, exercise 1: the flows row of "money bank flows" ---------------------------------
 
 def test_flows_row_reference_passes():
     _passes(pf.check_flows_row(pf.reference_flows_row()))
@@ -187,8 +169,6 @@ def test_flows_row_typical_slips(answer, fragments):
     _fails(pf.check_flows_row(answer), *fragments)
 
 
-# --- notebook 03, exercise 2: predict whom bank attends to when grows is longer -----------------------
-
 def test_long_grows_prediction():
     assert pf.reference_long_grows_prediction() == "grows"
     _passes(pf.check_long_grows_prediction("grows"))
@@ -200,12 +180,9 @@ def test_long_grows_prediction():
     _fails(pf.check_long_grows_prediction(2), "one word as a string")
 
 
-# --- notebook 03, exercise 3: self-attention in matrix form ------------------------------------------
-
 def test_self_attention_reference_passes():
     _passes(pf.check_self_attention(pf.reference_self_attention))
-    from helpers.attention import self_attention
-    _passes(pf.check_self_attention(self_attention))
+    _passes(pf.check_self_attention(pf.self_attention))
 
 
 def _sqrt_T(E):
@@ -275,8 +252,6 @@ def test_the_scale_slips_each_get_their_own_message():
     # a hard-coded 2 is right when d = 4: only the random (5, 3) case can catch it, and it says so
     assert "random E of shape (5, 3)" in messages["2"] and "here d = 3" in messages["2"]
 
-
-# --- solutions -----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("solution", [ss.solution_longer_not_closer, ss.solution_stable_softmax,
                                       ss.solution_scale_for_confidence, pf.solution_flows_row,

@@ -22,9 +22,6 @@ def test_feedback_prints_a_verdict_and_refuses_truthiness():
     assert "Not yet" in wrong("x")._repr_html_()
     with pytest.raises(TypeError, match="use feedback.passed"):
         bool(wrong("x"))
-
-
-def test_html_escapes_messages():
     assert "&lt;b&gt;" in Feedback(False, "<b>")._repr_html_()
 
 
@@ -64,9 +61,6 @@ def test_as_numbers_and_compare_numbers_say_what_is_wrong():
     assert "position (1,)" in message and "2.5 is too large" in message
     assert "2.0" not in message, "the expected value is not given away"
     assert "NaN" in compare_numbers([np.nan, 1.0], [1.0, 1.0], "y").message
-
-
-def test_single_numbers_print_without_a_trailing_point():
     message = compare_numbers([1.0], [2.0], "y").message
     assert "1 is too small." in message and ".." not in message
 

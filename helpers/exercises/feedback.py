@@ -85,12 +85,8 @@ def numbers_from(function, *args, on: str = ""):
     """Call the student's function and read the result as numbers: (array, None) or (None, Feedback "on <on>: ...")."""
     with np.errstate(all="ignore"):
         result, problem = call_student(function, *args)
-    got = None
-    if problem is None:
-        got, problem = as_numbers(result, "the result")
-    if problem is not None:
-        return None, (wrong(f"on {on}: {problem.message}") if on else problem)
-    return got, None
+    got, problem = as_numbers(result, "the result") if problem is None else (None, problem)
+    return got, (wrong(f"on {on}: {problem.message}") if on and problem is not None else problem)
 
 
 def as_numbers(value, name: str):
@@ -182,6 +178,4 @@ def compare_numbers(got, expected, name: str, *, atol: float = 1e-4, hint: str =
 
 def _kind(value) -> str:
     shape = getattr(value, "shape", None)
-    if shape is not None:
-        return f"{type(value).__name__} of shape {tuple(shape)}"
-    return f"{type(value).__name__} ({value!r:.60})"
+    return f"{type(value).__name__} " + (f"of shape {tuple(shape)}" if shape is not None else f"({value!r:.60})")

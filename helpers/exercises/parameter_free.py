@@ -52,12 +52,11 @@ def check_flows_row(w) -> Feedback:
         return problem
     if got.shape != (3,):
         return wrong(f"w_flows should be 3 numbers (one weight per token), but has shape {got.shape}.")
-    not_yet = "The weights come out of softmax: exp each scaled score, then divide by the sum of the three."
-    scaled = _fmt_row(S_scaled[_ROW], 1)
+    scaled, not_yet = _fmt_row(S_scaled[_ROW], 1), "The weights come out of softmax: exp, then divide by the sum."
     problem = named_slip(got, [
         (S[_ROW], f"those are the raw scores e_flows · e_j, {_fmt_row(S[_ROW], 0)}. {not_yet}"),
         (S_scaled[_ROW], f"those are the scaled scores {scaled}. {not_yet}"),
-        (steps["exp"][_ROW], f"those are the exponentials exp({scaled}); divide them by their sum. {not_yet}"),
+        (steps["exp"][_ROW], f"those are the exponentials exp({scaled}); divide them by their sum."),
         (softmax(S[_ROW]), "that is the softmax of the UNscaled scores. Divide them by √d = 2 first."),
         (W[:, _ROW], "that is the flows COLUMN of W (what each token gives to flows). Take the row."),
         *((W[row], f"that is the {word} row. flows is the third token: use e_flows · e_j.")
@@ -69,15 +68,13 @@ def check_flows_row(w) -> Feedback:
         return wrong(f"your weights sum to {got.sum():.4f}, not 1. Divide each exponential by their sum.")
     if not np.allclose(got, W[_ROW], atol=ROUNDING_TOLERANCE) and np.allclose(got, W[_ROW], atol=0.05):
         return wrong("close: right to one decimal, but too coarse. Give two decimals.")
-    problem = compare_numbers(got, W[_ROW], "w_flows", atol=ROUNDING_TOLERANCE,
-                              hint=f"Scores {_fmt_row(S[_ROW], 0)} / 2 = {scaled}; exp; divide by the sum.")
+    problem = compare_numbers(got, W[_ROW], "w_flows", atol=ROUNDING_TOLERANCE, hint=f"Scores / 2 = {scaled}.")
     if problem is not None:
         return problem
     exact = np.round(W[_ROW], 4).tolist()
     verdict = (f"w_flows = {exact}." if np.allclose(got, W[_ROW], atol=5e-5) else
                f"your {got.tolist()} is correct to the precision you gave; to four decimals the row is {exact}.")
-    return correct(f"{verdict} flows keeps {W[_ROW, _ROW]:.4f} of itself: e_flows · e_flows = {S[_ROW, _ROW]:.0f} "
-                   f"is by far its largest score, and it ignores money (e_flows · e_money = {S[_ROW, 0]:.0f}).")
+    return correct(f"{verdict} flows keeps {W[_ROW, _ROW]:.4f} of itself: e_flows · e_flows is its largest score.")
 
 
 def solution_flows_row() -> Solution:
@@ -114,8 +111,7 @@ def check_long_grows_prediction(answer) -> Feedback:
     word, problem = text_answer(answer, "one word as a string: 'money', 'bank' or 'grows'")
     if problem is not None:
         return problem
-    word = word.lower()
-    if word not in PREDICT_WORDS:
+    if (word := word.lower()) not in PREDICT_WORDS:
         return wrong(f"{answer!r} is not a token of 'money bank grows'. Choose 'money', 'bank' or 'grows'.")
     steps = self_attention_steps(long_grows_matrix())
     s, w = steps["S"][1], steps["W"][1]

@@ -178,10 +178,7 @@ def solution_stable_softmax() -> Solution:
 # --- Exercise 3: the scale that makes softmax confident -----------------------------------------
 
 def top_weight(scale: float) -> float:
-    """The largest weight of softmax(scale · [1.0, 1.2, 0.9]).
-
-    Computed on the score gaps scale · (s - max s), in [-scale, 0]: finite for any finite scale, even 1e308.
-    """
+    """The largest weight of softmax(scale · [1.0, 1.2, 0.9]), on the gaps scale · (s - max s): finite up to 1e308."""
     return float(softmax(scale * (SCORES - SCORES.max())).max())
 
 

@@ -49,8 +49,6 @@ def check_river_bank_mixture(y) -> Feedback:
     got, problem = as_numbers(y, "your y_bank")
     if problem is not None:
         return problem
-    if got.shape != expected.shape:
-        return wrong(f"your y_bank has shape {got.shape}, but a mixture of 4-D vectors has shape (4,).")
     E = embed(SENTENCE_RIVER)
     problem = compare_numbers(got, expected, "your y_bank", hint="Compute 0.3·river + 0.5·bank + 0.2·flows.", slips=[
         (mix(embed(SENTENCE_MONEY), EXERCISE_WEIGHTS), "that is bank's mixture in the money sentence."),
