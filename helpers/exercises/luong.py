@@ -15,6 +15,7 @@ from helpers.exercises.feedback import (
     call_student,
     compare_numbers,
     correct,
+    named_slip,
     require_callable,
     wrong,
 )
@@ -28,11 +29,6 @@ def reference_luong_context(s, H):
     scores = H @ s  # (T_k,): s · h_j for every encoder state
     weights = torch.softmax(scores, dim=0)  # (T_k,): positive, sum to 1
     return weights @ H  # (d,): Σ_j w_j h_j
-
-
-def _matches(got: np.ndarray, value) -> bool:
-    value = value.numpy() if isinstance(value, torch.Tensor) else value
-    return got.shape == value.shape and bool(np.allclose(got, value, atol=1e-4))
 
 
 def _luong_cases():
@@ -59,21 +55,19 @@ def check_luong_context(luong_context) -> Feedback:
             return problem
         expected, weights = (x.numpy() for x in luong_dot_attention(s, H))
         scores, d = (H @ s).numpy(), H.shape[1]
-        for value, message in (
-                (weights, "you returned the attention weights; the context is weights @ H, shape (d,)."),
-                (scores, "you returned the scores s · h_j. Apply softmax, then take the weighted sum of the h_j."),
-                (None, f"the context has shape {got.shape}, expected ({d},). Check which side of @ each factor "
-                       "goes on."),
+        problem = named_slip(got, (
+            (weights, "you returned the attention weights; the context is weights @ H, shape (d,)."),
+            (scores, "you returned the scores s · h_j. Apply softmax, then take the weighted sum of the h_j.")),
+            atol=1e-4)
+        if problem is None:
+            problem = compare_numbers(got, expected, "the context", hint="Three steps: scores = H @ s, "
+                                      "weights = softmax(scores), context = weights @ H.", slips=(
                 (scores @ H.numpy(), "the weights are the raw scores: you forgot the softmax."),
                 ((scores / scores.sum()) @ H.numpy(), "you divided the scores by their sum; use softmax."),
                 ((torch.softmax(H @ s / math.sqrt(d), dim=0) @ H).numpy(), "you divided the scores by √d, the "
                  "Transformer's addition (notebook 05); Luong's dot score is plain s · h_j."),
                 (H.numpy().mean(axis=0), "that is the plain average of the encoder states; weight them by "
-                                         "softmax(s · h_j).")):
-            if (value is None and got.shape != (d,)) or (value is not None and _matches(got, value)):  # None: shape
-                return wrong(message)
-        problem = compare_numbers(got, expected, "the context",
-                                  hint="Three steps: scores = H @ s, weights = softmax(scores), context = weights @ H.")
+                                         "softmax(s · h_j).")))
         if problem is not None:
             return problem
     return correct("Luong's three steps: s asks (query), each h_j answers (key), the h_j are mixed (value). "
@@ -150,21 +144,16 @@ def check_cross_attention_shapes(shapes) -> Feedback:
             continue
         if got == shape[::-1]:
             return wrong(f"{name} has its axes swapped: {_SHAPE_HINTS[name]}.")
-        if name in ("K", "V") and got[0] == 5:
-            return wrong(f"{name} has {got[0]} rows, the decoder's length. In cross-attention the keys and "
-                         "values come from the encoder (7 English tokens); only the queries come from the decoder.")
-        if name in ("Q", "Y") and got[0] == 7:
-            return wrong(f"{name} has 7 rows, the encoder's length. The queries (and so the outputs) belong "
-                         "to the decoder: 5 Hindi tokens.")
+        if name != "W" and got[0] == (5 if name in ("K", "V") else 7):
+            return wrong(f"{name} has {got[0]} rows: the keys and values come from the encoder (7 tokens), "
+                         "the queries and outputs belong to the decoder (5 tokens).")
         if 512 in got:
-            return wrong(f"{name} has a 512 in its shape: after the projections each vector has d_k = 64 "
-                         "numbers, not d_model = 512.")
+            return wrong(f"{name} has a 512 in its shape: after projection each vector has d_k = 64, "
+                         "not d_model = 512.")
         if name == "W" and got in ((5, 5), (7, 7)):
-            return wrong(f"W is {got}, square: that would be self-attention. Cross-attention pairs the decoder's "
-                         "queries with the encoder's keys.")
+            return wrong(f"W is {got}, square: that would be self-attention, not decoder queries against encoder keys.")
         if name == "Y" and got == (5, 7):
-            return wrong("Y has one column per key: that is the shape of the weights W. Y is W times V: each row "
-                         "mixes value vectors, so it is as long as one value.")
+            return wrong("Y has one column per key: that is the shape of the weights W. Y = W V is as long as a value.")
         return wrong(f"{name} is not {got}. Count again: {_SHAPE_HINTS[name]}.")
     return correct("Q (5, 64), K and V (7, 64), W (5, 7), Y (5, 64). W is not square: T_q ≠ T_k is the mark of "
                    "cross-attention, and each of the 5 decoder tokens gets one output.")
@@ -211,52 +200,39 @@ def _softmax_attention(Q, K, V, scale: float, dim: int = -1, softmax: bool = Tru
 
 
 def _cross_attention_slips(X_dec, X_enc, W_q, W_k, W_v):
-    """[(what a slip computes, the message naming it)], leaving out slips that do not fit or change nothing."""
+    """[(what a slip computes, the message naming it)], leaving out slips whose shapes do not fit."""
     sdpa = scaled_dot_product_attention
     Q, K, V = X_dec @ W_q, X_enc @ W_k, X_enc @ W_v
     d, d_k = X_dec.shape[1], Q.shape[1]
     slips = [
-        (lambda: sdpa(Q, X_dec @ W_k, X_dec @ W_v), "that is self-attention over the decoder: keys and values "
-         "must come from the encoder, K = X_enc @ W_k and V = X_enc @ W_v."),
-        (lambda: sdpa(Q, X_enc @ W_v, X_enc @ W_k), "W_k and W_v are swapped: the keys decide the weights "
-         "(K = X_enc @ W_k), the values are what gets mixed (V = X_enc @ W_v)."),
-        (lambda: sdpa(X_dec, X_enc, X_enc), "no projections were applied: that is Luong-style attention. "
-         "Project first: Q = X_dec @ W_q, K = X_enc @ W_k, V = X_enc @ W_v."),
-        (lambda: sdpa(Q, K, X_enc), "the values are the raw encoder states. Project them too: V = X_enc @ W_v."),
-        (lambda: _softmax_attention(Q, K, V, 1.0),
-         "the 1/√d_k scale is missing: the scores must be divided by √d_k before the softmax (notebook 05)."),
-        (lambda: _softmax_attention(Q, K, V, 1 / d_k),
-         f"the scores were divided by d_k = {d_k}, not by its square root √d_k. Use math.sqrt(d_k)."),
-        (lambda: _softmax_attention(Q, K, V, math.sqrt(d_k)),
-         "the scores were multiplied by √d_k: divide by it instead."),
-        (lambda: _softmax_attention(Q, K, V, 1 / math.sqrt(d)),
-         f"the scores were divided by √{d}, the square root of the input width. The scale is √d_k, with d_k "
-         f"the length of a query after the projection (here {d_k}): Q.shape[-1]."),
+        (lambda: sdpa(Q, X_dec @ W_k, X_dec @ W_v), "self-attention over the decoder: K and V come from X_enc."),
+        (lambda: sdpa(Q, X_enc @ W_v, X_enc @ W_k), "W_k and W_v are swapped: K = X_enc @ W_k, V = X_enc @ W_v."),
+        (lambda: sdpa(X_dec, X_enc, X_enc), "no projections were applied: apply W_q, W_k, W_v first."),
+        (lambda: sdpa(Q, K, X_enc), "the values are the raw encoder states: V = X_enc @ W_v."),
+        (lambda: _softmax_attention(Q, K, V, 1.0), "the 1/√d_k scale is missing (notebook 05)."),
+        (lambda: _softmax_attention(Q, K, V, 1 / d_k), f"the scores were divided by d_k = {d_k}, not by √d_k."),
+        (lambda: _softmax_attention(Q, K, V, math.sqrt(d_k)), "the scores were multiplied by √d_k: divide instead."),
+        (lambda: _softmax_attention(Q, K, V, 1 / math.sqrt(d)), f"the scores were divided by √{d}, the square root "
+         f"of the input width; d_k = Q.shape[-1] = {d_k}."),
         (lambda: _softmax_attention(Q, K, V, 1 / math.sqrt(d_k), dim=0),
-         "the softmax runs over the wrong axis: dim=0 makes each column (one key, over all queries) sum to 1. "
-         "Each query's weights are a row of the (T_q, T_k) scores: softmax over dim=-1."),
+         "the softmax runs over the wrong axis: each query's row of weights must sum to 1 (dim=-1)."),
         (lambda: _softmax_attention(Q, K, V, 1 / math.sqrt(d_k), softmax=False),
-         "the softmax is missing: the scaled scores were used as weights. Turn each row into weights that "
-         "sum to 1 with torch.softmax(scores, dim=-1)."),
+         "the softmax is missing: apply torch.softmax(scores, dim=-1) to the scaled scores."),
         (lambda: sdpa(X_dec @ W_q.T, X_enc @ W_k.T, X_enc @ W_v.T),
-         "the projections were transposed (X @ W.T, as nn.Linear stores them). Here W_q, W_k, W_v have shape "
-         "(d, d_k): Q = X_dec @ W_q, K = X_enc @ W_k, V = X_enc @ W_v."),
+         "the projections were transposed: with W of shape (d, d_k), use X @ W, not X @ W.T."),
     ]
     for i, name in enumerate(("W_q", "W_k", "W_v")):
         flipped = [W_q, W_k, W_v]
         flipped[i] = flipped[i].T
         slips.append((lambda f=flipped: sdpa(X_dec @ f[0], X_enc @ f[1], X_enc @ f[2]),
-                      f"{name} was transposed: with {name} of shape (d, d_k) the projection is X @ {name}, "
-                      f"not X @ {name}.T."))
-    expected = sdpa(Q, K, V)
+                      f"{name} was transposed: the projection is X @ {name}, not X @ {name}.T."))
     out = []
     for compute, message in slips:
         try:
             result = compute()
         except (RuntimeError, ValueError):  # a transposed rectangular matrix does not fit: not this answer
             continue
-        if not _matches(result.numpy(), expected):  # else in this case the slip changes nothing: skip it
-            out.append((result, message))
+        out.append((result.numpy(), message))
     return out
 
 
@@ -280,13 +256,8 @@ def check_cross_attention(cross_attention) -> Feedback:
         if got.shape[:1] == (T_k,) and T_k != T_q:
             return wrong(f"Y has {T_k} rows, one per encoder token. The queries must come from the decoder "
                          f"(X_dec @ W_q), so Y has one row per decoder token: {T_q}.")
-        if got.shape != expected.shape:
-            return wrong(f"Y has shape {got.shape}, expected {expected.shape} (T_q, d_v).")
-        for value, message in _cross_attention_slips(X_dec, X_enc, W_q, W_k, W_v):
-            if _matches(got, value):
-                return wrong(message)
-        problem = compare_numbers(got, expected, "Y", hint="Q from X_dec, K and V from X_enc, then "
-                                  "scaled_dot_product_attention(Q, K, V).")
+        problem = compare_numbers(got, expected, "Y", slips=_cross_attention_slips(X_dec, X_enc, W_q, W_k, W_v),
+                                  hint="Q from X_dec, K and V from X_enc, then scaled_dot_product_attention(Q, K, V).")
         if problem is not None:
             return problem
     return correct("queries from the decoder, keys and values from the encoder, one function. "

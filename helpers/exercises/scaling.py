@@ -11,6 +11,7 @@ from helpers.exercises.feedback import (
     as_numbers,
     call_student,
     correct,
+    named_slip,
     numbers_from,
     one_number,
     require_callable,
@@ -112,17 +113,15 @@ def check_variance_prediction(predicted_var, predicted_var_scaled=_NOT_GIVEN) ->
         else:
             return wrong("give both predictions: check_variance_prediction(predicted_var, predicted_var_scaled).")
     d, s = PREDICT_D_K, PREDICT_SIGMA
-    raw, problem = one_number(predicted_var, "predicted_var", "your prediction (a number)")
-    if problem is not None:
-        return problem
-    scaled, problem = one_number(predicted_var_scaled, "predicted_var_scaled", "your prediction (a number)")
-    if problem is not None:
-        return problem
-    expected_raw, expected_scaled = d * s**4, s**4
-    for name, value in (("predicted_var", raw), ("predicted_var_scaled", scaled)):
-        if value < 0:
-            return wrong(f"{name} = {value:.4g} is negative, but a variance is an average of squares: "
-                         "it is never below 0.")
+    predictions = []
+    for name, value in (("predicted_var", predicted_var), ("predicted_var_scaled", predicted_var_scaled)):
+        value, problem = one_number(value, name, "your prediction (a number)")
+        if problem is None and value < 0:
+            problem = wrong(f"{name} = {value:.4g} is negative, but a variance is never below 0.")
+        if problem is not None:
+            return problem
+        predictions.append(value)
+    (raw, scaled), expected_raw, expected_scaled = predictions, d * s**4, s**4
 
     def near(a, b):
         return math.isclose(a, b, rel_tol=0.01)
@@ -229,13 +228,12 @@ def check_scaled_weights(scaled_weights) -> Feedback:
         return wrong("the weights contain NaN or infinity. Subtract each row's maximum before exp "
                      "(or use softmax from helpers.similarity, which does).")
     S = Q @ K.T                                                     # (T_q, T_k) raw scores
-    for scores, message in (
-            (S, "these are the raw scores Q Kᵀ: nothing was divided and no softmax applied. Divide by "
-                f"√d_k = √{d_k}, then apply softmax to each row: exp, then divide by the row's sum."),
-            (S / np.sqrt(d_k), "these are the scaled scores, before softmax. Apply softmax to each row: exp, then "
-                               "divide by the row's sum, so the weights are positive and each row sums to 1.")):
-        if _same(W, scores):
-            return wrong(message)
+    problem = named_slip(W, (
+        (S, f"these are the raw scores Q Kᵀ. Divide by √d_k = √{d_k}, then apply softmax to each row: exp, then "
+            "divide by the row's sum."),
+        (S / np.sqrt(d_k), "these are the scaled scores, before softmax: exp, then divide by the row's sum.")))
+    if problem is not None:
+        return problem
     with np.errstate(over="ignore", invalid="ignore"):             # huge entries: the sums may be inf
         row_sums, column_sums = W.sum(axis=-1), W.sum(axis=0)
     if not np.allclose(row_sums, 1.0, atol=1e-6):
@@ -258,15 +256,12 @@ def check_scaled_weights(scaled_weights) -> Feedback:
     for divisor, slip in ((1.0, "the scores were not divided by √d_k"),
                           (d_k, f"the scores were divided by d_k = {d_k}, not by its square root"),
                           (1 / np.sqrt(d_k), "the scores were multiplied by √d_k instead of divided"),
-                          (np.sqrt(t_k), f"the scores were divided by √T_k = √{t_k}, the square root of the number "
-                                         "of KEYS (K.shape[0])"),
-                          (np.sqrt(t_q), f"the scores were divided by √T_q = √{t_q}, the square root of the number "
-                                         "of QUERIES (Q.shape[0])")):
+                          (np.sqrt(t_k), f"the scores were divided by √T_k = √{t_k}, the number of KEYS"),
+                          (np.sqrt(t_q), f"the scores were divided by √T_q = √{t_q}, the number of QUERIES")):
         if _same(W, softmax(S / divisor)):
-            return wrong(f"{slip}. d_k is the length of each query and key vector, Q.shape[-1] = {d_k}: "
-                         f"divide by √{d_k} ≈ {np.sqrt(d_k):.3g}, so Var(scores / √d_k) = σ⁴ whatever d_k is. "
-                         f"(Your rows put {W.max(axis=-1).mean():.2f} on their largest weight on average; the "
-                         f"right scale puts {peak:.2f}.)")
+            return wrong(f"{slip}. Divide by √d_k, with d_k = Q.shape[-1] = {d_k}, the length of each query and "
+                         f"key. (Your rows' largest weight is {W.max(axis=-1).mean():.2f} on average; it should "
+                         f"be {peak:.2f}.)")
     bad = np.argwhere(~np.isclose(W, expected, atol=1e-6, rtol=0))
     i, j = (int(x) for x in bad[0])
     return wrong(f"the rows sum to 1, but {len(bad)} of the {W.size} weights are off, the first at row {i}, "
