@@ -254,8 +254,7 @@ def check_cross_attention(cross_attention) -> Feedback:
         expected = reference_cross_attention(X_dec, X_enc, W_q, W_k, W_v).numpy()
         T_q, T_k = X_dec.shape[0], X_enc.shape[0]
         if got.shape[:1] == (T_k,) and T_k != T_q:
-            return wrong(f"Y has {T_k} rows, one per encoder token. The queries must come from the decoder "
-                         f"(X_dec @ W_q), so Y has one row per decoder token: {T_q}.")
+            return wrong(f"Y has {T_k} rows, one per encoder token: the queries come from the decoder, X_dec @ W_q.")
         problem = compare_numbers(got, expected, "Y", slips=_cross_attention_slips(X_dec, X_enc, W_q, W_k, W_v),
                                   hint="Q from X_dec, K and V from X_enc, then scaled_dot_product_attention(Q, K, V).")
         if problem is not None:

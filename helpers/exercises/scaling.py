@@ -218,12 +218,10 @@ def check_scaled_weights(scaled_weights) -> Feedback:
         return problem
     expected = reference_scaled_weights(Q, K)
     (t_q, t_k), d_k = expected.shape, Q.shape[1]
-    if W.shape == (t_k, t_q):
-        return wrong(f"the weights have shape {W.shape} = (T_k, T_q): keys and queries are swapped. "
-                     f"Q @ K.T gives one row per query, shape (T_q, T_k) = ({t_q}, {t_k}).")
     if W.shape != expected.shape:
-        return wrong(f"the weights have shape {W.shape}, but Q of shape {Q.shape} and K of shape {K.shape} need "
-                     f"(T_q, T_k) = ({t_q}, {t_k}): one row per query, one column per key. Compute Q @ K.T.")
+        swapped = " = (T_k, T_q): keys and queries are swapped" if W.shape == (t_k, t_q) else ""
+        return wrong(f"the weights have shape {W.shape}{swapped}. Q @ K.T gives (T_q, T_k) = ({t_q}, {t_k}): "
+                     "one row per query, one column per key.")
     if not np.all(np.isfinite(W)):
         return wrong("the weights contain NaN or infinity. Subtract each row's maximum before exp "
                      "(or use softmax from helpers.similarity, which does).")
