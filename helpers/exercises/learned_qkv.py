@@ -47,19 +47,13 @@ def _lookup_slips(query, keys, values):
     """[(what a slip returns, what the slip is)]; inf or NaN where its exp overflows (never matched)."""
     scores = keys @ query
     return [
-        (values[int(np.argmax(scores))], "that is a HARD lookup: the value of the best-matching key only. "
-         "Blend all values, weighted by softmax of the scores"),
-        (scores @ values, "the scores went into the blend without softmax. Turn keys @ query into weights first: "
-         "exp, then divide by the sum"),
-        ((scores / scores.sum()) @ values, "the scores were divided by their sum, which is not softmax (a "
-         "negative score gives a negative weight). Use exp first, then divide by the sum"),
-        (values.mean(), "that is the plain average of the values: every key counted the same. Weight each value "
-         "by how well its key matches the query"),
-        (np.exp(scores) @ values, "the exponentials were not divided by their sum, so the weights do not add up "
-         "to 1"),
-        (soft_lookup(query / math.sqrt(len(query)), keys, values)[1], f"you divided the scores by √d = "
-         f"√{len(query)}. This lookup has no scale: the weights are softmax(keys @ query) as they are (the √d_k "
-         "of attention comes in section 8)"),
+        (values[int(np.argmax(scores))], "that is a HARD lookup (the best key's value only); blend all values"),
+        (scores @ values, "the scores went into the blend without softmax: exp them, then divide by the sum"),
+        ((scores / scores.sum()) @ values, "the scores were divided by their sum, which is not softmax: exp first"),
+        (values.mean(), "that is the plain average of the values; weight each by how well its key matches"),
+        (np.exp(scores) @ values, "the exponentials were not divided by their sum, so weights do not add up to 1"),
+        (soft_lookup(query / math.sqrt(len(query)), keys, values)[1],
+         f"you divided the scores by √d = √{len(query)}, but this lookup has no scale (√d_k comes in section 8)"),
     ]
 
 
@@ -91,11 +85,9 @@ def check_soft_lookup(student_function) -> Feedback:
         if not math.isfinite(got):
             return wrong(f"on {what}: you got {got}. exp of a large score overflowed: subtract the largest score "
                          "before exp.")
-        for value, message in slips:
-            if math.isclose(got, value, abs_tol=1e-6) and not math.isclose(value, expected, abs_tol=1e-6):
-                return wrong(f"on {what}: {message}.")
         problem = compare_numbers(got, expected, f"the blend on {what}", atol=1e-6,
-                                  hint="weights = softmax(keys @ query); result = weights @ values.")
+                                  hint="weights = softmax(keys @ query); result = weights @ values.",
+                                  slips=[(v, f"on {what}: {m}.") for v, m in slips])
         if problem is not None:
             return problem
     weights, blend = soft_lookup(*_lookup_cases()[1][:3])
@@ -139,14 +131,13 @@ def check_qkv_parameters(student_function) -> Feedback:
         expected = count_parameters(SelfAttention(d_model, d_k))
         if got == expected:
             continue
+        shape = "each matrix maps d_model numbers to d_k numbers, so it is (d_k, d_model), not"
         slips = {  # a later entry wins where two coincide
             d_model * d_k: "that is one matrix. There are three: W_q, W_k and W_v",
             2 * d_model * d_k: "that is two matrices. Queries, keys AND values each have their own",
-            3 * d_model * d_model: "each matrix maps d_model numbers to d_k numbers, so it is (d_k, d_model), "
-                                   "not (d_model, d_model)",
-            3 * d_k * d_k: "each matrix maps d_model numbers to d_k numbers, so it is (d_k, d_model), not (d_k, d_k)",
-            3 * (d_model * d_k + d_k): "you counted biases. SelfAttention's three linear layers have bias=False: "
-                                       "only the matrices count",
+            3 * d_model * d_model: f"{shape} (d_model, d_model)",
+            3 * d_k * d_k: f"{shape} (d_k, d_k)",
+            3 * (d_model * d_k + d_k): "you counted biases, but SelfAttention's layers have bias=False",
             3 * (d_model + d_k): "you added the sizes. A (d_k, d_model) matrix holds d_k × d_model numbers",
         }
         if got in slips:
@@ -234,16 +225,15 @@ def check_attention_forward(student_function) -> Feedback:
         T, d_model = E.shape
         d_k, d_v = W_q.shape[0], W_v.shape[0]
         what = f"E ({T}, {d_model}), W_q and W_k ({d_k}, {d_model}), W_v ({d_v}, {d_model})"
-        try:
-            result = student_function(E.clone(), W_q.clone(), W_k.clone(), W_v.clone())
-        except NotImplementedError:
-            return wrong("the function still raises NotImplementedError. Replace that line with your code.")
-        except Exception as error:  # the student sees what went wrong, the notebook goes on
-            if isinstance(error, RuntimeError) and ("shape" in str(error) or "size" in str(error)):
-                return wrong(f"on {what} a matrix product failed ({str(error).splitlines()[0]}). The rows of E are "
-                             "the e_i, and q_i = W_q e_i for all rows at once is Q = E @ W_q.T (note the .T); "
-                             "the same for K and V.")
-            return wrong(f"on {what} your function raised {type(error).__name__}: {error}")
+        result, problem = call_student(student_function, E.clone(), W_q.clone(), W_k.clone(), W_v.clone())
+        if problem is not None and "NotImplementedError" in problem.message:
+            return problem
+        if problem is not None and "RuntimeError" in problem.message and ("shape" in problem.message
+                                                                           or "size" in problem.message):
+            return wrong(f"on {what} a matrix product failed. The rows of E are the e_i, so Q = E @ W_q.T "
+                         "(note the .T); the same for K and V.")
+        if problem is not None:
+            return wrong(f"on {what} {problem.message.removeprefix('your function ')}")
         if isinstance(result, (tuple, list)) and len(result) == 2 and all(hasattr(r, "shape") for r in result):
             return wrong(f"on {what} you returned a pair of arrays (of shapes {tuple(result[0].shape)} and "
                          f"{tuple(result[1].shape)}), perhaps (Y, W). Return only Y, the ({T}, {d_v}) outputs.")
@@ -256,14 +246,11 @@ def check_attention_forward(student_function) -> Feedback:
             return wrong(f"on {what} Y has shape ({T}, {d_model}) = the shape of E: did you mix E instead of "
                          f"V = E @ W_v.T? Y should be ({T}, {d_v}).")
         expected = scaled_dot_product_attention(E @ W_q.T, E @ W_k.T, E @ W_v.T).numpy()  # (T, d_v)
-        for value, message in _forward_slips(E, W_q, W_k, W_v):
-            if got.shape == value.shape and np.allclose(got, value.numpy(), atol=1e-6) \
-                    and not np.allclose(value.numpy(), expected, atol=1e-6):
-                return wrong(f"on {what} {message}.")
         # 1e-5: a float32 computation of the same formula is right too
         problem = compare_numbers(got, expected, f"Y on {what}", atol=1e-5,
                                   hint="Q = E @ W_q.T, K = E @ W_k.T, V = E @ W_v.T; "
-                                       "W = softmax(Q @ K.T / √d_k, dim=-1); Y = W @ V.")
+                                       "W = softmax(Q @ K.T / √d_k, dim=-1); Y = W @ V.",
+                                  slips=[(v.numpy(), f"on {what} {m}.") for v, m in _forward_slips(E, W_q, W_k, W_v)])
         if problem is not None:
             return problem
     return correct("Y matches the course's scaled_dot_product_attention on Q = E W_qᵀ, K = E W_kᵀ, V = E W_vᵀ: "

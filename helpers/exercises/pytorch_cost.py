@@ -57,24 +57,17 @@ def check_additive_mask(additive_mask) -> Feedback:
         result, problem = call_student(additive_mask, mask.clone())
         if problem is not None:
             if "bool" in problem.message and mask.dtype == torch.bool:
-                return wrong(f"{problem.message.rstrip('.')}. The test mask here is causal_mask(4), which is "
-                             "torch.bool, and arithmetic such as 1 - mask is not defined on booleans. Compare instead "
-                             "(mask == 0) and fill a float tensor: torch.zeros(mask.shape).masked_fill(mask == 0, "
-                             "float('-inf')).")
+                return wrong(f"{problem.message.rstrip('.')}. Arithmetic such as 1 - mask is not defined on "
+                             "booleans (causal_mask is torch.bool): compare, mask == 0, and fill a float tensor.")
             return problem
         if result is None:
             return wrong("the function returned None. Did it forget to `return` the mask?")
         if isinstance(result, torch.Tensor) and result.dtype == torch.bool:
             allowed = mask != 0
             if mask.dtype == torch.bool:
-                return wrong("your result has dtype torch.bool, for a boolean input mask (causal_mask(4)). "
-                             "torch.zeros_like(mask) and mask.masked_fill(...) keep the input's dtype, so a -inf "
-                             "written into a bool tensor is stored as True. Start from a float tensor: "
-                             "torch.zeros(mask.shape), or torch.zeros_like(mask, dtype=torch.float32). "
-                             + ("(If you meant a boolean mask with True = hidden: that is nn.MultiheadAttention's "
-                                "polarity, and the exercise asks for floats.)" if torch.equal(result, ~allowed)
-                                else "(A boolean mask is not what the exercise asks for: it wants 0.0 where "
-                                     "allowed and -inf where hidden.)"))
+                which = "nn.MultiheadAttention's polarity" if torch.equal(result, ~allowed) else "a boolean mask"
+                return wrong(f"your result has dtype torch.bool ({which}): zeros_like(mask) keeps the bool dtype, "
+                             "so -inf is stored as True. Start from a float tensor: torch.zeros(mask.shape).")
             return wrong("you returned a boolean mask. SDPA accepts one (True = may attend), but this exercise "
                          "asks for the additive float form: 0.0 where allowed, -inf where hidden.")
         got, problem = as_numbers(result, "the additive mask")
@@ -86,45 +79,30 @@ def check_additive_mask(additive_mask) -> Feedback:
         allowed = (mask != 0).numpy()
         if np.isnan(got).any():
             if np.isnan(got[allowed]).all() and np.all(got[~allowed] == float("-inf")):
-                return wrong(f"NaN where attention is allowed (input: a {kind} mask). In floating point "
-                             "0 · (-inf) is NaN, not 0, so (1 - mask) * float('-inf') cannot produce the 0.0s. "
-                             "Choose between the two values instead of multiplying: "
-                             "torch.where(mask == 0, float('-inf'), 0.0).")
-            return wrong("the mask contains NaN. Use 0.0 and float('-inf') only; note that 0 · (-inf) and "
-                         "inf - inf are NaN.")
+                return wrong(f"NaN where attention is allowed (a {kind} mask): 0 · (-inf) is NaN, not 0. "
+                             "Choose instead of multiplying: torch.where(mask == 0, float('-inf'), 0.0).")
+            return wrong("the mask contains NaN. Use 0.0 and float('-inf') only.")
         if np.all(got[allowed] == float("-inf")) and np.all(got[~allowed] == 0):
-            return wrong("the polarity is flipped: -inf where attention is allowed and 0 where it is hidden. "
-                         "mask == 0 means 'may NOT attend', so -inf goes where mask == 0.")
+            return wrong("the polarity is flipped: mask == 0 means 'may NOT attend', so -inf goes there.")
         if np.isin(got, (0.0, 1.0)).all():
-            return wrong("the values are 0 and 1. A float attn_mask is ADDED to the scores, so a 1 only nudges "
-                         "a score up. Hidden pairs need -inf (exp(-inf) = 0); allowed pairs need 0.")
+            return wrong("the values are 0 and 1, but the mask is ADDED to the scores: hidden pairs need -inf.")
         if not np.all(got[allowed] == 0):
             values = mask.numpy().astype(np.float64)
             off = allowed & (got != 0)                       # allowed pairs that got something other than 0
             if np.all(values[off] != 1) and np.all(np.isneginf(got[off])):
-                return wrong(f"on a {kind} mask, the pairs where the mask is 2 are hidden (-inf). Only "
-                             "mask == 0 means 'may not attend'; any nonzero value means 'may attend'. "
-                             "Test mask == 0 (hidden), not mask == 1 (allowed).")
+                return wrong(f"on a {kind} mask, the pairs where the mask is 2 are hidden, but any nonzero "
+                             "value means 'may attend'. Test mask == 0 (hidden), not mask == 1.")
             if np.allclose(got[allowed], np.log(values[allowed])):
-                return wrong(f"on a {kind} mask, where the mask is 2 you give log 2 ≈ 0.693: torch.log(mask) is "
-                             "0 only where the mask is exactly 1. In the course's convention any nonzero value "
-                             "means 'may attend', so compare with 0 instead of taking the log: "
-                             "torch.where(mask == 0, float('-inf'), 0.0).")
-            return wrong(f"on a {kind} mask, an allowed pair has a nonzero value: anything added there changes "
-                         "the scores. Put exactly 0.0 wherever mask != 0 (any nonzero value means 'may attend').")
+                return wrong(f"on a {kind} mask, where the mask is 2 you give log 2 ≈ 0.693, but any nonzero "
+                             "value means 'may attend': compare with 0 instead of taking the log.")
+            return wrong(f"on a {kind} mask, an allowed pair has a nonzero value: put exactly 0.0 wherever mask != 0.")
         if not np.all(got[~allowed] <= -1e4):
-            return wrong("a hidden pair is not pushed to -inf: softmax would still give it weight. "
-                         "Put float('-inf') where mask == 0.")
+            return wrong("a hidden pair is not pushed to -inf, so softmax still gives it weight.")
         if not np.all(np.isneginf(got[~allowed])):
             finite = got[~allowed][np.isfinite(got[~allowed])]
-            return wrong(f"hidden pairs get {finite[0]:g}, a large negative number, but not -inf, which the "
-                         f"exercise asks for. In float32 it usually works (exp({finite[0]:g}) underflows to 0), but "
-                         "-inf is exact where a finite number is not. exp(-inf) = 0 in every dtype, while a finite "
-                         "stand-in depends on the dtype: -1e9, for example, does not fit in float16 (its largest "
-                         "number is 65,504) and turns into -inf there anyway. And a query whose keys are ALL hidden "
-                         "still attends to them (with -1e9 in float32, evenly: every score plus -1e9 rounds to the "
-                         "same number), where -inf makes that mistake visible (section 4). "
-                         "Put float('-inf') where mask == 0.")
+            return wrong(f"hidden pairs get {finite[0]:g}, not -inf. exp(-inf) = 0 in every dtype, but a finite "
+                         "stand-in is not: -1e9 overflows float16, and a query whose keys are ALL hidden still "
+                         "attends to them evenly. Put float('-inf') where mask == 0.")
         Q, K, V = (torch.randn(mask.shape[0] if i == 0 else mask.shape[1], 8, generator=g) for i in range(3))
         expected = F.scaled_dot_product_attention(Q, K, V, attn_mask=reference_additive_mask(mask))
         produced = F.scaled_dot_product_attention(Q, K, V, attn_mask=torch.as_tensor(got, dtype=torch.float32))
@@ -168,18 +146,18 @@ def check_scores_gb(answer) -> Feedback:
     if near(expected):
         return correct(f"{expected:.2f} GB for one layer's scores at T = 8,192. Double T and it is four "
                        "times as much: that is the T² in the cost table.")
-    if near(expected * 1e9):
-        return wrong("that is the number of bytes. Divide by 10⁹ for GB.")
-    if near(expected * 1e9 / 2**30):
-        return wrong("that is GiB (2³⁰ bytes). GB are 10⁹ bytes: divide the bytes by 1e9.")
-    if near(expected / 32):
-        return wrong("that is for one head. Every head has its own (T, T) matrix: multiply by 32.")
-    if near(expected * 2):
-        return wrong("that counts 4 bytes per number (float32). bfloat16 uses 2.")
-    if near(expected / 2):
-        return wrong("that counts 1 byte per number. bfloat16 uses 2 bytes (16 bits).")
-    if near(32 * 8192 * 2 / 1e9) or near(32 * 8192 * 2):
-        return wrong("that counts T numbers per head, not T². The score matrix has one entry per (query, key) pair.")
+    slips = [
+        (expected * 1e9, "that is the number of bytes. Divide by 10⁹ for GB."),
+        (expected * 1e9 / 2**30, "that is GiB (2³⁰ bytes). GB are 10⁹ bytes: divide the bytes by 1e9."),
+        (expected / 32, "that is for one head. Every head has its own (T, T) matrix: multiply by 32."),
+        (expected * 2, "that counts 4 bytes per number (float32). bfloat16 uses 2."),
+        (expected / 2, "that counts 1 byte per number. bfloat16 uses 2 bytes (16 bits)."),
+        (32 * 8192 * 2 / 1e9, "that counts T numbers per head, not T²: one score per (query, key) pair."),
+        (32 * 8192 * 2, "that counts T numbers per head, not T²: one score per (query, key) pair."),
+    ]
+    for slip, message in slips:
+        if near(slip):
+            return wrong(message)
     return wrong(f"{value:g} GB is not it. Multiply heads × T × T × bytes per number, then divide by 1e9.")
 
 
@@ -254,28 +232,20 @@ def check_achieved_tflops(achieved_tflops) -> Feedback:
         if about(1.0):
             continue
         diagnoses = [
-            (causal and about(2.0), "with a causal mask only half of the (T, T) pairs are computed, so the FLOPs "
-                                    "halve. Divide by 2 when causal is True."),
-            (causal and about(0.5), "with a causal mask the result is half the expected value: halve the FLOPs "
-                                    "once (half of the pairs), not twice."),
+            (causal and about(2.0), "with a causal mask only half of the pairs are computed: divide by 2."),
+            (causal and about(0.5), "with a causal mask, halve the FLOPs once (half of the pairs), not twice."),
             (not causal and B > 1 and about(1 / B),
-             f"the result is B = {B} times too small: did you forget the batch size B? Every sequence in the batch "
-             "has its own attention."),
+             f"the result is B = {B} times too small: did you forget the batch size B?"),
             (not causal and H > 1 and about(1 / H),
-             f"the result is H = {H} times too small: did you forget the number of heads H? Every head computes "
-             "its own attention."),
+             f"the result is H = {H} times too small: did you forget the number of heads H?"),
             (not causal and B > 1 and H > 1 and about(1 / (B * H)),
              "the result is B·H times too small: you forgot both the batch size and the number of heads."),
-            (about(0.25), "the result is 4 times too small: the factor 4 is missing. Each of the two products "
-                          "(Q Kᵀ and W V) costs 2·T²·d_k FLOPs (a multiply and an add per term), 4·T²·d_k together."),
-            (about(0.5), "the result is half the expected value: there are two matrix products (Q Kᵀ and W V), "
-                         "2·T²·d_k FLOPs each, so 4·B·H·T²·d_k in all."),
-            (about(1000.0) or about(1e-3), "the result is off by a factor of 1000: convert milliseconds to "
-                                           "seconds (÷ 1000) and FLOP/s to TFLOP/s (÷ 10¹²)."),
-            (about(1e12) or about(1e9) or about(1e15), "the result is in FLOP/s or FLOPs, not TFLOP/s: divide by "
-                                                       "10¹²."),
-            (about(1 / T), "the result is T times too small: you used T where the formula has T². Attention "
-                           "takes a dot product for every (query, key) pair: T·T of them."),
+            (about(0.25), "the factor 4 is missing: Q Kᵀ and W V cost 2·T²·d_k FLOPs each (multiply and add)."),
+            (about(0.5), "the result is half the expected value: there are two matrix products, 2·T²·d_k each."),
+            (about(1000.0) or about(1e-3), "the result is off by a factor of 1000: milliseconds are ÷ 1000 seconds."),
+            (about(1e12) or about(1e9) or about(1e15), "that is FLOP/s, not TFLOP/s: divide by 10¹²."),
+            (about(1 / T), "the result is T times too small: you used T where the formula has T² (one dot product "
+                           "per (query, key) pair)."),
         ]
         for applies, message in diagnoses:
             if applies:
