@@ -114,10 +114,8 @@ def _whole_numbers(shape):
 
 #: What each shape counts, without giving the numbers away.
 _SHAPE_HINTS = {
-    "Q": "rows: one query per token of the sequence that asks (which sequence is that?); columns: the length "
-         "of a query after the projection",
-    "K": "rows: one key per token of the sequence being looked at; columns: the length of a key after the "
-         "projection (it must match the queries' to take dot products)",
+    "Q": "one row per token of the sequence that asks; columns: the length of a query after the projection",
+    "K": "rows: one key per token of the sequence being looked at; columns: a key's length, matching a query's",
     "V": "rows: one value per key; columns: the length of a value after the projection, d_v",
     "W": "one row per query and one column per key",
     "Y": "one row per query; each row is a weighted sum of value vectors, so it is as long as a value",
