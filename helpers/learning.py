@@ -86,13 +86,12 @@ MODELS = (PARAMETER_FREE, LEARNED, VALUES_ONLY, MLP_READOUT)
 MLP_HIDDEN = 44
 
 
-def build_model(name: str, d_model: int, d_k: int | None = None) -> SentenceClassifier:
-    """One of MODELS, wrapped in the shared readout. d_k defaults to d_model."""
-    d_k = d_k or d_model
+def build_model(name: str, d_model: int) -> SentenceClassifier:
+    """One of MODELS, wrapped in the shared readout."""
     return {
         PARAMETER_FREE: lambda: SentenceClassifier(ParameterFreeAttention(), d_model),
-        LEARNED: lambda: SentenceClassifier(SelfAttention(d_model, d_k), d_k),
-        VALUES_ONLY: lambda: SentenceClassifier(FixedAttentionLearnedValues(d_model, d_k), d_k),
+        LEARNED: lambda: SentenceClassifier(SelfAttention(d_model, d_model), d_model),
+        VALUES_ONLY: lambda: SentenceClassifier(FixedAttentionLearnedValues(d_model, d_model), d_model),
         MLP_READOUT: lambda: SentenceClassifier(ParameterFreeAttention(), d_model, hidden=MLP_HIDDEN),
     }[name]()
 
@@ -296,14 +295,10 @@ def run_experiment(task: str = "idiom", models: Sequence[str] = (PARAMETER_FREE,
 # ---------------------------------------------------------------- what the widget draws
 
 
-def training_snapshot(experiment: Experiment, step: int, example: int | str = 0) -> dict:
+def training_snapshot(experiment: Experiment, step: int, example: int = 0) -> dict:
     """What the training widget shows at one step (snapped to a recorded one) for one example sentence."""
     if not 0 <= step <= experiment.steps:  # the edge: a student may open the widget at any step
         raise ValueError(f"step should be between 0 and {experiment.steps} (the training budget), but got {step}.")
-    if isinstance(example, str):
-        if example not in experiment.examples:
-            raise ValueError(f"{example!r} is not one of the recorded examples: {', '.join(experiment.examples)}.")
-        example = experiment.examples.index(example)
     if not 0 <= example < len(experiment.examples):
         raise ValueError(f"example should be a sentence from {experiment.examples} or its index 0 to "
                          f"{len(experiment.examples) - 1}, but got {example!r}.")
@@ -321,7 +316,7 @@ def training_snapshot(experiment: Experiment, step: int, example: int | str = 0)
     return out
 
 
-def plot_loss_curves(experiment: Experiment, *, ax=None, title: str = ""):
+def plot_loss_curves(experiment: Experiment, *, title: str = ""):
     """Training loss against step for every model of `experiment`, log scale. Returns the Axes."""
     import matplotlib.pyplot as plt
 
@@ -329,8 +324,7 @@ def plot_loss_curves(experiment: Experiment, *, ax=None, title: str = ""):
 
     colors = {PARAMETER_FREE: COLORS["static"], LEARNED: COLORS["contextual"], VALUES_ONLY: PALETTE[5],
               MLP_READOUT: PALETTE[4]}
-    if ax is None:
-        _, ax = plt.subplots(figsize=(7.5, 4.2))
+    _, ax = plt.subplots(figsize=(7.5, 4.2))
     for name, run in experiment.runs.items():
         ax.plot(np.arange(len(run.loss)), run.loss, lw=2.5, color=colors[name],
                 label=f"{name}: test accuracy {run.test_accuracy:.1%}")

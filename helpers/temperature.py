@@ -15,6 +15,7 @@ import numpy as np
 
 from helpers import validation as check
 from helpers.plotting import COLORS
+from helpers.scaling import entropy_bits
 from helpers.similarity import softmax, softmax_naive
 
 #: Most scores the widget accepts in one row (one bar each).
@@ -44,8 +45,7 @@ def softmax_at_scale(scores, scale: float = 1.0) -> dict:
     weights = softmax(scaled)
     with np.errstate(over="ignore"):
         overflows = bool(np.isinf(np.exp(scaled)).any())
-    positive = weights[weights > 0]
-    entropy = max(0.0, float(-(positive * np.log2(positive)).sum()))   # no "-0.000" for one-hot weights
+    entropy = max(0.0, float(entropy_bits(weights)))   # no "-0.000" for one-hot weights
     return {
         "scores": np.asarray(scores, dtype=float),
         "scale": float(scale),
@@ -60,16 +60,14 @@ def softmax_at_scale(scores, scale: float = 1.0) -> dict:
     }
 
 
-def weights_bars(rows, titles, labels=None, *, suptitle: str = ""):
+def weights_bars(rows, titles, *, suptitle: str = ""):
     """Rows of weights as bar charts side by side, values on the bars, a dashed line at 1/n. Returns (fig, axes)."""
-    titles = [""] * len(rows) if titles is None else titles
     grow = plt.rcParams["font.size"] / 13   # larger fonts (presenter mode) get a larger figure
     fig, axes = plt.subplots(1, len(rows), figsize=(4.2 * grow * len(rows), 3.9 * grow), sharey=True,
                              squeeze=False)
     label_height = 0.1   # of a value label, in weight units (the y axis runs from 0 to 1.12)
     uniform_sizes = set()
     for ax, w, title in zip(axes[0], rows, titles):
-        names = labels if labels is not None else [f"token {k}" for k in range(len(w))]
         uniform = 1 / len(w)
         uniform_sizes.add(len(w))
         ax.bar(range(len(w)), w, color=COLORS["contextual"], width=0.6)
@@ -79,7 +77,7 @@ def weights_bars(rows, titles, labels=None, *, suptitle: str = ""):
                 y = uniform + 0.02
             ax.text(k, y, f"{v:.3f}", ha="center", va="bottom", fontsize=plt.rcParams["font.size"] - 1)
         ax.axhline(uniform, color="#888888", ls="--", lw=1)
-        ax.set_xticks(range(len(w)), names)
+        ax.set_xticks(range(len(w)), [f"token {k}" for k in range(len(w))])
         ax.set_ylim(0, 1.12)
         ax.set_title(title)
     axes[0][0].set_ylabel("weight")

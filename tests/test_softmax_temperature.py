@@ -64,7 +64,7 @@ def test_parse_scores():
 
 
 def test_weights_bars():
-    fig, axes = weights_bars([[0.2, 0.8], [0.5, 0.5]], ["a", "b"], labels=["x", "y"], suptitle="s")
+    fig, axes = weights_bars([[0.2, 0.8], [0.5, 0.5]], ["a", "b"], suptitle="s")
     assert len(axes) == 2 and len(axes[0].patches) == 2
     assert axes[0].patches[1].get_height() == pytest.approx(0.8)
     plt.close("all")
@@ -130,7 +130,3 @@ def test_widget_reports_bad_scores_without_raising():
     assert w.result is None
     assert "not a number" in w.children[3].value
 
-
-def test_weights_bars_accepts_no_titles():
-    _, axes = weights_bars([[0.5, 0.5], [0.2, 0.8]], None)
-    assert [ax.get_title() for ax in axes] == ["", ""]
