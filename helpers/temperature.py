@@ -15,7 +15,6 @@ import numpy as np
 
 from helpers import validation as check
 from helpers.plotting import COLORS
-from helpers.scaling import entropy_bits
 from helpers.similarity import softmax, softmax_naive
 
 #: Most scores the widget accepts in one row (one bar each).
@@ -45,7 +44,8 @@ def softmax_at_scale(scores, scale: float = 1.0) -> dict:
     weights = softmax(scaled)
     with np.errstate(over="ignore"):
         overflows = bool(np.isinf(np.exp(scaled)).any())
-    entropy = max(0.0, float(entropy_bits(weights)))   # no "-0.000" for one-hot weights
+    positive = weights[weights > 0]
+    entropy = max(0.0, float(-(positive * np.log2(positive)).sum()))   # no "-0.000" for one-hot weights
     return {
         "scores": np.asarray(scores, dtype=float),
         "scale": float(scale),
