@@ -70,8 +70,7 @@ def check_soft_lookup(student_function) -> Feedback:
             return wrong(f"on {what}: {problem.message}")
         weights, expected = soft_lookup(query, keys, values)
         if isinstance(result, (tuple, list)) and len(result) == 2 and any(np.ndim(r) > 0 for r in result):
-            return wrong(f"on {what} you returned a pair, like (weights, blend) from soft_lookup in section 5. "
-                         "This function returns only the blend, one number: return weights @ values.")
+            return wrong(f"on {what} you returned a pair like (weights, blend); return only the blend, one number.")
         got, problem = as_numbers(result, "the result")
         if problem is not None:
             return wrong(f"on {what}: {problem.message}")
@@ -79,12 +78,10 @@ def check_soft_lookup(student_function) -> Feedback:
             return wrong(f"on {what} you returned the weights {np.round(got, 4).tolist()}. Finish the lookup: "
                          "return the blend weights @ values, one number.")
         if got.size != 1:
-            return wrong(f"on {what} you returned {got.size} numbers (shape {got.shape}); a lookup returns one "
-                         "number, the blend weights @ values.")
+            return wrong(f"on {what} you returned {got.size} numbers; a lookup returns one number, weights @ values.")
         got = float(got.reshape(()))
         if not math.isfinite(got):
-            return wrong(f"on {what}: you got {got}. exp of a large score overflowed: subtract the largest score "
-                         "before exp.")
+            return wrong(f"on {what}: you got {got}. exp overflowed: subtract the largest score before exp.")
         problem = compare_numbers(got, expected, f"the blend on {what}", atol=1e-6,
                                   hint="weights = softmax(keys @ query); result = weights @ values.",
                                   slips=[(v, f"on {what}: {m}.") for v, m in slips])
@@ -202,16 +199,12 @@ def _forward_slips(E, W_q, W_k, W_v) -> list[tuple[torch.Tensor, str]]:
         (math.sqrt(T), f"you divided by √T (√{T}), the number of tokens; {which}"),
         (1 / math.sqrt(d_k), f"you multiplied the scores by √d_k; divide them: S = Q @ K.T / √d_k (here √{d_k})"),
         (d_k, f"you divided by d_k = {d_k} instead of √d_k"),
-        (2.0, f"you divided by 2 = √4, but here d_k = {d_k}: do not type the size in, take it from the "
-              f"queries, d_k = Q.shape[-1], and divide by math.sqrt(d_k)"),
+        (2.0, f"you divided by 2 = √4, but here d_k = {d_k}: take the size from the queries, d_k = Q.shape[-1]"),
     ]
     return [(torch.softmax(S / c, -1) @ V, message) for c, message in divisors] + [
-        (torch.softmax(S / math.sqrt(d_k), 0) @ V,
-         "softmax ran over dim 0 (down the columns). Each ROW of weights must sum to 1: softmax(S, dim=-1)"),
-        (S / math.sqrt(d_k) @ V,
-         "softmax is missing: the raw scores were used as weights. Apply softmax(S, dim=-1) before mixing"),
-        (torch.softmax(K @ Q.T / math.sqrt(d_k), -1) @ V,
-         "queries and keys are swapped (that computes softmax(K Qᵀ)). Row i must hold q_i · k_j: S = Q @ K.T"),
+        (torch.softmax(S / math.sqrt(d_k), 0) @ V, "softmax ran over dim 0: each ROW must sum to 1, use dim=-1"),
+        (S / math.sqrt(d_k) @ V, "softmax is missing: the raw scores were used as weights"),
+        (torch.softmax(K @ Q.T / math.sqrt(d_k), -1) @ V, "queries and keys are swapped: S = Q @ K.T, not K @ Q.T"),
     ]
 
 
@@ -243,8 +236,7 @@ def check_attention_forward(student_function) -> Feedback:
         if got.shape == (T, T):
             return wrong(f"on {what} you returned a ({T}, {T}) matrix: that is the weights. Finish with Y = W @ V.")
         if got.shape == (T, d_model):
-            return wrong(f"on {what} Y has shape ({T}, {d_model}) = the shape of E: did you mix E instead of "
-                         f"V = E @ W_v.T? Y should be ({T}, {d_v}).")
+            return wrong(f"on {what} Y has the shape of E: did you mix E instead of V = E @ W_v.T?")
         expected = scaled_dot_product_attention(E @ W_q.T, E @ W_k.T, E @ W_v.T).numpy()  # (T, d_v)
         # 1e-5: a float32 computation of the same formula is right too
         problem = compare_numbers(got, expected, f"Y on {what}", atol=1e-5,
