@@ -222,18 +222,15 @@ def check_achieved_tflops(achieved_tflops) -> Feedback:
         diagnoses = [
             (causal and about(2.0), "with a causal mask only half of the pairs are computed: divide by 2."),
             (causal and about(0.5), "with a causal mask, halve the FLOPs once (half of the pairs), not twice."),
-            (not causal and B > 1 and about(1 / B),
-             f"the result is B = {B} times too small: did you forget the batch size B?"),
-            (not causal and H > 1 and about(1 / H),
-             f"the result is H = {H} times too small: did you forget the number of heads H?"),
+            (not causal and B > 1 and about(1 / B), f"it is B = {B} times too small: did you forget the batch size B?"),
+            (not causal and about(1 / H), f"it is H = {H} times too small: did you forget the number of heads H?"),
             (not causal and B > 1 and H > 1 and about(1 / (B * H)),
              "the result is B·H times too small: you forgot both the batch size and the number of heads."),
             (about(0.25), "the factor 4 is missing: Q Kᵀ and W V cost 2·T²·d_k FLOPs each (multiply and add)."),
             (about(0.5), "the result is half the expected value: there are two matrix products, 2·T²·d_k each."),
             (about(1000.0) or about(1e-3), "the result is off by a factor of 1000: milliseconds are ÷ 1000 seconds."),
             (about(1e12) or about(1e9) or about(1e15), "that is FLOP/s, not TFLOP/s: divide by 10¹²."),
-            (about(1 / T), "the result is T times too small: you used T where the formula has T² (one dot product "
-                           "per (query, key) pair)."),
+            (about(1 / T), "the result is T times too small: you used T where the formula has T²."),
         ]
         for applies, message in diagnoses:
             if applies:
