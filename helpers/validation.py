@@ -120,40 +120,6 @@ def require_same_length(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str, 
         )
 
 
-def positive_int(value, name: str) -> int:
-    """A whole number >= 1 (NumPy integers welcome; bools are refused)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} should be a whole number, but got {describe(value)} ({value!r}).")
-    if value < 1:
-        raise ValueError(f"{name} should be at least 1, but got {value}.")
-    return int(value)
-
-
-def real_number(value, name: str, what: str, low: float = -np.inf, high: float = np.inf) -> float:
-    """A finite real number from `low` to `high` (NumPy numbers welcome; bools, text and NaN refused).
-
-    `what` says what the number is, for the message: "{name} should be {what}, but got ...".
-    """
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} should be {what}, but got {describe(value)} ({value!r:.40}).")
-    if not np.isfinite(value):
-        raise ValueError(f"{name} should be {what}, a finite number, but got {value}.")
-    if not low <= value <= high:
-        raise ValueError(f"{name} should be {what}, but got {value}.")
-    return float(value)
-
-
-
-def whole_number(value, name: str, minimum: int = 0) -> int:
-    """A whole number >= `minimum` (NumPy integers welcome; bools, floats and text refused)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} should be a whole number >= {minimum}, but got {describe(value)} ({value!r:.40}).")
-    if value < minimum:
-        raise ValueError(f"{name} should be a whole number >= {minimum}, but got {value}.")
-    return int(value)
-
-
-
 def flag(value, name: str) -> bool:
     """True or False, nothing else (so that "no" cannot mean yes)."""
     if not isinstance(value, (bool, np.bool_)):

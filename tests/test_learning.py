@@ -29,7 +29,7 @@ from helpers.learning import (
 )
 from helpers.running_example import SENTENCE_MONEY, embed
 from helpers.similarity import cosine
-from helpers.widgets.learning import TrainingWidget, training_widget
+from helpers.widgets.learning import TrainingWidget
 
 
 @pytest.fixture(scope="module")
@@ -257,7 +257,7 @@ def test_training_snapshot_rejects_bad_requests(experiment):
 # ----------------------------------------------------------------------------- the widget
 
 def test_widget_follows_its_controls(experiment):
-    w = training_widget(experiment, step=0)
+    w = TrainingWidget(experiment, step=0)
     assert isinstance(w, TrainingWidget)
     assert w.picture.value[:8] == b"\x89PNG\r\n\x1a\n"
     assert w.result["step"] == 0
@@ -274,7 +274,7 @@ def test_widget_follows_its_controls(experiment):
 
 def test_widget_reaches_the_last_step_of_any_budget():
     odd = run_experiment(steps=12)                                      # 12 is not a multiple of 5
-    w = training_widget(odd, step=7)
+    w = TrainingWidget(odd, step=7)
     assert w.result["step"] == 5 and w.children[0].value == 5          # snapped to a recorded step
     assert list(w.children[0].options) == [0, 5, 10, 12]
     w.children[0].value = 12
@@ -282,7 +282,7 @@ def test_widget_reaches_the_last_step_of_any_budget():
 
 
 def test_widget_is_readable_in_a_room(experiment):
-    w = training_widget(experiment)
+    w = TrainingWidget(experiment)
     fig = w._picture.figure.fig
     assert fig.dpi >= 90
     sizes = [t.get_fontsize() for t in fig.findobj(plt.Text) if t.get_text().strip()]
@@ -291,4 +291,4 @@ def test_widget_is_readable_in_a_room(experiment):
 
 def test_widget_rejects_a_step_past_training(experiment):
     with pytest.raises(ValueError, match="between 0 and 150"):
-        training_widget(experiment, step=500)
+        TrainingWidget(experiment, step=500)

@@ -17,7 +17,7 @@ from helpers.playground import MAX_WORDS, PLAYGROUND_SENTENCES, playground_basis
 from helpers.plotting import use_course_style  # noqa: E402
 from helpers.running_example import embed  # noqa: E402
 from helpers.widgets.common import html_heatmap  # noqa: E402
-from helpers.widgets.playground import PlaygroundWidget, playground_widget  # noqa: E402
+from helpers.widgets.playground import PlaygroundWidget  # noqa: E402
 
 
 def test_money_sentence_scaled():
@@ -91,7 +91,7 @@ def test_html_heatmap_writes_values_and_labels():
 
 
 def test_widget_updates_when_controls_change():
-    w = playground_widget()
+    w = PlaygroundWidget()
     assert isinstance(w, PlaygroundWidget)
     first = w.result
     assert first["words"] == ["money", "bank", "grows"]
@@ -113,7 +113,7 @@ def test_widget_updates_when_controls_change():
 
 
 def test_widget_is_readable_and_shown_pixel_for_pixel():
-    w = playground_widget()
+    w = PlaygroundWidget()
     sizes = [t.get_fontsize() for t in w._vectors.figure.fig.findobj(matplotlib.text.Text) if t.get_text()]
     assert sizes and min(sizes) >= 11
     width, height = Image.open(io.BytesIO(w.children[3].children[1].value)).size
@@ -124,10 +124,10 @@ def test_widget_is_readable_and_shown_pixel_for_pixel():
 
 
 def test_widget_grows_in_presenter_mode():
-    normal = playground_widget()
+    normal = PlaygroundWidget()
     use_course_style(presenter=True)
     try:
-        big = playground_widget()
+        big = PlaygroundWidget()
     finally:
         use_course_style(presenter=False)
     assert int(big.picture.layout.width[:-2]) > int(normal.picture.layout.width[:-2])
@@ -136,7 +136,7 @@ def test_widget_grows_in_presenter_mode():
 
 
 def test_widget_reports_bad_words_without_raising():
-    w = playground_widget()
+    w = PlaygroundWidget()
     w.children[1].value = "money cash"
     assert w.result is None
     assert "not in the course vocabulary" in w.children[4].value
@@ -147,12 +147,12 @@ def test_widget_reports_bad_words_without_raising():
 def test_widget_refuses_words_outside_the_vocabulary_up_front():
     with pytest.raises(ValueError, match=r"sentence 'cat dog': 'cat' is not in the course vocabulary "
                                          r"\(money, bank, grows, river, flows\)"):
-        playground_widget("cat dog")
+        PlaygroundWidget("cat dog")
     with pytest.raises(TypeError, match=r"sentence should be text such as 'money bank grows'.*but got int"):
-        playground_widget(3)
+        PlaygroundWidget(3)
 
 
 def test_widget_shows_your_own_sentence_in_the_typed_box():
-    w = playground_widget("bank money")
+    w = PlaygroundWidget("bank money")
     assert w.menu.value == PLAYGROUND_SENTENCES[0] and w.typed.value == "bank money"
     assert w.result["words"] == ["bank", "money"]

@@ -22,7 +22,7 @@ from helpers.scaling import (
     variance_table,
 )
 from helpers.similarity import softmax
-from helpers.widgets.scaling import ScalingWidget, scaling_widget
+from helpers.widgets.scaling import ScalingWidget
 
 # ----------------------------------------------------------------------------- sampling q·k
 
@@ -186,7 +186,7 @@ def test_constant_comparison_right_wrong_and_none():
 # ----------------------------------------------------------------------------- the widget
 
 def test_widget_follows_its_controls():
-    w = scaling_widget(d_k=64, scaled=True)
+    w = ScalingWidget(d_k=64, scaled=True)
     assert isinstance(w, ScalingWidget)
     assert w.result["d_k"] == 64 and w.result["scaled"] is True
     assert w.picture.value[:8] == b"\x89PNG\r\n\x1a\n"
@@ -205,10 +205,10 @@ def test_widget_picture_grows_in_presenter_mode():
     from helpers import plotting
 
     plotting.presenter_mode(False)
-    normal = scaling_widget().picture.value
+    normal = ScalingWidget().picture.value
     plotting.presenter_mode(True)
     try:
-        large = scaling_widget().picture.value
+        large = ScalingWidget().picture.value
     finally:
         plotting.presenter_mode(False)
     size = [Image.open(io.BytesIO(png)).size for png in (normal, large)]

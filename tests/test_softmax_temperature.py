@@ -14,7 +14,7 @@ from PIL import Image  # noqa: E402
 
 from helpers.plotting import use_course_style  # noqa: E402
 from helpers.temperature import parse_scores, softmax_at_scale, weights_bars  # noqa: E402
-from helpers.widgets.softmax_temperature import SoftmaxTemperatureWidget, softmax_temperature_widget  # noqa: E402
+from helpers.widgets.softmax_temperature import SoftmaxTemperatureWidget  # noqa: E402
 
 
 def test_module_text_numbers():
@@ -78,7 +78,7 @@ def test_weights_bars():
 
 
 def test_widget_updates_when_slider_moves():
-    w = softmax_temperature_widget()
+    w = SoftmaxTemperatureWidget()
     assert isinstance(w, SoftmaxTemperatureWidget)
     np.testing.assert_allclose(w.result["weights"], [0.320, 0.391, 0.289], atol=5e-4)
     assert w.children[2].value[:4] == b"\x89PNG"
@@ -104,7 +104,7 @@ def _font_sizes(figure):
 
 @pytest.mark.parametrize("scores", ["1.0, 1.2, 0.9", "1, 2, 3, 4, 5, 6, 7, 8"])
 def test_widget_picture_is_readable_and_shown_pixel_for_pixel(scores):
-    w = softmax_temperature_widget(scores)
+    w = SoftmaxTemperatureWidget(scores)
     sizes = _font_sizes(w._bars.figure.fig)
     assert sizes and min(sizes) >= 11                             # readable from the back of a room
     width, height = Image.open(io.BytesIO(w.children[2].value)).size
@@ -113,10 +113,10 @@ def test_widget_picture_is_readable_and_shown_pixel_for_pixel(scores):
 
 
 def test_widget_grows_in_presenter_mode():
-    normal = softmax_temperature_widget()
+    normal = SoftmaxTemperatureWidget()
     use_course_style(presenter=True)
     try:
-        big = softmax_temperature_widget()
+        big = SoftmaxTemperatureWidget()
     finally:
         use_course_style(presenter=False)
     assert int(big.children[2].layout.width[:-2]) > int(normal.children[2].layout.width[:-2])
@@ -125,7 +125,7 @@ def test_widget_grows_in_presenter_mode():
 
 
 def test_widget_reports_bad_scores_without_raising():
-    w = softmax_temperature_widget()
+    w = SoftmaxTemperatureWidget()
     w.children[0].value = "1, two"
     assert w.result is None
     assert "not a number" in w.children[3].value

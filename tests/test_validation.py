@@ -35,23 +35,3 @@ def test_empty_is_refused():
 def test_same_length_says_why():
     with pytest.raises(ValueError, match="a has length 2 but b has length 3: because"):
         check.require_same_length(np.ones(2), np.ones(3), "a", "b", "because")
-
-
-def test_positive_int():
-    assert check.positive_int(3, "T") == 3
-    with pytest.raises(TypeError, match="T should be a whole number"):
-        check.positive_int(2.5, "T")
-    with pytest.raises(TypeError):
-        check.positive_int(True, "T")
-    with pytest.raises(ValueError, match="at least 1"):
-        check.positive_int(0, "T")
-
-
-def test_real_number_names_what_was_expected():
-    assert check.real_number(np.float32(0.5), "w", "a weight", 0.0, 1.0) == 0.5
-    with pytest.raises(TypeError, match=r"w should be a weight, but got str \('0.5'\)"):
-        check.real_number("0.5", "w", "a weight")
-    with pytest.raises(ValueError, match="w should be a weight, a finite number, but got nan"):
-        check.real_number(float("nan"), "w", "a weight")
-    with pytest.raises(ValueError, match="w should be a weight, but got 2.0"):
-        check.real_number(2.0, "w", "a weight", 0.0, 1.0)

@@ -5,11 +5,13 @@
     html_heatmap(M, rows, cols)  a matrix as an HTML table coloured like the course's heatmaps (viridis)
     FastFigure(figsize)       a matplotlib figure that re-renders to PNG fast (blitting)
     interactive_now(f, ...)   widgets.interactive, its function already run once (ipywidgets 7 and 8)
+    LiveWidget(controls, outputs)  a VBox that recomputes and redraws whenever one of its controls moves
 """
 from __future__ import annotations
 
 import html
 import io
+import time
 from collections.abc import Callable
 
 import ipywidgets as widgets
@@ -104,3 +106,32 @@ def interactive_now(function: Callable, **controls) -> widgets.interactive:
     if getattr(widget, "result", None) is None:   # ipywidgets 7: nothing has run yet
         widget.update()
     return widget
+
+
+class LiveWidget(widgets.VBox):
+    """Controls above outputs; moving a control runs `compute()` -> data, then `show(data)`.
+
+    A subclass has a `reading` HTML output, where a TypeError or ValueError from `compute()` (a typed
+    input it cannot read) is shown. `.result`: the latest data, None after such an error;
+    `.last_update_ms`: how long the last update took (for tests, never shown).
+    """
+
+    def __init__(self, controls: list, outputs: list):
+        self.result, self.last_update_ms = None, float("nan")
+        super().__init__([*controls, *outputs])
+        for control in controls:
+            control.observe(self._update, names="value")
+        self._update()
+
+    def _update(self, _change=None) -> None:
+        start = time.perf_counter()
+        try:
+            data = self.compute()
+        except (TypeError, ValueError) as error:
+            self.result = None
+            self.reading.value = (f"<div style='{reading_style()}'><b style='color:#b3261e'>"
+                                  f"{html.escape(str(error))}</b></div>")
+            return
+        self.show(data)
+        self.result = data
+        self.last_update_ms = 1000 * (time.perf_counter() - start)

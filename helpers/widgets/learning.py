@@ -5,14 +5,12 @@ a new sentence redraws everything once. The slider offers exactly the recorded s
 """
 from __future__ import annotations
 
-import time
-
 import ipywidgets as widgets
 import numpy as np
 
 from helpers.learning import LEARNED, PARAMETER_FREE, Experiment, T, training_snapshot
 from helpers.plotting import COLORS
-from helpers.widgets.common import FastFigure, reading_style
+from helpers.widgets.common import FastFigure, LiveWidget, reading_style
 
 _MODEL_COLOR = {PARAMETER_FREE: COLORS["static"], LEARNED: COLORS["contextual"]}
 #: Font sizes (points), fixed: in presenter mode FastFigure grows the whole picture (higher dpi).
@@ -97,10 +95,9 @@ class _Picture:
         return self.figure.png()
 
 
-class TrainingWidget(widgets.VBox):
-    """children: [0] training step, [1] sentence, [2] the picture, [3] the numbers.
-
-    `.result`: the latest training_snapshot dict; `.last_update_ms`: timing, never shown.
+class TrainingWidget(LiveWidget):
+    """Step through training over a finished experiment: [0] training step, [1] sentence, [2] the picture,
+    [3] the numbers. example: the index of the first sentence shown. `.result`: a training_snapshot dict.
     """
 
     def __init__(self, experiment: Experiment, step: int | None = None, example: int = 0):
@@ -112,22 +109,15 @@ class TrainingWidget(widgets.VBox):
                                             continuous_update=True, layout=widgets.Layout(width="60%"))
         self.sentence = widgets.Dropdown(options=[(s, k) for k, s in enumerate(experiment.examples)],
                                          value=example, description="sentence")
-        self.picture = widgets.Image(format="png")
-        self.reading = widgets.HTML()
-        self.result = None
-        self.last_update_ms = float("nan")
+        self.picture, self.reading = widgets.Image(format="png"), widgets.HTML()
         self._picture = _Picture(experiment)
-        super().__init__([self.step, self.sentence, self.picture, self.reading])
-        self.step.observe(self._update, names="value")
-        self.sentence.observe(self._update, names="value")
-        self._update()
+        super().__init__([self.step, self.sentence], [self.picture, self.reading])
 
-    def _update(self, _change=None) -> None:
-        start = time.perf_counter()
-        data = training_snapshot(self.experiment, self.step.value, self.sentence.value)
+    def compute(self) -> dict:
+        return training_snapshot(self.experiment, self.step.value, self.sentence.value)
+
+    def show(self, data: dict) -> None:
         self.picture.value = self._picture.png(data)
-        self.result = data
-        self.last_update_ms = 1000 * (time.perf_counter() - start)
         tokens = data["tokens"]
         verdict = "an idiom" if data["label"] else "literal"
         learned = data["models"][LEARNED]["weights"]
@@ -143,7 +133,3 @@ class TrainingWidget(widgets.VBox):
             f"learned {data['models'][LEARNED]['train_accuracy']:.0%}.</div>"
         )
 
-
-def training_widget(experiment: Experiment, step: int | None = None, example: int = 0) -> TrainingWidget:
-    """Build the widget over a finished experiment; example: the index of the first sentence shown."""
-    return TrainingWidget(experiment, step, example)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import html
-import time
 
 import ipywidgets as widgets
 import numpy as np
@@ -13,7 +12,7 @@ from helpers.attention_plots import convex_hull
 from helpers.playground import MAX_WORDS, PLAYGROUND_SENTENCES, playground_basis, playground_data
 from helpers.plotting import COLORS
 from helpers.running_example import VOCAB, embedding_table
-from helpers.widgets.common import FastFigure, html_heatmap, px
+from helpers.widgets.common import FastFigure, LiveWidget, html_heatmap, reading_style
 
 #: Fixed font sizes (points): in presenter mode FastFigure grows the whole picture instead.
 _TEXT, _SMALL = 13, 12
@@ -71,10 +70,9 @@ class _VectorPicture:
         return self.figure.png()
 
 
-class PlaygroundWidget(widgets.VBox):
-    """children: sentence menu, typed words, √d toggle, S and W (.matrices) beside .picture, a reading.
-
-    `.result`: the latest playground_data dict (None after a bad sentence); `.last_update_ms`: timing.
+class PlaygroundWidget(LiveWidget):
+    """The attention playground: sentence menu, typed words, √d toggle, S and W (.matrices) beside .picture,
+    a reading. sentence: a menu entry or your own words from the vocabulary. `.result`: a playground_data dict.
     """
 
     def __init__(self, sentence: str = PLAYGROUND_SENTENCES[0], scaled: bool = True):
@@ -85,32 +83,21 @@ class PlaygroundWidget(widgets.VBox):
         self.typed = widgets.Text(value=typed, description="or type",
                                   placeholder=f"words from: {', '.join(VOCAB)}", continuous_update=False)
         self.scaled = widgets.Checkbox(value=scaled, description="divide the scores by √d", indent=False)
-        self.matrices = widgets.HTML()
-        self.reading = widgets.HTML()
-        self.result = None
-        self.last_update_ms = float("nan")
+        self.matrices, self.reading = widgets.HTML(), widgets.HTML()
         self._vectors = _VectorPicture()
         width, height = self._vectors.figure.canvas.get_width_height()   # 1:1 pixels, larger when presenting
         self.picture = widgets.Image(format="png", layout=widgets.Layout(width=f"{width}px", height=f"{height}px"))
         outputs = widgets.HBox([self.matrices, self.picture], layout=widgets.Layout(align_items="flex-start"))
-        super().__init__([self.menu, self.typed, self.scaled, outputs, self.reading])
-        for control in (self.menu, self.typed, self.scaled):
-            control.observe(self._update, names="value")
-        self._update()
+        super().__init__([self.menu, self.typed, self.scaled], [outputs, self.reading])
 
     def sentence(self) -> str:
         """What the playground shows: the typed words if any, else the menu's sentence."""
         return self.typed.value.strip() or self.menu.value
 
-    def _update(self, _change=None) -> None:
-        start = time.perf_counter()
-        try:
-            data = playground_data(self.sentence(), scaled=self.scaled.value)
-        except (TypeError, ValueError) as error:
-            self.result = None
-            self.reading.value = (f"<div style='font-size:{px(15)}px'><b style='color:#b3261e'>"
-                                  f"{html.escape(str(error))}</b></div>")
-            return
+    def compute(self) -> dict:
+        return playground_data(self.sentence(), scaled=self.scaled.value)
+
+    def show(self, data: dict) -> None:
         words = data["words"]
         how = f"E Eᵀ / {data['divisor']:g}" if data["divisor"] != 1 else "E Eᵀ (not scaled)"
         self.matrices.value = ("<div style='display:flex;flex-direction:column;gap:14px'>"
@@ -120,9 +107,7 @@ class PlaygroundWidget(widgets.VBox):
                                + "</div>")
         self.picture.value = self._vectors.png(data)
         tops = "; ".join(f"{w} → {t} ({row.max():.2f})" for w, t, row in zip(words, data["top"], data["W"]))
-        self.result = data
-        self.last_update_ms = 1000 * (time.perf_counter() - start)
-        self.reading.value = (f"<div style='font-size:{px(15)}px'><b>attends most to:</b> "
+        self.reading.value = (f"<div style='{reading_style()}'><b>attends most to:</b> "
                               f"{html.escape(tops)}</div>")
 
 
@@ -136,8 +121,3 @@ def _own_sentence(sentence) -> str:
     except ValueError as error:
         raise ValueError(f"sentence {sentence!r:.60}: {error}") from None
     return sentence
-
-
-def playground_widget(sentence: str = PLAYGROUND_SENTENCES[0], scaled: bool = True) -> PlaygroundWidget:
-    """Build the playground: sentence is a menu entry or your own words from the vocabulary."""
-    return PlaygroundWidget(sentence, scaled)

@@ -1,14 +1,12 @@
 """Notebook 05's widget: a d_k slider and a scaling toggle over helpers.scaling.attention_snapshot."""
 from __future__ import annotations
 
-import time
-
 import ipywidgets as widgets
 import numpy as np
 
 from helpers.plotting import COLORS
 from helpers.scaling import POWERS_OF_TWO, attention_snapshot
-from helpers.widgets.common import FastFigure, reading_style
+from helpers.widgets.common import FastFigure, LiveWidget, reading_style
 
 _MODE_COLOR = {True: COLORS["query"], False: COLORS["key"]}
 _MODE_NAME = {True: "divide by √d_k", False: "no scaling"}
@@ -65,10 +63,9 @@ class _Picture:
         return self.figure.png()
 
 
-class ScalingWidget(widgets.VBox):
-    """children: [0] d_k slider, [1] scaling on/off, [2] the picture, [3] the numbers.
-
-    `.result`: the latest attention_snapshot dict; `.last_update_ms`: timing, never shown.
+class ScalingWidget(LiveWidget):
+    """A d_k slider and a scaling toggle over attention_snapshot: [0] d_k, [1] scores, [2] the picture,
+    [3] the numbers. `.result`: the latest attention_snapshot dict.
     """
 
     def __init__(self, d_k: int = 64, scaled: bool = True, *, T: int = 16, n_queries: int = 512, seed: int = 0):
@@ -79,23 +76,17 @@ class ScalingWidget(widgets.VBox):
                                             value=scaled, description="scores")
         self.picture = widgets.Image(format="png")
         self.reading = widgets.HTML(layout=widgets.Layout(margin="0 0 0 8px"))
-        self.result = None
-        self.last_update_ms = float("nan")
         curves = {mode: (np.array(POWERS_OF_TWO),
                          np.array([attention_snapshot(d, mode, **self._options)["grad_median"] for d in POWERS_OF_TWO]))
                   for mode in (True, False)}
         self._picture = _Picture(curves, T)
-        super().__init__([self.d_k, self.scaled, self.picture, self.reading])
-        self.d_k.observe(self._update, names="value")
-        self.scaled.observe(self._update, names="value")
-        self._update()
+        super().__init__([self.d_k, self.scaled], [self.picture, self.reading])
 
-    def _update(self, _change=None) -> None:
-        start = time.perf_counter()
-        data = attention_snapshot(self.d_k.value, self.scaled.value, **self._options)
+    def compute(self) -> dict:
+        return attention_snapshot(self.d_k.value, self.scaled.value, **self._options)
+
+    def show(self, data: dict) -> None:
         self.picture.value = self._picture.png(data)
-        self.result = data
-        self.last_update_ms = 1000 * (time.perf_counter() - start)
         self.reading.value = (
             f"<div style='{reading_style()}'>"
             f"d_k = {data['d_k']}, {_MODE_NAME[data['scaled']]} (divisor c = {data['scale']:.3g}): "
@@ -106,8 +97,3 @@ class ScalingWidget(widgets.VBox):
             f"(10th to 90th percentile {data['grad_p10']:.2g} to {data['grad_p90']:.2g}); "
             f"{data['top2_share']:.0%} of it lands on each query's two top-scoring keys</div>"
         )
-
-
-def scaling_widget(d_k: int = 64, scaled: bool = True) -> ScalingWidget:
-    """Build the widget (display it by making it the last line of a cell)."""
-    return ScalingWidget(d_k, scaled)

@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 import html
-import time
 
 import ipywidgets as widgets
 import numpy as np
 
 from helpers.plotting import COLORS
 from helpers.temperature import parse_scores, softmax_at_scale
-from helpers.widgets.common import FastFigure, reading_style
+from helpers.widgets.common import FastFigure, LiveWidget, reading_style
 
 #: Fixed font sizes (points): in presenter mode FastFigure grows the whole picture instead.
 _TEXT, _SMALL = 13, 12
@@ -69,10 +68,9 @@ class _Bars:
         return self.figure.png()
 
 
-class SoftmaxTemperatureWidget(widgets.VBox):
-    """children: scores (text), scale c (log slider), the bars, the numbers.
-
-    `.result`: the latest softmax_at_scale dict (None after unreadable scores); `.last_update_ms`: timing.
+class SoftmaxTemperatureWidget(LiveWidget):
+    """Scores typed as text and a log slider for the scale c: [0] scores, [1] scale c, [2] the bars,
+    [3] the numbers. `.result`: the latest softmax_at_scale dict, None after unreadable scores.
     """
 
     def __init__(self, scores: str = "1.0, 1.2, 0.9", scale: float = 1.0):
@@ -80,32 +78,20 @@ class SoftmaxTemperatureWidget(widgets.VBox):
         self.scale = widgets.FloatLogSlider(value=scale, base=10, min=-2, max=3, step=0.05,
                                             description="scale c", readout_format=".3g")
         self.reading = widgets.HTML()
-        self.result = None
-        self.last_update_ms = float("nan")
         self._bars = _Bars()
         width, height = self._bars.figure.canvas.get_width_height()   # 1:1 pixels, larger when presenting
         self.picture = widgets.Image(format="png", layout=widgets.Layout(width=f"{width}px", height=f"{height}px"))
-        super().__init__([self.scores, self.scale, self.picture, self.reading])
-        self.scores.observe(self._update, names="value")
-        self.scale.observe(self._update, names="value")
-        self._update()
+        super().__init__([self.scores, self.scale], [self.picture, self.reading])
 
-    def _update(self, _change=None) -> None:
-        start = time.perf_counter()
-        try:
-            data = softmax_at_scale(parse_scores(self.scores.value), self.scale.value)
-        except (TypeError, ValueError) as error:
-            self.result = None
-            self.reading.value = (f"<div style='{reading_style()}'><b style='color:#b3261e'>"
-                                  f"{html.escape(str(error))}</b></div>")
-            return
+    def compute(self) -> dict:
+        return softmax_at_scale(parse_scores(self.scores.value), self.scale.value)
+
+    def show(self, data: dict) -> None:
         self.picture.value = self._bars.png(data)
         naive = _fmt(data["naive"])
         if data["naive_overflows"]:
             naive += (f" <b style='color:#b3261e'>overflow: exp({data['scaled'].max():.4g}) is too big for a "
                       "float64, inf / inf = nan</b>")
-        self.result = data
-        self.last_update_ms = 1000 * (time.perf_counter() - start)
         scaled = "[" + ", ".join(f"{v:.4g}" for v in data["scaled"]) + "]"
         self.reading.value = (
             f"<div style='{reading_style()}'>"
@@ -115,8 +101,3 @@ class SoftmaxTemperatureWidget(widgets.VBox):
             + f"top weight {data['top_weight']:.3f} on token {data['top']}; "
             f"entropy {data['entropy_bits']:.3f} bits, spread over ≈ {data['effective_choices']:.2f} tokens</div>"
         )
-
-
-def softmax_temperature_widget(scores: str = "1.0, 1.2, 0.9", scale: float = 1.0) -> SoftmaxTemperatureWidget:
-    """Build the widget (display it by making it the last line of a cell)."""
-    return SoftmaxTemperatureWidget(scores, scale)

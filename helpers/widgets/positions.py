@@ -1,0 +1,115 @@
+"""Notebook 08's widget: sliders for a position p and the dimension d over helpers.positions.position_snapshot.
+
+Left, the (T, d) encoding as a heatmap with row p outlined; right, p's dot product with every position.
+FastFigure blitting: moving p redraws only the outline, the curve's marker and the titles; a new d redraws once.
+"""
+from __future__ import annotations
+
+import time
+
+import ipywidgets as widgets
+import numpy as np
+
+from helpers.plotting import COLORS
+from helpers.positions import position_snapshot
+from helpers.widgets.common import FastFigure, reading_style
+
+DIMENSIONS = (4, 8, 16, 32, 64, 128)
+#: Font sizes (points), fixed: in presenter mode FastFigure grows the whole picture (higher dpi).
+_TEXT, _SMALL = 13, 12
+
+
+class _Picture:
+    def __init__(self, T: int):
+        self.T = T
+        self.figure = FastFigure(figsize=(8.6, 3.9), dpi=80)
+        fig = self.figure.fig
+        self.ax_pe, self.ax_sim = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.15]})
+        fig.subplots_adjust(left=0.08, right=0.985, top=0.88, bottom=0.15, wspace=0.28)
+        ax = self.ax_pe
+        self.image = ax.imshow(np.zeros((T, 4)), cmap="viridis", vmin=-1, vmax=1, aspect="auto",
+                               interpolation="nearest")
+        self.row = ax.axhline(0, color="white", lw=2.5)
+        ax.set_xlabel("dimension (column 2i: sin, 2i+1: cos)", fontsize=_SMALL)
+        ax.set_ylabel("position", fontsize=_SMALL)
+        ax = self.ax_sim
+        (self.curve,) = ax.plot(range(T), np.zeros(T), "-", lw=2, color=COLORS["static"])
+        (self.marker,) = ax.plot([], [], "o", ms=9, color=COLORS["key"])
+        self.cursor = ax.axvline(0, color="#444444", lw=1.2, ls="--")
+        ax.set_xlim(-0.5, T - 0.5)
+        ax.set_xlabel("position q", fontsize=_SMALL)
+        ax.set_ylabel("PE(p) · PE(q)", fontsize=_SMALL)
+        for axis in (self.ax_pe, self.ax_sim):
+            axis.tick_params(labelsize=_SMALL)
+        self.title_pe = self.ax_pe.set_title(" ", fontsize=_TEXT)
+        self.title_sim = self.ax_sim.set_title(" ", fontsize=_TEXT)
+        self.d = None
+
+    def _set_d(self, data: dict) -> None:
+        d, T = data["d"], self.T
+        self.image.set_data(data["PE"])
+        self.image.set_extent((-0.5, d - 0.5, T - 0.5, -0.5))
+        self.title_pe.set_text(f"the encoding, {T} positions × d = {d}")
+        low, high = data["range"]
+        pad = 0.08 * (high - low)
+        self.ax_sim.set_ylim(low - pad, high + pad)
+        self.d = d
+        self.figure.set_dynamic([self.row, self.curve, self.marker, self.cursor, self.title_sim])
+
+    def png(self, data: dict) -> bytes:
+        if data["d"] != self.d:
+            self._set_d(data)
+        p = data["p"]
+        self.row.set_ydata([p, p])
+        self.curve.set_ydata(data["similarity"])
+        self.marker.set_data([p], [data["self"]])
+        self.cursor.set_xdata([p, p])
+        self.title_sim.set_text(f"position {p} against every position")
+        return self.figure.png()
+
+
+class PositionsWidget(widgets.VBox):
+    """children: [0] position p, [1] dimension d, [2] the picture, [3] the numbers.
+
+    `.result`: the latest position_snapshot dict; `.last_update_ms`: timing, never shown.
+    """
+
+    def __init__(self, p: int = 10, d: int = 16, T: int = 48):
+        self.T = T
+        self.p = widgets.IntSlider(value=p, min=0, max=T - 1, description="position p", continuous_update=True,
+                                   style={"description_width": "initial"}, layout=widgets.Layout(width="60%"))
+        self.d = widgets.SelectionSlider(options=list(DIMENSIONS), value=d, description="dimension d",
+                                         continuous_update=True, style={"description_width": "initial"},
+                                         layout=widgets.Layout(width="60%"))
+        self.picture = widgets.Image(format="png")
+        self.reading = widgets.HTML()
+        self.result = None
+        self.last_update_ms = float("nan")
+        self._picture = _Picture(T)
+        super().__init__([self.p, self.d, self.picture, self.reading])
+        self.p.observe(self._update, names="value")
+        self.d.observe(self._update, names="value")
+        self._update()
+
+    def _update(self, _change=None) -> None:
+        start = time.perf_counter()
+        data = position_snapshot(self.p.value, self.d.value, self.T)
+        self.picture.value = self._picture.png(data)
+        self.result = data
+        self.last_update_ms = 1000 * (time.perf_counter() - start)
+        nearest = " and ".join(str(q) for q in data["nearest"])
+        waves = data["wavelengths"]
+        self.reading.value = (
+            f"<div style='{reading_style()}'>"
+            f"PE({data['p']}) · PE({data['p']}) = <b>{data['self']:.1f}</b> = d/2: each of the {data['d'] // 2} "
+            f"(sin, cos) pairs is a point on the unit circle. Closest other position{'s' if len(data['nearest']) > 1 else ''}: "
+            f"<b>{nearest}</b> (dot product {data['nearest_value']:.2f}). "
+            f"The curve depends only on the offset q − p: slide p and it moves without changing shape. "
+            f"Wavelengths from {waves[0]:.2f} (columns 0, 1) to {waves[-1]:,.0f} positions "
+            f"(columns {data['d'] - 2}, {data['d'] - 1}).</div>"
+        )
+
+
+def positions_widget(p: int = 10, d: int = 16, T: int = 48) -> PositionsWidget:
+    """Build the widget (display it by making it the last line of a cell)."""
+    return PositionsWidget(p, d, T)
