@@ -1,7 +1,8 @@
 """Notebook 08's widget: sliders for a position p and the dimension d over helpers.positions.position_snapshot.
 
 Left, the (T, d) encoding as a heatmap with row p outlined; right, p's dot product with every position.
-FastFigure blitting: moving p redraws only the outline, the curve's marker and the titles; a new d redraws once.
+FastFigure blitting: an update redraws only the outline, the curve, its marker and a title, over a background
+drawn once per d when the widget is built.
 """
 from __future__ import annotations
 
@@ -19,10 +20,24 @@ DIMENSIONS = (4, 8, 16, 32, 64, 128)
 _TEXT, _SMALL = 13, 12
 
 
+class _PerDimension(FastFigure):
+    """A FastFigure that keeps one background per d, so that changing d is a blit too."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.saved = {}
+
+    def png_over(self, d: int) -> bytes:
+        self._background = self.saved.get(d)   # None: draw the background for this d once
+        image = self.png()
+        self.saved[d] = self._background
+        return image
+
+
 class _Picture:
     def __init__(self, T: int):
         self.T = T
-        self.figure = FastFigure(figsize=(8.6, 3.9), dpi=80)
+        self.figure = _PerDimension(figsize=(8.6, 3.9), dpi=80)
         fig = self.figure.fig
         self.ax_pe, self.ax_sim = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.15]})
         fig.subplots_adjust(left=0.08, right=0.985, top=0.88, bottom=0.15, wspace=0.28)
@@ -43,6 +58,7 @@ class _Picture:
             axis.tick_params(labelsize=_SMALL)
         self.title_pe = self.ax_pe.set_title(" ", fontsize=_TEXT)
         self.title_sim = self.ax_sim.set_title(" ", fontsize=_TEXT)
+        self.figure.set_dynamic([self.row, self.curve, self.marker, self.cursor, self.title_sim])
         self.d = None
 
     def _set_d(self, data: dict) -> None:
@@ -54,7 +70,6 @@ class _Picture:
         pad = 0.08 * (high - low)
         self.ax_sim.set_ylim(low - pad, high + pad)
         self.d = d
-        self.figure.set_dynamic([self.row, self.curve, self.marker, self.cursor, self.title_sim])
 
     def png(self, data: dict) -> bytes:
         if data["d"] != self.d:
@@ -65,7 +80,7 @@ class _Picture:
         self.marker.set_data([p], [data["self"]])
         self.cursor.set_xdata([p, p])
         self.title_sim.set_text(f"position {p} against every position")
-        return self.figure.png()
+        return self.figure.png_over(data["d"])
 
 
 class PositionsWidget(widgets.VBox):
@@ -86,6 +101,8 @@ class PositionsWidget(widgets.VBox):
         self.result = None
         self.last_update_ms = float("nan")
         self._picture = _Picture(T)
+        for other in DIMENSIONS:   # draw each d's background now, so that every later update is a blit
+            self._picture.png(position_snapshot(p, other, T))
         super().__init__([self.p, self.d, self.picture, self.reading])
         self.p.observe(self._update, names="value")
         self.d.observe(self._update, names="value")
@@ -98,11 +115,12 @@ class PositionsWidget(widgets.VBox):
         self.result = data
         self.last_update_ms = 1000 * (time.perf_counter() - start)
         nearest = " and ".join(str(q) for q in data["nearest"])
+        plural = "s" if len(data["nearest"]) > 1 else ""
         waves = data["wavelengths"]
         self.reading.value = (
             f"<div style='{reading_style()}'>"
             f"PE({data['p']}) · PE({data['p']}) = <b>{data['self']:.1f}</b> = d/2: each of the {data['d'] // 2} "
-            f"(sin, cos) pairs is a point on the unit circle. Closest other position{'s' if len(data['nearest']) > 1 else ''}: "
+            f"(sin, cos) pairs is a point on the unit circle. Closest other position{plural}: "
             f"<b>{nearest}</b> (dot product {data['nearest_value']:.2f}). "
             f"The curve depends only on the offset q − p: slide p and it moves without changing shape. "
             f"Wavelengths from {waves[0]:.2f} (columns 0, 1) to {waves[-1]:,.0f} positions "

@@ -1,0 +1,109 @@
+"""Word order: attention without positions sees a set; sinusoidal and learned positions fix that.
+
+    sinusoidal_positions(T, d)     (T, d) torch tensor: PE[p, 2i] = sin(p ω_i), PE[p, 2i+1] = cos(p ω_i)
+    frequencies(d)                 (d/2,) ω_i = 1 / 10000^(2i/d); wavelengths 2π / ω_i
+    shift_matrix(k, d)             (d, d) block rotation R_k with PE(p + k) = PE(p) R_k for every p
+    LearnedPositions(T_max, d)     an nn.Embedding(T_max, d) of positions: T -> (T, d)
+    four_terms(E, P)               (T, d), (T, d) -> the four (T, T) parts of (E + P)(E + P)ᵀ
+    position_snapshot(p, d, T)     the data behind notebook 08's widget
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+BASE = 10000.0  # the paper's constant: the slowest pair turns once in about 10000 · 2π positions
+
+
+def _positive_int(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} should be a whole number of at least 1, but got {value!r}.")
+    return int(value)
+
+
+def frequencies(d: int, dtype=torch.float64) -> torch.Tensor:
+    """ω_i = 1 / 10000^(2i/d) for the d/2 (sin, cos) pairs i = 0 … d/2 − 1: shape (d/2,)."""
+    two_i = torch.arange(0, d, 2, dtype=dtype)               # (d/2,) 0, 2, 4, …, d − 2
+    return 1.0 / BASE ** (two_i / d)                         # (d/2,) from 1 down to almost 1/10000
+
+
+def sinusoidal_positions(T: int, d: int, dtype=torch.float32) -> torch.Tensor:
+    """The encoding of "Attention Is All You Need": T positions, d dimensions -> (T, d).
+
+    PE[p, 2i] = sin(p / 10000^(2i/d)),  PE[p, 2i+1] = cos(p / 10000^(2i/d)).
+    """
+    T = _positive_int(T, "T (the number of positions)")
+    d = _positive_int(d, "d (the embedding dimension)")
+    if d % 2:
+        raise ValueError(f"d = {d} is odd: the encoding is made of (sin, cos) pairs, so d must be even.")
+    p = torch.arange(T, dtype=torch.float64)[:, None]        # (T, 1) positions 0 … T − 1
+    angles = p * frequencies(d)[None, :]                     # (T, d/2) angle p ω_i of pair i
+    PE = torch.empty(T, d, dtype=torch.float64)
+    PE[:, 0::2] = torch.sin(angles)                          # even columns 2i
+    PE[:, 1::2] = torch.cos(angles)                          # odd columns 2i + 1
+    return PE.to(dtype)                                      # (T, d)
+
+
+def shift_matrix(k: int, d: int, dtype=torch.float64) -> torch.Tensor:
+    """(d, d) block-diagonal rotation R_k: row vectors PE(p) R_k = PE(p + k), the same R_k for every p.
+
+    Block i is [[cos kω_i, −sin kω_i], [sin kω_i, cos kω_i]], because
+    sin(a + b) = sin a cos b + cos a sin b and cos(a + b) = cos a cos b − sin a sin b.
+    """
+    R = torch.zeros(d, d, dtype=dtype)
+    for i, w in enumerate(frequencies(d, dtype)):
+        c, s = torch.cos(k * w), torch.sin(k * w)
+        R[2 * i:2 * i + 2, 2 * i:2 * i + 2] = torch.stack([torch.stack([c, -s]), torch.stack([s, c])])
+    return R
+
+
+class LearnedPositions(nn.Module):
+    """Learned positions: one trainable row per position, T_max · d parameters. forward(T) -> (T, d)."""
+
+    def __init__(self, T_max: int, d: int):
+        super().__init__()
+        self.T_max = T_max
+        self.table = nn.Embedding(T_max, d)                  # weight (T_max, d), random until trained
+
+    def forward(self, T: int) -> torch.Tensor:
+        if T > self.T_max:
+            raise ValueError(f"this table has rows for positions 0 … {self.T_max - 1} only (T_max = {self.T_max}); "
+                             f"a sentence of T = {T} tokens needs position {T - 1}, which was never learned.")
+        return self.table(torch.arange(T))                   # (T, d)
+
+
+def four_terms(E: torch.Tensor, P: torch.Tensor) -> dict[str, torch.Tensor]:
+    """(e_i + p_i)·(e_j + p_j) = e_i·e_j + e_i·p_j + p_i·e_j + p_i·p_j, all pairs: (T, d), (T, d) -> 4 × (T, T)."""
+    return {
+        "content-content": E @ E.T,                          # (T, T) what the words are
+        "content-position": E @ P.T,                         # (T, T) word i against position j
+        "position-content": P @ E.T,                         # (T, T) position i against word j
+        "position-position": P @ P.T,                        # (T, T) where the words are
+    }
+
+
+def position_snapshot(p: int, d: int, T: int = 48) -> dict:
+    """Notebook 08's widget data: the (T, d) encoding and position p's dot product with every position.
+
+    Returns PE (T, d), similarity (T,) = PE @ PE[p], the offsets' range of similarity (for a fixed axis),
+    the nearest other positions, and the wavelengths (d/2,) 2π / ω_i.
+    """
+    PE = sinusoidal_positions(T, d, dtype=torch.float64)     # (T, d)
+    similarity = PE @ PE[p]                                  # (T,) = Σ_i cos((q − p) ω_i): depends on q − p only
+    offsets = torch.arange(-(T - 1), T, dtype=torch.float64)[:, None]  # (2T − 1, 1)
+    every_offset = torch.cos(offsets * frequencies(d)).sum(dim=1)     # (2T − 1,) the same curve, all offsets
+    others = similarity.clone()
+    others[p] = -math.inf
+    return {
+        "p": p, "d": d, "T": T,
+        "PE": PE.numpy(),
+        "similarity": similarity.numpy(),
+        "self": float(similarity[p]),                        # = d / 2: every (sin, cos) pair has length 1
+        "range": (float(every_offset.min()), float(every_offset.max())),
+        "nearest": [int(q) for q in torch.nonzero(torch.isclose(others, others.max())).flatten()],
+        "nearest_value": float(others.max()),
+        "wavelengths": (2 * math.pi / frequencies(d)).numpy(),
+    }

@@ -1,0 +1,182 @@
+"""Notebook 08: positions (helpers.positions), its checkers (helpers.exercises.positions) and its widget."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from helpers.attention_torch import SelfAttention
+from helpers.exercises import positions as ex
+from helpers.exercises.feedback import Feedback, Solution
+from helpers.positions import (
+    LearnedPositions,
+    four_terms,
+    frequencies,
+    position_snapshot,
+    shift_matrix,
+    sinusoidal_positions,
+)
+from helpers.running_example import embed
+from helpers.widgets.positions import DIMENSIONS, positions_widget
+
+# ----------------------------------------------------------------------------- the encoding
+
+
+def test_encoding_matches_the_formula_entry_by_entry():
+    T, d = 9, 6
+    PE = sinusoidal_positions(T, d)
+    assert PE.shape == (T, d) and PE.dtype == torch.float32
+    for p in range(T):
+        for i in range(d // 2):
+            angle = p / 10000 ** (2 * i / d)
+            assert math.isclose(PE[p, 2 * i], math.sin(angle), abs_tol=1e-6)
+            assert math.isclose(PE[p, 2 * i + 1], math.cos(angle), abs_tol=1e-6)
+
+
+def test_wavelengths_run_from_two_pi_toward_ten_thousand_two_pi():
+    waves = 2 * math.pi / frequencies(512)
+    assert math.isclose(waves[0], 2 * math.pi)
+    assert 2 * math.pi * 9000 < waves[-1] < 2 * math.pi * 10000
+    assert torch.all(waves[1:] > waves[:-1])
+
+
+def test_a_shift_is_one_rotation_for_every_position():
+    PE = sinusoidal_positions(70, 16, dtype=torch.float64)
+    for k in (1, 5, 17):
+        R = shift_matrix(k, 16)
+        torch.testing.assert_close(PE[:-k] @ R, PE[k:], atol=1e-12, rtol=0)
+        torch.testing.assert_close(R @ R.T, torch.eye(16, dtype=torch.float64))   # a rotation
+
+
+@pytest.mark.parametrize("T, d, fragment",
+                         [(4, 5, "odd"), (0, 4, "the number of positions"), (3, 2.5, "the embedding dimension")])
+def test_bad_sizes_are_named(T, d, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        sinusoidal_positions(T, d)
+
+
+def test_learned_positions_stop_at_t_max():
+    torch.manual_seed(0)
+    table = LearnedPositions(T_max=8, d=4)
+    assert table(8).shape == (8, 4)
+    assert sum(p.numel() for p in table.parameters()) == 8 * 4
+    with pytest.raises(ValueError, match="position 9"):
+        table(10)
+
+
+def test_the_four_terms_sum_to_the_whole():
+    E = torch.tensor(embed("money bank grows"))
+    P = sinusoidal_positions(3, 4, dtype=torch.float64)
+    terms = four_terms(E, P)
+    torch.testing.assert_close(sum(terms.values()), (E + P) @ (E + P).T)
+    torch.testing.assert_close(terms["content-position"], terms["position-content"].T)
+
+# ----------------------------------------------------------------------------- word order
+
+
+def test_without_positions_a_shuffle_only_reorders_the_outputs():
+    torch.manual_seed(1)
+    attention = SelfAttention(4, 4).double()
+    E = torch.tensor(embed("money bank grows"))
+    order = [2, 1, 0]                                         # grows bank money
+    with torch.no_grad():
+        Y, Y_shuffled = attention(E[None])[0], attention(E[order][None])[0]
+        torch.testing.assert_close(Y_shuffled, Y[order], atol=1e-12, rtol=0)
+        P = sinusoidal_positions(3, 4, dtype=torch.float64)
+        Z, Z_shuffled = attention((E + P)[None])[0], attention((E[order] + P)[None])[0]
+    assert torch.linalg.vector_norm(Z[1] - Z_shuffled[1]) > 1e-3   # bank tells the orders apart
+
+
+# ----------------------------------------------------------------------------- the widget's data
+
+
+def test_position_snapshot_peaks_at_p_and_depends_on_the_offset_only():
+    a, b = position_snapshot(10, 16), position_snapshot(20, 16)
+    assert a["PE"].shape == (48, 16) and a["similarity"].shape == (48,)
+    assert a["self"] == pytest.approx(8.0) and int(np.argmax(a["similarity"])) == 10
+    assert a["nearest"] == [9, 11]
+    np.testing.assert_allclose(a["similarity"][5:30], b["similarity"][15:40], atol=1e-12)
+    low, high = a["range"]
+    assert low <= a["similarity"].min() and high == pytest.approx(8.0)
+
+
+def test_widget_follows_its_sliders_fast():
+    w = positions_widget(p=3, d=8)
+    assert w.result["p"] == 3 and w.result["d"] == 8
+    w.p.value = 30
+    w.d.value = 64
+    assert w.result["p"] == 30 and w.result["PE"].shape == (48, 64)
+    assert "30" in w.reading.value and w.picture.value[:4] == b"\x89PNG"
+    times = []
+    for d in DIMENSIONS:
+        w.d.value = d
+        times.append(w.last_update_ms)
+    assert np.median(times) < 200   # generous on a shared test machine; about 15 ms on a laptop
+
+
+# ----------------------------------------------------------------------------- the checkers
+
+
+def verdict(feedback):
+    assert isinstance(feedback, Feedback)
+    return feedback.passed, feedback.message
+
+
+def failing(feedback, *fragments):
+    passed, message = verdict(feedback)
+    assert not passed, message
+    for fragment in fragments:
+        assert fragment in message, message
+
+
+def _pe(T, d, *, swap=False, exponent=lambda i, d: 2 * i / d, p0=0, numpy=False):
+    p = np.arange(p0, p0 + T)[:, None]
+    i = np.arange(d // 2)
+    angle = p / 10000 ** exponent(i, d)
+    PE = np.zeros((T, d))
+    PE[:, 0::2], PE[:, 1::2] = (np.cos(angle), np.sin(angle)) if swap else (np.sin(angle), np.cos(angle))
+    return PE
+
+
+def test_sinusoidal_checker_passes_right_answers_in_numpy_and_torch():
+    assert verdict(ex.check_sinusoidal(ex.reference_sinusoidal))[0]
+    assert verdict(ex.check_sinusoidal(_pe))[0]
+    assert verdict(ex.check_sinusoidal(lambda T, d: sinusoidal_positions(T, d)))[0]   # float32 is fine
+
+
+def test_sinusoidal_checker_names_the_slips():
+    failing(ex.check_sinusoidal(lambda T, d: _pe(T, d, swap=True)), "swapped")
+    failing(ex.check_sinusoidal(lambda T, d: _pe(T, d, exponent=lambda i, d: i / d)), "i instead of 2i")
+    failing(ex.check_sinusoidal(lambda T, d: _pe(T, d, p0=1)), "start at 1")
+    failing(ex.check_sinusoidal(lambda T, d: _pe(T, d).T), "transpose")
+    failing(ex.check_sinusoidal(lambda T, d: _pe(T, d)[:, ::2]), "one column per pair")
+    failing(ex.check_sinusoidal(lambda T, d: np.concatenate([_pe(T, d)[:, 0::2], _pe(T, d)[:, 1::2]], 1)),
+            "all the sines come first")
+    failing(ex.check_sinusoidal(lambda T, d: _pe(T, d) + 0.1), "wrong values")
+    failing(ex.check_sinusoidal(lambda T, d: None), "None")
+    failing(ex.check_sinusoidal(_pe(6, 4)), "expected a function")
+
+
+def test_shuffled_outputs_checker():
+    assert verdict(ex.check_shuffled_outputs(ex.reference_shuffled_outputs))[0]
+    assert verdict(ex.check_shuffled_outputs(lambda Y, order: Y.numpy()[order]))[0]
+    failing(ex.check_shuffled_outputs(lambda Y, order: Y), "unchanged")
+    failing(ex.check_shuffled_outputs(lambda Y, order: Y[torch.argsort(torch.tensor(order))]), "inverse shuffle")
+    failing(ex.check_shuffled_outputs(lambda Y, order: Y[:, order]), "columns")
+    failing(ex.check_shuffled_outputs(lambda Y, order: Y[order][:, :2]), "shape")
+
+
+def test_add_positions_checker():
+    assert verdict(ex.check_add_positions(ex.reference_add_positions))[0]
+    failing(ex.check_add_positions(lambda E: E), "not added")
+    failing(ex.check_add_positions(lambda E: torch.cat([E, sinusoidal_positions(*E.shape).double()], 1)),
+            "concatenated")
+    failing(ex.check_add_positions(lambda E: sinusoidal_positions(*E.shape)), "words are gone")
+    failing(ex.check_add_positions(lambda E: E * sinusoidal_positions(*E.shape).double()), "multiplied")
+    failing(ex.check_add_positions(lambda E: E + sinusoidal_positions(*E.shape).double()[0]), "position 0")
+    failing(ex.check_add_positions(lambda E: E + 1), "wrong values")
+
+
+def test_solutions_are_solutions():
+    for solution in (ex.solution_sinusoidal(), ex.solution_shuffled_outputs(), ex.solution_add_positions()):
+        assert isinstance(solution, Solution) and "return" in solution.code
