@@ -1,0 +1,197 @@
+"""Many heads and what generation needs: multi-head attention, masks for batches, the KV cache.
+
+    split_heads(x, h)                (B, T, d_model) -> (B, h, T, d_k)       view, THEN transpose
+    merge_heads(Y)                   (B, h, T, d_k)  -> (B, T, h · d_k)
+    SeparateHeads(d_model, h)        h SelfAttention heads, concatenated, projected by W_o
+    MultiHeadAttention(d_model, h)   the same, fused: one W_q, W_k, W_v, W_o each (d_model -> d_model)
+    fuse(separate)                   the MultiHeadAttention that computes what SeparateHeads computes
+    padding_mask(lengths, T)         (B,) -> (B, 1, 1, T) bool: key j is a real token
+    attend_with_cache(mha, x, cache) new tokens attend to cached keys/values plus their own
+    decode_with_cache(mha, x)        token by token with a KV cache -> (B, T, d_model)
+    kv_cache_bytes(...)              memory of the cache: 2 · n_layers · n_heads · d_k · bytes per number
+    attention_dropout(W, p, g)       dropout on attention weights, kept entries scaled by 1/(1 - p)
+    head_pattern_data(...)           what the notebook 09 widget shows
+
+Masks follow the course (helpers.attention_torch): mask == 0 means "may not attend", broadcast to
+(B, h, T_q, T_k).
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+
+from helpers.attention_torch import SelfAttention, attention_weights, causal_mask, scaled_dot_product_attention
+from helpers.cost import bytes_per_number
+
+
+def split_heads(x, n_heads: int):
+    """(B, T, d_model) -> (B, h, T, d_k): cut each token's features into h pieces, then put heads before tokens."""
+    B, T, d_model = x.shape
+    return x.view(B, T, n_heads, d_model // n_heads).transpose(1, 2)   # (B, T, h, d_k) -> (B, h, T, d_k)
+
+
+def merge_heads(Y):
+    """(B, h, T, d_k) -> (B, T, h · d_k): each token's head outputs side by side (the inverse of split_heads)."""
+    B, h, T, d_k = Y.shape
+    return Y.transpose(1, 2).contiguous().view(B, T, h * d_k)          # (B, T, h, d_k) -> (B, T, h · d_k)
+
+
+class SeparateHeads(nn.Module):
+    """h separate SelfAttention(d_model, d_k) heads, outputs concatenated and mixed by W_o: (B, T, d_model) -> same."""
+
+    def __init__(self, d_model: int, n_heads: int):
+        super().__init__()
+        self.heads = nn.ModuleList(SelfAttention(d_model, d_model // n_heads) for _ in range(n_heads))
+        self.W_o = nn.Linear(d_model, d_model, bias=False)
+
+    def forward(self, x, mask=None):
+        Y = torch.cat([head(x, mask) for head in self.heads], dim=-1)  # h × (B, T, d_k) -> (B, T, h · d_k)
+        return self.W_o(Y)                                             # (B, T, d_model)
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head self-attention, fused: (B, T, d_model) -> (B, T, d_model), h heads of d_k = d_model / h.
+
+    Parameters: 4 · d_model² (+ 4 · d_model with bias), the same as one head with d_k = d_model plus W_o.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, bias: bool = False):
+        super().__init__()
+        if n_heads < 1 or d_model % n_heads:
+            raise ValueError(f"d_model={d_model} cannot be split into n_heads={n_heads} equal heads: each head gets "
+                             f"d_k = d_model / n_heads features, so n_heads must divide {d_model}.")
+        self.d_model, self.n_heads, self.d_k = d_model, n_heads, d_model // n_heads
+        self.W_q = nn.Linear(d_model, d_model, bias=bias)   # all h query projections side by side
+        self.W_k = nn.Linear(d_model, d_model, bias=bias)
+        self.W_v = nn.Linear(d_model, d_model, bias=bias)
+        self.W_o = nn.Linear(d_model, d_model, bias=bias)   # mixes the concatenated heads
+
+    def forward(self, x, mask=None):
+        # x: (B, T, d_model); mask broadcasts to (B, h, T, T), 0 = may not attend
+        Q = split_heads(self.W_q(x), self.n_heads)          # (B, T, d_model) -> (B, h, T, d_k)
+        K = split_heads(self.W_k(x), self.n_heads)          # (B, h, T, d_k)
+        V = split_heads(self.W_v(x), self.n_heads)          # (B, h, T, d_k)
+        Y = scaled_dot_product_attention(Q, K, V, mask)     # (B, h, T, d_k): every head at once, scaled by √d_k
+        return self.W_o(merge_heads(Y))                     # (B, T, d_model) -> (B, T, d_model)
+
+    def weights(self, x, mask=None):
+        """Every head's attention weights, (B, h, T, T), for plotting."""
+        return attention_weights(split_heads(self.W_q(x), self.n_heads), split_heads(self.W_k(x), self.n_heads), mask)
+
+
+def fuse(separate: SeparateHeads) -> MultiHeadAttention:
+    """A MultiHeadAttention whose W_q is the heads' W_q stacked (same for K, V), and the same W_o."""
+    d_model, h = separate.W_o.in_features, len(separate.heads)
+    fused = MultiHeadAttention(d_model, h).to(separate.W_o.weight.dtype)
+    with torch.no_grad():
+        for name in ("W_q", "W_k", "W_v"):                  # h × (d_k, d_model) -> (d_model, d_model)
+            getattr(fused, name).weight.copy_(torch.cat([getattr(head, name).weight for head in separate.heads]))
+        fused.W_o.weight.copy_(separate.W_o.weight)
+    return fused
+
+
+def padding_mask(lengths, T: int):
+    """(B,) real lengths -> (B, 1, 1, T) bool, True where key j < length: broadcasts over heads and queries."""
+    lengths = torch.as_tensor(lengths)
+    return (torch.arange(T) < lengths[:, None])[:, None, None, :]   # (B, T) -> (B, 1, 1, T)
+
+
+def attend_with_cache(mha: MultiHeadAttention, x_new, cache=None):
+    """New tokens x_new (B, T_new, d_model) attend to the cached tokens and to themselves (causally).
+
+    cache: None or (K, V), each (B, h, T_past, d_k). Returns (y_new (B, T_new, d_model), the cache with
+    the new keys and values appended). The mask is causal_mask(T_new, T_past + T_new): bottom-right.
+    """
+    h = mha.n_heads
+    Q = split_heads(mha.W_q(x_new), h)                            # (B, h, T_new, d_k)
+    K = split_heads(mha.W_k(x_new), h)                            # (B, h, T_new, d_k)
+    V = split_heads(mha.W_v(x_new), h)
+    if cache is not None:
+        K = torch.cat([cache[0], K], dim=2)                       # (B, h, T_past + T_new, d_k)
+        V = torch.cat([cache[1], V], dim=2)
+    mask = causal_mask(Q.size(2), K.size(2), device=x_new.device)  # (T_new, T_all), the last T_new rows
+    Y = scaled_dot_product_attention(Q, K, V, mask)               # (B, h, T_new, d_k)
+    return mha.W_o(merge_heads(Y)), (K, V)
+
+
+def decode_with_cache(mha: MultiHeadAttention, x, prompt: int = 1):
+    """Read the first `prompt` tokens at once, then one token per step with a KV cache: (B, T, d_model) -> same."""
+    y, cache = attend_with_cache(mha, x[:, :prompt])              # (B, prompt, d_model)
+    outputs = [y]
+    for t in range(prompt, x.size(1)):
+        y, cache = attend_with_cache(mha, x[:, t:t + 1], cache)   # (B, 1, d_model): one new token
+        outputs.append(y)
+    return torch.cat(outputs, dim=1)                              # (B, T, d_model)
+
+
+def kv_cache_bytes(n_layers: int, n_heads: int, d_k: int, dtype="float16", *, tokens: int = 1,
+                   batch: int = 1) -> int:
+    """Bytes of a KV cache: a key and a value (2) per layer, head and token -> 2·n_layers·n_heads·d_k·bytes·tokens·B."""
+    return 2 * n_layers * n_heads * d_k * bytes_per_number(dtype) * tokens * batch
+
+
+def attention_dropout(W, p: float, generator: torch.Generator):
+    """Training-time dropout on weights W: each entry zeroed with probability p, the rest divided by 1 - p."""
+    keep = torch.rand(W.shape, generator=generator, dtype=W.dtype) >= p   # (..., T_q, T_k) True = kept
+    return W * keep / (1 - p)
+
+
+# --- the sentences and the untrained model behind the per-head pictures and the widget -----------
+
+SENTENCES = ("the river bank flows slowly", "money bank grows", "the old bank lends money", "river flows")
+PAD = "<pad>"
+MASK_TYPES = ("none", "causal", "padding", "padding + causal")
+D_MODEL, N_HEADS = 16, 4
+
+
+def embed_words(words, d_model: int = D_MODEL, seed: int = 9):
+    """(T,) words -> (T, d_model) float64: a fixed random vector per word of SENTENCES, zeros for PAD."""
+    vocabulary = sorted({w for s in SENTENCES for w in s.split()})
+    table = torch.randn(len(vocabulary), d_model, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    return torch.stack([table[vocabulary.index(w)] if w != PAD else torch.zeros(d_model, dtype=torch.float64)
+                        for w in words])
+
+
+def demo_model(d_model: int = D_MODEL, n_heads: int = N_HEADS, seed: int = 0, scale: float = 0.6):
+    """An untrained float64 MultiHeadAttention with weights N(0, scale²) from `seed`, the same on every PyTorch."""
+    mha = MultiHeadAttention(d_model, n_heads).double()
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for layer in (mha.W_q, mha.W_k, mha.W_v, mha.W_o):
+            layer.weight.copy_(scale * torch.randn(d_model, d_model, generator=g, dtype=torch.float64))
+    return mha
+
+
+def padded_batch(sentences=SENTENCES):
+    """Sentences -> (padded word lists, lengths (B,), X (B, T_max, d_model)), padded at the end with PAD."""
+    rows = [s.split() for s in sentences]
+    T = max(len(r) for r in rows)
+    words = [r + [PAD] * (T - len(r)) for r in rows]
+    return words, torch.tensor([len(r) for r in rows]), torch.stack([embed_words(w) for w in words])
+
+
+def head_pattern_data(sentence: str, head: int, mask_type: str = "none", model=None) -> dict:
+    """The weights of every head for one sentence of SENTENCES, padded like the batch, under one mask.
+
+    Returns {"tokens", "length", "mask" (T, T) bool, "weights" (h, T, T), "head", "W" (T, T) of that head,
+    "on_padding" (the weight real tokens give to PAD keys, summed over keys, averaged over real queries)}.
+    """
+    if sentence not in SENTENCES:
+        raise ValueError(f"sentence should be one of {SENTENCES}, but got {sentence!r:.60}.")
+    if mask_type not in MASK_TYPES:
+        raise ValueError(f"mask_type should be one of {MASK_TYPES}, but got {mask_type!r:.40}.")
+    model = demo_model() if model is None else model
+    if not 0 <= head < model.n_heads:
+        raise ValueError(f"head should be 0 to {model.n_heads - 1} (this model has {model.n_heads} heads), got {head}.")
+    words, lengths, X = padded_batch()
+    b = SENTENCES.index(sentence)
+    T, n = X.size(1), int(lengths[b])
+    mask = torch.ones(T, T, dtype=torch.bool)
+    if "causal" in mask_type:
+        mask &= causal_mask(T)
+    if "padding" in mask_type:
+        mask &= padding_mask(lengths[b:b + 1], T)[0, 0]           # (1, T) -> (T, T)
+    with torch.no_grad():
+        weights = model.weights(X[b:b + 1], mask)[0].numpy()      # (h, T, T)
+    return {"tokens": words[b], "length": n, "mask": mask.numpy(), "weights": weights, "head": head,
+            "W": weights[head], "on_padding": float(weights[head, :n, n:].sum(-1).mean())}

@@ -1,0 +1,244 @@
+"""helpers.heads, its checkers and its widget: equal to PyTorch, masks that mean what they say, a cache that
+changes nothing, and slips that are named."""
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from helpers import heads
+from helpers.attention_torch import causal_mask, count_parameters
+from helpers.exercises import heads_masks as ex
+from helpers.exercises.feedback import Feedback, Solution
+from helpers.heads import MultiHeadAttention, merge_heads, padding_mask, split_heads
+
+
+def x_batch(B=2, T=6, d_model=12, seed=0):
+    return torch.randn(B, T, d_model, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+
+
+def torch_copy(mha: MultiHeadAttention) -> nn.MultiheadAttention:
+    """nn.MultiheadAttention holding the same weights (its in_proj stacks W_q, W_k, W_v as nn.Linear weights)."""
+    bias = mha.W_q.bias is not None
+    ref = nn.MultiheadAttention(mha.d_model, mha.n_heads, bias=bias, batch_first=True).double()
+    with torch.no_grad():
+        ref.in_proj_weight.copy_(torch.cat([mha.W_q.weight, mha.W_k.weight, mha.W_v.weight]))
+        ref.out_proj.weight.copy_(mha.W_o.weight)
+        if bias:
+            ref.in_proj_bias.copy_(torch.cat([mha.W_q.bias, mha.W_k.bias, mha.W_v.bias]))
+            ref.out_proj.bias.copy_(mha.W_o.bias)
+    return ref
+
+
+# ---------------------------------------------------------------- multi-head attention
+
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("causal", [False, True])
+def test_equals_torch_multihead_attention_with_copied_weights(bias, causal):
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(12, 3, bias=bias).double()
+    if bias:
+        with torch.no_grad():
+            for layer in (mha.W_q, mha.W_k, mha.W_v, mha.W_o):
+                layer.bias.normal_()
+    x = x_batch()
+    ours = mha(x, causal_mask(6) if causal else None)
+    # nn.MultiheadAttention's boolean mask has the opposite polarity: True = may NOT attend.
+    theirs, _ = torch_copy(mha)(x, x, x, attn_mask=~causal_mask(6) if causal else None, need_weights=False)
+    assert (ours - theirs).abs().max() < 1e-12
+
+
+def test_separate_heads_equal_the_fused_module():
+    torch.manual_seed(1)
+    separate = heads.SeparateHeads(12, 4).double()
+    fused = heads.fuse(separate)
+    x = x_batch()
+    for mask in (None, causal_mask(6)):
+        torch.testing.assert_close(fused(x, mask), separate(x, mask), rtol=0, atol=1e-12)
+    assert count_parameters(separate) == count_parameters(fused) == 4 * 12 ** 2
+
+
+def test_split_then_merge_is_the_identity_and_the_wrong_view_mixes_tokens():
+    x = x_batch()
+    Q = split_heads(x, 3)
+    assert Q.shape == (2, 3, 6, 4)
+    torch.testing.assert_close(merge_heads(Q), x, rtol=0, atol=0)
+    torch.testing.assert_close(Q[:, 1, 2], x[:, 2, 4:8], rtol=0, atol=0)   # head 1 of token 2: features 4..7
+    wrong = x.view(2, 3, 6, 4)
+    assert wrong.shape == Q.shape and not torch.equal(wrong, Q)
+    assert torch.equal(wrong[0, 0, 3], x[0, 1, :4])                        # "head 0, token 3" is token 1's features
+
+
+def test_per_head_scale_is_sqrt_d_k():
+    mha = MultiHeadAttention(512, 8)
+    assert mha.d_k == 64 and math.sqrt(mha.d_k) == 8
+    assert count_parameters(mha) == 4 * 512 ** 2
+    assert count_parameters(MultiHeadAttention(512, 8, bias=True)) == 4 * 512 ** 2 + 4 * 512
+
+
+def test_not_divisible_names_both_numbers():
+    with pytest.raises(ValueError, match=r"d_model=10.*n_heads=4"):
+        MultiHeadAttention(10, 4)
+    with pytest.raises(ValueError, match="n_heads=0"):
+        MultiHeadAttention(8, 0)
+
+
+# ---------------------------------------------------------------- masks
+
+def test_causal_mask_with_fewer_queries_is_bottom_right():
+    bias = pytest.importorskip("torch.nn.attention.bias")
+    Q, K, V = (torch.randn(1, 2, n, 4, generator=torch.Generator().manual_seed(n)) for n in (3, 7, 7))
+    expected = F.scaled_dot_product_attention(Q, K, V, attn_mask=bias.causal_lower_right(3, 7))
+    torch.testing.assert_close(F.scaled_dot_product_attention(Q, K, V, attn_mask=causal_mask(3, 7)), expected)
+
+
+def test_causal_mask_against_a_loop():
+    for T_q, T_k in ((3, 3), (2, 5), (1, 4)):
+        loop = [[j <= T_k - T_q + i for j in range(T_k)] for i in range(T_q)]
+        assert causal_mask(T_q, T_k).tolist() == loop
+
+
+def test_padding_and_causal_keep_each_sentence_as_if_alone():
+    mha = heads.demo_model()
+    words, lengths, X = heads.padded_batch()
+    mask = padding_mask(lengths, X.size(1)) & causal_mask(X.size(1))      # (B, 1, T, T)
+    assert mask.shape == (len(lengths), 1, X.size(1), X.size(1))
+    with torch.no_grad():
+        batch = mha(X, mask)
+        for b, n in enumerate(lengths.tolist()):
+            alone = mha(X[b:b + 1, :n], causal_mask(n))
+            torch.testing.assert_close(batch[b:b + 1, :n], alone, rtol=0, atol=1e-12)
+        causal_only = mha(X, causal_mask(X.size(1)))
+    for b, n in enumerate(lengths.tolist()):       # right-padding: causal alone already hides the later <pad> keys
+        assert torch.equal(causal_only[b, :n], batch[b, :n])      # from real tokens (not from <pad> queries)
+    assert (mha(X, padding_mask(lengths, X.size(1))) - mha(X)).abs().max() > 1e-3
+
+
+# ---------------------------------------------------------------- KV cache and dropout
+
+@pytest.mark.parametrize("prompt", [1, 3])
+def test_kv_cache_decoding_equals_full_recomputation(prompt):
+    torch.manual_seed(2)
+    mha = MultiHeadAttention(12, 3, bias=True).double()
+    x = x_batch(T=7)
+    with torch.no_grad():
+        full = mha(x, causal_mask(7))
+        assert (heads.decode_with_cache(mha, x, prompt) - full).abs().max() < 1e-12
+
+
+def test_a_top_left_mask_breaks_the_cached_step():
+    mha = heads.demo_model()
+    x = x_batch(T=5, d_model=16)
+    with torch.no_grad():
+        full = mha(x, causal_mask(5))
+        _, cache = heads.attend_with_cache(mha, x[:, :3])
+        y, _ = heads.attend_with_cache(mha, x[:, 3:], cache)
+    torch.testing.assert_close(y, full[:, 3:], rtol=0, atol=1e-12)
+
+
+def test_kv_cache_bytes():
+    assert heads.kv_cache_bytes(32, 32, 128, "float16") == 2 * 32 * 32 * 128 * 2 == 524_288
+    assert heads.kv_cache_bytes(1, 4, 4, "float32", tokens=10, batch=2) == 2 * 4 * 4 * 4 * 10 * 2
+
+
+def test_attention_dropout_rescales_and_rows_stop_summing_to_one():
+    W = torch.softmax(torch.randn(6, 6, generator=torch.Generator().manual_seed(0)), dim=-1)
+    dropped = heads.attention_dropout(W, 0.5, torch.Generator().manual_seed(0))
+    kept = dropped != 0
+    torch.testing.assert_close(dropped[kept], W[kept] * 2)
+    assert not torch.allclose(dropped.sum(-1), torch.ones(6))
+    many = torch.stack([heads.attention_dropout(W, 0.5, torch.Generator().manual_seed(s)) for s in range(4000)])
+    torch.testing.assert_close(many.mean(0), W, atol=0.02, rtol=0)       # the rescale keeps the expectation
+
+
+# ---------------------------------------------------------------- the widget's function
+
+def test_head_pattern_data_masks_and_rows():
+    model = heads.demo_model()
+    for mask_type in heads.MASK_TYPES:
+        data = heads.head_pattern_data("money bank grows", 2, mask_type, model)
+        assert data["tokens"] == ["money", "bank", "grows", heads.PAD, heads.PAD]
+        np.testing.assert_allclose(data["W"].sum(-1), 1.0)
+        assert np.all(data["W"][~data["mask"]] == 0)
+        assert (data["on_padding"] > 0.01) == (mask_type == "none")
+    assert data["weights"].shape == (4, 5, 5)
+
+
+def test_head_pattern_data_refuses_bad_inputs():
+    with pytest.raises(ValueError, match="sentence"):
+        heads.head_pattern_data("bank money", 0)
+    with pytest.raises(ValueError, match="0 to 3"):
+        heads.head_pattern_data("money bank grows", 4)
+    with pytest.raises(ValueError, match="mask_type"):
+        heads.head_pattern_data("money bank grows", 0, "future")
+
+
+def test_widget_moves():
+    from helpers.widgets.heads import heads_widget
+    w = heads_widget()
+    w.head.value = 3
+    w.mask.value = "padding"
+    assert w.result["head"] == 3 and w.result["on_padding"] == 0
+    assert "head 3 of 4" in w.view.value
+    assert w.last_update_ms == w.last_update_ms     # measured (not NaN)
+
+
+# ---------------------------------------------------------------- checkers
+
+def verdict(feedback):
+    assert isinstance(feedback, Feedback)
+    return feedback.passed, feedback.message
+
+
+def failing(feedback, *fragments):
+    passed, message = verdict(feedback)
+    assert not passed, message
+    for fragment in fragments:
+        assert fragment in message, message
+
+
+def test_split_heads_checker():
+    assert verdict(ex.check_split_heads(ex.reference_split_heads))[0]
+    assert verdict(ex.check_split_heads(split_heads))[0]
+    assert verdict(ex.check_split_heads(lambda x, h: x.reshape(*x.shape[:2], h, -1).permute(0, 2, 1, 3).numpy()))[0]
+    failing(ex.check_split_heads(lambda x, h: x.view(x.size(0), h, x.size(1), -1)), "mixes tokens", "transpose")
+    failing(ex.check_split_heads(lambda x, h: x.view(*x.shape[:2], -1, h).permute(0, 3, 1, 2)), "interleaved")
+    failing(ex.check_split_heads(lambda x, h: x.view(*x.shape[:2], h, -1)), ".transpose(1, 2)")
+    failing(ex.check_split_heads(lambda x, h: x.view(*x.shape[:2], h, -1).permute(0, 2, 3, 1)), "tokens come before")
+    failing(ex.check_split_heads(lambda x, h: x[:, None]), "one head")
+    failing(ex.check_split_heads(lambda x, h: None), "None")
+    failing(ex.check_split_heads(lambda x, h: 1 / 0), "ZeroDivisionError")
+    failing(ex.check_split_heads("x"), "expected a function")
+    assert isinstance(ex.solution_split_heads(), Solution)
+
+
+def test_causal_mask_checker():
+    assert verdict(ex.check_causal_mask(ex.reference_causal_mask))[0]
+    assert verdict(ex.check_causal_mask(causal_mask))[0]
+    assert verdict(ex.check_causal_mask(lambda q, k: causal_mask(q, k).int().numpy()))[0]
+    failing(ex.check_causal_mask(lambda q, k: torch.ones(q, k).tril()), "top-left", "T_q=2, T_k=5")
+    failing(ex.check_causal_mask(lambda q, k: ~causal_mask(q, k)), "polarity is flipped")
+    failing(ex.check_causal_mask(lambda q, k: torch.ones(q, k).triu(1)), "flipped")
+    failing(ex.check_causal_mask(lambda q, k: torch.ones(q, k).tril(k - q - 1)), "its own key")
+    failing(ex.check_causal_mask(lambda q, k: torch.zeros(q, k).masked_fill(~causal_mask(q, k), -math.inf)),
+            "additive")
+    failing(ex.check_causal_mask(lambda q, k: causal_mask(q)), "shape")
+    failing(ex.check_causal_mask(lambda q, k: "tril"), "True/False")
+    assert isinstance(ex.solution_causal_mask(), Solution)
+
+
+def test_combined_mask_checker():
+    assert verdict(ex.check_combined_mask(ex.reference_combined_mask))[0]
+    assert verdict(ex.check_combined_mask(lambda n, T: padding_mask(n, T) & causal_mask(T)))[0]
+    failing(ex.check_combined_mask(lambda n, T: causal_mask(T)), "padding is missing")
+    failing(ex.check_combined_mask(lambda n, T: padding_mask(n, T)), "causal part is missing")
+    failing(ex.check_combined_mask(lambda n, T: ~(padding_mask(n, T) & causal_mask(T))), "polarity")
+    failing(ex.check_combined_mask(lambda n, T: padding_mask(n, T) | causal_mask(T)), "OR")
+    failing(ex.check_combined_mask(lambda n, T: padding_mask(n, T).transpose(-1, -2) & causal_mask(T)),
+            "QUERIES")
+    failing(ex.check_combined_mask(lambda n, T: (padding_mask(n, T) & causal_mask(T))[:, 0]), "head axis")
+    failing(ex.check_combined_mask(lambda n, T: torch.ones(3, 3)), "does not broadcast")
+    failing(ex.check_combined_mask(lambda n, T: None), "None")
+    assert isinstance(ex.solution_combined_mask(), Solution)
