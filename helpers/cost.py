@@ -171,11 +171,6 @@ def cost_widget_data(T: float, d_k: int, *, d_model: int = 512, heads: int = 1, 
     rows = cost_table(T, d_model, d_k, dtype=dtype, heads=heads)
     scores = score_matrix_bytes(T, dtype, heads=heads)
     qkv = 3 * heads * tensor_bytes(T, d_k, dtype=dtype)
-    return {
-        "T": T,
-        "table": rows,
-        "text": format_cost_table(rows),
-        "bars": [(f"(T, T) scores × {heads} head(s)", scores), ("Q, K, V", qkv)],
-        "devices": dict(DEVICE_MEMORY),
-        "fits": {name: scores <= size for name, size in DEVICE_MEMORY.items()},
-    }
+    return {"T": T, "table": rows, "text": format_cost_table(rows), "devices": dict(DEVICE_MEMORY),
+            "bars": [(f"(T, T) scores × {heads} head(s)", scores), ("Q, K, V", qkv)],
+            "fits": {name: scores <= size for name, size in DEVICE_MEMORY.items()}}

@@ -37,17 +37,11 @@ def environment_report() -> dict[str, str]:
     import matplotlib
     import torch
 
-    report = {
-        "python": platform.python_version(),
-        "platform": f"{platform.system()} {platform.machine()}",
-        "numpy": np.__version__,
-        "matplotlib": matplotlib.__version__,
-        "torch": torch.__version__,
-        "cpu threads (torch)": str(torch.get_num_threads()),
-        "cuda": "available" if torch.cuda.is_available() else "not available",
-        "mps": "available" if best_device() == "mps" else "not available",
-        "device used": best_device(),
-    }
+    report = {"python": platform.python_version(), "platform": f"{platform.system()} {platform.machine()}",
+              "numpy": np.__version__, "matplotlib": matplotlib.__version__, "torch": torch.__version__,
+              "cpu threads (torch)": str(torch.get_num_threads()),
+              "cuda": "available" if torch.cuda.is_available() else "not available",
+              "mps": "available" if best_device() == "mps" else "not available", "device used": best_device()}
     if torch.cuda.is_available():
         report["gpu"] = torch.cuda.get_device_name(0)
         report["cuda version (torch build)"] = str(torch.version.cuda)

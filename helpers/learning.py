@@ -267,18 +267,9 @@ def train_model(name: str, dataset: Dataset, *, steps: int = 150, lr: float = 0.
         for p, partner in enumerate(PARTNERS):
             rows = (test_ids[:, 0] == _INDEX[head]) & (test_ids[:, 2] == _INDEX[partner])
             by_pair[h, p] = float(correct[rows].double().mean())
-    return ModelRun(
-        name=name,
-        parameters=count_parameters(model),
-        attention_parameters=count_parameters(model.attention),
-        loss=np.array(losses),
-        train_accuracy=np.array(accuracies),
-        test_accuracy=float(correct.double().mean()),
-        accuracy_by_pair=by_pair,
-        snapshot_steps=np.array(snap_steps),
-        snapshot_weights=np.stack(snaps),
-        outputs=outputs,
-    )
+    return ModelRun(name, count_parameters(model), count_parameters(model.attention), np.array(losses),
+                    np.array(accuracies), float(correct.double().mean()), by_pair, np.array(snap_steps),
+                    np.stack(snaps), outputs)
 
 
 def run_experiment(task: str = "idiom", models: Sequence[str] = (PARAMETER_FREE, LEARNED), *, steps: int = 150,

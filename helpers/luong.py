@@ -105,13 +105,8 @@ def lineup_data(learned: bool, same_sequence: bool) -> dict:
         X_q, rows, sequences = decoder_states(), DECODER_TOKENS, "the Hindi decoder asks the English encoder"
     P = projections() if learned else None
     out = qkv_attention(X_q, H, P)
-    return {
-        "name": MECHANISMS[(learned, same_sequence)],
-        "sequences": sequences,
-        "W": out["W"].numpy(),
-        "rows": list(rows),
-        "cols": list(ENCODER_TOKENS),
-        "shapes": {k: tuple(out[k].shape) for k in ("Q", "K", "V", "W", "Y")},
-        "parameters": 0 if P is None else sum(w.numel() for w in P.values()),
-        "K_equals_V": bool(torch.equal(out["K"], out["V"])),
-    }
+    return {"name": MECHANISMS[(learned, same_sequence)], "sequences": sequences, "W": out["W"].numpy(),
+            "rows": list(rows), "cols": list(ENCODER_TOKENS),
+            "shapes": {k: tuple(out[k].shape) for k in ("Q", "K", "V", "W", "Y")},
+            "parameters": 0 if P is None else sum(w.numel() for w in P.values()),
+            "K_equals_V": bool(torch.equal(out["K"], out["V"]))}

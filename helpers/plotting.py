@@ -16,42 +16,16 @@ import numpy as np
 
 from helpers import validation as check
 
-_BASE = {
-    "figure.figsize": (7.0, 4.5),
-    "figure.dpi": 90,
-    "savefig.dpi": 90,
-    "font.size": 13,
-    "axes.titlesize": 14,
-    "axes.labelsize": 13,
-    "xtick.labelsize": 12,
-    "ytick.labelsize": 12,
-    "legend.fontsize": 12,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "axes.grid": False,
-    "image.cmap": "viridis",
-}
-_PRESENTER = {
-    "figure.figsize": (9.0, 5.8),
-    "font.size": 17,
-    "axes.titlesize": 19,
-    "axes.labelsize": 17,
-    "xtick.labelsize": 16,
-    "ytick.labelsize": 16,
-    "legend.fontsize": 16,
-    "lines.linewidth": 2.5,
-}
+_BASE = {"figure.figsize": (7.0, 4.5), "figure.dpi": 90, "savefig.dpi": 90, "font.size": 13, "axes.titlesize": 14,
+         "axes.labelsize": 13, "xtick.labelsize": 12, "ytick.labelsize": 12, "legend.fontsize": 12,
+         "axes.spines.top": False, "axes.spines.right": False, "axes.grid": False, "image.cmap": "viridis"}
+_PRESENTER = {"figure.figsize": (9.0, 5.8), "font.size": 17, "axes.titlesize": 19, "axes.labelsize": 17,
+              "xtick.labelsize": 16, "ytick.labelsize": 16, "legend.fontsize": 16, "lines.linewidth": 2.5}
 _state = {"presenter": False}
 
 #: One colour per role, used by every figure.
-COLORS = {
-    "static": "#4c72b0",
-    "contextual": "#dd8452",
-    "query": "#55a868",
-    "key": "#c44e52",
-    "value": "#8172b3",
-    "accent": "#937860",
-}
+COLORS = {"static": "#4c72b0", "contextual": "#dd8452", "query": "#55a868", "key": "#c44e52", "value": "#8172b3",
+          "accent": "#937860"}
 PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c")
 
 

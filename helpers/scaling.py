@@ -47,17 +47,10 @@ def variance_table(d_values=POWERS_OF_TWO, n_pairs: int = 10_000, sigma: float =
     var = samples.var(axis=0, ddof=1)
     predicted = d * sigma**4
     fourth = ((samples - samples.mean(axis=0))**4).mean(axis=0)
-    return {
-        "d": d,
-        "var": var,
-        "predicted": predicted,
-        "ratio": var / predicted,
-        "noise": np.sqrt((fourth / var**2 - 1.0) / n_pairs),
-        "var_scaled": (samples / np.sqrt(d)).var(axis=0, ddof=1),
-        "sigma": float(sigma),
-        "n_pairs": n_pairs,
-        "samples": samples,
-    }
+    return {"d": d, "var": var, "predicted": predicted, "ratio": var / predicted,
+            "noise": np.sqrt((fourth / var**2 - 1.0) / n_pairs),
+            "var_scaled": (samples / np.sqrt(d)).var(axis=0, ddof=1),
+            "sigma": float(sigma), "n_pairs": n_pairs, "samples": samples}
 
 
 def fit_variance_line(d, var) -> dict:
@@ -107,21 +100,12 @@ def _summarise(S: np.ndarray, G: np.ndarray, c: float) -> dict:
     top2 = np.argsort(-S, axis=-1)[:, :2]                    # the two highest-scoring keys per query
     on_top2 = np.take_along_axis(np.abs(grad), top2, axis=-1).sum()
     H = entropy_bits(W)
-    return {
-        "scale": float(c),
-        "score_var": float(Z.var()),
-        "weights": W,
-        "mean_sorted_weights": -np.sort(-W, axis=-1).mean(axis=0),
-        "example_weights": W[0],
-        "entropy_bits": float(H.mean()),
-        "effective_keys": float((2.0 ** H).mean()),
-        "max_weight": float(W.max(axis=-1).mean()),
-        "grad_per_query": per_query,
-        "grad_median": float(np.median(per_query)),
-        "grad_p10": float(np.percentile(per_query, 10)),
-        "grad_p90": float(np.percentile(per_query, 90)),
-        "top2_share": float(on_top2 / np.abs(grad).sum()),
-    }
+    return {"scale": float(c), "score_var": float(Z.var()), "weights": W,
+            "mean_sorted_weights": -np.sort(-W, axis=-1).mean(axis=0), "example_weights": W[0],
+            "entropy_bits": float(H.mean()), "effective_keys": float((2.0 ** H).mean()),
+            "max_weight": float(W.max(axis=-1).mean()), "grad_per_query": per_query,
+            "grad_median": float(np.median(per_query)), "grad_p10": float(np.percentile(per_query, 10)),
+            "grad_p90": float(np.percentile(per_query, 90)), "top2_share": float(on_top2 / np.abs(grad).sum())}
 
 
 def attention_snapshot(d_k: int, scaled: bool = True, *, T: int = 16, n_queries: int = 512, seed: int = 0) -> dict:

@@ -46,18 +46,9 @@ def softmax_at_scale(scores, scale: float = 1.0) -> dict:
         overflows = bool(np.isinf(np.exp(scaled)).any())
     positive = weights[weights > 0]
     entropy = max(0.0, float(-(positive * np.log2(positive)).sum()))   # no "-0.000" for one-hot weights
-    return {
-        "scores": np.asarray(scores, dtype=float),
-        "scale": float(scale),
-        "scaled": scaled,
-        "weights": weights,
-        "naive": softmax_naive(scaled),
-        "naive_overflows": overflows,
-        "top": int(np.argmax(weights)),
-        "top_weight": float(weights.max()),
-        "entropy_bits": entropy,
-        "effective_choices": float(2.0 ** entropy),
-    }
+    return {"scores": np.asarray(scores, dtype=float), "scale": float(scale), "scaled": scaled, "weights": weights,
+            "naive": softmax_naive(scaled), "naive_overflows": overflows, "top": int(np.argmax(weights)),
+            "top_weight": float(weights.max()), "entropy_bits": entropy, "effective_choices": float(2.0 ** entropy)}
 
 
 def weights_bars(rows, titles, *, suptitle: str = ""):

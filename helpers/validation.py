@@ -71,45 +71,30 @@ def as_array(value, name: str) -> np.ndarray:
     return raw.astype(np.float64, copy=False)
 
 
-def require_ndim(array: np.ndarray, ndim: int, name: str, layout: str) -> np.ndarray:
-    """Check that `array` has `ndim` axes; `layout` names them, e.g. "(T, d)"."""
+def _checked(value, name: str, ndim: int, layout: str) -> np.ndarray:
+    """A finite, non-empty float array with `ndim` axes; `layout` names them, e.g. "(T, d)"."""
+    array = as_array(value, name)
     if array.ndim != ndim:
-        raise ValueError(
-            f"{name} should be {ndim}-D with shape {layout}, but got shape {tuple(array.shape)} "
-            f"({array.ndim}-D)."
-        )
-    return array
-
-
-def require_finite(array: np.ndarray, name: str) -> np.ndarray:
-    """Check that `array` holds no NaN or infinity; name the first bad position."""
+        raise ValueError(f"{name} should be {ndim}-D with shape {layout}, but got shape {tuple(array.shape)} "
+                         f"({array.ndim}-D).")
+    if array.size == 0:
+        raise ValueError(f"{name} is empty (shape {tuple(array.shape)}): it needs at least one entry.")
     bad = ~np.isfinite(array)
     if bad.any():
         position = tuple(int(i) for i in np.argwhere(bad)[0])
-        value = array[position] if position else array
-        raise ValueError(
-            f"{name} contains {value} at position {position}: every entry must be a finite number."
-        )
-    return array
-
-
-def require_nonempty(array: np.ndarray, name: str) -> np.ndarray:
-    """Check that `array` has at least one element."""
-    if array.size == 0:
-        raise ValueError(f"{name} is empty (shape {tuple(array.shape)}): it needs at least one entry.")
+        raise ValueError(f"{name} contains {array[position]} at position {position}: every entry must be a "
+                         "finite number.")
     return array
 
 
 def vector(value, name: str) -> np.ndarray:
     """A finite, non-empty 1-D float array: shape (d,)."""
-    array = require_ndim(as_array(value, name), 1, name, "(d,)")
-    return require_finite(require_nonempty(array, name), name)
+    return _checked(value, name, 1, "(d,)")
 
 
 def matrix(value, name: str, layout: str = "(T, d)") -> np.ndarray:
     """A finite, non-empty 2-D float array: shape (rows, columns)."""
-    array = require_ndim(as_array(value, name), 2, name, layout)
-    return require_finite(require_nonempty(array, name), name)
+    return _checked(value, name, 2, layout)
 
 
 def require_same_length(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str, why: str) -> None:

@@ -47,7 +47,17 @@ def test_call_student_turns_errors_into_feedback():
 
     assert call_student(lambda x: x + 1, 1) == (2, None)
     _, feedback = call_student(unfinished, 1)
-    assert "NotImplementedError" in feedback.message
+    assert "still raises NotImplementedError. Replace that line" in feedback.message
+
+
+def test_a_library_not_implemented_error_is_not_the_placeholder():
+    """Newer torch raises NotImplementedError (with a message) for arithmetic it refuses, e.g. on bool masks."""
+    def from_the_library(mask):
+        raise NotImplementedError("Subtraction, the `-` operator, with a bool tensor is not supported.")
+
+    _, feedback = call_student(from_the_library, None)
+    assert "still raises" not in feedback.message
+    assert feedback.message.startswith("your function raised NotImplementedError: Subtraction")
     _, feedback = call_student(lambda x: x / 0, 1)
     assert "ZeroDivisionError" in feedback.message
 

@@ -210,8 +210,7 @@ def _forward_slips(E, W_q, W_k, W_v) -> list[tuple[torch.Tensor, str]]:
 
 def check_attention_forward(student_function) -> Feedback:
     """Exercise 3: attention_forward(E, W_q, W_k, W_v) -> Y, checked against SelfAttention."""
-    problem = require_callable(student_function, "attention_forward(E, W_q, W_k, W_v) returning Y")
-    if problem is not None:
+    if (problem := require_callable(student_function, "attention_forward(E, W_q, W_k, W_v) returning Y")) is not None:
         return problem
     for seed, *sizes in FORWARD_CASES:
         E, W_q, W_k, W_v = _forward_case(seed, *sizes)

@@ -40,8 +40,7 @@ def _luong_cases():
 
 def check_luong_context(luong_context) -> Feedback:
     """Exercise 1: luong_context(s, H) returns Σ_j softmax_j(s · h_j) h_j, shape (d,)."""
-    problem = require_callable(luong_context, "luong_context(s, H) -> context vector of shape (d,)")
-    if problem is not None:
+    if (problem := require_callable(luong_context, "luong_context(s, H) -> context vector of shape (d,)")) is not None:
         return problem
     for s, H in _luong_cases():
         result, problem = call_student(luong_context, s.clone(), H.clone())

@@ -60,8 +60,7 @@ _DIVISOR_SLIPS = (
 
 def check_divisor(divisor) -> Feedback:
     """Exercise 1: divisor(d_model, n_heads) -> c = √(d_model / n_heads)."""
-    problem = require_callable(divisor, "divisor(d_model, n_heads) returning one number")
-    if problem is not None:
+    if (problem := require_callable(divisor, "divisor(d_model, n_heads) returning one number")) is not None:
         return problem
     answers = []
     for d_model, n_heads in DIVISOR_CASES:
@@ -201,8 +200,7 @@ def _same(W: np.ndarray, reference: np.ndarray) -> bool:
 
 def check_scaled_weights(scaled_weights) -> Feedback:
     """Exercise 3: scaled_weights(Q, K) -> softmax(Q Kᵀ / √d_k) with rows summing to 1."""
-    problem = require_callable(scaled_weights, "scaled_weights(Q, K) returning a (T_q, T_k) array")
-    if problem is not None:
+    if (problem := require_callable(scaled_weights, "scaled_weights(Q, K) returning a (T_q, T_k) array")) is not None:
         return problem
     Q, K = exercise_inputs()
     got, problem = call_student(scaled_weights, Q.copy(), K.copy())

@@ -131,8 +131,7 @@ def _judge_softmax(x: np.ndarray, got: np.ndarray, what: str) -> Feedback | None
 
 def check_stable_softmax(student_softmax) -> Feedback:
     """Exercise 2: a softmax that survives large scores and works row by row on a matrix."""
-    problem = require_callable(student_softmax, "softmax(x) for a 1-D or 2-D array x")
-    if problem is not None:
+    if (problem := require_callable(student_softmax, "softmax(x) for a 1-D or 2-D array x")) is not None:
         return problem
     for x, what in _SOFTMAX_CASES:
         got, problem = numbers_from(student_softmax, x.copy(), on=what)

@@ -36,8 +36,7 @@ def check_sentence_matrix(E) -> Feedback:
         for row, word in enumerate(words):
             if not np.allclose(got[row], expected[row]):
                 return wrong(f"row {row} should be the vector of {word!r}. Rows follow the word order.")
-    problem = compare_numbers(got, expected, "your matrix")
-    if problem is not None:
+    if (problem := compare_numbers(got, expected, "your matrix")) is not None:
         return problem
     return correct(f"your matrix is {expected.shape}. Its row 1 is the same bank vector as in the three-word "
                    "sentences: the table does not look at the neighbours.")
