@@ -17,7 +17,7 @@ from helpers.positions import (
     sinusoidal_positions,
 )
 from helpers.running_example import embed
-from helpers.widgets.positions import DIMENSIONS, positions_widget
+from helpers.widgets.positions import DIMENSIONS, PositionsWidget
 
 # ----------------------------------------------------------------------------- the encoding
 
@@ -101,7 +101,7 @@ def test_position_snapshot_peaks_at_p_and_depends_on_the_offset_only():
 
 
 def test_widget_follows_its_sliders_fast():
-    w = positions_widget(p=3, d=8)
+    w = PositionsWidget(p=3, d=8)
     assert w.result["p"] == 3 and w.result["d"] == 8
     w.p.value = 30
     w.d.value = 64

@@ -6,14 +6,12 @@ drawn once per d when the widget is built.
 """
 from __future__ import annotations
 
-import time
-
 import ipywidgets as widgets
 import numpy as np
 
 from helpers.plotting import COLORS
 from helpers.positions import position_snapshot
-from helpers.widgets.common import FastFigure, reading_style
+from helpers.widgets.common import FastFigure, LiveWidget, reading_style
 
 DIMENSIONS = (4, 8, 16, 32, 64, 128)
 #: Font sizes (points), fixed: in presenter mode FastFigure grows the whole picture (higher dpi).
@@ -83,10 +81,9 @@ class _Picture:
         return self.figure.png_over(data["d"])
 
 
-class PositionsWidget(widgets.VBox):
-    """children: [0] position p, [1] dimension d, [2] the picture, [3] the numbers.
-
-    `.result`: the latest position_snapshot dict; `.last_update_ms`: timing, never shown.
+class PositionsWidget(LiveWidget):
+    """Sliders for p and d over position_snapshot: [0] position p, [1] dimension d, [2] the picture,
+    [3] the numbers. `.result`: the latest position_snapshot dict.
     """
 
     def __init__(self, p: int = 10, d: int = 16, T: int = 48):
@@ -98,22 +95,16 @@ class PositionsWidget(widgets.VBox):
                                          layout=widgets.Layout(width="60%"))
         self.picture = widgets.Image(format="png")
         self.reading = widgets.HTML()
-        self.result = None
-        self.last_update_ms = float("nan")
         self._picture = _Picture(T)
         for other in DIMENSIONS:   # draw each d's background now, so that every later update is a blit
             self._picture.png(position_snapshot(p, other, T))
-        super().__init__([self.p, self.d, self.picture, self.reading])
-        self.p.observe(self._update, names="value")
-        self.d.observe(self._update, names="value")
-        self._update()
+        super().__init__([self.p, self.d], [self.picture, self.reading])
 
-    def _update(self, _change=None) -> None:
-        start = time.perf_counter()
-        data = position_snapshot(self.p.value, self.d.value, self.T)
+    def compute(self) -> dict:
+        return position_snapshot(self.p.value, self.d.value, self.T)
+
+    def show(self, data: dict) -> None:
         self.picture.value = self._picture.png(data)
-        self.result = data
-        self.last_update_ms = 1000 * (time.perf_counter() - start)
         nearest = " and ".join(str(q) for q in data["nearest"])
         plural = "s" if len(data["nearest"]) > 1 else ""
         waves = data["wavelengths"]
@@ -126,8 +117,3 @@ class PositionsWidget(widgets.VBox):
             f"Wavelengths from {waves[0]:.2f} (columns 0, 1) to {waves[-1]:,.0f} positions "
             f"(columns {data['d'] - 2}, {data['d'] - 1}).</div>"
         )
-
-
-def positions_widget(p: int = 10, d: int = 16, T: int = 48) -> PositionsWidget:
-    """Build the widget (display it by making it the last line of a cell)."""
-    return PositionsWidget(p, d, T)
