@@ -221,6 +221,16 @@ def test_self_attention_typical_slips(function, fragments):
     _fails(pf.check_self_attention(function), *fragments)
 
 
+def test_self_attention_almost_right_is_not_right():
+    """An answer off by 1e-3 in one entry fails: the checker compares to 1e-6, not loosely."""
+    def almost(E):
+        Y = pf.reference_self_attention(E)
+        Y[0, 0] += 1e-3
+        return Y
+
+    _fails(pf.check_self_attention(almost), "wrong values")
+
+
 def test_self_attention_errors_and_types():
     _fails(pf.check_self_attention("E @ E.T"), "expected a function")
 

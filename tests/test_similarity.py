@@ -11,6 +11,12 @@ def test_cosine_values():
     np.testing.assert_allclose(C, [[1, 0, 2**-0.5], [0, 1, 2**-0.5], [2**-0.5, 2**-0.5, 1]])
 
 
+def test_cosine_matrix_keeps_negative_cosines():
+    """Opposite and obtuse rows: cosines run from -1 to 1, not from 0."""
+    C = cosine_matrix([[1, 0], [-3, 0], [-1, 1]])
+    np.testing.assert_allclose(C, [[1, -1, -(2**-0.5)], [-1, 1, 2**-0.5], [-(2**-0.5), 2**-0.5, 1]])
+
+
 def test_similarity_bad_input():
     with pytest.raises(ValueError, match="a has length 2 but b has length 3"):
         cosine([1, 2], [1, 2, 3])
