@@ -181,7 +181,7 @@ def test_widget_moves():
     w.head.value = 3
     w.mask.value = "padding"
     assert w.result["head"] == 3 and w.result["on_padding"] == 0
-    assert "head 3 of 4" in w.view.value
+    assert "head 3 of 4" in w.reading.value
     assert w.last_update_ms == w.last_update_ms     # measured (not NaN)
 
 

@@ -5,51 +5,43 @@ A thin shell over helpers.heads.head_pattern_data (tested without a browser).
 from __future__ import annotations
 
 import html
-import time
 
 import ipywidgets as widgets
 
 from helpers.heads import MASK_TYPES, PAD, SENTENCES, demo_model, head_pattern_data
-from helpers.widgets.common import html_heatmap, reading_style
+from helpers.widgets.common import LiveWidget, html_heatmap, reading_style
 
 
-class HeadsWidget(widgets.VBox):
-    """children: [0] sentence, [1] head slider, [2] mask buttons, [3] the heatmap and its reading.
+class HeadsWidget(LiveWidget):
+    """[0] sentence, [1] head slider, [2] mask buttons, [3] the heatmap and its reading.
 
-    `.result`: the latest head_pattern_data dict; `.last_update_ms`: timing, never shown.
+    `.result`: the latest head_pattern_data dict.
     """
 
     def __init__(self, sentence: str = SENTENCES[1], head: int = 0, mask_type: str = "none", model=None):
         self.model = demo_model() if model is None else model
-        first = head_pattern_data(sentence, head, mask_type, self.model)     # a clear error for a wrong start
         self.sentence = widgets.Dropdown(options=SENTENCES, value=sentence, description="sentence",
                                          layout=widgets.Layout(width="420px"))
-        self.head = widgets.IntSlider(value=first["head"], min=0, max=self.model.n_heads - 1, description="head",
+        self.head = widgets.IntSlider(value=head, min=0, max=self.model.n_heads - 1, description="head",
                                       continuous_update=True)
         self.mask = widgets.ToggleButtons(options=MASK_TYPES, value=mask_type, description="mask")
-        self.view = widgets.HTML()
-        self.result, self.last_update_ms = None, float("nan")
-        super().__init__([self.sentence, self.head, self.mask, self.view])
-        for control in (self.sentence, self.head, self.mask):
-            control.observe(self._update, names="value")
-        self._update()
+        self.reading = widgets.HTML()
+        super().__init__([self.sentence, self.head, self.mask], [self.reading])
 
-    def _update(self, _change=None) -> None:
-        start = time.perf_counter()
-        data = head_pattern_data(self.sentence.value, self.head.value, self.mask.value, self.model)
+    def compute(self) -> dict:
+        return head_pattern_data(self.sentence.value, self.head.value, self.mask.value, self.model)
+
+    def show(self, data: dict) -> None:
         tokens, n = data["tokens"], data["length"]
         picture = html_heatmap(data["W"], tokens, tokens, vmin=0, vmax=1,
                                title=f"head {data['head']} of {self.model.n_heads}, mask: {self.mask.value} "
                                      "(rows: queries, columns: keys)")
-        hidden = int((~data["mask"]).sum())
-        pads = len(tokens) - n
+        hidden, pads = int((~data["mask"]).sum()), len(tokens) - n
         reading = (f"{hidden} of {len(tokens) ** 2} query-key pairs hidden. "
                    + (f"The {n} real words give {data['on_padding']:.0%} of their attention (on average) to "
                       f"the {pads} {html.escape(PAD)} keys." if pads else "This sentence is the longest: no padding."))
-        self.view.value = (f"<div style='display:flex;flex-wrap:wrap;align-items:flex-start'>{picture}"
-                           f"<div style='{reading_style()};max-width:300px'>{reading}</div></div>")
-        self.result = data
-        self.last_update_ms = 1000 * (time.perf_counter() - start)
+        self.reading.value = (f"<div style='display:flex;flex-wrap:wrap;align-items:flex-start'>{picture}"
+                              f"<div style='{reading_style()};max-width:300px'>{reading}</div></div>")
 
 
 def heads_widget(sentence: str = SENTENCES[1], head: int = 0, mask_type: str = "none") -> HeadsWidget:
