@@ -134,8 +134,13 @@ def test_a_top_left_mask_breaks_the_cached_step():
     with torch.no_grad():
         full = mha(x, causal_mask(5))
         _, cache = heads.attend_with_cache(mha, x[:, :3])
-        y, _ = heads.attend_with_cache(mha, x[:, 3:], cache)
+        y, _ = heads.attend_with_cache(mha, x[:, 3:], cache)            # bottom-right: causal_mask(2, 5)
+        Q = split_heads(mha.W_q(x[:, 3:]), mha.n_heads)                 # (B, h, 2, d_k)
+        K, V = (split_heads(layer(x), mha.n_heads) for layer in (mha.W_k, mha.W_v))
+        top_left = torch.ones(2, 5, dtype=torch.bool).tril()
+        y_top_left = mha.W_o(merge_heads(heads.scaled_dot_product_attention(Q, K, V, top_left)))
     torch.testing.assert_close(y, full[:, 3:], rtol=0, atol=1e-12)
+    assert (y_top_left - full[:, 3:]).abs().max() > 1e-3
 
 
 def test_kv_cache_bytes():
