@@ -138,6 +138,16 @@ def _pe(T, d, *, swap=False, exponent=lambda i, d: 2 * i / d, p0=0, numpy=False)
     return PE
 
 
+def _pe_by_column(T, d, factor=2):
+    """Slips of a loop over the columns j: 10000^(2j/d) (j used as i) or 10000^(j/d) (sin and cos apart)."""
+    PE = np.zeros((T, d))
+    for p in range(T):
+        for j in range(d):
+            angle = p / 10000 ** (factor * j / d)
+            PE[p, j] = math.sin(angle) if j % 2 == 0 else math.cos(angle)
+    return PE
+
+
 def test_sinusoidal_checker_passes_right_answers_in_numpy_and_torch():
     assert verdict(ex.check_sinusoidal(ex.reference_sinusoidal))[0]
     assert verdict(ex.check_sinusoidal(_pe))[0]
@@ -148,6 +158,9 @@ def test_sinusoidal_checker_names_the_slips():
     failing(ex.check_sinusoidal(lambda T, d: _pe(T, d, swap=True)), "swapped")
     failing(ex.check_sinusoidal(lambda T, d: _pe(T, d, exponent=lambda i, d: i / d)), "i instead of 2i")
     failing(ex.check_sinusoidal(lambda T, d: _pe(T, d, p0=1)), "start at 1")
+    failing(ex.check_sinusoidal(_pe_by_column), "column index j")
+    failing(ex.check_sinusoidal(lambda T, d: _pe_by_column(T, d, factor=1)), "share one frequency")
+    failing(ex.check_sinusoidal(lambda T, d: _pe(T, d, exponent=lambda i, d: -2 * i / d)), "multiplied p")
     failing(ex.check_sinusoidal(lambda T, d: _pe(T, d).T), "transpose")
     failing(ex.check_sinusoidal(lambda T, d: _pe(T, d)[:, ::2]), "one column per pair")
     failing(ex.check_sinusoidal(lambda T, d: np.concatenate([_pe(T, d)[:, 0::2], _pe(T, d)[:, 1::2]], 1)),
@@ -175,6 +188,8 @@ def test_add_positions_checker():
     failing(ex.check_add_positions(lambda E: E * sinusoidal_positions(*E.shape).double()), "multiplied")
     failing(ex.check_add_positions(lambda E: E + sinusoidal_positions(*E.shape).double()[0]), "position 0")
     failing(ex.check_add_positions(lambda E: E + 1), "wrong values")
+    failing(ex.check_add_positions(lambda E: E + sinusoidal_positions(E.shape[1], E.shape[0]).double()),
+            "in that order")
 
 
 def test_solutions_are_solutions():

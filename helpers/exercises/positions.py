@@ -42,6 +42,7 @@ def _sinusoid_slips(T: int, d: int) -> list[tuple[torch.Tensor, str]]:
 
     right = p / 10000 ** (2 * i / d)
     per_column = p / 10000 ** (column / d)                # (T, d) every column its own exponent
+    doubled = p / 10000 ** (2 * column / d)               # (T, d) the column index j used as i in 2i
     return [
         (interleave(torch.cos(right), torch.sin(right)),
          "sin and cos are swapped: even columns 2i hold sin, odd columns 2i+1 hold cos"),
@@ -51,6 +52,9 @@ def _sinusoid_slips(T: int, d: int) -> list[tuple[torch.Tensor, str]]:
         (interleave(torch.sin(per_column[:, 0::2]), torch.cos(per_column[:, 1::2])),
          "column 2i+1 got its own exponent (2i+1)/d: the sin and the cos of a pair share one frequency, "
          "10000^(2i/d) for both"),
+        (interleave(torch.sin(doubled[:, 0::2]), torch.cos(doubled[:, 1::2])),
+         "the exponent used the column index j as if it were i, 10000^(2j/d); pair i covers columns 2i and "
+         "2i+1, so column j belongs to pair j // 2"),
         (torch.cat([torch.sin(right), torch.cos(right)], dim=1),
          "all the sines come first and then all the cosines: interleave them, sin in column 2i and cos in 2i+1"),
         (interleave(torch.sin(p * 10000 ** (2 * i / d)), torch.cos(p * 10000 ** (2 * i / d))),
@@ -164,6 +168,9 @@ def check_add_positions(student_function) -> Feedback:
         T, d = E.shape
         what = f"E of shape ({T}, {d})"
         got, problem = numbers_from(student_function, E.clone(), on=what)
+        if problem is not None and ("must match" in problem.message or "is odd" in problem.message):
+            return wrong(f"{problem.message} The encoding must have E's shape: sinusoidal_positions(T, d) with "
+                         "T, d = E.shape, in that order.")
         if problem is not None:
             return problem
         PE = sinusoidal_positions(T, d, dtype=torch.float64)
