@@ -1,6 +1,7 @@
 # Self-Attention from Scratch. Two commands do everything:
 #   make course   set up (first time only) and open the course in JupyterLab
-#   make test     set up (first time only) and run the checks (CI also runs test-browser and test-colab)
+#   make test     set up (first time only) and run the checks (CI also runs test-browser, test-colab,
+#                 test-newest and test-floor)
 # TORCH_INDEX=URL takes torch from that index (PyTorch's CPU-only or CUDA builds), e.g.
 #   make course TORCH_INDEX=https://download.pytorch.org/whl/cpu
 PYTHON ?= python3
@@ -10,7 +11,7 @@ STAMP  := $(VENV)/.installed
 START  := notebooks/00_start_here.ipynb
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9]*.ipynb))
 
-.PHONY: course test test-browser test-colab setup lint unit notebooks execute links benchmark clean
+.PHONY: course test test-browser test-colab test-newest test-floor setup lint unit notebooks execute links benchmark clean
 
 $(STAMP): requirements.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "The course needs Python 3.11 or newer, but $(PYTHON) is " + sys.version.split()[0] + ". Install a newer Python and run, e.g.: make PYTHON=python3.12 course")'
@@ -36,6 +37,9 @@ test: setup lint
 # Every notebook in JupyterLab in headless Chromium: widgets render, sliders redraw.
 # Needs Debian's chromium (installed here with apt-get when missing, as root) and Playwright.
 test-browser: setup
+	@command -v chromium >/dev/null || [ "$$(id -u)" = 0 ] || { echo "make test-browser needs Chromium, and \
+	installing it takes root: run 'sudo apt-get install chromium' (Debian, Ubuntu), then make test-browser again."; \
+	exit 1; }
 	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
 	$(BIN)/python -m pip install --quiet -r requirements-browser.txt
 	$(BIN)/python -m pytest tests/browser --browser -p no:nbval -o addopts=""
@@ -50,6 +54,14 @@ test-colab:
 	$(COLAB_VENV)/bin/python -m pip install --quiet .
 	cd $(COLAB_VENV) && bin/python -m pytest ../tests -q -o addopts="" -p no:cacheprovider \
 		--ignore=../tests/browser --ignore=../tests/test_notebooks.py -W "ignore::DeprecationWarning"
+
+# The course at both ends of pyproject.toml's ranges, installed as a student's pip resolves it (not the pins):
+# unit tests and every notebook run top to bottom, without comparing printed numbers (tools/test_versions.sh).
+test-newest:
+	PYTHON=$(PYTHON) bash tools/test_versions.sh newest
+
+test-floor:
+	PYTHON=$(PYTHON) bash tools/test_versions.sh floor
 
 lint: setup
 	$(BIN)/ruff check helpers tests benchmarks tools notebooks
@@ -75,4 +87,4 @@ benchmark: setup
 	$(BIN)/python benchmarks/attention.py $(ARGS)
 
 clean:
-	rm -rf $(VENV) $(COLAB_VENV) .pytest_cache .ruff_cache *.egg-info artifacts build
+	rm -rf $(VENV) $(COLAB_VENV) .venv-newest .venv-floor .pytest_cache .ruff_cache *.egg-info artifacts build

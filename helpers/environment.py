@@ -62,22 +62,27 @@ def print_environment_report() -> None:
         print(f"{key:<{width}}  {value}")
 
 
+#: The oldest version of each package the course runs on: pyproject.toml's floors (make test-floor runs them).
+MINIMUM_VERSIONS = {"numpy": (1, 24), "matplotlib": (3, 7), "pillow": (9, 3), "ipywidgets": (7, 7), "torch": (2, 3)}
+
+
 def missing_requirements() -> list[str]:
-    """What the course needs but this environment lacks; an empty list means ready."""
+    """What the course needs but this environment lacks, each by name; an empty list means ready."""
     import importlib
     import sys
 
     problems = []
     if sys.version_info < (3, 10):  # noqa: UP036 (a student may run an older Python)
         problems.append(f"Python 3.10 or newer is needed; this is {platform.python_version()}.")
-    for package, minimum in (("numpy", (1, 24)), ("matplotlib", (3, 7)), ("torch", (2, 1)), ("ipywidgets", (7, 6))):
+    for package, minimum in MINIMUM_VERSIONS.items():
         try:
-            module = importlib.import_module(package)
+            module = importlib.import_module("PIL" if package == "pillow" else package)
         except ImportError:
             problems.append(f"{package} is not installed: run `make course` (or see the README).")
             continue
         version = tuple(int(part) for part in module.__version__.split("+")[0].split(".")[:2])
         if version < minimum:
             wanted = ".".join(map(str, minimum))
-            problems.append(f"{package} {module.__version__} is too old: the course needs {wanted} or newer.")
+            problems.append(f"{package} {module.__version__} is too old: the course needs {wanted} or newer "
+                            f"(pip install --upgrade \"{package}>={wanted}\", or `make course`).")
     return problems

@@ -1,7 +1,18 @@
+import tomllib
+from pathlib import Path
+
 import numpy as np
 import torch
 
-from helpers.environment import best_device, environment_report, missing_requirements, seed_everything
+from helpers.environment import (
+    MINIMUM_VERSIONS,
+    best_device,
+    environment_report,
+    missing_requirements,
+    seed_everything,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_seed_everything_makes_numpy_and_torch_repeat():
@@ -26,5 +37,19 @@ def test_this_environment_has_everything():
 
 def test_missing_requirements_reports_an_old_package(monkeypatch):
     monkeypatch.setattr(np, "__version__", "1.19.0")
-    assert missing_requirements() == ["numpy 1.19.0 is too old: the course needs 1.24 or newer."]
+    assert missing_requirements() == ['numpy 1.19.0 is too old: the course needs 1.24 or newer '
+                                      '(pip install --upgrade "numpy>=1.24", or `make course`).']
+
+
+def test_a_torch_below_the_floor_is_named(monkeypatch):
+    """torch 2.1 and 2.2 lack torch.nn.attention's masks: notebook 00 must say so, by name."""
+    monkeypatch.setattr(torch, "__version__", "2.2.2+cu121")
+    assert missing_requirements() == ['torch 2.2.2+cu121 is too old: the course needs 2.3 or newer '
+                                      '(pip install --upgrade "torch>=2.3", or `make course`).']
+
+
+def test_the_minimum_versions_are_pyproject_floors():
+    dependencies = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    floors = dict(d.split(">=") for d in dependencies)
+    assert {name: tuple(int(p) for p in v.split(".")) for name, v in floors.items()} == MINIMUM_VERSIONS
 

@@ -259,10 +259,23 @@ def test_cpu_peak_bytes_lets_the_functions_own_error_through_once(error):
 
 # ---------------------------------------------------------------- backend
 
-def test_sdpa_backend_on_the_cpu():
+#: What sdpa_backend may answer. Which one PyTorch picks is its own choice and changes between versions
+#: (torch 2.13 on a CPU fuses 4-D inputs only; newer versions fuse 3-D ones too), so tests do not pin it.
+BACKENDS = {"flash", "memory-efficient", "cudnn", "math (unfused)", "overrideable", "unknown"}
+
+
+def test_sdpa_backend_names_a_kernel_on_the_cpu():
     Q, K, V = make_qkv(2, 16, 8)
-    assert measure.sdpa_backend(Q, K, V) == "flash"
-    assert measure.sdpa_backend(Q[0], K[0], V[0]) == "math (unfused)"  # 3-D inputs: no fused CPU kernel
+    assert measure.sdpa_backend(Q, K, V) in BACKENDS - {"unknown"}
+    assert measure.sdpa_backend(Q[0], K[0], V[0]) in BACKENDS - {"unknown"}
+
+
+def test_sdpa_backend_reports_a_forced_choice():
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    Q, K, V = make_qkv(2, 16, 8)
+    with sdpa_kernel(SDPBackend.MATH):
+        assert measure.sdpa_backend(Q, K, V) == "math (unfused)"
 
 
 def test_sdpa_backend_without_the_dispatcher(monkeypatch):
@@ -322,7 +335,7 @@ def test_run_benchmark_on_the_cpu():
     naive64 = next(r for r in rows if r.impl == "naive" and r.T == 64)
     sdpa64 = next(r for r in rows if r.impl == "sdpa" and r.T == 64)
     assert naive64.peak_bytes >= 2 * naive64.score_bytes
-    assert sdpa64.note == "flash"
+    assert sdpa64.note in BACKENDS - {"unknown"}
     assert naive64.note == ""
     table = measure.format_table(rows)
     assert table.splitlines()[0].split()[:4] == ["impl", "dtype", "T", "ms"]
