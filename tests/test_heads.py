@@ -229,6 +229,7 @@ def test_causal_mask_checker():
     failing(ex.check_causal_mask(lambda q, k: torch.ones(q, k).tril(k - q - 1)), "its own key")
     failing(ex.check_causal_mask(lambda q, k: torch.zeros(q, k).masked_fill(~causal_mask(q, k), -math.inf)),
             "additive")
+    failing(ex.check_causal_mask(lambda q, k: torch.ones(q, k).tril(q - k)), "sign is flipped")
     failing(ex.check_causal_mask(lambda q, k: causal_mask(q)), "shape")
     failing(ex.check_causal_mask(lambda q, k: "tril"), "True/False")
     assert isinstance(ex.solution_causal_mask(), Solution)
@@ -243,6 +244,7 @@ def test_combined_mask_checker():
     failing(ex.check_combined_mask(lambda n, T: padding_mask(n, T) | causal_mask(T)), "OR")
     failing(ex.check_combined_mask(lambda n, T: padding_mask(n, T).transpose(-1, -2) & causal_mask(T)),
             "QUERIES")
+    failing(ex.check_combined_mask(lambda n, T: padding_mask(n + 1, T) & causal_mask(T)), "j < length")
     failing(ex.check_combined_mask(lambda n, T: (padding_mask(n, T) & causal_mask(T))[:, 0]), "head axis")
     failing(ex.check_combined_mask(lambda n, T: torch.ones(3, 3)), "does not broadcast")
     failing(ex.check_combined_mask(lambda n, T: None), "None")

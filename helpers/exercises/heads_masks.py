@@ -119,6 +119,8 @@ def check_causal_mask(student_function) -> Feedback:
             (1 - top_left, f"for {what} the mask is flipped (True = hidden) and aligned top-left"),
             (torch.ones(T_q, T_k).tril(T_k - T_q - 1).numpy(), f"for {what} every query is kept off its own key: "
                                                               "a token may attend to itself (diagonal T_k - T_q)"),
+            (torch.ones(T_q, T_k).tril(T_q - T_k).numpy(), f"for {what} the diagonal's sign is flipped: the "
+                                                          "triangle moves right by T_k - T_q, not T_q - T_k"),
         ]
         problem = compare_numbers(got, right, f"the mask for {what}", atol=0.5, slips=slips,
                                   hint="query i may attend to keys 0 … T_k − T_q + i.")
@@ -181,6 +183,8 @@ def check_combined_mask(student_function) -> Feedback:
              "a key must pass both tests: combine with & (AND)"),
             (((keys[:, None, :, None]) & causal.bool()).double().numpy(), "the padding hides padded QUERIES "
              "(rows) instead of padded KEYS (columns): index the lengths as (B, 1, 1, T)"),
+            (((torch.arange(T)[None, :] <= torch.tensor(lengths)[:, None])[:, None, None, :] & causal.bool())
+             .double().numpy(), "one <pad> too many is visible: key j is real when j < length (j counts from 0)"),
         ]
         problem = compare_numbers(got, right, f"the mask for {what}", atol=0.5, slips=slips,
                                   hint="(key j < length) & (j <= i), shaped (B, 1, T, T).")
