@@ -27,7 +27,8 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-sync", "--no-first-run", "--disable-quic"]
 #: Notebooks that must have a slider; in every notebook that has one, moving it must redraw its output.
 SLIDER_NOTEBOOKS = {"00_start_here", "01_static_embeddings", "02_similarity_and_softmax",
-                    "05_why_scale_by_sqrt_dk", "06_luong_to_self_attention", "07_pytorch_and_cost"}
+                    "05_why_scale_by_sqrt_dk", "06_luong_to_self_attention", "07_pytorch_and_cost",
+                    "08_word_order_and_positions"}
 
 
 def free_port() -> int:
