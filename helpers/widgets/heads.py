@@ -34,10 +34,9 @@ class HeadsWidget(LiveWidget):
     def show(self, data: dict) -> None:
         tokens, n = data["tokens"], data["length"]
         picture = html_heatmap(data["W"], tokens, tokens, vmin=0, vmax=1,
-                               title=f"head {data['head']} of {self.model.n_heads}, mask: {self.mask.value} "
-                                     "(rows: queries, columns: keys)")
+                               title=f"head {data['head']} of {self.model.n_heads}, mask: {self.mask.value}")
         hidden, pads = int((~data["mask"]).sum()), len(tokens) - n
-        reading = (f"{hidden} of {len(tokens) ** 2} query-key pairs hidden. "
+        reading = (f"Rows are queries, columns keys. {hidden} of {len(tokens) ** 2} pairs hidden (weight 0). "
                    + (f"The {n} real words give {data['on_padding']:.0%} of their attention (on average) to "
                       f"the {pads} {html.escape(PAD)} keys." if pads else "This sentence is the longest: no padding."))
         self.reading.value = (f"<div style='display:flex;flex-wrap:wrap;align-items:flex-start'>{picture}"
