@@ -5,6 +5,7 @@
     projection_flops(T, d_model, d_k)          Q = X W_q, K = X W_k, V = X W_v
     attention_flops(T, d_k)                    Q Kᵀ and W V -> 4 · B · H · T² · d (forward)
     score_matrix_bytes(T, dtype)               one (T, T) matrix -> T² · bytes per number
+    kv_cache_bytes(n_layers, n_heads, d_k)     what generation caches: a key and a value per layer, head, token
     cost_table(T, d_model, d_k)                every line above, as rows for printing
     largest_T_for_memory(budget, dtype)        the longest sequence whose (T, T) matrix fits
     cost_widget_data(T, d_k, ...)              what the notebook 07 widget draws
@@ -108,6 +109,12 @@ def format_count(n: float) -> str:
     return f"{n:,.0f}"
 
 
+def kv_cache_bytes(n_layers: int, n_heads: int, d_k: int, dtype="float16", *, tokens: int = 1,
+                   batch: int = 1) -> int:
+    """Bytes of a KV cache: a key and a value (2) per layer, head and token -> 2·n_layers·n_heads·d_k·bytes·tokens·B."""
+    return 2 * n_layers * n_heads * d_k * bytes_per_number(dtype) * tokens * batch
+
+
 def cost_table(T: int, d_model: int, d_k: int, *, dtype="float32", batch: int = 1, heads: int = 1) -> list[dict]:
     """The cost of one attention layer, line by line: [{"quantity", "formula", "value", "unit"}].
 
@@ -133,6 +140,8 @@ def cost_table(T: int, d_model: int, d_k: int, *, dtype="float32", batch: int = 
          "value": 3 * batch * heads * tensor_bytes(T, d_k, dtype=dtype), "unit": "bytes"},
         {"quantity": "memory (T, T) scores", "formula": f"T² · {bpn} B" + per,
          "value": score_matrix_bytes(T, dtype, batch=batch, heads=heads), "unit": "bytes"},
+        {"quantity": "memory K, V cache (generation)", "formula": f"2 · T · d_k · {bpn} B" + per,
+         "value": kv_cache_bytes(1, heads, d_k, dtype, tokens=T, batch=batch), "unit": "bytes"},
     ]
 
 

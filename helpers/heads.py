@@ -8,7 +8,6 @@
     padding_mask(lengths, T)         (B,) -> (B, 1, 1, T) bool: key j is a real token
     attend_with_cache(mha, x, cache) new tokens attend to cached keys/values plus their own
     decode_with_cache(mha, x)        token by token with a KV cache -> (B, T, d_model)
-    kv_cache_bytes(...)              memory of the cache: 2 · n_layers · n_heads · d_k · bytes per number
     attention_dropout(W, p, g)       dropout on attention weights, kept entries scaled by 1/(1 - p)
     head_pattern_data(...)           what the notebook 09 widget shows
 
@@ -21,7 +20,6 @@ import torch
 import torch.nn as nn
 
 from helpers.attention_torch import SelfAttention, attention_weights, causal_mask, scaled_dot_product_attention
-from helpers.cost import bytes_per_number
 
 
 def split_heads(x, n_heads: int):
@@ -122,12 +120,6 @@ def decode_with_cache(mha: MultiHeadAttention, x, prompt: int = 1):
         y, cache = attend_with_cache(mha, x[:, t:t + 1], cache)   # (B, 1, d_model): one new token
         outputs.append(y)
     return torch.cat(outputs, dim=1)                              # (B, T, d_model)
-
-
-def kv_cache_bytes(n_layers: int, n_heads: int, d_k: int, dtype="float16", *, tokens: int = 1,
-                   batch: int = 1) -> int:
-    """Bytes of a KV cache: a key and a value (2) per layer, head and token -> 2·n_layers·n_heads·d_k·bytes·tokens·B."""
-    return 2 * n_layers * n_heads * d_k * bytes_per_number(dtype) * tokens * batch
 
 
 def attention_dropout(W, p: float, generator: torch.Generator):

@@ -8,7 +8,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from helpers import heads
+from helpers import cost, heads
 from helpers.attention_torch import causal_mask, count_parameters
 from helpers.exercises import heads_masks as ex
 from helpers.exercises.feedback import Feedback, Solution
@@ -144,8 +144,8 @@ def test_a_top_left_mask_breaks_the_cached_step():
 
 
 def test_kv_cache_bytes():
-    assert heads.kv_cache_bytes(32, 32, 128, "float16") == 2 * 32 * 32 * 128 * 2 == 524_288
-    assert heads.kv_cache_bytes(1, 4, 4, "float32", tokens=10, batch=2) == 2 * 4 * 4 * 4 * 10 * 2
+    assert cost.kv_cache_bytes(32, 32, 128, "float16") == 2 * 32 * 32 * 128 * 2 == 524_288
+    assert cost.kv_cache_bytes(1, 4, 4, "float32", tokens=10, batch=2) == 2 * 4 * 4 * 4 * 10 * 2
 
 
 def test_attention_dropout_rescales_and_rows_stop_summing_to_one():
