@@ -1,5 +1,6 @@
 """The exercise checkers of notebooks 02 and 03: the reference passes, typical slips get their own message."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -129,6 +130,20 @@ def test_scale_for_confidence_typical_slips(c, fragments):
     _fails(ss.check_scale_for_confidence(c), *fragments)
 
 
+def test_every_scale_the_feedback_quotes_reaches_the_target():
+    """A student who types a number the solution or a message quotes must succeed (12.27 is 0.899971 < 0.9)."""
+    up4, up2 = ss.quoted_scales()
+    assert (up4, up2) == (12.2715, 12.28)
+    shown = [ss.check_scale_for_confidence(20.0).message, repr(ss.solution_scale_for_confidence())]
+    for quoted in {float(x) for text in shown for x in re.findall(r"\b12\.\d+", text)}:
+        assert quoted in (up4, up2) or quoted < ss.reference_smallest_scale() < quoted + 1e-4, quoted
+        if quoted in (up4, up2):
+            _passes(ss.check_scale_for_confidence(quoted))
+    assert "about 12.27" not in " ".join(shown) and ">= 12.27 " not in " ".join(shown)
+    _fails(ss.check_scale_for_confidence(12.27), "0.899971", "Just short", "12.2715 or more")
+    _fails(ss.check_scale_for_confidence(12.0), "Try a larger scale")
+
+
 def test_flows_row_reference_passes():
     _passes(pf.check_flows_row(pf.reference_flows_row()))
     _passes(pf.check_flows_row([0.0674, 0.1112, 0.8214]))      # four decimals
@@ -169,6 +184,22 @@ def test_flows_row_typical_slips(answer, fragments):
     _fails(pf.check_flows_row(answer), *fragments)
 
 
+@pytest.mark.parametrize("answer, fragment", [
+    ([0.05, 0.09, 0.87], "√T = √3"),                 # softmax([0, 1, 5] / √3), rounded as the exercise asks
+    ([0.048, 0.086, 0.866], "√T = √3"),
+    ([0.17, 0.22, 0.60], "by d = 4"),                # softmax([0, 1, 5] / 4)
+    ([0.01, 0.02, 0.98], "UNscaled"),                # softmax([0, 1, 5]): the scaling forgotten
+    ([0.19, 0.27, 0.82], "COLUMN"),                  # W[:, 2], which sums to 1.28
+    ([0.51, 0.31, 0.19], "money row"),
+    ([0.27, 0.45, 0.27], "bank row"),
+    ([1.0, 1.65, 12.18], "exponentials"),
+])
+def test_flows_row_slips_are_named_at_two_decimals(answer, fragment):
+    feedback = pf.check_flows_row(answer)
+    _fails(feedback, fragment)
+    assert "two decimals" not in feedback.message and "sum to" not in feedback.message, feedback.message
+
+
 def test_long_grows_prediction():
     assert pf.reference_long_grows_prediction() == "grows"
     _passes(pf.check_long_grows_prediction("grows"))
@@ -203,6 +234,25 @@ def _naive_exp(E):
         return (np.exp(S) / np.exp(S).sum(axis=-1, keepdims=True)) @ E
 
 
+def _global_max(E, eps=0.0):
+    S = E @ E.T / math.sqrt(E.shape[1])
+    with np.errstate(all="ignore"):
+        e = np.exp(S - S.max())          # ONE max for the whole matrix, not each row's
+        return e / (e.sum(axis=-1, keepdims=True) + eps) @ E
+
+
+def _global_max_eps(E):
+    return _global_max(E, eps=1e-12)     # 0 / eps: a row of zeros instead of NaN
+
+
+def test_the_far_apart_case_is_what_catches_one_global_max():
+    E, what = pf._cases()[3]
+    assert "far apart" in what
+    for other, _ in pf._cases()[:3] + pf._cases()[4:]:
+        np.testing.assert_allclose(_global_max(other), pf.self_attention(other), atol=1e-6)
+    assert not np.isfinite(_global_max(E)).all()
+
+
 @pytest.mark.parametrize("function, fragments", [
     (lambda E: softmax(E @ E.T) @ E, ["forgot to divide the scores by √d"]),
     (_sqrt_T, ["√T", "√d"]),
@@ -211,7 +261,9 @@ def _naive_exp(E):
     (lambda E: softmax(E @ E.T / math.sqrt(E.shape[1]), axis=0) @ E, ["columns (axis 0)"]),
     (lambda E: softmax(E @ E.T / math.sqrt(E.shape[1])).T @ E, ["used W.T"]),
     (lambda E: softmax(E @ E.T / math.sqrt(E.shape[1])), ["looks like W", "Y = W @ E"]),
-    (_naive_exp, ["large scores", "overflowed"]),
+    (_naive_exp, ["overflowed", "each row's max"]),
+    (_global_max, ["rows' scores far apart", "row 0 came out NaN", "one max for the whole matrix", "axis=-1"]),
+    (_global_max_eps, ["rows' scores far apart", "NaN or 0", "one max for the whole matrix"]),
     (lambda E: E, ["wrong values"]),
     (lambda E: E @ softmax(E.T @ E / math.sqrt(E.shape[1])), ["wrong values"]),
     (lambda E: E @ E.T @ E @ E.T, ["looks like W"]),

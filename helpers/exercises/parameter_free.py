@@ -58,10 +58,13 @@ def check_flows_row(w) -> Feedback:
         (S_scaled[_ROW], f"those are the scaled scores {scaled}. {not_yet}"),
         (steps["exp"][_ROW], f"those are the exponentials exp({scaled}); divide them by their sum."),
         (softmax(S[_ROW]), "that is the softmax of the UNscaled scores. Divide them by √d = 2 first."),
+        (softmax(S[_ROW] / math.sqrt(len(S))), f"you divided the scores by √T = √{len(S)} (the number of tokens); "
+                                               "divide by √d = √4 = 2, d the length of each vector."),
+        (softmax(S[_ROW] / 4), "you divided the scores by d = 4; divide by its square root, √d = 2."),
         (W[:, _ROW], "that is the flows COLUMN of W (what each token gives to flows). Take the row."),
         *((W[row], f"that is the {word} row. flows is the third token: use e_flows · e_j.")
           for row, word in enumerate(_ROW_WORDS) if row != _ROW),
-    ], atol=1e-3)
+    ], atol=ROUNDING_TOLERANCE, right=W[_ROW])   # a slip rounded to two decimals is still named
     if problem is not None:
         return problem
     if not np.isclose(got.sum(), 1.0, atol=SUM_TOLERANCE):
@@ -164,6 +167,7 @@ def _cases():
         (embed(SENTENCE_MONEY), "E of 'money bank grows' (3, 4)"),
         (embed(SENTENCE_RIVER), "E of 'river bank flows' (3, 4)"),
         (rng.normal(size=(5, 3)), "a random E of shape (5, 3)"),
+        (np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 40.0]]), "E = [[1, 0], [0, 1], [0, 40]] (rows' scores far apart)"),
         (30.0 * embed(SENTENCE_MONEY), "30 × E of 'money bank grows' (large scores)"),
     )
 
@@ -175,6 +179,13 @@ def _judge_attention(E: np.ndarray, got: np.ndarray, what: str) -> Feedback | No
         return wrong(f"on {what} you returned a ({T}, {T}) matrix: that looks like W. Finish with Y = W @ E.")
     if got.shape != (T, d):
         return wrong(f"on {what} the result has shape {got.shape}, but Y is ({T}, {d}).")
+    S = E @ E.T / math.sqrt(d)                        # (T, T)
+    low = S.max(axis=-1) < S.max() - 745              # rows that one max for the whole matrix sends to exp(-745) = 0
+    if low.any() and (not np.all(np.isfinite(got[low])) or not np.any(got[low])):
+        row = int(np.argmax(low))
+        return wrong(f"on {what} row {row} came out NaN or 0: one max for the whole matrix leaves it at "
+                     f"exp({S[row].max() - S.max():.0f}) = 0, and 0 / 0 = NaN. Subtract each row's own max: "
+                     "S.max(axis=-1, keepdims=True).")
     if not np.all(np.isfinite(got)):
         return wrong(f"on {what} you got NaN or inf: exp overflowed. Subtract each row's max before exp.")
     return compare_numbers(got, self_attention(E), f"Y on {what}", atol=1e-6, slips=[
@@ -188,7 +199,7 @@ def _judge_attention(E: np.ndarray, got: np.ndarray, what: str) -> Feedback | No
 
 
 def check_self_attention(student_function) -> Feedback:
-    """Exercise 3: self_attention(E) -> Y in matrix form, checked on four inputs."""
+    """Exercise 3: self_attention(E) -> Y in matrix form, checked on five inputs."""
     problem = require_callable(student_function, "self_attention(E) taking a (T, d) array and returning (T, d)")
     if problem is not None:
         return problem
@@ -198,7 +209,8 @@ def check_self_attention(student_function) -> Feedback:
             problem = _judge_attention(E, got, what)
         if problem is not None:
             return problem
-    return correct("your self_attention matches helpers.attention.self_attention on all four inputs.")
+    return correct("your self_attention matches helpers.attention.self_attention on all five inputs, "
+                   "rows far apart included.")
 
 
 def solution_self_attention() -> Solution:

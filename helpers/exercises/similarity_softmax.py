@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import math
 import textwrap
 
 import numpy as np
@@ -190,6 +191,12 @@ def reference_smallest_scale() -> float:
     return hi
 
 
+def quoted_scales() -> tuple[float, float]:
+    """The threshold rounded UP to 4 decimals and to 2, so that a student who uses a quoted number reaches 0.9."""
+    smallest = reference_smallest_scale()
+    return math.ceil(smallest * 1e4) / 1e4, math.ceil(smallest * 100) / 100
+
+
 def check_scale_for_confidence(scale) -> Feedback:
     """Exercise 3: a scale at which softmax(scale · [1.0, 1.2, 0.9]) puts >= 0.9 on one token."""
     scale, problem = one_number(scale, "scale", "one number such as scale = 5.0")
@@ -203,13 +210,16 @@ def check_scale_for_confidence(scale) -> Feedback:
     weight = top_weight(scale)
     if weight < TARGET_TOP_WEIGHT:
         shown = f"{weight:.3f}" if round(weight, 3) < TARGET_TOP_WEIGHT else f"{weight:.6f}"  # never "0.900 < 0.9"
-        return wrong(f"with scale = {scale:g} the top weight is {shown} < {TARGET_TOP_WEIGHT}. Try a larger scale.")
+        hint = (f"Just short: the smallest scale is {smallest:.5f}…, so use {quoted_scales()[0]} or more."
+                if scale > 0.99 * smallest else "Try a larger scale.")
+        return wrong(f"with scale = {scale:g} the top weight is {shown} < {TARGET_TOP_WEIGHT}. {hint}")
     return correct(f"with scale = {scale:g} the top weight is {weight:.3f}. The smallest scale that reaches "
-                   f"{TARGET_TOP_WEIGHT} is about {smallest:.2f}: a larger scale alone makes softmax nearly one-hot.")
+                   f"{TARGET_TOP_WEIGHT} is {smallest:.5f}… (any scale from {quoted_scales()[0]} up, e.g. "
+                   f"{quoted_scales()[1]}): a larger scale alone makes softmax nearly one-hot.")
 
 
 def solution_scale_for_confidence() -> Solution:
-    smallest = reference_smallest_scale()
+    smallest, (up4, up2) = reference_smallest_scale(), quoted_scales()
     tops = ", ".join(f"{top_weight(c):.3f}" for c in (1, 2, 5, 10, 20))
     return Solution(
         "the scale that reaches 0.9",
@@ -217,8 +227,8 @@ def solution_scale_for_confidence() -> Solution:
         scores = np.array([1.0, 1.2, 0.9])
         for scale in [1, 2, 5, 10, 20]:
             print(scale, softmax(scale * scores).max().round(3))   # {tops}
-        scale = 20.0                                                # any scale >= {smallest:.2f} works
+        scale = 20.0                                                # any scale >= {up4} works, e.g. {up2}
         """,
         "The gap between the top score and the others is multiplied by the scale; exp turns a fixed gap into a "
         "fixed ratio, so the top weight climbs toward 1 as the scale grows. Bisection gives the smallest scale: "
-        f"{smallest:.4f}.")
+        f"{smallest:.5f}… (rounded up: {up4}).")
