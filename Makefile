@@ -28,8 +28,10 @@ $(STAMP): requirements.txt pyproject.toml
 
 setup: $(STAMP)
 
+# The printed address opens notebook 00; as root (containers, some classroom VMs) JupyterLab needs --allow-root.
 course: setup
-	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 $(START)
+	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --LabApp.default_url=/lab/tree/$(START) \
+		$(if $(filter 0,$(shell id -u)),--allow-root)
 
 test: setup lint
 	$(BIN)/python -m pytest
