@@ -7,11 +7,13 @@ import torch
 
 from helpers.exercises.feedback import Feedback, Solution
 from helpers.exercises.scaling import (
+    OTHER_D_K,
     check_divisor,
     check_scaled_weights,
     check_variance_prediction,
     exercise_inputs,
     large_inputs,
+    other_head_size_inputs,
     reference_divisor,
     reference_scaled_weights,
     solution_divisor,
@@ -216,6 +218,24 @@ def test_scaled_weights_without_the_max_trick_is_told_about_notebook_02(recwarn)
           "30 times longer", "some weights are off", "do not clip")
     fails(check_scaled_weights(lambda Q, K: softmax(Q @ K.T / np.sqrt(Q.shape[1])) if abs(Q).max() < 10
                                else np.zeros((4, 6))), "30 times longer")
+
+
+def test_the_head_size_varies_across_the_tests():
+    sizes = {Q.shape[-1] for Q, _ in (exercise_inputs(), large_inputs(), other_head_size_inputs())}
+    assert sizes == {32, OTHER_D_K}
+    Q, K = other_head_size_inputs()
+    assert not np.allclose(softmax(Q @ K.T / np.sqrt(32)), reference_scaled_weights(Q, K), atol=1e-3)
+
+
+@pytest.mark.parametrize("hard_coded", [
+    lambda Q, K: softmax(Q @ K.T / np.sqrt(32)),
+    lambda Q, K: softmax(Q @ K.T / 5.656854249492381),
+    lambda Q, K: softmax(Q @ K.T * 32 ** -0.5),
+])
+def test_a_hard_coded_divisor_is_named(hard_coded):
+    message = fails(check_scaled_weights(hard_coded), "right on the first test", f"d_k = {OTHER_D_K}",
+                    "√32", "hard-coded", "Q.shape[-1] (here 8)")
+    assert "overflow" not in message
 
 
 def test_stable_answers_pass_both_tests():

@@ -186,6 +186,16 @@ def large_inputs() -> tuple[np.ndarray, np.ndarray]:
     return LARGE_FACTOR * Q, LARGE_FACTOR * K
 
 
+#: The third test: another head size, so that a divisor hard-coded as √32 (the first test's d_k) shows.
+OTHER_D_K = 8
+
+
+def other_head_size_inputs() -> tuple[np.ndarray, np.ndarray]:
+    """Q (4, 8) and K (6, 8): the same counts of queries and keys, a head size of d_k = 8."""
+    rng = np.random.default_rng(8)
+    return rng.standard_normal((4, OTHER_D_K)), rng.standard_normal((6, OTHER_D_K))
+
+
 def reference_scaled_weights(Q, K):
     """softmax(Q Kᵀ / √d_k), each row over the keys: (T_q, d_k), (T_k, d_k) -> (T_q, T_k)."""
     d_k = Q.shape[-1]
@@ -243,12 +253,12 @@ def check_scaled_weights(scaled_weights) -> Feedback:
                      "If you took exp, divide each row by its own sum (axis=-1, keepdims=True).")
     peak = expected.max(axis=-1).mean()
     if _same(W, expected):
-        problem = _check_large_scores(scaled_weights)
+        problem = _check_further(scaled_weights)
         return problem if problem is not None else correct(
             f"softmax(Q Kᵀ / √d_k) with d_k = {d_k}: rows sum to 1, and the largest weight is {peak:.2f} on "
             f"average (without the scale it would be {softmax(S).max(axis=-1).mean():.2f}). It also stays exact "
             f"with Q and K {LARGE_FACTOR:g} times longer, where scaled scores up to {_largest_large_score():,.0f} "
-            "would overflow a plain exp.")
+            f"would overflow a plain exp, and with a head size of d_k = {OTHER_D_K}.")
     for divisor, slip in ((1.0, "the scores were not divided by √d_k"),
                           (d_k, f"the scores were divided by d_k = {d_k}, not by its square root"),
                           (1 / np.sqrt(d_k), "the scores were multiplied by √d_k instead of divided"),
@@ -270,24 +280,28 @@ def _largest_large_score() -> float:
     return float((Q @ K.T / np.sqrt(Q.shape[-1])).max())
 
 
-def _check_large_scores(scaled_weights) -> Feedback | None:
-    """The second test, once the first passed: scaled scores around 1,000, where a naive exp overflows."""
-    Q, K = large_inputs()
-    longer = f"with Q and K {LARGE_FACTOR:g} times longer"
-    W, problem = numbers_from(scaled_weights, Q.copy(), K.copy(), on=f"Q and K {LARGE_FACTOR:g} times longer")
-    if problem is not None:
-        return problem
-    expected = reference_scaled_weights(Q, K)
-    if W.shape != expected.shape:
-        return wrong(f"{longer} the weights have shape {W.shape}, but should have {expected.shape}, as before.")
-    first = f"right on the first test, but {longer} (scaled scores up to {_largest_large_score():,.0f})"
-    if not np.all(np.isfinite(W)):
-        return wrong(f"{first} the weights contain NaN or infinity: exp above about 709.8 overflows. Subtract each "
-                     "row's maximum first, as notebook 02's stable softmax does: S - S.max(axis=-1, keepdims=True) "
-                     "(or use softmax from helpers.similarity).")
-    if not _same(W, expected):
-        return wrong(f"{first} some weights are off. Subtract each row's maximum before exp, and do not clip or "
-                     "round the scores.")
+def _check_further(scaled_weights) -> Feedback | None:
+    """Once the first test passed: scaled scores around 1,000 (a naive exp overflows), then d_k = 8, not 32."""
+    d_k = exercise_inputs()[0].shape[-1]
+    for (Q, K), what in ((large_inputs(), f"Q and K {LARGE_FACTOR:g} times longer (scaled scores up to "
+                                          f"{_largest_large_score():,.0f})"),
+                         (other_head_size_inputs(), f"d_k = {OTHER_D_K} (Q (4, {OTHER_D_K}), K (6, {OTHER_D_K}))")):
+        W, problem = numbers_from(scaled_weights, Q.copy(), K.copy(), on=what)
+        if problem is not None:
+            return problem
+        expected, first = reference_scaled_weights(Q, K), f"right on the first test, but with {what}"
+        if W.shape != expected.shape:
+            return wrong(f"with {what} the weights have shape {W.shape}, but should have {expected.shape}, as before.")
+        if Q.shape[-1] != d_k and _same(W, softmax(Q @ K.T / np.sqrt(d_k))):
+            return wrong(f"{first} your weights are softmax(Q Kᵀ / √{d_k}): the first test's d_k = {d_k}, "
+                         f"hard-coded. Read it from the shapes: d_k = Q.shape[-1] (here {Q.shape[-1]}).")
+        if not np.all(np.isfinite(W)):
+            return wrong(f"{first} the weights contain NaN or infinity: exp above about 709.8 overflows. Subtract "
+                         "each row's maximum first, as notebook 02's stable softmax does: "
+                         "S - S.max(axis=-1, keepdims=True) (or use softmax from helpers.similarity).")
+        if not _same(W, expected):
+            return wrong(f"{first} some weights are off. Read d_k = Q.shape[-1], subtract each row's maximum "
+                         "before exp, and do not clip or round the scores.")
     return None
 
 
