@@ -46,6 +46,18 @@ def test_luong_context_mistakes(answer, fragment):
     verdict(ex06.check_luong_context(answer), False, fragment)
 
 
+@pytest.mark.parametrize("answer, right, shape", [
+    (lambda s, H: torch.softmax(s[None] @ H.T, dim=-1) @ H, True, "(1, 4)"),   # s as a (1, d) row
+    (lambda s, H: (torch.softmax(H @ s, 0) @ H)[:, None], True, "(4, 1)"),
+    (lambda s, H: torch.softmax(s[None] @ H.T, -1) @ H * 2, False, "(1, 4)"),
+])
+def test_luong_context_an_extra_axis_is_named(answer, right, shape):
+    feedback = ex06.check_luong_context(answer)
+    verdict(feedback, False, f"shape {shape}", "extra axis of length 1", "shape (4,)")
+    assert "context = weights @ H" not in feedback.message                    # not a hint about the order of @
+    assert ("the numbers are right" in feedback.message) is right
+
+
 def test_luong_context_wrong_type_and_unsolved():
     verdict(ex06.check_luong_context(ex06.reference_luong_context(ex06._luong_cases()[0][0],
                                                                   ex06._luong_cases()[0][1])),

@@ -54,6 +54,11 @@ def check_luong_context(luong_context) -> Feedback:
             return problem
         expected, weights = (x.numpy() for x in luong_dot_attention(s, H))
         scores, d = (H @ s).numpy(), H.shape[1]
+        if got.shape != (d,) and got.size == d:   # (1, d) or (d, 1): the right numbers with an extra axis
+            same = "the numbers are right, but " if np.allclose(got.ravel(), expected, atol=1e-4) else ""
+            return wrong(f"the context has shape {got.shape}: {same}it has an extra axis of length 1 (from s[None], "
+                         f"unsqueeze or keepdim=True). One decoder state gives ONE context vector, shape ({d},): "
+                         "keep s 1-D, or drop the axis with .squeeze().")
         problem = named_slip(got, (
             (weights, "you returned the attention weights; the context is weights @ H, shape (d,)."),
             (scores, "you returned the scores s · h_j. Apply softmax, then take the weighted sum of the h_j.")),
