@@ -152,3 +152,11 @@ def test_numpy_integers_count_as_whole_numbers():
     assert cost.format_bytes(np.int64(4)) == "4 B"
     assert cost.format_count(np.int64(196_608)) == "197 thousand"
     assert cost.cost_widget_data(np.int64(1000), np.int64(64)) == cost.cost_widget_data(1000, 64)
+
+
+def test_cost_widget_text_reads_on_dark_themes_and_never_breaks_words():
+    data = cost.cost_widget_data(1e5, 64)
+    bar = memory_bar_html(data["bars"], data["devices"])
+    assert not re.search(r"color:\s*#[0-9a-f]{3}\b|color:\s*#444", bar)   # no fixed dark text colour
+    table = table_html(data, 512, 64, 1, "float32")
+    assert "white-space:pre;" in table and "word-break:normal" in table and "overflow-x:auto" in table

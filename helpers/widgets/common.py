@@ -4,6 +4,7 @@
     reading_style()           CSS for the text under a widget's picture
     html_heatmap(M, rows, cols)  a matrix as an HTML table coloured like the course's heatmaps (viridis)
     FastFigure(figsize)       a matplotlib figure that re-renders to PNG fast (blitting)
+    picture(figure)           the Image a FastFigure is shown in: 1:1 pixels, never wider than the cell
     interactive_now(f, ...)   widgets.interactive, its function already run once (ipywidgets 7 and 8)
     LiveWidget(controls, outputs)  a VBox that recomputes and redraws whenever one of its controls moves
 """
@@ -46,7 +47,7 @@ def html_heatmap(M, row_labels, col_labels, *, title: str = "", fmt: str = "{:.2
     hi = M.max() if vmax is None else vmax
     span = (hi - lo) or 1.0
     cell = f"padding:6px 9px;text-align:center;font-family:monospace;font-size:{px(15)}px;"
-    head = f"padding:4px 8px;font-size:{px(15)}px;color:#333;"
+    head = f"padding:4px 8px;font-size:{px(15)}px;color:inherit;"   # the theme's text colour, light or dark
     rows = [f"<tr><th style='{head}'></th>"
             + "".join(f"<th style='{head}'>{html.escape(str(c))}</th>" for c in col_labels) + "</tr>"]
     for label, values in zip(row_labels, M):
@@ -100,6 +101,25 @@ class FastFigure:
         return buffer.getvalue()
 
 
+def fit_width(widget) -> None:
+    """Let every Image inside `widget` shrink to the cell's width (aspect kept) and every HBox wrap its row."""
+    if isinstance(widget, widgets.Image):
+        widget.layout.max_width = "100%"
+        if is_presenter_mode() or not widget.layout.height:
+            widget.layout.height = "auto"             # the height follows the width: no stretching
+        widget.layout.object_fit = "contain"          # a fixed height kept: shrinks without stretching
+    elif isinstance(widget, widgets.Box):
+        if isinstance(widget, widgets.HBox) and not widget.layout.flex_flow:
+            widget.layout.flex_flow = "row wrap"
+        for child in widget.children:
+            fit_width(child)
+
+
+def picture(figure: FastFigure) -> widgets.Image:
+    """An Image for `figure`: its own pixel width (larger when presenting), at most the cell's width."""
+    return widgets.Image(format="png", layout=widgets.Layout(width=f"{figure.canvas.get_width_height()[0]}px"))
+
+
 def interactive_now(function: Callable, **controls) -> widgets.interactive:
     """widgets.interactive(function, **controls), its function already run once (ipywidgets 7 waits for display)."""
     widget = widgets.interactive(function, **controls)
@@ -111,6 +131,7 @@ def interactive_now(function: Callable, **controls) -> widgets.interactive:
 class LiveWidget(widgets.VBox):
     """Controls above outputs; moving a control runs `compute()` -> data, then `show(data)`.
 
+    Pictures (Images) among the outputs never grow wider than the cell (see fit_width).
     A subclass has a `reading` HTML output, where a TypeError or ValueError from `compute()` (a typed
     input it cannot read) is shown. `.result`: the latest data, None after such an error;
     `.last_update_ms`: how long the last update took (for tests, never shown).
@@ -119,6 +140,8 @@ class LiveWidget(widgets.VBox):
     def __init__(self, controls: list, outputs: list):
         self.result, self.last_update_ms = None, float("nan")
         super().__init__([*controls, *outputs])
+        for output in outputs:
+            fit_width(output)
         for control in controls:
             control.observe(self._update, names="value")
         self._update()

@@ -26,11 +26,11 @@ def memory_bar_html(bars, devices) -> str:
     for (label, n_bytes), colour in zip(bars, (COLORS["key"], COLORS["query"])):
         marks = "".join(
             f"<div title='{html.escape(name)}' style='position:absolute;left:{_x(size):.2f}%;top:0;bottom:0;"
-            f"border-left:2px dashed #444'></div>" for name, size in devices.items())
+            f"border-left:2px dashed currentColor'></div>" for name, size in devices.items())
         lines.append(
             f"<div style='display:flex;align-items:center;margin:3px 0'>"
             f"<div style='width:230px;text-align:right;padding-right:8px'>{html.escape(label)}</div>"
-            f"<div style='position:relative;flex:1;height:24px;background:#f2f2f2'>"
+            f"<div style='position:relative;flex:1;height:24px;background:rgba(128,128,128,0.2)'>"
             f"<div style='width:{_x(n_bytes):.2f}%;height:100%;background:{colour}'></div>{marks}</div>"
             f"<div style='width:200px;padding-left:8px'>{format_bytes(n_bytes)}</div></div>")
     legend = " · ".join(f"{html.escape(name)} at {_x(size):.0f}%" for name, size in devices.items())
@@ -38,17 +38,18 @@ def memory_bar_html(bars, devices) -> str:
                     for label, value in (("1 kB", 1e3), ("1 MB", 1e6), ("1 GB", 1e9), ("1 TB", 1e12),
                                          ("100 TB", 1e14)))
     axis = ("<div style='display:flex'><div style='width:238px'></div>"
-            f"<div style='position:relative;flex:1;height:1.4em;color:#444'>{ticks}</div>"
+            f"<div style='position:relative;flex:1;height:1.4em;opacity:0.75'>{ticks}</div>"
             "<div style='width:208px'></div></div>")
     return (f"<div style='font-family:sans-serif;font-size:{px(15)}px;max-width:980px'>" + "".join(lines) + axis +
-            f"<div style='color:#444;margin-top:4px'>dashed lines (log scale): {legend}</div></div>")
+            f"<div style='opacity:0.75;margin-top:4px'>dashed lines (log scale): {legend}</div></div>")
 
 
 def table_html(data: dict, d_model: int, d_k: int, heads: int, dtype: str) -> str:
-    """The setting, the cost table and which devices the scores fit in, as 15 px text."""
+    """The setting, the cost table and where the scores fit (15 px); a narrow cell scrolls, never breaks words."""
     fits = [name for name, ok in data["fits"].items() if ok]
     setting = f"T = {data['T']:,}   d_model = {d_model}   d_k = {d_k}   heads = {heads}   {dtype}"
-    return (f"<pre style='font-size:{px(15)}px;line-height:1.45;margin:0 0 6px 0'>"
+    return (f"<pre style='font-size:{px(15)}px;line-height:1.45;margin:0 0 6px 0;"
+            "white-space:pre;word-break:normal;overflow-wrap:normal;overflow-x:auto;max-width:100%'>"
             f"{html.escape(setting)}\n{html.escape(data['text'])}\n"
             f"the (T, T) scores fit in: {html.escape(', '.join(fits) if fits else 'none of these devices')}</pre>")
 

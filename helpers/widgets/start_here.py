@@ -2,28 +2,46 @@
 from __future__ import annotations
 
 import ipywidgets as widgets
-import matplotlib.pyplot as plt
+import numpy as np
 
 from helpers.mixing import pull_toward
 from helpers.plotting import COLORS
-from helpers.widgets.common import interactive_now
+from helpers.widgets.common import FastFigure, LiveWidget, picture, reading_style
 
 
-def pull_slider(word: str = "bank", target: str = "money", other: str = "river") -> widgets.interactive:
-    """A slider from 0 to 1 mixing `word` toward `target` (the title also shows the cosine with `other`)."""
+class PullSliderWidget(LiveWidget):
+    """[0] amount, [1] bars of (1 - amount)·e_word + amount·e_target, [2] the cosines with target and other.
+    `.result`: the latest helpers.mixing.pull_toward dict.
+    """
 
-    def show(amount=0.0):
-        data = pull_toward(word, target, amount)
-        fig, ax = plt.subplots(figsize=(6.5, 3.2))
-        ax.bar(range(len(data["vector"])), data["vector"], color=COLORS["contextual"])
+    def __init__(self, word: str = "bank", target: str = "money", other: str = "river"):
+        self.word, self.target, self.other = word, target, other
+        self.amount = widgets.FloatSlider(value=0.0, min=0.0, max=1.0, step=0.05, description="amount",
+                                          continuous_update=True, readout_format=".2f")
+        self.figure = FastFigure(figsize=(6.5, 3.0))
+        ax = self.figure.fig.add_subplot()
+        self.figure.fig.subplots_adjust(left=0.12, right=0.98, top=0.86, bottom=0.12)
+        self.bars = ax.bar(range(4), np.zeros(4), color=COLORS["contextual"])   # d = 4
         ax.set_ylim(0, 1.05)
-        ax.set_xticks(range(len(data["vector"])), [f"dim {i}" for i in range(len(data["vector"]))])
-        ax.set_ylabel("value")
-        ax.set_title(f"{1 - amount:.2f}·{word} + {amount:.2f}·{target}:  "
-                     f"cos to {target} = {data['cos_to_target']:.3f}, to {other} = {data['cos_to'][other]:.3f}")
-        plt.show()
-        return data
+        ax.set_xticks(range(4), [f"dim {i}" for i in range(4)])
+        ax.tick_params(labelsize=12)   # fixed sizes: in presenter mode FastFigure grows the whole picture
+        ax.set_ylabel("value", fontsize=13)
+        self.title = ax.set_title("", fontsize=14)
+        self.figure.set_dynamic([*self.bars, self.title])
+        self.picture, self.reading = picture(self.figure), widgets.HTML()
+        super().__init__([self.amount], [self.picture, self.reading])
 
-    slider = widgets.FloatSlider(value=0.0, min=0.0, max=1.0, step=0.05, description="amount",
-                                 continuous_update=True, readout_format=".2f")
-    return interactive_now(show, amount=slider)
+    def compute(self) -> dict:
+        return pull_toward(self.word, self.target, self.amount.value)
+
+    def show(self, data: dict) -> None:
+        for bar, value in zip(self.bars, data["vector"]):
+            bar.set_height(value)
+        self.title.set_text(f"{1 - self.amount.value:.2f}·{self.word} + {self.amount.value:.2f}·{self.target}")
+        self.picture.value = self.figure.png()
+        self.reading.value = (f"<div style='{reading_style()}'>cosine with <i>{self.target}</i> "
+                              f"<b>{data['cos_to_target']:.3f}</b>, with <i>{self.other}</i> "
+                              f"<b>{data['cos_to'][self.other]:.3f}</b> (1 means the same direction)</div>")
+
+
+pull_slider = PullSliderWidget   # the name notebook 00 calls

@@ -1,44 +1,72 @@
 """Notebook 01's widget: two sentences side by side, bank's static vector the same, its mixtures not."""
 from __future__ import annotations
 
+import re
+
 import ipywidgets as widgets
-import matplotlib.pyplot as plt
 import numpy as np
 
 from helpers.mixing import two_mixtures
 from helpers.plotting import COLORS
-from helpers.running_example import SENTENCES
-from helpers.widgets.common import interactive_now
+from helpers.running_example import SENTENCES, VOCAB
+from helpers.widgets.common import FastFigure, LiveWidget, picture, reading_style
+
+_WIDTH = 0.27   # of each of the three bars per dimension
 
 
-def sentence_explorer() -> widgets.interactive:
-    """Two sentences (from the menu or typed from the vocabulary) and a self-weight slider."""
+def words_only(text: str) -> str:
+    """A typed sentence with its punctuation dropped: "money, bank!" -> "money bank"."""
+    return " ".join(re.sub(r"[^\w\s]+", " ", text).split())
 
-    def show(sentence_a=SENTENCES[0], sentence_b=SENTENCES[1], self_weight=0.7):
-        try:
-            data = two_mixtures(sentence_a, sentence_b, "bank", self_weight)
-        except (TypeError, ValueError) as error:  # a typed sentence the vocabulary cannot cover
-            print(error)
-            return None
-        d = len(data["static"])
-        x = np.arange(d)
-        fig, ax = plt.subplots(figsize=(7.5, 3.6))
-        ax.bar(x - 0.27, data["static"], width=0.27, color=COLORS["static"], label="static bank (both sentences)")
-        for shift, key, colour in ((0.0, "a", COLORS["contextual"]), (0.27, "b", COLORS["query"])):
-            ax.bar(x + shift, data[key]["mixed"], width=0.27, color=colour,
-                   label=f"bank mixed in “{' '.join(data[key]['tokens'])}”")
-        ax.set_xticks(x, [f"dim {i}" for i in range(d)])
-        ax.set_ylim(0, 1.9)
-        ax.set_ylabel("value")
-        ax.set_title(f"cos(static, static) = {data['cosine_static']:.3f};  "
-                     f"cos(mixture, mixture) = {data['cosine_mixed']:.3f}", fontsize=12)
-        ax.legend(loc="upper right", fontsize=10)
-        plt.show()
-        return data
 
-    boxes = [widgets.Combobox(value=value, options=list(SENTENCES), description=label, ensure_option=False,
-                              continuous_update=False)
-             for value, label in ((SENTENCES[0], "sentence 1"), (SENTENCES[1], "sentence 2"))]
-    weight = widgets.FloatSlider(value=0.7, min=0.0, max=1.0, step=0.05, description="bank keeps",
-                                 readout_format=".2f")
-    return interactive_now(show, sentence_a=boxes[0], sentence_b=boxes[1], self_weight=weight)
+class SentenceExplorer(LiveWidget):
+    """[0], [1] two sentences (menu or typed; punctuation ignored), [2] how much bank keeps, [3] bars, [4] cosines.
+    `.result`: the latest helpers.mixing.two_mixtures dict, None after a sentence it cannot read.
+    """
+
+    def __init__(self, sentence_a: str = SENTENCES[0], sentence_b: str = SENTENCES[1], self_weight: float = 0.7):
+        self.boxes = [widgets.Combobox(value=value, options=list(SENTENCES), description=label, ensure_option=False,
+                                       continuous_update=False, placeholder="words from: " + ", ".join(VOCAB))
+                      for value, label in ((sentence_a, "sentence 1"), (sentence_b, "sentence 2"))]
+        self.weight = widgets.FloatSlider(value=self_weight, min=0.0, max=1.0, step=0.05, description="bank keeps",
+                                          readout_format=".2f")
+        self.figure = FastFigure(figsize=(7.2, 4.0))
+        fig, ax = self.figure.fig, self.figure.fig.add_subplot()
+        fig.subplots_adjust(left=0.1, right=0.98, top=0.76, bottom=0.09)   # the legend sits above the axes
+        x = np.arange(4)   # d = 4
+        self.static = ax.bar(x - _WIDTH, np.zeros(4), width=_WIDTH, color=COLORS["static"],
+                             label="static bank (both sentences)")
+        self.mixed = [ax.bar(x + shift, np.zeros(4), width=_WIDTH, color=colour, label=" ")
+                      for shift, colour in ((0.0, COLORS["contextual"]), (_WIDTH, COLORS["query"]))]
+        ax.set_xticks(x, [f"dim {i}" for i in x])
+        ax.tick_params(labelsize=12)   # fixed sizes: in presenter mode FastFigure grows the whole picture
+        ax.set_ylim(0, 2.1)   # the largest entry in the vocabulary is 2
+        ax.set_ylabel("value", fontsize=13)
+        self.legend = fig.legend(loc="upper left", bbox_to_anchor=(0.1, 0.99), fontsize=12, frameon=False)
+        self.figure.set_dynamic([*self.static, *self.mixed[0], *self.mixed[1]])
+        self.shown_tokens = None   # the sentences in the legend
+        self.picture, self.reading = picture(self.figure), widgets.HTML()
+        super().__init__([*self.boxes, self.weight], [self.picture, self.reading])
+
+    def compute(self) -> dict:
+        return two_mixtures(words_only(self.boxes[0].value), words_only(self.boxes[1].value), "bank",
+                            self.weight.value)
+
+    def show(self, data: dict) -> None:
+        tokens = (data["a"]["tokens"], data["b"]["tokens"])
+        if tokens != self.shown_tokens:   # new sentences: new legend, so the background is drawn again
+            for text, words in zip(self.legend.get_texts()[1:], tokens):
+                text.set_text(f"bank mixed in “{' '.join(words)}”")
+            self.figure.set_dynamic(self.figure.dynamic)
+            self.shown_tokens = tokens
+        for bars, values in ((self.static, data["static"]), (self.mixed[0], data["a"]["mixed"]),
+                             (self.mixed[1], data["b"]["mixed"])):
+            for bar, value in zip(bars, values):
+                bar.set_height(value)
+        self.picture.value = self.figure.png()
+        self.reading.value = (f"<div style='{reading_style()}'>cos(static, static) = <b>{data['cosine_static']:.3f}"
+                              f"</b>; cos(mixture 1, mixture 2) = <b>{data['cosine_mixed']:.3f}</b>"
+                              " (1: the same direction)</div>")
+
+
+sentence_explorer = SentenceExplorer   # the name notebook 01 calls
