@@ -37,17 +37,26 @@ def parse_scores(text) -> np.ndarray:
 
 def softmax_at_scale(scores, scale: float = 1.0) -> dict:
     """softmax(scale · scores) and how peaked it is, as a dict: scores, scale, scaled, weights,
-    naive (no max subtracted: NaN once exp overflows), naive_overflows, top, top_weight,
-    entropy_bits (0 for one-hot, log2(n) for uniform) and effective_choices (2 ** entropy_bits).
+    naive (no max subtracted: NaN once exp overflows or every exp underflows), naive_overflows, naive_why
+    (why naive is NaN, "" if it is not), top, top_weight, entropy_bits (0 for one-hot, log2(n) for uniform)
+    and effective_choices (2 ** entropy_bits). ValueError if scale · scores overflows a float64.
     """
-    scaled = float(scale) * np.asarray(scores, dtype=float)   # (n,)
-    weights = softmax(scaled)
-    with np.errstate(over="ignore"):
-        overflows = bool(np.isinf(np.exp(scaled)).any())
+    with np.errstate(over="ignore", under="ignore"):           # both are explained, never warned about
+        scaled = float(scale) * np.asarray(scores, dtype=float)   # (n,)
+        if not np.isfinite(scaled).all():
+            big = float(np.asarray(scores, dtype=float)[~np.isfinite(scaled)][0])
+            raise ValueError(f"the scores × scale c overflow: {big:g} × {float(scale):g} is beyond the largest "
+                             "float64 (about 1.8e308). Type smaller scores or lower the scale.")
+        weights, e = softmax(scaled), np.exp(scaled)
+    overflows = bool(np.isinf(e).any())
+    why = (f"exp({scaled.max():.4g}) overflowed to inf (too big for a float64), and inf / inf = NaN" if overflows
+           else f"every exp underflowed to 0 (the largest is exp({scaled.max():.4g})), and 0 / 0 = NaN"
+           if not e.any() else "")
     positive = weights[weights > 0]
     entropy = max(0.0, float(-(positive * np.log2(positive)).sum()))   # no "-0.000" for one-hot weights
     return {"scores": np.asarray(scores, dtype=float), "scale": float(scale), "scaled": scaled, "weights": weights,
-            "naive": softmax_naive(scaled), "naive_overflows": overflows, "top": int(np.argmax(weights)),
+            "naive": softmax_naive(scaled), "naive_overflows": overflows, "naive_why": why,
+            "top": int(np.argmax(weights)),
             "top_weight": float(weights.max()), "entropy_bits": entropy, "effective_choices": float(2.0 ** entropy)}
 
 

@@ -46,6 +46,29 @@ def test_large_scale_naive_overflows_but_stable_does_not():
     np.testing.assert_allclose(ok["naive"], ok["weights"])
 
 
+def test_every_nan_on_the_naive_line_is_explained():
+    hot = softmax_at_scale([1.0, 1.2, 0.9], 1000.0)                 # exp(1200) = inf, inf / inf = NaN
+    assert "exp(1200) overflowed to inf" in hot["naive_why"] and "inf / inf = NaN" in hot["naive_why"]
+    cold = softmax_at_scale([-1.0, -1.2, -0.9], 1000.0)             # exp(-900) = 0 everywhere, 0 / 0 = NaN
+    assert np.isnan(cold["naive"]).all() and not cold["naive_overflows"]
+    assert "underflowed to 0" in cold["naive_why"] and "0 / 0 = NaN" in cold["naive_why"]
+    np.testing.assert_allclose(cold["weights"], [0.0, 0.0, 1.0], atol=1e-12)
+    assert softmax_at_scale([1.0, 1.2, 0.9], 500.0)["naive_why"] == ""   # no NaN, nothing to explain
+
+
+def test_scores_times_scale_beyond_float64_name_what_was_typed(recwarn):
+    with pytest.raises(ValueError, match=r"the scores × scale c overflow: 1e\+306 × 1000") as error:
+        softmax_at_scale([1e306, 1.0], 1000.0)
+    assert "x contains" not in str(error.value)
+    edge = softmax_at_scale([1e308, -1e308], 1.0)                   # the stable shift reaches -inf: exp(-inf) = 0
+    np.testing.assert_allclose(edge["weights"], [1.0, 0.0])
+    w = SoftmaxTemperatureWidget("1e306, 1", 1000.0)
+    assert w.result is None and "the scores × scale c overflow" in w.children[3].value
+    w.children[1].value = 1.0                                       # the same scores at scale 1: fine, and explained
+    assert w.result["top_weight"] == 1.0 and "exp(1e+306) overflowed to inf" in w.children[3].value
+    assert not [warning for warning in recwarn if issubclass(warning.category, RuntimeWarning)]
+
+
 def test_order_never_changes_with_positive_scale():
     scores = np.array([0.3, -2.0, 1.7, 1.1])
     for c in (0.01, 0.5, 3.0, 40.0):
@@ -88,7 +111,9 @@ def test_widget_updates_when_slider_moves():
     assert "0.844" in w.children[3].value
 
     w.children[1].value = 1000.0
-    assert w.result["naive_overflows"] and "overflow" in w.children[3].value
+    assert w.result["naive_overflows"] and "overflowed to inf" in w.children[3].value
+    w.children[0].value = "-1, -1.2, -0.9"                         # every exp underflows: 0 / 0 = NaN, explained too
+    assert "underflowed to 0" in w.children[3].value and "0 / 0 = NaN" in w.children[3].value
 
     w.children[0].value = "5, 5, 1"                                # the scores box; scale stays 1000
     np.testing.assert_allclose(w.result["weights"], [0.5, 0.5, 0.0], atol=1e-12)

@@ -89,9 +89,8 @@ class SoftmaxTemperatureWidget(LiveWidget):
     def show(self, data: dict) -> None:
         self.picture.value = self._bars.png(data)
         naive = _fmt(data["naive"])
-        if data["naive_overflows"]:
-            naive += (f" <b style='color:#b3261e'>overflow: exp({data['scaled'].max():.4g}) is too big for a "
-                      "float64, inf / inf = nan</b>")
+        if data["naive_why"]:   # NaN on the naive line: say why
+            naive += f" <b style='color:#b3261e'>{html.escape(data['naive_why'])}</b>"
         scaled = "[" + ", ".join(f"{v:.4g}" for v in data["scaled"]) + "]"
         self.reading.value = (
             f"<div style='{reading_style()}'>"
