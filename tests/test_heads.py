@@ -181,8 +181,8 @@ def test_head_pattern_data_refuses_bad_inputs():
 
 
 def test_widget_moves():
-    from helpers.widgets.heads import heads_widget
-    w = heads_widget()
+    from helpers.widgets.heads import HeadsWidget
+    w = HeadsWidget()
     w.head.value = 3
     w.mask.value = "padding"
     assert w.result["head"] == 3 and w.result["on_padding"] == 0

@@ -13,7 +13,9 @@ from helpers.widgets.common import LiveWidget, html_heatmap, reading_style
 
 
 class HeadsWidget(LiveWidget):
-    """[0] sentence, [1] head slider, [2] mask buttons, [3] the heatmap and its reading.
+    """Pick a sentence, a head and a mask type; see that head's attention weights.
+
+    [0] sentence, [1] head slider, [2] mask buttons, [3] the heatmap and its reading.
 
     `.result`: the latest head_pattern_data dict.
     """
@@ -42,7 +44,3 @@ class HeadsWidget(LiveWidget):
         self.reading.value = (f"<div style='display:flex;flex-wrap:wrap;align-items:flex-start'>{picture}"
                               f"<div style='{reading_style()};max-width:300px'>{reading}</div></div>")
 
-
-def heads_widget(sentence: str = SENTENCES[1], head: int = 0, mask_type: str = "none") -> HeadsWidget:
-    """Pick a sentence, a head and a mask type; see that head's attention weights."""
-    return HeadsWidget(sentence, head, mask_type)
