@@ -81,19 +81,22 @@ DICTIONARY_KEYS = ("a", "b", "c")
 
 
 def dictionary_lookup(value_c: float = 4.0, noise: float = 1.0) -> dict:
-    """Look up 'b' in {'a': 1, 'b': 2, 'c': value_c}, Luong's way (whole h_j) and with separate roles.
+    """Look up 'b' in {'a': 1, 'b': 2, 'c': value_c} three ways: Luong's (whole h_j), with a learned W_q only
+    (keys and values still the whole h_j), and with separate W_q, W_k, W_v.
 
-    Each h_j is (one-hot key code | value); the query is (0, 3, 0, noise).
+    Each h_j is (one-hot key code | value); the query is (0, 3, 0, noise). Weights (3,) and answers per way.
     """
     H_dict = torch.tensor([[1.0, 0, 0, 1], [0.0, 1, 0, 2], [0.0, 0, 1, value_c]])   # (3, 4): key code | value
     q = torch.tensor([0.0, 3, 0, noise])                                             # (4,) asks for 'b'
     w_luong = torch.softmax(H_dict @ q, dim=0)                                       # (3,)
     W_q = W_k = torch.eye(4)[:, :3]                                                  # (4, 3) read the key code
     W_v = torch.eye(4)[:, 3:]                                                        # (4, 1) reads the value
+    w_query = torch.softmax(H_dict[:, :3] @ (q @ W_q), dim=0)                        # (3,) only the query projected
     w_roles = torch.softmax((H_dict @ W_k) @ (q @ W_q), dim=0)                       # (3,)
-    return {"keys": list(DICTIONARY_KEYS), "weights_luong": w_luong.numpy(), "weights_roles": w_roles.numpy(),
-            "answer_luong": float((w_luong @ H_dict)[3]), "answer_roles": float((w_roles @ (H_dict @ W_v))[0]),
-            "true": 2.0}
+    return {"keys": list(DICTIONARY_KEYS), "weights_luong": w_luong.numpy(), "weights_query_only": w_query.numpy(),
+            "weights_roles": w_roles.numpy(), "answer_luong": float((w_luong @ H_dict)[3]),
+            "answer_query_only": float((w_query @ H_dict)[3]),
+            "answer_roles": float((w_roles @ (H_dict @ W_v))[0]), "true": 2.0}
 
 
 def lineup_data(learned: bool, same_sequence: bool) -> dict:

@@ -121,6 +121,20 @@ def test_dictionary_lookup_is_notebook_06s_example_and_shows_the_shouting_value(
     np.testing.assert_allclose(clean["weights_luong"], clean["weights_roles"])     # a clean query: no difference
 
 
+@pytest.mark.parametrize("value_c", [0.0, 1.0, 4.0, 40.0])
+def test_in_the_dictionary_the_query_projection_alone_fixes_the_matching(value_c):
+    """What removes the shouting value here is W_q dropping the query's noise, not separate keys and values."""
+    data = luong.dictionary_lookup(value_c)
+    np.testing.assert_allclose(data["weights_query_only"], data["weights_roles"])
+    assert data["answer_query_only"] == pytest.approx(data["answer_roles"])
+
+
+def test_a_small_value_under_c_lets_luong_answer_closer():
+    """The noise helps 'b' when c's value is small: the shouting value can help as well as hurt."""
+    quiet = luong.dictionary_lookup(value_c=0.0)
+    assert abs(quiet["answer_luong"] - 2) < abs(quiet["answer_roles"] - 2)
+
+
 def test_dictionary_explorer_redraws_from_its_sliders():
     from helpers.widgets.luong import dictionary_explorer, lookup_html
 

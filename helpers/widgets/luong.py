@@ -43,18 +43,19 @@ def lineup_explorer() -> widgets.interactive:
 
 
 def lookup_html(data: dict) -> str:
-    """Both lookups' weights on a, b, c as a coloured table, and the value each returns for 'b'."""
-    weights = [data["weights_luong"], data["weights_roles"]]
-    rows = ["Luong: h_j is key and value", "separate roles: W_q, W_k, W_v"]
+    """The three lookups' weights on a, b, c as a coloured table, and the value each returns for 'b'."""
+    weights = [data["weights_luong"], data["weights_query_only"], data["weights_roles"]]
+    rows = ["Luong: h_j is key and value", "learned W_q only (K = V = H)", "separate roles: W_q, W_k, W_v"]
     answers = (f"<div style='font-size:{px(15)}px;line-height:1.6;margin-top:6px'>value returned for 'b' "
                f"(true value {data['true']:g}): Luong <b>{data['answer_luong']:.2f}</b>, "
+               f"W_q only <b>{data['answer_query_only']:.2f}</b>, "
                f"separate roles <b>{data['answer_roles']:.2f}</b></div>")
     return html_heatmap(weights, rows, data["keys"], title="weights on the entries a, b, c (the query asks for b)",
                         vmin=0.0, vmax=1.0) + answers
 
 
 def dictionary_explorer(value_c: float = 4.0, noise: float = 1.0) -> widgets.interactive:
-    """Sliders for the value stored under 'c' and the query's noise; both lookups' weights and answers."""
+    """Sliders for the value stored under 'c' and the query's noise; the three lookups' weights and answers."""
     def show(value_c=value_c, noise=noise):
         data = dictionary_lookup(value_c, noise)
         display(HTML(lookup_html(data)))
