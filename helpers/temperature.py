@@ -44,9 +44,8 @@ def softmax_at_scale(scores, scale: float = 1.0) -> dict:
     with np.errstate(over="ignore", under="ignore"):           # both are explained, never warned about
         scaled = float(scale) * np.asarray(scores, dtype=float)   # (n,)
         if not np.isfinite(scaled).all():
-            big = float(np.asarray(scores, dtype=float)[~np.isfinite(scaled)][0])
-            raise ValueError(f"the scores × scale c overflow: {big:g} × {float(scale):g} is beyond the largest "
-                             "float64 (about 1.8e308). Type smaller scores or lower the scale.")
+            raise ValueError(f"the scores × scale c overflow: {np.abs(scores).max():g} × {abs(scale):g} is beyond "
+                             "the largest float64 (about 1.8e308). Type smaller scores or lower the scale.")
         weights, e = softmax(scaled), np.exp(scaled)
     overflows = bool(np.isinf(e).any())
     why = (f"exp({scaled.max():.4g}) overflowed to inf (too big for a float64), and inf / inf = NaN" if overflows

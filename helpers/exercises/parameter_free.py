@@ -209,8 +209,7 @@ def check_self_attention(student_function) -> Feedback:
             problem = _judge_attention(E, got, what)
         if problem is not None:
             return problem
-    return correct("your self_attention matches helpers.attention.self_attention on all five inputs, "
-                   "rows far apart included.")
+    return correct("your self_attention matches helpers.attention.self_attention on all five inputs.")
 
 
 def solution_self_attention() -> Solution:

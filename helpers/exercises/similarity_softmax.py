@@ -192,9 +192,8 @@ def reference_smallest_scale() -> float:
 
 
 def quoted_scales() -> tuple[float, float]:
-    """The threshold rounded UP to 4 decimals and to 2, so that a student who uses a quoted number reaches 0.9."""
-    smallest = reference_smallest_scale()
-    return math.ceil(smallest * 1e4) / 1e4, math.ceil(smallest * 100) / 100
+    """The smallest scale rounded UP to 4 decimals and to 2: a student who types a quoted scale reaches 0.9."""
+    return tuple(math.ceil(reference_smallest_scale() * 10**k) / 10**k for k in (4, 2))
 
 
 def check_scale_for_confidence(scale) -> Feedback:
