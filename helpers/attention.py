@@ -26,7 +26,7 @@ def _checked(Q, K, V) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     Q, K, V = check.matrix(Q, "Q", "(T_q, d_k)"), check.matrix(K, "K", "(T_k, d_k)"), check.matrix(V, "V", "(T_k, d_v)")
     if Q.shape[1] != K.shape[1]:
         raise ValueError(f"Q has d_k={Q.shape[1]} but K has d_k={K.shape[1]}: the query and key vectors must "
-                         "have the same length to take dot products.")
+                         "have the same dimension (number of entries) to take dot products.")
     if K.shape[0] != V.shape[0]:
         raise ValueError(f"K has T_k={K.shape[0]} keys but V has {V.shape[0]} values: every key needs exactly "
                          "one value.")

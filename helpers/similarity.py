@@ -25,7 +25,7 @@ def _safe_rows(X: np.ndarray) -> np.ndarray:
 def cosine(a, b) -> float:
     """Cosine of the angle between two vectors: (d,), (d,) -> scalar in [-1, 1]."""
     a, b = check.vector(a, "a"), check.vector(b, "b")
-    check.require_same_length(a, b, "a", "b", "the cosine compares entries one by one.")
+    check.require_same_dimension(a, b, "a", "b", "the cosine compares entries one by one.")
     a, b = _safe_rows(a), _safe_rows(b)
     norms = np.linalg.norm(a) * np.linalg.norm(b)
     if norms == 0:

@@ -97,11 +97,11 @@ def matrix(value, name: str, layout: str = "(T, d)") -> np.ndarray:
     return _checked(value, name, 2, layout)
 
 
-def require_same_length(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str, why: str) -> None:
-    """Check that the last axes of `a` and `b` match; `why` says why they must."""
+def require_same_dimension(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str, why: str) -> None:
+    """Check that the last axes of `a` and `b` have the same number of entries; `why` says why they must."""
     if a.shape[-1] != b.shape[-1]:
         raise ValueError(
-            f"{name_a} has length {a.shape[-1]} but {name_b} has length {b.shape[-1]}: {why}"
+            f"{name_a} has {a.shape[-1]} entries but {name_b} has {b.shape[-1]}: {why}"
         )
 
 

@@ -33,5 +33,5 @@ def test_empty_is_refused():
 
 
 def test_same_length_says_why():
-    with pytest.raises(ValueError, match="a has length 2 but b has length 3: because"):
-        check.require_same_length(np.ones(2), np.ones(3), "a", "b", "because")
+    with pytest.raises(ValueError, match="a has 2 entries but b has 3: because"):
+        check.require_same_dimension(np.ones(2), np.ones(3), "a", "b", "because")
