@@ -34,7 +34,8 @@ def memory_bar_html(bars, devices) -> str:
             f"<div style='width:{_x(n_bytes):.2f}%;height:100%;background:{colour}'></div>{marks}</div>"
             f"<div style='width:200px;padding-left:8px'>{format_bytes(n_bytes)}</div></div>")
     legend = " · ".join(f"{html.escape(name)} at {_x(size):.0f}%" for name, size in devices.items())
-    ticks = "".join(f"<span style='position:absolute;left:{_x(value):.2f}%;transform:translateX(-50%)'>{label}</span>"
+    ticks = "".join(f"<span style='position:absolute;left:{_x(value):.2f}%;transform:translateX(-50%);"
+                    f"white-space:nowrap'>{label}</span>"
                     for label, value in (("1 kB", 1e3), ("1 MB", 1e6), ("1 GB", 1e9), ("1 TB", 1e12),
                                          ("100 TB", 1e14)))
     axis = ("<div style='display:flex'><div style='width:238px'></div>"
