@@ -53,7 +53,7 @@ def test_luong_context_mistakes(answer, fragment):
 ])
 def test_luong_context_an_extra_axis_is_named(answer, right, shape):
     feedback = ex06.check_luong_context(answer)
-    verdict(feedback, False, f"shape {shape}", "extra axis of length 1", "shape (4,)")
+    verdict(feedback, False, f"shape {shape}", "extra axis of size 1", "shape (4,)")
     assert "context = weights @ H" not in feedback.message                    # not a hint about the order of @
     assert ("the numbers are right" in feedback.message) is right
 

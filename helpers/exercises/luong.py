@@ -56,7 +56,7 @@ def check_luong_context(luong_context) -> Feedback:
         scores, d = (H @ s).numpy(), H.shape[1]
         if got.shape != (d,) and got.size == d:   # (1, d) or (d, 1): the right numbers with an extra axis
             same = "the numbers are right, but " if np.allclose(got.ravel(), expected, atol=1e-4) else ""
-            return wrong(f"the context has shape {got.shape}: {same}it has an extra axis of length 1 (from s[None], "
+            return wrong(f"the context has shape {got.shape}: {same}it has an extra axis of size 1 (from s[None], "
                          f"unsqueeze or keepdim=True). One decoder state gives ONE context vector, shape ({d},): "
                          "keep s 1-D, or drop the axis with .squeeze().")
         problem = named_slip(got, (
@@ -118,9 +118,9 @@ def _whole_numbers(shape):
 
 #: What each shape counts, without giving the numbers away.
 _SHAPE_HINTS = {
-    "Q": "one row per token of the sequence that asks; columns: the length of a query after the projection",
-    "K": "rows: one key per token of the sequence being looked at; columns: a key's length, matching a query's",
-    "V": "rows: one value per key; columns: the length of a value after the projection, d_v",
+    "Q": "one row per token of the sequence that asks; columns: the dimension of a query after the projection",
+    "K": "rows: one key per token of the sequence being looked at; columns: a key's dimension, matching a query's",
+    "V": "rows: one value per key; columns: the dimension of a value after the projection, d_v",
     "W": "one row per query and one column per key",
     "Y": "one row per query; each row is a weighted sum of value vectors, so it is as long as a value",
 }

@@ -59,7 +59,7 @@ def check_flows_row(w) -> Feedback:
         (steps["exp"][_ROW], f"those are the exponentials exp({scaled}); divide them by their sum."),
         (softmax(S[_ROW]), "that is the softmax of the UNscaled scores. Divide them by √d = 2 first."),
         (softmax(S[_ROW] / math.sqrt(len(S))), f"you divided the scores by √T = √{len(S)} (the number of tokens); "
-                                               "divide by √d = √4 = 2, d the length of each vector."),
+                                               "divide by √d = √4 = 2, d the dimension of each vector."),
         (softmax(S[_ROW] / 4), "you divided the scores by d = 4; divide by its square root, √d = 2."),
         (W[:, _ROW], "that is the flows COLUMN of W (what each token gives to flows). Take the row."),
         *((W[row], f"that is the {word} row. flows is the third token: use e_flows · e_j.")

@@ -259,7 +259,7 @@ def check_scaled_weights(scaled_weights) -> Feedback:
                           (np.sqrt(t_k), f"the scores were divided by √T_k = √{t_k}, the number of KEYS"),
                           (np.sqrt(t_q), f"the scores were divided by √T_q = √{t_q}, the number of QUERIES")):
         if _same(W, softmax(S / divisor)):
-            return wrong(f"{slip}. Divide by √d_k, with d_k = Q.shape[-1] = {d_k}, the length of each query and "
+            return wrong(f"{slip}. Divide by √d_k, with d_k = Q.shape[-1] = {d_k}, the dimension of each query and "
                          f"key. (Your rows' largest weight is {W.max(axis=-1).mean():.2f} on average; it should "
                          f"be {peak:.2f}.)")
     bad = np.argwhere(~np.isclose(W, expected, atol=1e-6, rtol=0))
