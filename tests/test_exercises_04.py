@@ -112,9 +112,9 @@ def test_parameter_count_checker_never_raises():
 
 # ----------------------------------------------------------------------------- exercise 3: forward pass
 
-def _forward(scale=None, dim=-1, softmax=True, swap=False, value="V", transpose=True, out="Y"):
+def _forward(scale=None, dim=-1, softmax=True, swap=False, value="V", transpose=False, out="Y"):
     def f(E, W_q, W_k, W_v):
-        Q, K, V = (E @ W_q.T, E @ W_k.T, E @ W_v.T) if transpose else (E @ W_q, E @ W_k, E @ W_v)
+        Q, K, V = (E @ W_q.T, E @ W_k.T, E @ W_v.T) if transpose else (E @ W_q, E @ W_k, E @ W_v)  # .T: a slip
         if swap:
             Q, K = K, Q
         d_k = Q.shape[-1]
@@ -134,19 +134,21 @@ def test_forward_reference_passes():
 
     def with_numpy(E, W_q, W_k, W_v):
         E, W_q, W_k, W_v = (t.numpy() for t in (E, W_q, W_k, W_v))
-        S = (E @ W_q.T) @ (E @ W_k.T).T / np.sqrt(W_q.shape[0])
+        S = (E @ W_q) @ (E @ W_k).T / np.sqrt(W_q.shape[1])
         W = np.exp(S - S.max(-1, keepdims=True))
-        return W / W.sum(-1, keepdims=True) @ (E @ W_v.T)
+        return W / W.sum(-1, keepdims=True) @ (E @ W_v)
     assert verdict(ex.check_attention_forward(with_numpy))[0]
 
 
 def test_forward_solution_is_what_self_attention_computes():
+    """The course's layout: W_q is (d_model, d_k), and nn.Linear's .weight is its transpose."""
     E, W_q, W_k, _ = ex._forward_case(9, d_v=4)
-    module = ex.SelfAttention(E.shape[1], W_q.shape[0]).double()
+    assert W_q.shape == (E.shape[1], 4)
+    module = ex.SelfAttention(E.shape[1], W_q.shape[1]).double()
     with torch.no_grad():
-        for layer, weight in ((module.W_q, W_q), (module.W_k, W_k), (module.W_v, W_q.flip(0))):
-            layer.weight.copy_(weight)
-        torch.testing.assert_close(ex.reference_attention_forward(E, W_q, W_k, W_q.flip(0)), module(E))
+        for layer, weight in ((module.W_q, W_q), (module.W_k, W_k), (module.W_v, W_q.flip(1))):
+            layer.weight.copy_(weight.T)
+        torch.testing.assert_close(ex.reference_attention_forward(E, W_q, W_k, W_q.flip(1)), module(E))
 
 
 def test_forward_names_the_slips():
@@ -161,8 +163,8 @@ def test_forward_names_the_slips():
     failing(ex.check_attention_forward(_forward(softmax=False)), "softmax is missing")
     failing(ex.check_attention_forward(_forward(swap=True)), "swapped")
     failing(ex.check_attention_forward(_forward(out="W")), "that is the weights")
-    failing(ex.check_attention_forward(_forward(value="E")), "instead of", "V = E @ W_v.T")
-    failing(ex.check_attention_forward(_forward(transpose=False)), "Q = E @ W_q.T")
+    failing(ex.check_attention_forward(_forward(value="E")), "instead of", "V = E @ W_v?")
+    failing(ex.check_attention_forward(_forward(transpose=True)), "Q = E @ W_q with no .T", "W_qᵀ")
     failing(ex.check_attention_forward(lambda E, W_q, W_k, W_v: torch.zeros(5, 3)), "wrong values")
     failing(ex.check_attention_forward(lambda E, W_q, W_k, W_v: torch.zeros(5, 2)), "expected (5, 3)")
     failing(ex.check_attention_forward(lambda E, W_q, W_k, W_v: torch.full((5, 3), math.nan)), "NaN")
@@ -172,7 +174,7 @@ def test_forward_catches_a_hard_coded_scale():
     """√4 = 2 is right for the first case; the second has d_k = 9, so typing the number in shows."""
     assert {case[3] for case in ex.FORWARD_CASES} >= {4, 9}
     message = failing(ex.check_attention_forward(_forward(scale=lambda E, Q, V: 2.0)), "d_k = 9", "Q.shape[-1]")
-    assert "(6, 12)" in message
+    assert "(12, 9)" in message
     failing(ex.check_attention_forward(_forward(scale=lambda E, Q, V: math.sqrt(4))), "Q.shape[-1]")
 
 
@@ -185,3 +187,54 @@ def test_forward_checker_never_raises():
     failing(ex.check_attention_forward(lambda E, W_q, W_k, W_v: None), "None")
     failing(ex.check_attention_forward("Y"), "expected a function")
     assert isinstance(ex.solution_attention_forward(), Solution)
+
+
+# ----------------------------------------------------------------------------- exercise 4: the module
+
+def _module(scale=True, swap=False, dim=-1, dot_T=False, bias=False):
+    class MySelfAttention(torch.nn.Module):
+        def __init__(self, d_model, d_k):
+            super().__init__()
+            self.W_q = torch.nn.Linear(d_model, d_k, bias=bias)
+            self.W_k = torch.nn.Linear(d_model, d_k, bias=False)
+            self.W_v = torch.nn.Linear(d_model, d_k, bias=False)
+
+        def forward(self, x):
+            Q, K, V = self.W_q(x), self.W_k(x), self.W_v(x)
+            S = K @ Q.transpose(-2, -1) if swap else Q @ (K.mT.transpose(0, -1) if dot_T else K.transpose(-2, -1))
+            S = S / math.sqrt(Q.shape[-1]) if scale else S
+            return torch.softmax(S, dim=dim) @ V
+    return MySelfAttention
+
+
+def test_module_reference_and_right_answers_pass():
+    passed, message = verdict(ex.check_self_attention(ex.SelfAttention))
+    assert passed, message
+    assert verdict(ex.check_self_attention(_module()))[0]
+    assert "SelfAttention" in repr(ex.solution_self_attention())
+
+
+def test_module_names_the_slips():
+    failing(ex.check_self_attention(_module(scale=False)), "scale is missing", "√4")
+    failing(ex.check_self_attention(_module(swap=True)), "wrong transpose")
+    failing(ex.check_self_attention(_module(dim=1)), "over the queries", "dim=-1")
+    failing(ex.check_self_attention(_module(dim=-2)), "over the queries")
+    failing(ex.check_self_attention(_module(dim=0)), "over the batch")
+    failing(ex.check_self_attention(_module(dot_T=True)), "K.transpose(-2, -1), not K.T")
+    failing(ex.check_self_attention(_module(bias=True)), "bias=False", "a bias")
+
+
+def test_module_checker_never_raises():
+    class Unsolved(torch.nn.Module):
+        def __init__(self, d_model, d_k):
+            raise NotImplementedError
+
+    class NoLayers(torch.nn.Module):
+        def forward(self, x):
+            return x
+
+    failing(ex.check_self_attention(Unsolved), "NotImplementedError")
+    failing(ex.check_self_attention(lambda d_model, d_k: NoLayers()), "self.W_q = nn.Linear(d_model, d_k")
+    failing(ex.check_self_attention(ex.SelfAttention(4, 3)), "the class itself")
+    failing(ex.check_self_attention(3), "expected a function")
+    assert isinstance(ex.solution_self_attention(), Solution)

@@ -157,6 +157,7 @@ def test_an_mlp_readout_solves_the_toy_task_but_leaves_the_words_general(experim
     assert free.outputs.shape == (len(EXAMPLES), 5, 16) and learned.outputs.shape == (len(EXAMPLES), 5, 16)
     piece = [cosine(run.outputs[0, 0], run.outputs[1, 0]) for run in (free, learned)]
     assert round(piece[0], 2) == 0.98 and round(piece[1], 2) == -0.74  # the numbers the notebook quotes
+    assert [round(c, 2) for c in _head_cosines(learned)] == [-0.74, -0.48]
 
 
 @pytest.mark.parametrize("seed", [0, 5])
@@ -173,17 +174,53 @@ def test_a_longer_budget_does_not_rescue_parameter_free(lr):
     assert round(100 * run.test_accuracy, 1) == 57.6 and round(100 * run.train_accuracy[-1], 1) == 62.3
 
 
-@pytest.mark.parametrize("seed", range(12))
+def _head_cosines(run):
+    """Cosine of piece's y across the twins 0/1 and of break's y across 2/3 (they differ only in the partner)."""
+    return [cosine(run.outputs[a, 0], run.outputs[b, 0]) for a, b in ((0, 1), (2, 3))]
+
+
+@pytest.mark.parametrize("seed", range(16))
 def test_the_gap_holds_for_every_seed_the_notebook_mentions(seed):
     result = run_experiment("idiom", seed=seed)
     free, learned = result[PARAMETER_FREE], result[LEARNED]
-    assert learned.test_accuracy >= 0.95
-    assert free.test_accuracy <= 0.6
+    assert learned.test_accuracy >= 0.98                                   # the notebook: "at least 98 %"
+    assert free.test_accuracy <= 0.58                                      # "at most 58 %"
     assert free.loss[-1] < free.loss[0] and free.train_accuracy[-1] > 0.5   # it trains; it just cannot generalise
-    # the notebook's check on the twin sentences: only learned Q, K change the shared words' vectors
-    lowest = {run.name: min(cosine(run.outputs[a, k], run.outputs[b, k]) for a, b in ((0, 1), (2, 3))
-                            for k in (0, 1, 3, 4)) for run in (free, learned)}
-    assert lowest[PARAMETER_FREE] > 0.8 and lowest[LEARNED] < 0.5
+    # below chance on the test half, a coin toss on all 1,024 sentences: seed 5 is the one exception
+    everything = (free.train_accuracy[-1] + free.test_accuracy) / 2
+    if seed == 5:
+        assert free.test_accuracy > 0.5 and round(100 * everything, 1) == 58.5
+    else:
+        assert free.test_accuracy < 0.5 and 0.49 <= everything <= 0.525
+    # the per-token claim as the notebook states it: some head word turns around, parameter-free keeps both
+    assert min(_head_cosines(free)) > 0.9
+    assert min(_head_cosines(learned)) < 0
+
+
+@pytest.mark.parametrize("seed, lr", [(5, 0.1), (11, 0.1), (7777, 0.01)])
+def test_the_per_token_claim_holds_off_the_default_settings(seed, lr):
+    result = run_experiment("idiom", seed=seed, lr=lr)
+    assert min(_head_cosines(result[PARAMETER_FREE])) > 0.9
+    assert min(_head_cosines(result[LEARNED])) < 0
+
+
+def test_piece_alone_is_not_where_every_run_puts_the_pair():
+    """Why the notebook does not promise a *piece* that changes: seeds 11 and 13 leave it where it was."""
+    for seed, lr in ((11, 0.01), (13, 0.01), (5, 0.1)):
+        piece, brk = _head_cosines(run_experiment("idiom", LEARNED, seed=seed, lr=lr)[LEARNED])
+        assert round(piece, 2) == 1.0 and brk < -0.5                     # the notebook: "piece stays put (1.00)"
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_the_split_mirrors_every_accident(seed):
+    """Every non-deciding word's surplus of idioms in the training half is its deficit in the test half."""
+    data = make_dataset("idiom", seed)
+    for word in learning.FILLERS + learning.TIMES + learning.ENDINGS:
+        surplus = []
+        for ids, labels in ((data.train_ids, data.train_labels), (data.test_ids, data.test_labels)):
+            has = (ids == learning.VOCAB.index(word)).any(axis=1)
+            surplus.append(int(2 * labels[has].sum() - has.sum()))
+        assert surplus[1] == -surplus[0]
 
 
 def test_one_deciding_word_does_not_separate_them():
@@ -193,11 +230,11 @@ def test_one_deciding_word_does_not_separate_them():
     assert round(100 * result[PARAMETER_FREE].test_accuracy, 1) == 99.4
 
 
-@pytest.mark.parametrize("seed", [0, 1, 7, 11])
+@pytest.mark.parametrize("seed", range(16))
 def test_parameter_free_can_learn_a_keyword_task_on_any_seed(seed):
-    """The positive control: the same pipeline does learn when one word decides, so its idiom failure is real."""
+    """The positive control, and the notebook's assert (> 0.9) on every seed it might be rerun with."""
     run = run_experiment("keyword", PARAMETER_FREE, seed=seed)[PARAMETER_FREE]
-    assert run.test_accuracy > 0.9 and run.train_accuracy[-1] > 0.9
+    assert run.test_accuracy > 0.94 and run.train_accuracy[-1] > 0.9   # the notebook: "at least 94 %"
 
 
 def test_runs_are_reproducible_and_well_formed(experiment):
@@ -255,6 +292,19 @@ def test_training_snapshot_rejects_bad_requests(experiment):
 
 
 # ----------------------------------------------------------------------------- the widget
+
+def test_a_redraw_changes_the_picture(experiment):
+    """Blitting redraws only what changes, and a step move still changes the picture and the heatmaps."""
+    w = TrainingWidget(experiment, step=0)
+    picture, reading = w.picture.value, w.reading.value
+    w.step.value = 50
+    assert w.picture.value != picture and w.reading.value != reading
+    w.step.value = 0
+    assert w.picture.value == picture and w.reading.value == reading      # back where it was, pixel for pixel
+    w.sentence.value = 3
+    assert w.picture.value == picture                      # the loss curves belong to the models, not the sentence
+    assert w.reading.value != reading and "break a cake tonight" in w.reading.value
+
 
 def test_widget_follows_its_controls(experiment):
     w = TrainingWidget(experiment, step=0)

@@ -1,4 +1,7 @@
-"""Exercises of notebook 04: a soft dictionary lookup, the parameter count, the forward pass with W_q, W_k, W_v."""
+"""Exercises of notebook 04: a soft lookup, the parameter count, the forward pass with W_q, W_k, W_v, the module.
+
+The course's layout: Q = E W_q with W_q of shape (d_model, d_k), tokens as rows (nn.Linear's .weight is W_qᵀ).
+"""
 from __future__ import annotations
 
 import math
@@ -105,7 +108,7 @@ SIZES = ((4, 4), (4, 3), (16, 8), (512, 64), (1, 1))
 
 
 def reference_qkv_parameters(d_model: int, d_k: int) -> int:
-    """Learnable numbers in SelfAttention(d_model, d_k): three (d_k, d_model) matrices, no biases."""
+    """Learnable numbers in SelfAttention(d_model, d_k): three (d_model, d_k) matrices, no biases."""
     return 3 * d_model * d_k
 
 
@@ -128,20 +131,20 @@ def check_qkv_parameters(student_function) -> Feedback:
         expected = count_parameters(SelfAttention(d_model, d_k))
         if got == expected:
             continue
-        shape = "each matrix maps d_model numbers to d_k numbers, so it is (d_k, d_model), not"
+        shape = "each matrix maps d_model numbers to d_k numbers, so it is (d_model, d_k), not"
         slips = {  # a later entry wins where two coincide
             d_model * d_k: "that is one matrix. There are three: W_q, W_k and W_v",
             2 * d_model * d_k: "that is two matrices. Queries, keys AND values each have their own",
             3 * d_model * d_model: f"{shape} (d_model, d_model)",
             3 * d_k * d_k: f"{shape} (d_k, d_k)",
             3 * (d_model * d_k + d_k): "you counted biases, but SelfAttention's layers have bias=False",
-            3 * (d_model + d_k): "you added the sizes. A (d_k, d_model) matrix holds d_k × d_model numbers",
+            3 * (d_model + d_k): "you added the sizes. A (d_model, d_k) matrix holds d_model × d_k numbers",
         }
         if got in slips:
             return wrong(f"for d_model={d_model}, d_k={d_k} you returned {got:,}, expected {expected:,}: "
                          f"{slips[got]}.")
         return wrong(f"for d_model={d_model}, d_k={d_k} you returned {got!r}, but SelfAttention({d_model}, {d_k}) "
-                     f"has {expected:,} parameters. Count the numbers in W_q, W_k and W_v: each is (d_k, d_model).")
+                     f"has {expected:,} parameters. Count the numbers in W_q, W_k and W_v: each is (d_model, d_k).")
     return correct("3 · d_model · d_k, checked against count_parameters(SelfAttention(...)) for "
                    + ", ".join(f"({m}, {k})" for m, k in SIZES)
                    + f". At d_model = 512, d_k = 64 that is {3 * 512 * 64:,} numbers, all learned from data.")
@@ -150,7 +153,7 @@ def check_qkv_parameters(student_function) -> Feedback:
 def solution_qkv_parameters() -> Solution:
     return Solution.from_function(
         "the parameter count", reference_qkv_parameters,
-        "W_q, W_k and W_v are each (d_k, d_model), and SelfAttention builds them with bias=False. "
+        "W_q, W_k and W_v are each (d_model, d_k), and SelfAttention builds them with bias=False. "
         "Attempt 1 (softmax(E Eᵀ/√d) E) has 0.")
 
 
@@ -160,12 +163,11 @@ def solution_qkv_parameters() -> Solution:
 def reference_attention_forward(E, W_q, W_k, W_v):
     """Self-attention with learned projections: E (T, d_model) -> Y (T, d_v).
 
-    W_q, W_k: (d_k, d_model); W_v: (d_v, d_model). Row i of E is e_i, and
-    q_i = W_q e_i for every i at once is Q = E W_qᵀ.
+    W_q, W_k: (d_model, d_k); W_v: (d_model, d_v). Tokens are the rows of E, so Q = E W_q.
     """
-    Q = E @ W_q.T                                    # (T, d_k)  one query per token
-    K = E @ W_k.T                                    # (T, d_k)  one key per token
-    V = E @ W_v.T                                    # (T, d_v)  one value per token
+    Q = E @ W_q                                      # (T, d_model) @ (d_model, d_k) -> (T, d_k)
+    K = E @ W_k                                      # (T, d_k)  one key per token
+    V = E @ W_v                                      # (T, d_v)  one value per token
     d_k = Q.shape[-1]
     S = Q @ K.T / math.sqrt(d_k)                     # (T, T)    s_ij = q_i · k_j / √d_k
     W = torch.softmax(S, dim=-1)                     # (T, T)    each row sums to 1
@@ -180,14 +182,14 @@ FORWARD_CASES = ((7, 5, 6, 4, 3), (8, 6, 12, 9, 2))
 def _forward_case(seed: int = 7, T: int = 5, d_model: int = 6, d_k: int = 4, d_v: int = 3):
     g = torch.Generator().manual_seed(seed)
     E = torch.randn(T, d_model, generator=g, dtype=torch.float64)
-    W_q, W_k = (torch.randn(d_k, d_model, generator=g, dtype=torch.float64) for _ in range(2))
-    W_v = torch.randn(d_v, d_model, generator=g, dtype=torch.float64)
+    W_q, W_k = (torch.randn(d_model, d_k, generator=g, dtype=torch.float64) for _ in range(2))
+    W_v = torch.randn(d_model, d_v, generator=g, dtype=torch.float64)
     return E, W_q, W_k, W_v
 
 
 def _forward_slips(E, W_q, W_k, W_v) -> list[tuple[torch.Tensor, str]]:
     """[(what a slip returns, what the slip is)]."""
-    Q, K, V = E @ W_q.T, E @ W_k.T, E @ W_v.T
+    Q, K, V = E @ W_q, E @ W_k, E @ W_v
     T, d_model = E.shape
     d_k, d_v = Q.shape[-1], V.shape[-1]
     S = Q @ K.T
@@ -215,15 +217,15 @@ def check_attention_forward(student_function) -> Feedback:
     for seed, *sizes in FORWARD_CASES:
         E, W_q, W_k, W_v = _forward_case(seed, *sizes)
         T, d_model = E.shape
-        d_k, d_v = W_q.shape[0], W_v.shape[0]
-        what = f"E ({T}, {d_model}), W_q and W_k ({d_k}, {d_model}), W_v ({d_v}, {d_model})"
+        d_k, d_v = W_q.shape[1], W_v.shape[1]
+        what = f"E ({T}, {d_model}), W_q and W_k ({d_model}, {d_k}), W_v ({d_model}, {d_v})"
         result, problem = call_student(student_function, E.clone(), W_q.clone(), W_k.clone(), W_v.clone())
         if problem is not None and "NotImplementedError" in problem.message:
             return problem
         if problem is not None and "RuntimeError" in problem.message and ("shape" in problem.message
                                                                            or "size" in problem.message):
-            return wrong(f"on {what} a matrix product failed. The rows of E are the e_i, so Q = E @ W_q.T "
-                         "(note the .T); the same for K and V.")
+            return wrong(f"on {what} a matrix product failed. W_q is (d_model, d_k) and the tokens are the rows "
+                         "of E, so Q = E @ W_q with no .T (only nn.Linear's .weight is W_qᵀ); the same for K, V.")
         if problem is not None:
             return wrong(f"on {what} {problem.message.removeprefix('your function ')}")
         if isinstance(result, (tuple, list)) and len(result) == 2 and all(hasattr(r, "shape") for r in result):
@@ -235,21 +237,90 @@ def check_attention_forward(student_function) -> Feedback:
         if got.shape == (T, T):
             return wrong(f"on {what} you returned a ({T}, {T}) matrix: that is the weights. Finish with Y = W @ V.")
         if got.shape == (T, d_model):
-            return wrong(f"on {what} Y has the shape of E: did you mix E instead of V = E @ W_v.T?")
-        expected = scaled_dot_product_attention(E @ W_q.T, E @ W_k.T, E @ W_v.T).numpy()  # (T, d_v)
+            return wrong(f"on {what} Y has the shape of E: did you mix E instead of V = E @ W_v?")
+        expected = scaled_dot_product_attention(E @ W_q, E @ W_k, E @ W_v).numpy()  # (T, d_v)
         # 1e-5: a float32 computation of the same formula is right too
         problem = compare_numbers(got, expected, f"Y on {what}", atol=1e-5,
-                                  hint="Q = E @ W_q.T, K = E @ W_k.T, V = E @ W_v.T; "
+                                  hint="Q = E @ W_q, K = E @ W_k, V = E @ W_v; "
                                        "W = softmax(Q @ K.T / √d_k, dim=-1); Y = W @ V.",
                                   slips=[(v.numpy(), f"on {what} {m}.") for v, m in _forward_slips(E, W_q, W_k, W_v)])
         if problem is not None:
             return problem
-    return correct("Y matches the course's scaled_dot_product_attention on Q = E W_qᵀ, K = E W_kᵀ, V = E W_vᵀ: "
+    return correct("Y matches the course's scaled_dot_product_attention on Q = E W_q, K = E W_k, V = E W_v: "
                    "softmax(Q Kᵀ / √d_k) V, what SelfAttention computes.")
 
 
 def solution_attention_forward() -> Solution:
     return Solution.from_function(
         "the forward pass", reference_attention_forward,
-        "nn.Linear(d_model, d_k) stores its matrix as (d_k, d_model) and computes x @ weight.T, "
-        "which is why the code has .T while the maths writes q_i = W_q e_i.")
+        "Tokens are rows, so every projection is one product, E @ W_q. nn.Linear(d_model, d_k) stores "
+        "its .weight as (d_k, d_model), which is W_qᵀ, and computes x @ weight.T = x @ W_q.")
+
+
+# --- Exercise 4: the module -----------------------------------------------------------------------
+
+#: (seed, B, T, d_model, d_k): a batch of two, then of one; every size differs, so a wrong one shows.
+MODULE_CASES = ((3, 2, 5, 6, 4), (4, 1, 7, 12, 9))
+
+
+def _module_slips(Q, K, V) -> list[tuple[torch.Tensor, str]]:
+    """[(what a slip returns, what the slip is)] on a batch Q, K (B, T, d_k), V (B, T, d_k)."""
+    d_k = Q.shape[-1]
+    S = Q @ K.transpose(-2, -1)  # (B, T, T)
+    return [
+        (torch.softmax(S, -1) @ V, f"the scale is missing: divide the scores by √d_k (here √{d_k})"),
+        (torch.softmax(K @ Q.transpose(-2, -1) / math.sqrt(d_k), -1) @ V,
+         "wrong transpose: the scores are Q @ K.transpose(-2, -1) (row i = query i), not K @ Q.transpose(-2, -1)"),
+        (torch.softmax(S / math.sqrt(d_k), -2) @ V, "softmax ran over the queries (dim=-2 or dim=1): "
+                                                    "each query's ROW must sum to 1, use dim=-1"),
+        (torch.softmax(S / math.sqrt(d_k), 0) @ V, "softmax ran over the batch (dim=0): use dim=-1"),
+    ]
+
+
+def check_self_attention(student_class) -> Feedback:
+    """Exercise 4: MySelfAttention(d_model, d_k), an nn.Module with W_q, W_k, W_v, against SelfAttention."""
+    if isinstance(student_class, torch.nn.Module):
+        return wrong("pass the class itself, check_self_attention(MySelfAttention), not an instance of it.")
+    if (problem := require_callable(student_class, "the class MySelfAttention itself")) is not None:
+        return problem
+    for seed, B, T, d_model, d_k in MODULE_CASES:
+        model, problem = call_student(student_class, d_model, d_k)
+        if problem is not None:
+            return wrong(f"MySelfAttention({d_model}, {d_k}): {problem.message.removeprefix('your function ')}")
+        layers = {name: getattr(model, name, None) for name in ("W_q", "W_k", "W_v")}
+        if not isinstance(model, torch.nn.Module) or not all(isinstance(v, torch.nn.Linear) for v in layers.values()):
+            return wrong("make MySelfAttention an nn.Module whose __init__ sets self.W_q = nn.Linear(d_model, d_k, "
+                         "bias=False), and the same for self.W_k and self.W_v (super().__init__() first).")
+        for name, layer in layers.items():
+            if layer.bias is not None or tuple(layer.weight.shape) != (d_k, d_model):
+                return wrong(f"for d_model={d_model}, d_k={d_k}, self.{name} should be nn.Linear(d_model, d_k, "
+                             f"bias=False), whose .weight is W_qᵀ of shape ({d_k}, {d_model}); yours has .weight "
+                             f"{tuple(layer.weight.shape)} and {'a' if layer.bias is not None else 'no'} bias.")
+        torch.manual_seed(seed)
+        reference = SelfAttention(d_model, d_k).double()
+        model.double().load_state_dict(reference.state_dict(), strict=False)  # the same weights in both
+        x = torch.randn(B, T, d_model, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+        what = f"x of shape ({B}, {T}, {d_model}) with d_k = {d_k}"
+        with torch.no_grad():
+            result, problem = call_student(model, x.clone())
+            expected = reference(x)
+            slips = _module_slips(reference.W_q(x), reference.W_k(x), reference.W_v(x))
+        if problem is not None:
+            hint = (" On a batch (B, T, d_k), transpose the last two dims: K.transpose(-2, -1), not K.T."
+                    if "size" in problem.message or "shape" in problem.message else "")
+            return wrong(f"on {what} forward {problem.message.removeprefix('your function ')}{hint}")
+        problem = compare_numbers(result.detach() if hasattr(result, "detach") else result, expected,
+                                  f"the output on {what}", atol=1e-6,
+                                  hint="Q, K, V = self.W_q(x), self.W_k(x), self.W_v(x); "
+                                       "softmax(Q @ K.transpose(-2, -1) / √d_k, dim=-1) @ V.",
+                                  slips=[(v.numpy(), f"on {what}: {m}.") for v, m in slips])
+        if problem is not None:
+            return problem
+    return correct("your module gives SelfAttention's outputs with the same weights, on a batch of 2 and of 1: "
+                   "you have built the layer the rest of the course uses.")
+
+
+def solution_self_attention() -> Solution:
+    return Solution.from_function(
+        "the module (helpers.attention_torch.SelfAttention)", SelfAttention,
+        "nn.Linear(d_model, d_k) computes x @ weight.T, and its .weight is W_qᵀ: so self.W_q(x) is X W_q.")
