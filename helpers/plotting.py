@@ -42,7 +42,7 @@ def use_course_style(presenter: bool | None = None) -> None:
 
 
 def presenter_mode(on: bool = True) -> None:
-    """Switch larger figures and fonts on or off for presenting live."""
+    """Switch larger figures and fonts on or off for presenting live (widget pictures still fit their cell)."""
     use_course_style(presenter=on)
 
 

@@ -68,6 +68,21 @@ def test_widget_pictures_grow_in_presenter_mode():
         plotting.presenter_mode(False)
 
 
+
+def test_presenter_widget_pictures_are_larger_but_never_wider_than_their_cell():
+    from helpers.widgets.start_here import pull_slider
+
+    plotting.presenter_mode(False)
+    normal = pull_slider().picture.layout
+    plotting.presenter_mode(True)
+    try:
+        big = pull_slider().picture.layout
+    finally:
+        plotting.presenter_mode(False)
+    assert int(big.width[:-2]) > int(normal.width[:-2])
+    assert big.max_width == "100%" and big.height == "auto"     # a 1024 px projector: shrinks, aspect kept
+
+
 # ----------------------------------------------------------------------------- bad input, said clearly
 
 @pytest.mark.parametrize("call, name", [(lambda: plotting.use_course_style("no"), "presenter"),
