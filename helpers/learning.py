@@ -50,7 +50,7 @@ class ParameterFreeAttention(nn.Module):
 
 
 class FixedAttentionLearnedValues(ParameterFreeAttention):
-    """A control: attempt 1's weights, but mixing learned values W_v e_j. (B, T, d) -> (B, T, d_v)."""
+    """A control: attempt 1's weights, but mixing learned values e_j W_v. (B, T, d) -> (B, T, d_v)."""
 
     def __init__(self, d_model: int, d_v: int):
         super().__init__()
