@@ -70,13 +70,13 @@ def test_widget_pictures_grow_in_presenter_mode():
 
 
 def test_presenter_widget_pictures_are_larger_but_never_wider_than_their_cell():
-    from helpers.widgets.start_here import pull_slider
+    from helpers.widgets.start_here import PullSliderWidget
 
     plotting.presenter_mode(False)
-    normal = pull_slider().picture.layout
+    normal = PullSliderWidget().picture.layout
     plotting.presenter_mode(True)
     try:
-        big = pull_slider().picture.layout
+        big = PullSliderWidget().picture.layout
     finally:
         plotting.presenter_mode(False)
     assert int(big.width[:-2]) > int(normal.width[:-2])

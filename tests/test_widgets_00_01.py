@@ -5,8 +5,8 @@ import pytest
 from helpers.mixing import pull_toward, two_mixtures
 from helpers.running_example import embed
 from helpers.similarity import cosine
-from helpers.widgets.start_here import pull_slider
-from helpers.widgets.static_embeddings import sentence_explorer, words_only
+from helpers.widgets.start_here import PullSliderWidget
+from helpers.widgets.static_embeddings import SentenceExplorer, words_only
 
 #: bank keeping 0.7 with 0.15 for each neighbour, in both sentences, computed independently of the widget.
 EVEN_SPLIT_COSINE = cosine(np.array([0.15, 0.7, 0.15]) @ embed("money bank grows"),
@@ -20,7 +20,7 @@ def test_pull_toward_is_the_data_behind_notebook_00s_slider():
 
 
 def test_pull_slider_moves_bank_toward_money_and_redraws():
-    w = pull_slider()
+    w = PullSliderWidget()
     assert [type(c).__name__ for c in w.children] == ["FloatSlider", "Image", "HTML"]
     assert w.result["cos_to_target"] == pytest.approx(0.5)
     before = w.picture.value
@@ -38,7 +38,7 @@ def test_two_mixtures_is_the_data_behind_notebook_01s_widget():
 
 
 def test_sentence_explorer_shows_two_mixtures_of_one_static_bank():
-    w = sentence_explorer()
+    w = SentenceExplorer()
     assert [type(c).__name__ for c in w.children] == ["Combobox", "Combobox", "FloatSlider", "Image", "HTML"]
     first = w.result
     assert first["cosine_static"] == pytest.approx(1.0)
@@ -57,7 +57,7 @@ def test_sentence_explorer_shows_two_mixtures_of_one_static_bank():
 
 
 def test_sentence_explorer_shows_a_value_of_2_and_keeps_its_legend_off_the_bars():
-    w = sentence_explorer()
+    w = SentenceExplorer()
     w.children[1].value = "flows bank"
     w.children[2].value = 0.0                                             # bank is all flows: [0, 1, 0, 2]
     assert max(bar.get_height() for bar in w.mixed[1]) == pytest.approx(2.0)
@@ -69,7 +69,7 @@ def test_sentence_explorer_shows_a_value_of_2_and_keeps_its_legend_off_the_bars(
 
 def test_sentence_explorer_reads_punctuation_and_names_unknown_words():
     assert words_only("money, bank grows!") == "money bank grows"
-    w = sentence_explorer()
+    w = SentenceExplorer()
     w.children[0].value = "Money, bank... grows!"
     assert w.result["a"]["tokens"] == ["money", "bank", "grows"]
     w.children[0].value = "cash bank grows"
@@ -78,8 +78,8 @@ def test_sentence_explorer_reads_punctuation_and_names_unknown_words():
 
 
 def test_both_widgets_answer_within_50_ms():
-    for w, control, values in ((pull_slider(), 0, [0.05 * k for k in range(20)]),
-                               (sentence_explorer(), 2, [0.05 * k for k in range(20)])):
+    for w, control, values in ((PullSliderWidget(), 0, [0.05 * k for k in range(20)]),
+                               (SentenceExplorer(), 2, [0.05 * k for k in range(20)])):
         times = []
         for value in values:
             w.children[control].value = value

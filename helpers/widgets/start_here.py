@@ -42,6 +42,3 @@ class PullSliderWidget(LiveWidget):
         self.reading.value = (f"<div style='{reading_style()}'>cosine with <i>{self.target}</i> "
                               f"<b>{data['cos_to_target']:.3f}</b>, with <i>{self.other}</i> "
                               f"<b>{data['cos_to'][self.other]:.3f}</b> (1 means the same direction)</div>")
-
-
-pull_slider = PullSliderWidget   # the name notebook 00 calls

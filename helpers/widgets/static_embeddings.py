@@ -67,6 +67,3 @@ class SentenceExplorer(LiveWidget):
         self.reading.value = (f"<div style='{reading_style()}'>cos(static, static) = <b>{data['cosine_static']:.3f}"
                               f"</b>; cos(mixture 1, mixture 2) = <b>{data['cosine_mixed']:.3f}</b>"
                               " (1: the same direction)</div>")
-
-
-sentence_explorer = SentenceExplorer   # the name notebook 01 calls
