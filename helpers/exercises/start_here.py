@@ -4,28 +4,34 @@ from __future__ import annotations
 import numbers
 
 from helpers.exercises.feedback import Feedback, Solution, correct, text_answer, wrong
-from helpers.running_example import embed
 
-SHAPE_SENTENCE = "river bank flows money grows"
+#: Exercise 1's sentence: T tokens, d entries per embedding (no sentence of the notebook has this shape).
+SIZES_T, SIZES_D = 7, 4
 
 
-def check_T_and_d(answer) -> Feedback:
-    """Exercise 1: (T, d) for the five-word sentence SHAPE_SENTENCE."""
-    T, d = embed(SHAPE_SENTENCE).shape
+def check_sizes(answer) -> Feedback:
+    """Exercise 1: (numbers in E, numbers in W) for a sentence of SIZES_T tokens with d = SIZES_D."""
+    T, d = SIZES_T, SIZES_D
     if answer is None:
-        return wrong("answer is still None. Replace None with a tuple of two whole numbers: (T, d).")
+        return wrong("answer is still None. Replace None with a tuple of two whole numbers: (numbers in E, "
+                     "numbers in W).")
     if not isinstance(answer, (tuple, list)) or len(answer) != 2:
-        return wrong(f"expected a tuple of two whole numbers (T, d), but got {answer!r}. Write it like (5, 2).")
+        return wrong(f"expected a tuple of two whole numbers (numbers in E, numbers in W), but got {answer!r}.")
     if not all(isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in answer):
         return wrong(f"both entries should be whole numbers, but got {answer!r}.")
-    got_T, got_d = answer
-    if (got_T, got_d) == (T, d):
-        return correct(f"T = {T} tokens, each a vector of d = {d} numbers, so E has shape ({T}, {d}).")
-    if (got_T, got_d) == (d, T):
-        return wrong("you swapped them: T counts the tokens, d the entries of each vector.")
-    if got_T != T:
-        return wrong(f"T = {got_T} is not the number of tokens. Count the words of {SHAPE_SENTENCE!r}.")
-    return wrong(f"T is right, but d = {got_d} is not the number of entries in one embedding vector.")
+    in_E, in_W = answer
+    if (in_E, in_W) == (T * d, T * T):
+        return correct(f"E is (T, d) = ({T}, {d}): {T * d} numbers. W is (T, T) = ({T}, {T}): {T * T} numbers, "
+                       "one weight for every pair of tokens, so it grows with the square of the sentence's length.")
+    if (in_E, in_W) == (T * T, T * d):
+        return wrong("you swapped them: E has one row of d entries per token, W one weight per pair of tokens.")
+    if in_E in (T, d) or in_W in (T, d):
+        return wrong(f"count the numbers each matrix holds (rows × columns), not one of its sizes: T = {T}, d = {d}.")
+    if in_E != T * d:
+        return wrong(f"E = {in_E} is not right: E has one row per token, and each row has d = {d} entries.")
+    if in_W == T * d:
+        return wrong("W has one entry per PAIR of tokens (query i, key j), not per token and dimension: (T, T).")
+    return wrong(f"E is right, but W = {in_W} is not: W has one row and one column per token.")
 
 
 _NOT_THE_WEIGHTS = {"S": "S holds the raw scores; the weights come after softmax.",
@@ -43,12 +49,12 @@ def check_weights_symbol(answer) -> Feedback:
     return wrong(_NOT_THE_WEIGHTS.get(symbol, f'{answer!r} is not one of "S", "W", "Y". Look at the notation table.'))
 
 
-def solution_T_and_d() -> Solution:
+def solution_sizes() -> Solution:
     return Solution(
-        "T and d",
+        "the numbers in E and in W",
         """
-        E = embed("river bank flows money grows")
-        answer = E.shape        # (5, 4): T = 5 tokens, d = 4 numbers each
+        T, d = 7, 4
+        answer = (T * d, T * T)   # E is (T, d): 28 numbers; W is (T, T): 49, one per pair of tokens
         """,
     )
 

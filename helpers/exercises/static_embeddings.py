@@ -6,6 +6,7 @@ import numpy as np
 from helpers.exercises.feedback import Feedback, Solution, as_numbers, compare_numbers, correct, wrong
 from helpers.mixing import mix
 from helpers.running_example import SENTENCE_MONEY, SENTENCE_RIVER, embed, static_vector
+from helpers.similarity import cosine
 
 HAND_WEIGHTS = (0.2, 0.7, 0.1)       # the worked example's
 EXERCISE_WEIGHTS = (0.3, 0.5, 0.2)   # not printed in the notebook
@@ -58,7 +59,11 @@ def check_river_bank_mixture(y) -> Feedback:
     ])
     if problem is not None:
         return problem
-    return correct(f"y_bank = {np.round(expected, 2).tolist()}: the same static bank, a different mixture.")
+    (river, bank, flows), section_4 = E, mix(E, HAND_WEIGHTS)
+    return correct(f"y_bank = {np.round(expected, 2).tolist()}. Cosine with river: {cosine(expected, river):.3f}, "
+                   f"against {cosine(section_4, river):.3f} for section 4's mixture. Yours is closer because it "
+                   f"takes more of river (0.3, not 0.2) and of flows (cosine {cosine(flows, river):.2f} with river), "
+                   f"and less of bank (cosine {cosine(bank, river):.2f}).")
 
 
 def solution_sentence_matrix() -> Solution:
