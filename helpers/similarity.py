@@ -47,8 +47,8 @@ def softmax_naive(x, axis: int = -1) -> np.ndarray:
     """exp(x) / sum(exp(x)) exactly as written: overflows for scores above ~709 (kept to show the problem)."""
     x = check.as_array(x, "x")
     with np.errstate(over="ignore", invalid="ignore"):
-        e = np.exp(x)
-        return e / e.sum(axis=axis, keepdims=True)
+        exps = np.exp(x)
+        return exps / exps.sum(axis=axis, keepdims=True)
 
 
 def softmax(x, axis: int = -1) -> np.ndarray:
@@ -59,5 +59,5 @@ def softmax(x, axis: int = -1) -> np.ndarray:
     """
     x = check.as_array(x, "x")
     shifted = x - x.max(axis=axis, keepdims=True)
-    e = np.exp(shifted)
-    return e / e.sum(axis=axis, keepdims=True)
+    exps = np.exp(shifted)
+    return exps / exps.sum(axis=axis, keepdims=True)

@@ -39,8 +39,8 @@ def reference_flows_row() -> np.ndarray:
     """Row 'flows' of W for "money bank flows": softmax of its scaled scores. (3,)"""
     E = embed(ROW_SENTENCE)                     # (3, 4)
     s = E[_ROW] @ E.T / math.sqrt(E.shape[1])   # (3,) scores of flows, divided by √4 = 2
-    e = np.exp(s - s.max())
-    return e / e.sum()
+    exps = np.exp(s - s.max())
+    return exps / exps.sum()
 
 
 def check_flows_row(w) -> Feedback:

@@ -90,8 +90,8 @@ def solution_longer_not_closer() -> Solution:
 def reference_softmax(x):
     """Stable softmax over the last axis: (..., n) -> (..., n), each row positive and summing to 1."""
     x = np.asarray(x, dtype=float)
-    e = np.exp(x - x.max(axis=-1, keepdims=True))   # biggest exponent is exp(0) = 1: no overflow
-    return e / e.sum(axis=-1, keepdims=True)
+    exps = np.exp(x - x.max(axis=-1, keepdims=True))   # biggest exponent is exp(0) = 1: no overflow
+    return exps / exps.sum(axis=-1, keepdims=True)
 
 
 _SOFTMAX_CASES = (
@@ -124,7 +124,7 @@ def _judge_softmax(x: np.ndarray, got: np.ndarray, what: str) -> Feedback | None
     if not np.allclose(sums, 1.0, atol=1e-6):
         if x.ndim == 2 and (np.allclose(got.sum(axis=0), 1.0) or np.isclose(got.sum(), 1.0)):
             return wrong(f"on {what} the rows sum to {np.round(sums, 3).tolist()}: you summed over the wrong axis "
-                         "(columns, or the whole matrix). Sum each row: e.sum(axis=-1, keepdims=True).")
+                         "(columns, or the whole matrix). Sum each row: exps.sum(axis=-1, keepdims=True).")
         return wrong(f"on {what} the weights sum to {np.round(sums, 4).tolist()}, not 1. Divide by the sum.")
     return compare_numbers(got, reference_softmax(x), f"the result on {what}", atol=1e-6,
                            hint="Compare with exp(x - max) / sum(exp(x - max)).")
