@@ -69,6 +69,7 @@ class LearnedPositions(nn.Module):
         self.table = nn.Embedding(T_max, d)                  # weight (T_max, d), random until trained
 
     def forward(self, T: int) -> torch.Tensor:
+        T = _positive_int(T, "T (the number of positions)")
         if T > self.T_max:
             raise ValueError(f"this table has rows for positions 0 … {self.T_max - 1} only (T_max = {self.T_max}); "
                              f"a sentence of T = {T} tokens needs position {T - 1}, which was never learned.")

@@ -231,6 +231,9 @@ def test_causal_mask_checker():
             "additive")
     failing(ex.check_causal_mask(lambda q, k: torch.ones(q, k).tril(q - k)), "sign is flipped")
     failing(ex.check_causal_mask(lambda q, k: causal_mask(q)), "shape")
+    failing(ex.check_causal_mask(lambda q, k: torch.ones(q, k).tril(k - q + 1)), "token after it")
+    message = verdict(ex.check_causal_mask(lambda q, k: None))[1]
+    assert message.count("T_q=4, T_k=4") == 1, message          # the case is named once
     failing(ex.check_causal_mask(lambda q, k: "tril"), "True/False")
     assert isinstance(ex.solution_causal_mask(), Solution)
 
@@ -238,7 +241,9 @@ def test_causal_mask_checker():
 def test_combined_mask_checker():
     assert verdict(ex.check_combined_mask(ex.reference_combined_mask))[0]
     assert verdict(ex.check_combined_mask(lambda n, T: padding_mask(n, T) & causal_mask(T)))[0]
-    failing(ex.check_combined_mask(lambda n, T: causal_mask(T)), "padding is missing")
+    failing(ex.check_combined_mask(lambda n, T: causal_mask(T)), "padding is missing", "<pad> queries attend")
+    pad_rows = lambda n, T: padding_mask(n, T).transpose(-1, -2) & padding_mask(n, T) & causal_mask(T)  # noqa: E731
+    failing(ex.check_combined_mask(pad_rows), "also hid the <pad> QUERIES", "NaN")
     failing(ex.check_combined_mask(lambda n, T: padding_mask(n, T)), "causal part is missing")
     failing(ex.check_combined_mask(lambda n, T: ~(padding_mask(n, T) & causal_mask(T))), "polarity")
     failing(ex.check_combined_mask(lambda n, T: padding_mask(n, T) | causal_mask(T)), "OR")

@@ -62,6 +62,9 @@ def test_learned_positions_stop_at_t_max():
     assert sum(p.numel() for p in table.parameters()) == 8 * 4
     with pytest.raises(ValueError, match="position 9"):
         table(10)
+    for bad in (0, -1, 3.0):
+        with pytest.raises(ValueError, match="T .the number of positions. should be a whole number"):
+            table(bad)
 
 
 def test_the_four_terms_sum_to_the_whole():
@@ -187,6 +190,12 @@ def test_add_positions_checker():
     failing(ex.check_add_positions(lambda E: sinusoidal_positions(*E.shape)), "words are gone")
     failing(ex.check_add_positions(lambda E: E * sinusoidal_positions(*E.shape).double()), "multiplied")
     failing(ex.check_add_positions(lambda E: E + sinusoidal_positions(*E.shape).double()[0]), "position 0")
+    failing(ex.check_add_positions(lambda E: E * math.sqrt(E.shape[1]) + sinusoidal_positions(*E.shape).double()),
+            "scaled E by √d")
+    failing(ex.check_add_positions(lambda E: E + sinusoidal_positions(len(E) + 1, E.shape[1]).double()[1:]),
+            "start at 1")
+    message = verdict(ex.check_add_positions(lambda E: E + sinusoidal_positions(E.shape[1], len(E)).double()))[1]
+    assert ". The encoding must have E's shape" in message, message
     failing(ex.check_add_positions(lambda E: E + 1), "wrong values")
     failing(ex.check_add_positions(lambda E: E + sinusoidal_positions(E.shape[1], E.shape[0]).double()),
             "in that order")

@@ -105,7 +105,7 @@ def check_causal_mask(student_function) -> Feedback:
         what = f"T_q={T_q}, T_k={T_k}"
         got, problem = call_student(student_function, T_q, T_k)
         if problem is None:
-            got, problem = _as_mask(got, f"the mask for {what}")
+            got, problem = _as_mask(got, "the mask")
         if problem is not None:
             return wrong(f"for {what}: {problem.message.removeprefix('your function ')}")
         right = reference_causal_mask(T_q, T_k).double().numpy()
@@ -121,6 +121,8 @@ def check_causal_mask(student_function) -> Feedback:
                                                               "a token may attend to itself (diagonal T_k - T_q)"),
             (torch.ones(T_q, T_k).tril(T_q - T_k).numpy(), f"for {what} the diagonal's sign is flipped: the "
                                                           "triangle moves right by T_k - T_q, not T_q - T_k"),
+            (torch.ones(T_q, T_k).tril(T_k - T_q + 1).numpy(), f"for {what} every query also sees the token after "
+                                                              "it: the diagonal is T_k - T_q, not one more"),
         ]
         problem = compare_numbers(got, right, f"the mask for {what}", atol=0.5, slips=slips,
                                   hint="query i may attend to keys 0 … T_k − T_q + i.")
@@ -159,7 +161,7 @@ def check_combined_mask(student_function) -> Feedback:
         what = f"lengths={lengths}, T={T}"
         got, problem = call_student(student_function, torch.tensor(lengths), T)
         if problem is None:
-            got, problem = _as_mask(got, f"the mask for {what}")
+            got, problem = _as_mask(got, "the mask")
         if problem is not None:
             return wrong(f"for {what}: {problem.message.removeprefix('your function ')}")
         if got.shape == (B, T, T):
@@ -174,13 +176,18 @@ def check_combined_mask(student_function) -> Feedback:
         keys = torch.arange(T)[None, :] < torch.tensor(lengths)[:, None]        # (B, T)
         causal = torch.ones(T, T).tril()
         slips = [
-            (np.broadcast_to(causal.numpy(), right.shape), "the padding is missing: real tokens of the short "
-             "sentences would still attend to <pad> keys once a later query exists. AND in the padding mask"),
+            (np.broadcast_to(causal.numpy(), right.shape), "the padding is missing. With the <pad>s at the end, "
+             "causality alone keeps the real tokens off them, but the <pad> queries attend to <pad> keys, and with "
+             "padding at the start (or no causal mask, in an encoder) real tokens would see pads. AND in the "
+             "padding mask"),
             (np.broadcast_to(keys[:, None, None, :].double().numpy(), right.shape), "the causal part is missing: "
              "every token sees the tokens after it. AND in causal_mask(T)"),
             (1 - right, "the polarity is flipped: True should mean 'may attend' (the course's convention)"),
             (((keys[:, None, None, :] | causal.bool())).double().numpy(), "the masks were combined with OR; "
              "a key must pass both tests: combine with & (AND)"),
+            ((keys[:, None, :, None] & keys[:, None, None, :] & causal.bool()).double().numpy(), "you also hid the "
+             "<pad> QUERIES: their rows are now empty, and softmax over an empty row is 0/0 = NaN (section 9). Hide "
+             "only the keys: index the lengths as (B, 1, 1, T)"),
             (((keys[:, None, :, None]) & causal.bool()).double().numpy(), "the padding hides padded QUERIES "
              "(rows) instead of padded KEYS (columns): index the lengths as (B, 1, 1, T)"),
             (((torch.arange(T)[None, :] <= torch.tensor(lengths)[:, None])[:, None, None, :] & causal.bool())

@@ -1,6 +1,8 @@
 """Exercises of notebook 08: the sinusoidal encoding, the outputs of a shuffled sentence, positions added."""
 from __future__ import annotations
 
+import math
+
 import torch
 
 from helpers.attention_torch import SelfAttention
@@ -169,8 +171,8 @@ def check_add_positions(student_function) -> Feedback:
         what = f"E of shape ({T}, {d})"
         got, problem = numbers_from(student_function, E.clone(), on=what)
         if problem is not None and ("must match" in problem.message or "is odd" in problem.message):
-            return wrong(f"{problem.message} The encoding must have E's shape: sinusoidal_positions(T, d) with "
-                         "T, d = E.shape, in that order.")
+            return wrong(f"{problem.message.rstrip('.')}. The encoding must have E's shape: "
+                         "sinusoidal_positions(T, d) with T, d = E.shape, in that order.")
         if problem is not None:
             return problem
         PE = sinusoidal_positions(T, d, dtype=torch.float64)
@@ -182,6 +184,9 @@ def check_add_positions(student_function) -> Feedback:
             (PE, "that is PE alone: the words are gone. Add the two: E + PE"),
             (E * PE, "you multiplied E by PE; add them"),
             (E + PE[0], "every token got position 0's vector (PE[0]); each row p needs its own PE[p]"),
+            (E * math.sqrt(d) + PE, "you scaled E by √d, as the paper does before adding; here add E as it is"),
+            (E + sinusoidal_positions(T + 1, d, dtype=torch.float64)[1:], "the positions start at 1; the first "
+                                                                          "token is position 0"),
         ]
         problem = compare_numbers(got, (E + PE).numpy(), f"the result on {what}", atol=1e-5,
                                   hint="E + sinusoidal_positions(T, d), with T, d = E.shape.",
