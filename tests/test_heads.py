@@ -7,11 +7,12 @@ import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from verdicts import failing, verdict
 
 from helpers import cost, heads
 from helpers.attention_torch import causal_mask, count_parameters
 from helpers.exercises import heads_masks as ex
-from helpers.exercises.feedback import Feedback, Solution
+from helpers.exercises.feedback import Solution
 from helpers.heads import MultiHeadAttention, merge_heads, padding_mask, split_heads
 
 
@@ -191,17 +192,6 @@ def test_widget_moves():
 
 
 # ---------------------------------------------------------------- checkers
-
-def verdict(feedback):
-    assert isinstance(feedback, Feedback)
-    return feedback.passed, feedback.message
-
-
-def failing(feedback, *fragments):
-    passed, message = verdict(feedback)
-    assert not passed, message
-    for fragment in fragments:
-        assert fragment in message, message
 
 
 def test_split_heads_checker():

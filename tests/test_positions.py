@@ -4,10 +4,11 @@ import math
 import numpy as np
 import pytest
 import torch
+from verdicts import failing, verdict
 
 from helpers.attention_torch import SelfAttention
 from helpers.exercises import positions as ex
-from helpers.exercises.feedback import Feedback, Solution
+from helpers.exercises.feedback import Solution
 from helpers.positions import (
     LearnedPositions,
     four_terms,
@@ -118,18 +119,6 @@ def test_widget_follows_its_sliders_fast():
 
 
 # ----------------------------------------------------------------------------- the checkers
-
-
-def verdict(feedback):
-    assert isinstance(feedback, Feedback)
-    return feedback.passed, feedback.message
-
-
-def failing(feedback, *fragments):
-    passed, message = verdict(feedback)
-    assert not passed, message
-    for fragment in fragments:
-        assert fragment in message, message
 
 
 def _pe(T, d, *, swap=False, exponent=lambda i, d: 2 * i / d, p0=0, numpy=False):
