@@ -9,10 +9,12 @@
 """
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.font_manager import FontProperties
 
 from helpers import validation as check
 
@@ -22,6 +24,8 @@ _BASE = {"figure.figsize": (7.0, 4.5), "figure.dpi": 90, "savefig.dpi": 90, "fon
 _PRESENTER = {"figure.figsize": (9.0, 5.8), "font.size": 17, "axes.titlesize": 19, "axes.labelsize": 17,
               "xtick.labelsize": 16, "ytick.labelsize": 16, "legend.fontsize": 16, "lines.linewidth": 2.5}
 _state = {"presenter": False}
+#: Inches: at 90 dpi about 800 px, the width of a notebook cell on a 1024-px projector (sidebar hidden).
+MAX_FIGURE_WIDTH = 8.8
 
 #: One colour per role, used by every figure.
 COLORS = {"static": "#4c72b0", "contextual": "#dd8452", "query": "#55a868", "key": "#c44e52", "value": "#8172b3",
@@ -95,8 +99,12 @@ def heatmaps(matrices: Sequence, titles: Sequence[str], row_labels=None, col_lab
     vmax = max(a.max() for a in arrays) if shared_scale else None
     width = sum(1.0 * a.shape[1] + 1.6 for a in arrays)
     height = max(0.75 * a.shape[0] + 1.6 for a in arrays)
-    fig, axes = plt.subplots(1, len(arrays), figsize=(width, height), squeeze=False)
+    shrink = min(1.0, MAX_FIGURE_WIDTH / width)
+    fig, axes = plt.subplots(1, len(arrays), figsize=(width * shrink, height * max(shrink, 0.8)), squeeze=False)
+    points = FontProperties(size=plt.rcParams["axes.titlesize"]).get_size_in_points()
+    chars = int((width * shrink / len(arrays) - 0.8) * 72 / (0.6 * points))   # what fits above one panel
     for ax, M, title in zip(axes[0], arrays, titles):
+        title = "\n".join(textwrap.wrap(title or "", chars))
         heatmap(M, row_labels, col_labels, title=title, ax=ax, fmt=fmt, vmin=vmin, vmax=vmax,
                 xlabel=xlabel, ylabel=ylabel)
     if suptitle:

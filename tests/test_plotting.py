@@ -14,6 +14,15 @@ def test_heatmap_writes_every_value_and_labels_axes():
     assert ax.get_title() == "t"
 
 
+def test_heatmaps_fit_a_projector():
+    fig, _ = plotting.heatmaps([np.eye(5)] * 3, ["a", "b", "c"])
+    assert fig.get_size_inches()[0] <= plotting.MAX_FIGURE_WIDTH
+    fig, _ = plotting.heatmaps([np.eye(2)], ["small"])
+    assert fig.get_size_inches()[0] == pytest.approx(3.6)          # small ones keep their size
+    _, axes = plotting.heatmaps([np.eye(5)] * 2, ["a title far too long to fit above one panel of the two", "ok"])
+    assert "\n" in axes[0].get_title() and axes[1].get_title() == "ok"   # long titles wrap, short ones stay
+
+
 def test_heatmaps_share_scale_and_check_titles():
     fig, axes = plotting.heatmaps([np.eye(2), 2 * np.eye(2)], ["one", "two"], shared_scale=True)
     assert len(axes) == 2
