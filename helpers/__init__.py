@@ -20,8 +20,8 @@
     environment       seeds, versions and devices                                        00, all
     validation        input checks for where a person types, with errors that name what was expected
     exercises/        one checker module per notebook (Feedback, Solution)
-    widgets/          thin interactive shells over plain functions; widgets/common: presenter sizes,
-                      the HTML heatmap, fast figures
+    widgets/          thin interactive shells over plain functions; widgets/common: LiveWidget (the base
+                      of every widget), presenter sizes, the HTML heatmap, fast figures
 
 Budget: at most 5,000 lines for notebooks 00-07, about 600 more for each new one (6,200 with 08 and 09).
 """
