@@ -130,15 +130,15 @@ def attention_dropout(W, p: float, generator: torch.Generator):
 
 # --- the sentences and the untrained model behind the per-head pictures and the widget -----------
 
-SENTENCES = ("the river bank flows slowly", "money bank grows", "the old bank lends money", "river flows")
+BATCH_SENTENCES = ("the river bank flows slowly", "money bank grows", "the old bank lends money", "river flows")
 PAD = "<pad>"
 MASK_TYPES = ("none", "causal", "padding", "padding + causal")
 D_MODEL, N_HEADS = 16, 4
 
 
 def embed_words(words, d_model: int = D_MODEL, seed: int = 9):
-    """(T,) words -> (T, d_model) float64: a fixed random vector per word of SENTENCES, zeros for PAD."""
-    vocabulary = sorted({w for s in SENTENCES for w in s.split()})
+    """(T,) words -> (T, d_model) float64: a fixed random vector per word of BATCH_SENTENCES, zeros for PAD."""
+    vocabulary = sorted({w for s in BATCH_SENTENCES for w in s.split()})
     table = torch.randn(len(vocabulary), d_model, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
     return torch.stack([table[vocabulary.index(w)] if w != PAD else torch.zeros(d_model, dtype=torch.float64)
                         for w in words])
@@ -154,7 +154,7 @@ def demo_model(d_model: int = D_MODEL, n_heads: int = N_HEADS, seed: int = 0, sc
     return mha
 
 
-def padded_batch(sentences=SENTENCES):
+def padded_batch(sentences=BATCH_SENTENCES):
     """Sentences -> (padded word lists, lengths (B,), X (B, T_max, d_model)), padded at the end with PAD."""
     rows = [s.split() for s in sentences]
     T = max(len(r) for r in rows)
@@ -163,20 +163,20 @@ def padded_batch(sentences=SENTENCES):
 
 
 def head_pattern_data(sentence: str, head: int, mask_type: str = "none", model=None) -> dict:
-    """The weights of every head for one sentence of SENTENCES, padded like the batch, under one mask.
+    """The weights of every head for one sentence of BATCH_SENTENCES, padded like the batch, under one mask.
 
     Returns {"tokens", "length", "mask" (T, T) bool, "weights" (h, T, T), "head", "W" (T, T) of that head,
     "on_padding" (the weight real tokens give to PAD keys, summed over keys, averaged over real queries)}.
     """
-    if sentence not in SENTENCES:
-        raise ValueError(f"sentence should be one of {SENTENCES}, but got {sentence!r:.60}.")
+    if sentence not in BATCH_SENTENCES:
+        raise ValueError(f"sentence should be one of {BATCH_SENTENCES}, but got {sentence!r:.60}.")
     if mask_type not in MASK_TYPES:
         raise ValueError(f"mask_type should be one of {MASK_TYPES}, but got {mask_type!r:.40}.")
     model = demo_model() if model is None else model
     if not 0 <= head < model.n_heads:
         raise ValueError(f"head should be 0 to {model.n_heads - 1} (this model has {model.n_heads} heads), got {head}.")
     words, lengths, X = padded_batch()
-    b = SENTENCES.index(sentence)
+    b = BATCH_SENTENCES.index(sentence)
     T, n = X.size(1), int(lengths[b])
     mask = torch.ones(T, T, dtype=torch.bool)
     if "causal" in mask_type:

@@ -195,20 +195,20 @@ def _module(scale=True, swap=False, dim=-1, dot_T=False, bias=False):
 
 
 def test_module_reference_and_right_answers_pass():
-    passed, message = verdict(ex.check_self_attention(ex.SelfAttention))
+    passed, message = verdict(ex.check_self_attention_module(ex.SelfAttention))
     assert passed, message
-    assert verdict(ex.check_self_attention(_module()))[0]
-    assert "SelfAttention" in repr(ex.solution_self_attention())
+    assert verdict(ex.check_self_attention_module(_module()))[0]
+    assert "SelfAttention" in repr(ex.solution_self_attention_module())
 
 
 def test_module_names_the_slips():
-    failing(ex.check_self_attention(_module(scale=False)), "scale is missing", "√4")
-    failing(ex.check_self_attention(_module(swap=True)), "wrong transpose")
-    failing(ex.check_self_attention(_module(dim=1)), "over the queries", "dim=-1")
-    failing(ex.check_self_attention(_module(dim=-2)), "over the queries")
-    failing(ex.check_self_attention(_module(dim=0)), "over the batch")
-    failing(ex.check_self_attention(_module(dot_T=True)), "K.transpose(-2, -1), not K.T")
-    failing(ex.check_self_attention(_module(bias=True)), "bias=False", "a bias")
+    failing(ex.check_self_attention_module(_module(scale=False)), "scale is missing", "√4")
+    failing(ex.check_self_attention_module(_module(swap=True)), "wrong transpose")
+    failing(ex.check_self_attention_module(_module(dim=1)), "over the queries", "dim=-1")
+    failing(ex.check_self_attention_module(_module(dim=-2)), "over the queries")
+    failing(ex.check_self_attention_module(_module(dim=0)), "over the batch")
+    failing(ex.check_self_attention_module(_module(dot_T=True)), "K.transpose(-2, -1), not K.T")
+    failing(ex.check_self_attention_module(_module(bias=True)), "bias=False", "a bias")
 
 
 def test_module_checker_never_raises():
@@ -220,8 +220,8 @@ def test_module_checker_never_raises():
         def forward(self, x):
             return x
 
-    failing(ex.check_self_attention(Unsolved), "NotImplementedError")
-    failing(ex.check_self_attention(lambda d_model, d_k: NoLayers()), "self.W_q = nn.Linear(d_model, d_k")
-    failing(ex.check_self_attention(ex.SelfAttention(4, 3)), "the class itself")
-    failing(ex.check_self_attention(3), "expected a function")
-    assert isinstance(ex.solution_self_attention(), Solution)
+    failing(ex.check_self_attention_module(Unsolved), "NotImplementedError")
+    failing(ex.check_self_attention_module(lambda d_model, d_k: NoLayers()), "self.W_q = nn.Linear(d_model, d_k")
+    failing(ex.check_self_attention_module(ex.SelfAttention(4, 3)), "the class itself")
+    failing(ex.check_self_attention_module(3), "expected a function")
+    assert isinstance(ex.solution_self_attention_module(), Solution)

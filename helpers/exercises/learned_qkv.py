@@ -277,10 +277,10 @@ def _module_slips(Q, K, V) -> list[tuple[torch.Tensor, str]]:
     ]
 
 
-def check_self_attention(student_class) -> Feedback:
+def check_self_attention_module(student_class) -> Feedback:
     """Exercise 4: MySelfAttention(d_model, d_k), an nn.Module with W_q, W_k, W_v, against SelfAttention."""
     if isinstance(student_class, torch.nn.Module):
-        return wrong("pass the class itself, check_self_attention(MySelfAttention), not an instance of it.")
+        return wrong("pass the class itself, check_self_attention_module(MySelfAttention), not an instance of it.")
     if (problem := require_callable(student_class, "the class MySelfAttention itself")) is not None:
         return problem
     for seed, B, T, d_model, d_k in MODULE_CASES:
@@ -320,7 +320,7 @@ def check_self_attention(student_class) -> Feedback:
                    "you have built the layer the rest of the course uses.")
 
 
-def solution_self_attention() -> Solution:
+def solution_self_attention_module() -> Solution:
     return Solution.from_function(
         "the module (helpers.attention_torch.SelfAttention)", SelfAttention,
         "nn.Linear(d_model, d_k) computes x @ weight.T, and its .weight is W_qᵀ: so self.W_q(x) is X W_q.")

@@ -8,7 +8,7 @@ import html
 
 import ipywidgets as widgets
 
-from helpers.heads import MASK_TYPES, PAD, SENTENCES, demo_model, head_pattern_data
+from helpers.heads import BATCH_SENTENCES, MASK_TYPES, PAD, demo_model, head_pattern_data
 from helpers.widgets.common import LiveWidget, html_heatmap, reading_style
 
 
@@ -20,9 +20,9 @@ class HeadsWidget(LiveWidget):
     `.result`: the latest head_pattern_data dict.
     """
 
-    def __init__(self, sentence: str = SENTENCES[1], head: int = 0, mask_type: str = "none", model=None):
+    def __init__(self, sentence: str = BATCH_SENTENCES[1], head: int = 0, mask_type: str = "none", model=None):
         self.model = demo_model() if model is None else model
-        self.sentence = widgets.Dropdown(options=SENTENCES, value=sentence, description="sentence",
+        self.sentence = widgets.Dropdown(options=BATCH_SENTENCES, value=sentence, description="sentence",
                                          layout=widgets.Layout(width="420px"))
         self.head = widgets.IntSlider(value=head, min=0, max=self.model.n_heads - 1, description="head",
                                       continuous_update=True)
