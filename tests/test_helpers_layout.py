@@ -1,0 +1,41 @@
+"""The helpers package keeps its shape: one home per name, a map that lists every module, a line budget."""
+import ast
+import re
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MODULES = sorted((ROOT / "helpers").rglob("*.py"))
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def public_names(path):
+    """Top-level functions, classes and constants that do not start with an underscore."""
+    names = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return {n for n in names if not n.startswith("_")}
+
+
+def test_no_public_name_has_two_homes():
+    homes = defaultdict(list)
+    for path in MODULES:
+        for name in public_names(path):
+            homes[name].append(str(path.relative_to(ROOT)))
+    assert {n: h for n, h in homes.items() if len(h) > 1} == {}
+
+
+def test_the_map_lists_every_module():
+    text = (ROOT / "helpers" / "__init__.py").read_text(encoding="utf-8")
+    listed = set(re.findall(r"^    (\w+/?)\s", text, re.M))
+    top = {p.stem for p in MODULES if p.parent.name == "helpers" and p.stem != "__init__"}
+    assert top | {"exercises/", "widgets/"} == listed
+
+
+def test_helpers_stay_inside_the_budget():
+    """5,000 lines for notebooks 00 to 07, about 600 more for each later notebook (COURSE.md)."""
+    lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in MODULES)
+    assert lines <= 5_000 + 600 * (len(NOTEBOOKS) - 8), f"helpers/ has {lines} lines"
