@@ -47,6 +47,16 @@ def test_stored_outputs_come_from_one_clean_run(path):
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_stored_in_nbformats_own_layout(path):
+    """As nbconvert and tools/colab_binder.py write it (sorted keys), so that their rewrites change nothing else."""
+    import nbformat
+
+    text = path.read_text(encoding="utf-8")
+    assert nbformat.writes(nbformat.reads(text, as_version=4)) + "\n" == text, \
+        "save the notebook with nbformat (nbformat.write), or re-execute it (make execute NB=...)"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
 def test_title_goals_navigation_and_summary(path):
     nb = load(path)
     first = source(nb["cells"][0])
