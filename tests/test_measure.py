@@ -211,7 +211,7 @@ def test_replay_peak_counts_allocations_at_start_and_frees_at_end(monkeypatch):
 
 
 def test_cpu_peak_memory_sees_the_T_by_T_matrices():
-    T, bh = 256, 2
+    T, bh = 1024, 2      # large enough that the fused kernel's working buffers (per thread) are far below (T, T)
     one_matrix = bh * T * T * 4
     Q, K, V = make_qkv(bh, T, 16)
     naive = measure.cpu_peak_bytes(lambda: scaled_dot_product_attention(Q, K, V))
