@@ -123,7 +123,7 @@ def changed(page, cell, before, seconds: float = 5.0) -> bool:
 def test_notebook_runs_and_its_widgets_work(lab, browser, path):
     base, token = lab
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page = browser.new_page(viewport={"width": 1024, "height": 768})   # a classroom projector's screen
     try:
         run_all(page, base, token, path.name)
         page.wait_for_timeout(1000)  # let widget views finish rendering
