@@ -36,16 +36,15 @@ def convex_hull(P) -> np.ndarray:
     def cross(o, a, b):
         return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
 
-    lower, upper = [], []
-    for p in points:
-        while len(lower) >= 2 and cross(lower[-2], lower[-1], p) <= 0:
-            lower.pop()
-        lower.append(p)
-    for p in reversed(points):
-        while len(upper) >= 2 and cross(upper[-2], upper[-1], p) <= 0:
-            upper.pop()
-        upper.append(p)
-    return np.array(lower[:-1] + upper[:-1])
+    def half(ordered):  # the lower hull for points left to right, the upper for right to left
+        chain = []
+        for p in ordered:
+            while len(chain) >= 2 and cross(chain[-2], chain[-1], p) <= 0:
+                chain.pop()
+            chain.append(p)
+        return chain[:-1]
+
+    return np.array(half(points) + half(reversed(points)))
 
 
 def inside_hull(points, hull, tol: float = 1e-9) -> np.ndarray:
@@ -85,10 +84,7 @@ def gravity_plot(E, Y, labels, *, basis=None, ax=None, title: str = "", color=No
         for (x, y), word in zip(Pe, labels):
             ax.annotate(word, (x, y), xytext=(6, 6), textcoords="offset points", color=COLORS["static"], fontsize=size)
     ax.margins(x=0.1, y=0.14)   # room for the word labels (drawn up and right of each point) below the title
-    ax.set_aspect("equal")
-    ax.set_xlabel("view axis 1")
-    ax.set_ylabel("view axis 2")
-    ax.set_title(title)
+    ax.set(aspect="equal", xlabel="view axis 1", ylabel="view axis 2", title=title)
     return ax
 
 
@@ -98,9 +94,7 @@ def timing_plot(results: dict, *, ax=None, title: str = ""):
         _, ax = plt.subplots(figsize=(7.5, 4.8))
     for k, (name, (Ts, seconds)) in enumerate(results.items()):
         ax.loglog(Ts, np.asarray(seconds) * 1000, "o-", color=PALETTE[k % len(PALETTE)], lw=2, label=name)
-    ax.set_xlabel("sentence length T (tokens)")
-    ax.set_ylabel("time per call (ms)")
+    ax.set(xlabel="sentence length T (tokens)", ylabel="time per call (ms)", title=title)
     ax.grid(True, which="major", alpha=0.3)
     ax.legend()
-    ax.set_title(title)
     return ax

@@ -21,20 +21,11 @@ import math
 
 #: Bytes per number for the dtypes attention is run in.
 DTYPE_BYTES = {"float64": 8, "float32": 4, "bfloat16": 2, "float16": 2, "float8": 1}
-_ALIASES = {
-    "fp64": "float64", "double": "float64",
-    "fp32": "float32", "float": "float32",
-    "bf16": "bfloat16",
-    "fp16": "float16", "half": "float16",
-    "fp8": "float8", "float8_e4m3fn": "float8", "float8_e5m2": "float8",
-}
+_ALIASES = {"fp64": "float64", "double": "float64", "fp32": "float32", "float": "float32", "bf16": "bfloat16",
+            "fp16": "float16", "half": "float16", "fp8": "float8", "float8_e4m3fn": "float8", "float8_e5m2": "float8"}
 
 #: Memory of some devices a student may meet, in bytes (for the widget's bar).
-DEVICE_MEMORY = {
-    "laptop (16 GB RAM)": 16e9,
-    "A100 (80 GB)": 80e9,
-    "H200 (141 GB)": 141e9,
-}
+DEVICE_MEMORY = {"laptop (16 GB RAM)": 16e9, "A100 (80 GB)": 80e9, "H200 (141 GB)": 141e9}
 
 
 def dtype_name(dtype) -> str:
@@ -118,9 +109,8 @@ def kv_cache_bytes(n_layers: int, n_heads: int, d_k: int, dtype="float16", *, to
 def cost_table(T: int, d_model: int, d_k: int, *, dtype="float32", batch: int = 1, heads: int = 1) -> list[dict]:
     """The cost of one attention layer, line by line: [{"quantity", "formula", "value", "unit"}].
 
-    With `heads` heads of size d_k each head has its own W_q, W_k, W_v, and every line is
-    multiplied by H (the projections and attention by B·H too), so the crossover of the
-    attention and projection FLOPs stays at T = 1.5 · d_model.
+    Each of `heads` heads (of size d_k) has its own W_q, W_k, W_v: every line is multiplied by H (the projections
+    and attention by B·H too), so the crossover of the attention and projection FLOPs stays at T = 1.5 · d_model.
     """
     params = projection_parameters(d_model, d_k)["total"] * heads
     proj = projection_flops(T, d_model, d_k, batch=batch * heads)
@@ -147,34 +137,25 @@ def cost_table(T: int, d_model: int, d_k: int, *, dtype="float32", batch: int = 
 
 def format_cost_table(rows: list[dict]) -> str:
     """The rows of `cost_table` as aligned text, values in words and bytes in GB."""
-    lines = []
-    width = max(len(r["quantity"]) for r in rows)
-    fwidth = max(len(r["formula"]) for r in rows)
-    for r in rows:
-        value = format_bytes(r["value"]) if r["unit"] == "bytes" else f"{format_count(r['value'])} {r['unit']}"
-        lines.append(f"{r['quantity']:<{width}}  {r['formula']:<{fwidth}}  {value}")
-    return "\n".join(lines)
+    width, fwidth = max(len(r["quantity"]) for r in rows), max(len(r["formula"]) for r in rows)
+    values = [format_bytes(r["value"]) if r["unit"] == "bytes" else f"{format_count(r['value'])} {r['unit']}"
+              for r in rows]
+    return "\n".join(f"{r['quantity']:<{width}}  {r['formula']:<{fwidth}}  {v}" for r, v in zip(rows, values))
 
 
 def largest_T_for_memory(budget_bytes: float, dtype="float32", *, batch: int = 1, heads: int = 1,
                          matrices: int = 1) -> int:
     """The largest T whose (T, T) matrices fit in `budget_bytes`: floor(√(budget / (bytes·B·H·matrices))).
-
-    `matrices=2` models the textbook implementation, which holds the scores and the
-    softmax output at the same moment.
+    `matrices=2` models the textbook implementation, which holds the scores and the softmax output at once.
     """
     per_entry = bytes_per_number(dtype) * batch * heads * matrices
-    T = math.isqrt(int(budget_bytes // per_entry))
-    return T
+    return math.isqrt(int(budget_bytes // per_entry))
 
 
 def cost_widget_data(T: float, d_k: int, *, d_model: int = 512, heads: int = 1, dtype="float32") -> dict:
-    """Everything the cost widget shows for one setting of its controls.
-
-    Returns {"T", "table" (rows of cost_table), "text" (the table formatted),
-    "bars" [(label, bytes)] for the (T, T) scores and for Q, K, V together,
-    "devices" (DEVICE_MEMORY), "fits" {device: bool}}. T may come from a log
-    slider as a float: it is rounded to the nearest whole number.
+    """Everything the cost widget shows for one setting of its controls (T, from a log slider, is rounded):
+    {"T", "table" (cost_table's rows), "text" (formatted), "bars" [(label, bytes)] for the (T, T) scores and for
+    Q, K, V, "devices" (DEVICE_MEMORY), "fits" {device: bool}}.
     """
     T = int(round(T))
     rows = cost_table(T, d_model, d_k, dtype=dtype, heads=heads)

@@ -1,6 +1,7 @@
 """Reproducibility and the environment check: seeds, versions, devices."""
 from __future__ import annotations
 
+import contextlib
 import platform
 import random
 
@@ -11,11 +12,8 @@ def seed_everything(seed: int = 0) -> np.random.Generator:
     """Seed Python, NumPy and (if installed) torch; return a NumPy Generator."""
     random.seed(seed)
     np.random.seed(seed)
-    try:
+    with contextlib.suppress(ImportError):
         import torch
-    except ImportError:
-        pass
-    else:
         torch.manual_seed(seed)
     return np.random.default_rng(seed)
 
@@ -47,10 +45,9 @@ def environment_report() -> dict[str, str]:
         report["cuda version (torch build)"] = str(torch.version.cuda)
     try:
         import ipywidgets
+        report["ipywidgets"] = ipywidgets.__version__
     except ImportError:
         report["ipywidgets"] = "not installed"
-    else:
-        report["ipywidgets"] = ipywidgets.__version__
     return report
 
 

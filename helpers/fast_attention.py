@@ -3,11 +3,10 @@
     lean_attention(Q, K, V, mask=None)     one (T_q, T_k) buffer, scale folded into Q, softmax in place
     tiled_attention(Q, K, V, causal, block) `block` queries at a time: the (T, T) matrix is never whole
 
-Both take (..., T_q, d_k), (..., T_k, d_k), (..., T_k, d_v) and return
-(..., T_q, d_v), with the course's mask convention (mask == 0: may not attend)
-Notebook 07 times them against the textbook version and PyTorch's fused
-kernel: the gap between them is memory traffic. They check nothing (on a GPU a
-check that scans data makes Python wait, and the timing would measure the wait).
+Both take (..., T_q, d_k), (..., T_k, d_k), (..., T_k, d_v) and return (..., T_q, d_v), with the course's mask
+convention (mask == 0: may not attend). Notebook 07 times them against the textbook version and PyTorch's fused
+kernel: the gap between them is memory traffic. They check nothing (on a GPU a check that scans data makes Python
+wait, and the timing would measure the wait).
 """
 from __future__ import annotations
 
@@ -17,12 +16,8 @@ import torch
 
 
 def lean_attention(Q, K, V, mask=None):
-    """The same maths as the textbook version, written to touch memory less.
-
-    softmax(Q Kᵀ / √d_k) V with ONE (T_q, T_k) buffer: the scale is folded into
-    Q (T·d_k multiplications instead of T²), the masking and the softmax are done
-    in place. Same signature and mask convention (mask == 0: may not attend) as
-    helpers.attention_torch.scaled_dot_product_attention.
+    """softmax(Q Kᵀ / √d_k) V with ONE (T_q, T_k) buffer: the scale is folded into Q (T·d_k multiplications instead
+    of T²), the masking and the softmax are done in place. Same signature as attention_torch's version.
     (..., T_q, d_k), (..., T_k, d_k), (..., T_k, d_v) -> (..., T_q, d_v).
     """
     batch = torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
@@ -40,14 +35,12 @@ def lean_attention(Q, K, V, mask=None):
 
 def tiled_attention(Q, K, V, causal: bool = False, block: int = 128):
     """Exact attention computed `block` queries at a time: the (T, T) matrix is never whole.
-
-    Each tile of scores, (batch, block, T_k), is small enough to stay in the CPU's
-    caches while it is softmaxed and multiplied by V (4 MiB at B·H = 8, T = 1,024). Softmax rows are
-    independent, so the result is exactly that of the full computation. With
-    `causal`, a tile only computes the keys its queries may see. This is the first
-    half of FlashAttention's idea (which also tiles the keys, with a running
-    softmax).
     (..., T_q, d_k), (..., T_k, d_k), (..., T_k, d_v) -> (..., T_q, d_v).
+
+    Each tile of scores, (batch, block, T_k), is small enough to stay in the CPU's caches while it is softmaxed and
+    multiplied by V (4 MiB at B·H = 8, T = 1,024). Softmax rows are independent, so the result is exact. With
+    `causal`, a tile only computes the keys its queries may see: the first half of FlashAttention's idea (which
+    also tiles the keys, with a running softmax).
     """
     batch = torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
     T_q, d_k, T_k, d_v = Q.shape[-2], Q.shape[-1], K.shape[-2], V.shape[-1]

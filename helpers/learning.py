@@ -24,6 +24,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from helpers.attention_torch import SelfAttention, attention_weights, count_parameters, scaled_dot_product_attention
+from helpers.measure import cpu_threads
 from helpers.similarity import softmax
 
 # ---------------------------------------------------------------- the soft dictionary
@@ -164,11 +165,8 @@ def make_dataset(task: str = "idiom", seed: int = 0) -> Dataset:
 
 def idiom_rate_by_word(dataset: Dataset, words: Sequence[str] = HEADS + PARTNERS) -> dict[str, float]:
     """For each word: the fraction of training sentences containing it whose label is 1."""
-    rates = {}
-    for word in words:
-        has = (dataset.train_ids == _INDEX[word]).any(axis=1)  # (N,) sentences that contain the word
-        rates[word] = float(dataset.train_labels[has].mean())
-    return rates
+    has = {word: (dataset.train_ids == _INDEX[word]).any(axis=1) for word in words}  # (N,) sentences with the word
+    return {word: float(dataset.train_labels[rows].mean()) for word, rows in has.items()}
 
 
 def static_table(d_model: int = 16, seed: int = 0) -> np.ndarray:
@@ -219,9 +217,8 @@ class Experiment:
         """A short text table: parameters, final loss, test accuracy per model."""
         width = max(len(n) for n in self.runs)
         lines = [f"{'model':<{width}}  {'parameters':>10}  {'final loss':>10}  {'test accuracy':>13}"]
-        for name, run in self.runs.items():
-            lines.append(f"{name:<{width}}  {run.parameters:>10,}  {run.loss[-1]:>10.3f}  "
-                         f"{run.test_accuracy:>13.1%}")
+        lines += [f"{name:<{width}}  {run.parameters:>10,}  {run.loss[-1]:>10.3f}  {run.test_accuracy:>13.1%}"
+                  for name, run in self.runs.items()]
         return "\n".join(lines)
 
 
@@ -236,10 +233,8 @@ def train_model(name: str, dataset: Dataset, *, steps: int = 150, lr: float = 0.
     y_train = torch.from_numpy(dataset.train_labels)  # (N,)
     E_examples = table[torch.tensor([[_INDEX[w] for w in s.split()] for s in EXAMPLES])]  # (4, T, d)
     losses, accuracies, snap_steps, snaps = [], [], [], []
-    previous_threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny tensors: one thread is fastest and gives the same sums everywhere
     frozen = count_parameters(model.attention) == 0  # nothing in the attention can change: average it once
-    try:
+    with cpu_threads(1):  # tiny tensors: one thread is fastest and gives the same sums everywhere
         if frozen:
             with torch.no_grad():
                 pooled = model.attention(E_train).mean(dim=-2)  # (N, T, d_out) -> (N, d_out)
@@ -260,8 +255,6 @@ def train_model(name: str, dataset: Dataset, *, steps: int = 150, lr: float = 0.
             test_ids = torch.from_numpy(dataset.test_ids)  # (N_test, T)
             correct = model(table[test_ids]).argmax(dim=-1) == torch.from_numpy(dataset.test_labels)  # (N_test,)
             outputs = model.attention(E_examples).numpy().copy()  # (4, T, d_out)
-    finally:
-        torch.set_num_threads(previous_threads)
     by_pair = np.zeros((len(HEADS), len(PARTNERS)))
     for h, head in enumerate(HEADS):
         for p, partner in enumerate(PARTNERS):
@@ -322,9 +315,7 @@ def plot_loss_curves(experiment: Experiment, *, title: str = ""):
     ax.axhline(np.log(2), color="#888888", lw=1, ls=":")
     ax.text(experiment.steps, np.log(2) * 1.08, "ln 2: guessing", ha="right", va="bottom", color="#666666",
             fontsize=plt.rcParams["font.size"] - 2)
-    ax.set_yscale("log")
-    ax.set_xlabel("training step (one full pass over the 512 training sentences)")
-    ax.set_ylabel("training loss (log scale)")
-    ax.set_title(title)
+    ax.set(yscale="log", xlabel="training step (one full pass over the 512 training sentences)",
+           ylabel="training loss (log scale)", title=title)
     ax.legend(loc="lower left")
     return ax

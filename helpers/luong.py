@@ -9,13 +9,10 @@ every number can be checked by eye.
     decoder_states()            S_dec: (T_q, d) = (2, 4), one row per Hindi token
     luong_dot_attention(s, H)   one decoder step, Luong's way: (d,), (T_k, d) -> context (d,), weights (T_k,)
     projections(d_model, d_k)   seeded W_q, W_k, W_v, each (d_model, d_k)
-    qkv_attention(X_q, X_kv, P) Q from X_q, K and V from X_kv (P: the projections), through the course's
-                                scaled_dot_product_attention -> Q, K, V, W, Y
-    dictionary_lookup(c, noise) notebook 06's dictionary {'a': 1, 'b': 2, 'c': c} asked for 'b', Luong's way
-                                and with separate roles (the data of the dictionary widget)
-    lineup_data(learned, same)  the 2 x 2 line-up of the two differences (the widget's data):
-                                two sequences = the Hindi decoder asks the English encoder,
-                                one sequence = the English sentence asks itself (as in notebook 06's figure)
+    qkv_attention(X_q, X_kv, P) Q from X_q, K and V from X_kv (P: the projections) -> Q, K, V, W, Y
+    dictionary_lookup(c, noise) {'a': 1, 'b': 2, 'c': c} asked for 'b', Luong's way and with separate roles
+    lineup_data(learned, same)  the widget's 2 x 2 line-up: the Hindi decoder asks the English encoder (two
+                                sequences) or the English sentence asks itself (one), with or without projections
 """
 from __future__ import annotations
 
@@ -67,7 +64,6 @@ def projections(d_model: int = D_MODEL, d_k: int = D_MODEL, seed: int = 0) -> di
 
 def qkv_attention(X_q, X_kv, P: dict | None = None) -> dict[str, torch.Tensor]:
     """Queries from X_q (T_q, d), keys and values from X_kv (T_k, d); P None reuses them (K = V = X_kv).
-
     Returns {"Q", "K", "V", "W" (T_q, T_k), "Y" (T_q, d_v)}.
     """
     if P is None:
@@ -82,9 +78,8 @@ DICTIONARY_KEYS = ("a", "b", "c")
 
 def dictionary_lookup(value_c: float = 4.0, noise: float = 1.0) -> dict:
     """Look up 'b' in {'a': 1, 'b': 2, 'c': value_c} three ways: Luong's (whole h_j), with a learned W_q only
-    (keys and values still the whole h_j), and with separate W_q, W_k, W_v.
-
-    Each h_j is (one-hot key code | value); the query is (0, 3, 0, noise). Weights (3,) and answers per way.
+    (keys and values still the whole h_j), and with separate W_q, W_k, W_v. Each h_j is (one-hot key code | value);
+    the query is (0, 3, 0, noise). Weights (3,) and answers per way.
     """
     H_dict = torch.tensor([[1.0, 0, 0, 1], [0.0, 1, 0, 2], [0.0, 0, 1, value_c]])   # (3, 4): key code | value
     q = torch.tensor([0.0, 3, 0, noise])                                             # (4,) asks for 'b'

@@ -1,7 +1,6 @@
 """Measuring attention: the time and peak memory of one call, on the CPU or a CUDA GPU (notebook 07, benchmarks/).
 
-    resolve_device("auto"), torch_dtype("bf16"), cuda_skip_message()
-    synchronize(device), cpu_threads(n)
+    resolve_device("auto"), torch_dtype("bf16"), cuda_skip_message(), synchronize(device), cpu_threads(n)
     one_sample(fn, device, number)      seconds per call, over `number` back-to-back calls
     time_calls({name: fn}, device)      warmed-up, synchronised, interleaved timings -> {name: Timing}
     paired_ratio(timings, a, b)         median over rounds of t_a / t_b
@@ -10,8 +9,7 @@
     IMPLEMENTATIONS, make_qkv           naive, lean, tiled and sdpa, and their random inputs
     run_benchmark(...) -> [Row]         time, TFLOP/s and peak memory over sizes and dtypes
     format_table, ratios, header        the rows as text
-    timing_cell(peaks)                  notebook 07's CUDA timing cell, with its CPU fallback
-    piece_calls(...)                    the textbook's steps one by one, next to SDPA's whole call
+    timing_cell(peaks), piece_calls()   notebook 07's CUDA timing cell (CPU fallback); the textbook's steps one by one
 
 Time: warm-up calls first, CUDA events read after a synchronize, interleaved rounds
 (a, b, c, a, b, c, ...) and their median. Memory: the CUDA allocator's peak counter; on the
@@ -20,6 +18,7 @@ CPU, one call under the PyTorch profiler, its allocations and frees replayed in 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 import os
 import statistics
@@ -35,7 +34,6 @@ from helpers.attention_torch import scaled_dot_product_attention
 from helpers.fast_attention import lean_attention, tiled_attention
 
 # ---- Device and dtype
-
 
 def resolve_device(device="auto") -> torch.device:
     """'auto' -> cuda if a GPU is usable, else cpu. Asking for cuda without one is a clear error."""
@@ -83,7 +81,6 @@ def cuda_skip_message() -> str | None:
 
 
 # ---- Time
-
 
 @contextlib.contextmanager
 def cpu_threads(n: int | None):
@@ -137,10 +134,8 @@ class Timing:
 
 def time_calls(functions: dict[str, Callable], device="cpu", *, warmup: int = 2, repeats: int = 7,
                min_sample_s: float = 0.002, num_threads: int | None = None) -> dict[str, Timing]:
-    """Time zero-argument functions in interleaved rounds: {name: Timing}.
-
-    A sample loops a fast function until about `min_sample_s` has passed, so the
-    clock's resolution and launch overheads do not dominate.
+    """Time zero-argument functions in interleaved rounds: {name: Timing}. A sample loops a fast function until
+    about `min_sample_s` has passed, so the clock's resolution and launch overheads do not dominate.
     """
     timings = {name: Timing() for name in functions}
     with cpu_threads(num_threads):
@@ -164,7 +159,6 @@ def paired_ratio(timings: dict[str, Timing], numerator: str, denominator: str) -
 
 # ---- Peak memory
 
-
 @contextlib.contextmanager
 def _quiet_stderr():
     """Silence C-level stderr (the profiler prints a timestamped line each time it starts and stops)."""
@@ -184,14 +178,9 @@ def cpu_peak_bytes(fn: Callable) -> int:
         fn()
     deltas = []  # allocations counted at an operator's start, frees at its end
     for event in prof.function_events:
-        amount = event.self_cpu_memory_usage
-        if amount:
+        if amount := event.self_cpu_memory_usage:
             deltas.append((event.time_range.start if amount > 0 else event.time_range.end, amount))
-    current = peak = 0
-    for _, amount in sorted(deltas):
-        current += amount
-        peak = max(peak, current)
-    return peak
+    return max(itertools.accumulate((amount for _, amount in sorted(deltas)), initial=0))  # the running total's peak
 
 
 def peak_memory_bytes(fn: Callable, device="cpu") -> int:
@@ -207,10 +196,8 @@ def peak_memory_bytes(fn: Callable, device="cpu") -> int:
 
 
 def sdpa_backend(Q, K, V, causal: bool = False) -> str:
-    """The kernel this PyTorch's F.scaled_dot_product_attention picks for these inputs: 'flash', 'math', ...
-
-    Asks PyTorch's own dispatcher (torch._fused_sdp_choice, a private function): 'unknown'
-    where this PyTorch does not answer. The choice is the library's, and changes between versions.
+    """The kernel F.scaled_dot_product_attention picks for these inputs: 'flash', 'math', ... ('unknown' where
+    this PyTorch's private dispatcher, torch._fused_sdp_choice, does not answer; the choice changes between versions).
     """
     try:
         from torch.nn.attention import SDPBackend
@@ -222,7 +209,6 @@ def sdpa_backend(Q, K, V, causal: bool = False) -> str:
 
 
 # ---- The implementations compared, and the benchmark
-
 
 def _with_mask(fn):
     """fn(Q, K, V, mask) as a preparer: a causal mask is built here, once, not inside the timed call."""
@@ -279,10 +265,9 @@ def run_benchmark(*, device="cpu", dtypes=("float32",), sizes=(256, 512, 1024), 
                   memory=True, seed: int = 0) -> list[Row]:
     """Time (and measure the peak memory of) each implementation at each size and dtype: one Row each.
 
-    `memory`: True at every size, False at none, or a collection of sizes. An implementation
-    that runs out of GPU memory gets the note 'out of memory' and is skipped at larger sizes;
-    one that cannot run these inputs gets its error as the note. FLOPs: 4·B·H·T²·d_k, halved when
-    causal for the versions that skip the hidden pairs (tiled, fused SDPA); naive and lean compute all T².
+    `memory`: True at every size, False at none, or a collection of sizes. An implementation that runs out of GPU
+    memory gets the note 'out of memory' and is skipped at larger sizes; one that cannot run these inputs gets its
+    error as the note. FLOPs: 4·B·H·T²·d_k, halved when causal for tiled and fused SDPA (naive and lean compute all T²).
     """
     device = resolve_device(device)
     memory_sizes = set(sizes) if memory is True else set(memory or ())
@@ -366,7 +351,6 @@ def header(device, num_threads: int | None, batch_heads: int, d_k: int, causal: 
 
 
 # ---- Notebook 07: the timing cell and the steps one by one
-
 
 def timing_cell(peaks: dict[str, float], *, cpu_sizes=(256, 512), cuda_sizes=(1024, 2048, 4096, 8192),
                 batch_heads: int = 8, d_k: int = 64, repeats: int = 5) -> list[Row]:

@@ -15,14 +15,8 @@ from helpers.running_example import SENTENCE_MONEY, SENTENCE_RIVER, embed, embed
 from helpers.similarity import cosine_matrix
 
 #: Sentences offered in the playground's menu (all built from the course vocabulary).
-PLAYGROUND_SENTENCES: tuple[str, ...] = (
-    SENTENCE_MONEY,
-    SENTENCE_RIVER,
-    "river money bank",
-    "bank bank bank",
-    "money grows flows",
-    "river bank flows money grows",
-)
+PLAYGROUND_SENTENCES: tuple[str, ...] = (SENTENCE_MONEY, SENTENCE_RIVER, "river money bank", "bank bank bank",
+                                         "money grows flows", "river bank flows money grows")
 
 #: Longest sentence the playground accepts: a (T, T) heatmap stays readable.
 MAX_WORDS = 10
@@ -41,10 +35,8 @@ def playground_data(sentence, scaled: bool = True) -> dict:
     """
     words = tokenize(sentence)
     if len(words) > MAX_WORDS:
-        raise ValueError(
-            f"The sentence has {len(words)} words; the playground draws (T, T) heatmaps, so keep it to "
-            f"{MAX_WORDS} words or fewer."
-        )
+        raise ValueError(f"The sentence has {len(words)} words; the playground draws (T, T) heatmaps, so keep it to "
+                         f"{MAX_WORDS} words or fewer.")
     steps = self_attention_steps(embed(words), scaled=scaled)
     E, W, Y = steps["E"], steps["W"], steps["Y"]
     basis = playground_basis()

@@ -34,10 +34,7 @@ PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#d
 
 
 def use_course_style(presenter: bool | None = None) -> None:
-    """Apply the course's matplotlib defaults (and the presenter sizes if on).
-
-    presenter: True or False switches presenter mode; None keeps the current setting.
-    """
+    """Apply the course's matplotlib defaults, and the presenter sizes if on (presenter=None keeps the setting)."""
     if presenter is not None:
         _state["presenter"] = check.flag(presenter, "presenter")
     plt.rcParams.update(_BASE)
@@ -58,7 +55,6 @@ def is_presenter_mode() -> bool:
 def heatmap(M, row_labels=None, col_labels=None, *, title: str = "", ax=None,
             fmt: str = "{:.2f}", vmin=None, vmax=None, xlabel: str = "", ylabel: str = ""):
     """Draw a (rows, cols) matrix as a heatmap with each value written in its cell; returns the Axes.
-
     vmin, vmax: the colour scale's ends (None: the matrix's own min and max).
     """
     M = np.asarray(M, dtype=float)
@@ -80,12 +76,9 @@ def heatmap(M, row_labels=None, col_labels=None, *, title: str = "", ax=None,
         for i in range(rows):
             for j in range(cols):
                 light = (M[i, j] - vmin) / span < 0.55
-                ax.text(j, i, fmt.format(M[i, j]), ha="center", va="center",
-                        color="white" if light else "black",
+                ax.text(j, i, fmt.format(M[i, j]), ha="center", va="center", color="white" if light else "black",
                         fontsize=plt.rcParams["font.size"] - 1)
-    ax.set_title(title)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
+    ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
     return ax
 
 
@@ -115,7 +108,6 @@ def heatmaps(matrices: Sequence, titles: Sequence[str], row_labels=None, col_lab
 
 def projection_basis(X) -> np.ndarray:
     """A fixed 2-D view of (n, d) vectors: the basis (d, 2) of X's top two right singular vectors.
-
     Not centred, so the origin stays put; signs are fixed; for d = 2 it is the identity.
     """
     X = np.asarray(X, dtype=float)

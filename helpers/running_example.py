@@ -27,27 +27,20 @@ VOCAB: tuple[str, ...] = tuple(EMBEDDINGS)
 
 
 def tokenize(sentence) -> list[str]:
-    """Split a sentence (a string, or a list of words) into lower-case words.
-
-    Raises a clear error for an empty sentence or a word outside VOCAB.
-    """
+    """Split a sentence (a string, or a list of words) into lower-case words; a clear error if empty or not in VOCAB."""
     if isinstance(sentence, str):
         words = sentence.lower().split()
     elif isinstance(sentence, (list, tuple)) and all(isinstance(w, str) for w in sentence):
         words = [w.lower().strip() for w in sentence]
     else:
-        raise TypeError(
-            f"A sentence should be a string such as {SENTENCE_MONEY!r} or a list of words, "
-            f"but got {type(sentence).__name__} ({sentence!r:.40})."
-        )
+        raise TypeError(f"A sentence should be a string such as {SENTENCE_MONEY!r} or a list of words, "
+                        f"but got {type(sentence).__name__} ({sentence!r:.40}).")
     if not words:
         raise ValueError("The sentence is empty: give at least one word.")
     unknown = [w for w in words if w not in EMBEDDINGS]
     if unknown:
-        raise ValueError(
-            f"{unknown[0]!r} is not in the course vocabulary ({', '.join(VOCAB)}). "
-            "Build sentences from these words."
-        )
+        raise ValueError(f"{unknown[0]!r} is not in the course vocabulary ({', '.join(VOCAB)}). "
+                         "Build sentences from these words.")
     return words
 
 

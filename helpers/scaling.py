@@ -19,6 +19,7 @@ from functools import lru_cache
 import numpy as np
 import torch
 
+from helpers.measure import cpu_threads
 from helpers.similarity import softmax
 
 #: The head sizes the notebook samples: 1, 2, 4, ..., 1024.
@@ -36,10 +37,9 @@ def sample_dot_products(d: int, n_pairs: int = 10_000, sigma: float = 1.0, seed=
 
 
 def variance_table(d_values=POWERS_OF_TWO, n_pairs: int = 10_000, sigma: float = 1.0, seed: int = 0) -> dict:
-    """Measured Var(q·k) next to the prediction d·σ⁴, for each d in d_values (fresh pairs for every d).
-
-    Columns, one entry per d: d, var, predicted, ratio (var / predicted), noise (relative standard
-    error of var), var_scaled (variance of q·k / √d); also sigma, n_pairs, samples (n_pairs, len(d)).
+    """Measured Var(q·k) next to the prediction d·σ⁴, for each d in d_values (fresh pairs for every d). Columns, one
+    entry per d: d, var, predicted, ratio (var / predicted), noise (relative standard error of var), var_scaled
+    (variance of q·k / √d); also sigma, n_pairs, samples (n_pairs, len(d)).
     """
     rng = np.random.default_rng(seed)
     d = np.array(d_values)
@@ -109,10 +109,8 @@ def _summarise(S: np.ndarray, G: np.ndarray, c: float) -> dict:
 
 
 def attention_snapshot(d_k: int, scaled: bool = True, *, T: int = 16, n_queries: int = 512, seed: int = 0) -> dict:
-    """n_queries unit-Gaussian queries against T keys in d_k dimensions, z = q·k (/ √d_k if `scaled`).
-
-    Returns the weights softmax(z) and their statistics, and the gradient ∂L/∂z for a fixed random
-    upstream G (the same for every d_k): see _summarise for the keys.
+    """n_queries unit-Gaussian queries against T keys in d_k dimensions, z = q·k (/ √d_k if `scaled`): the weights
+    softmax(z), their statistics and ∂L/∂z for a fixed random upstream G, the same for every d_k (keys: _summarise).
     """
     S, G = _scores_and_upstream(int(d_k), T, n_queries, seed)
     result = _summarise(S, G, math.sqrt(d_k) if scaled else 1.0)
@@ -135,19 +133,17 @@ def gradient_measurements(d_values=POWERS_OF_TWO, scaled: bool = True, *, n_seq:
                           d_model: int = 64, seed: int = 0) -> dict:
     """Measure with autograd how much gradient reaches the scores z and the projection W_q, per d_k.
 
-    x (n_seq, T, d_model) ~ N(0, 1), W_q, W_k ~ N(0, 1/d_model), z = Q Kᵀ (/ √d_k if scaled),
-    L = Σ softmax(z) · G for a fixed random G; the same draws with and without scaling.
-    Returns arrays, one entry per d_k: scores_* (||∂L/∂z_i||), wq_* (||x_i|| ||∂L/∂q_i||), wq_total,
-    wq_top10_share, gap_top10, gap_rest, top2_share, max_weight, and d, scaled.
+    x (n_seq, T, d_model) ~ N(0, 1), W_q, W_k ~ N(0, 1/d_model), z = Q Kᵀ (/ √d_k if scaled), L = Σ softmax(z) · G
+    for a fixed random G; the same draws with and without scaling. Returns d, scaled and arrays, one entry per d_k:
+    scores_* (||∂L/∂z_i||), wq_* (||x_i|| ||∂L/∂q_i||), wq_total, wq_top10_share, gap_top10, gap_rest, top2_share,
+    max_weight.
     """
     base = np.random.default_rng([seed, d_model, T, n_seq])
     x = torch.from_numpy(base.standard_normal((n_seq, T, d_model)))   # (n_seq, T, d_model)
     G = torch.from_numpy(base.standard_normal((n_seq, T, T)))         # (n_seq, T, T)
     x_norm = x.norm(dim=-1).reshape(-1)                                # (n_seq*T,)
     out = {}
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)   # tiny tensors: one thread is fastest, and the sums never depend on the machine
-    try:
+    with cpu_threads(1):   # tiny tensors: one thread is fastest, and the sums never depend on the machine
         for d_k in d_values:
             rng = np.random.default_rng([seed, d_k, d_model])
             W_q = torch.from_numpy(rng.standard_normal((d_model, d_k)) / math.sqrt(d_model)).requires_grad_()
@@ -179,8 +175,6 @@ def gradient_measurements(d_values=POWERS_OF_TWO, scaled: bool = True, *, n_seq:
                             f"{prefix}_p90": np.percentile(values, 90)})
             for key, value in row.items():
                 out.setdefault(key, []).append(value)
-    finally:
-        torch.set_num_threads(threads)
     result = {k: np.array(v, dtype=np.float64) for k, v in out.items()}
     result.update({"d": np.array(d_values), "scaled": bool(scaled)})
     return result
@@ -200,10 +194,8 @@ def scale_constant(d_model: int, n_heads: int) -> float:
 
 def constant_comparison(d_model: int = 512, n_heads: int = 8, *, T: int = 16, n_queries: int = 512,
                         seed: int = 0) -> dict:
-    """What three divisors do to one head's weights: none (c = 1), right (√d_k), wrong (√d_model).
-
-    Returns d_model, n_heads, d_k, T, max_entropy_bits, example_scores (query 0's raw q·k) and
-    rows: one dict of weight statistics per divisor.
+    """What three divisors do to one head's weights: none (c = 1), right (√d_k), wrong (√d_model). Returns d_model,
+    n_heads, d_k, T, max_entropy_bits, example_scores (query 0's raw q·k) and rows (weight statistics per divisor).
     """
     d_k = per_head_dim(d_model, n_heads)
     S, G = _scores_and_upstream(d_k, T, n_queries, seed)

@@ -62,8 +62,7 @@ def softmax_at_scale(scores, scale: float = 1.0) -> dict:
 def weights_bars(rows, titles, *, suptitle: str = ""):
     """Rows of weights as bar charts side by side, values on the bars, a dashed line at 1/n. Returns (fig, axes)."""
     grow = plt.rcParams["font.size"] / 13   # larger fonts (presenter mode) get a larger figure
-    fig, axes = plt.subplots(1, len(rows), figsize=(4.2 * grow * len(rows), 3.9 * grow), sharey=True,
-                             squeeze=False)
+    fig, axes = plt.subplots(1, len(rows), figsize=(4.2 * grow * len(rows), 3.9 * grow), sharey=True, squeeze=False)
     label_height = 0.1   # of a value label, in weight units (the y axis runs from 0 to 1.12)
     uniform_sizes = set()
     for ax, w, title in zip(axes[0], rows, titles):

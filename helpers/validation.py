@@ -42,10 +42,8 @@ def _not_a_real_number(x) -> bool:
 
 
 def as_array(value, name: str) -> np.ndarray:
-    """Convert lists, NumPy arrays and torch tensors to a float64 array of the same shape.
-
-    Raises TypeError (naming `name`) for anything that is not real numbers:
-    None, text (even "1.5"), complex numbers, ragged nesting.
+    """Convert lists, NumPy arrays and torch tensors to a float64 array of the same shape. TypeError (naming `name`)
+    for anything that is not real numbers: None, text (even "1.5"), complex numbers, ragged nesting.
     """
     value = _plain(value)
     if value is None or isinstance(value, (str, bytes, dict, set)):
@@ -53,10 +51,8 @@ def as_array(value, name: str) -> np.ndarray:
     try:
         raw = np.asarray(value)
     except (TypeError, ValueError) as error:
-        raise TypeError(
-            f"{name} should be numbers arranged as a list or an array, but got {describe(value)} "
-            f"that NumPy cannot turn into numbers ({error})."
-        ) from None
+        raise TypeError(f"{name} should be numbers arranged as a list or an array, but got {describe(value)} "
+                        f"that NumPy cannot turn into numbers ({error}).") from None
     if raw.dtype.kind in "USO" or raw.dtype.kind == "c":
         # as objects, so that text in a list of numbers is found where it is (NumPy made every entry text)
         items = np.asarray(value, dtype=object) if raw.dtype.kind in "US" and not isinstance(value, np.ndarray) else raw
@@ -100,9 +96,7 @@ def matrix(value, name: str, layout: str = "(T, d)") -> np.ndarray:
 def require_same_dimension(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str, why: str) -> None:
     """Check that the last axes of `a` and `b` have the same number of entries; `why` says why they must."""
     if a.shape[-1] != b.shape[-1]:
-        raise ValueError(
-            f"{name_a} has {a.shape[-1]} entries but {name_b} has {b.shape[-1]}: {why}"
-        )
+        raise ValueError(f"{name_a} has {a.shape[-1]} entries but {name_b} has {b.shape[-1]}: {why}")
 
 
 def flag(value, name: str) -> bool:

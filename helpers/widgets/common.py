@@ -55,9 +55,8 @@ def html_heatmap(M, row_labels, col_labels, *, title: str = "", fmt: str = "{:.2
         for v in values:
             t = (v - lo) / span
             r, g, b, _ = _VIRIDIS(t)
-            fg = "white" if t < 0.55 else "black"
-            tds.append(f"<td style='{cell}background:rgb({r*255:.0f},{g*255:.0f},{b*255:.0f});color:{fg}'>"
-                       f"{fmt.format(v)}</td>")
+            tds.append(f"<td style='{cell}background:rgb({r*255:.0f},{g*255:.0f},{b*255:.0f});"
+                       f"color:{'white' if t < 0.55 else 'black'}'>{fmt.format(v)}</td>")
         rows.append(f"<tr><th style='{head}text-align:right'>{html.escape(str(label))}</th>{''.join(tds)}</tr>")
     caption = (f"<div style='font-weight:bold;margin-bottom:4px;font-size:{px(16)}px'>{html.escape(title)}</div>"
                if title else "")
@@ -131,10 +130,9 @@ def interactive_now(function: Callable, **controls) -> widgets.interactive:
 class LiveWidget(widgets.VBox):
     """Controls above outputs; moving a control runs `compute()` -> data, then `show(data)`.
 
-    Pictures (Images) among the outputs never grow wider than the cell (see fit_width).
-    A subclass has a `reading` HTML output, where a TypeError or ValueError from `compute()` (a typed
-    input it cannot read) is shown. `.result`: the latest data, None after such an error;
-    `.last_update_ms`: how long the last update took (for tests, never shown).
+    Pictures among the outputs never grow wider than the cell (fit_width). A subclass has a `reading` HTML output,
+    where a TypeError or ValueError from `compute()` (a typed input it cannot read) is shown. `.result`: the latest
+    data, None after such an error; `.last_update_ms`: how long the last update took (for tests, never shown).
     """
 
     def __init__(self, controls: list, outputs: list):

@@ -1,9 +1,7 @@
 """Notebook 04's widget: step through training (helpers.learning.training_snapshot) and watch the attention.
 
-Only what changes is redrawn. The picture is the two loss curves (the same for every sentence), blitted:
-a step moves only the cursor, the markers and the title. The attention weights are two HTML heatmaps
-(widgets.common.html_heatmap), so a new sentence or step costs no matplotlib drawing at all.
-The slider offers exactly the recorded steps.
+The loss curves are blitted (a step moves only the cursor, the markers and the title); the attention weights are
+HTML heatmaps, so a new sentence or step costs no matplotlib drawing. The slider offers exactly the recorded steps.
 """
 from __future__ import annotations
 
@@ -53,9 +51,8 @@ class _LossPicture:
 
 
 class TrainingWidget(LiveWidget):
-    """Step through training over a finished experiment: [0] training step, [1] sentence, [2] the loss
-    curves, [3] both models' attention weights and the reading. example: the index of the first sentence
-    shown. `.result`: a training_snapshot dict.
+    """Step through training over a finished experiment: [0] training step, [1] sentence, [2] the loss curves,
+    [3] both models' weights and the reading. example: the first sentence's index. `.result`: a training_snapshot dict.
     """
 
     def __init__(self, experiment: Experiment, step: int | None = None, example: int = 0):

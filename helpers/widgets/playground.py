@@ -41,14 +41,10 @@ class _VectorPicture:
         ax.scatter(P[:, 0], P[:, 1], s=25, color="#bbbbbb", zorder=1)
         for (x, y), word in zip(P, words):
             ax.annotate(word, (x, y), xytext=(6, 5), textcoords="offset points", color="#555555", fontsize=_SMALL)
-        self.hull = Polygon(np.zeros((3, 2)), closed=True, facecolor=COLORS["static"], alpha=0.12, lw=0)
-        ax.add_patch(self.hull)
-        self.arrows = []
-        for _ in range(MAX_WORDS):
-            arrow = FancyArrowPatch((0, 0), (0, 0), arrowstyle="-|>", mutation_scale=14,
-                                    color=COLORS["accent"], lw=1.6, shrinkA=3, shrinkB=3)
-            ax.add_patch(arrow)
-            self.arrows.append(arrow)
+        self.hull = ax.add_patch(Polygon(np.zeros((3, 2)), closed=True, facecolor=COLORS["static"], alpha=0.12, lw=0))
+        self.arrows = [ax.add_patch(FancyArrowPatch((0, 0), (0, 0), arrowstyle="-|>", mutation_scale=14,
+                                                    color=COLORS["accent"], lw=1.6, shrinkA=3, shrinkB=3))
+                       for _ in range(MAX_WORDS)]   # one per word at most; the unused ones are hidden
         self.starts = ax.scatter([], [], s=60, color=COLORS["static"], label="static e (start)", zorder=3)
         self.ends = ax.scatter([], [], s=60, color=COLORS["contextual"], marker="D",
                                label="contextual y (end)", zorder=3)
@@ -107,8 +103,7 @@ class PlaygroundWidget(LiveWidget):
                                + "</div>")
         self.picture.value = self._vectors.png(data)
         tops = "; ".join(f"{w} → {t} ({row.max():.2f})" for w, t, row in zip(words, data["top"], data["W"]))
-        self.reading.value = (f"<div style='{reading_style()}'><b>attends most to:</b> "
-                              f"{html.escape(tops)}</div>")
+        self.reading.value = f"<div style='{reading_style()}'><b>attends most to:</b> {html.escape(tops)}</div>"
 
 
 def _own_sentence(sentence) -> str:

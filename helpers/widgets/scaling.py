@@ -46,8 +46,7 @@ class _Picture:
         ax.legend(loc="lower left", fontsize=_SMALL)
         for axis in (self.ax_w, self.ax_g):
             axis.tick_params(labelsize=_SMALL)
-            for side in ("top", "right"):
-                axis.spines[side].set_visible(False)
+            axis.spines[["top", "right"]].set_visible(False)
         self.title_w = self.ax_w.set_title(" ", fontsize=_TEXT)
         self.title_g = self.ax_g.set_title(" ", fontsize=_TEXT)
         self.figure.set_dynamic([*self.bars, self.marker, self.title_w, self.title_g])
