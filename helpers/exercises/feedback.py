@@ -81,11 +81,11 @@ def call_student(function, *args, **kwargs):
         return None, wrong(f"your function raised {type(error).__name__}: {error}")
 
 
-def numbers_from(function, *args, on: str = ""):
+def numbers_from(function, *args, on: str = "", name: str = "the result"):
     """Call the student's function and read the result as numbers: (array, None) or (None, Feedback "on <on>: ...")."""
     with np.errstate(all="ignore"):
         result, problem = call_student(function, *args)
-    got, problem = as_numbers(result, "the result") if problem is None else (None, problem)
+    got, problem = as_numbers(result, name) if problem is None else (None, problem)
     return got, (wrong(f"on {on}: {problem.message}") if on and problem is not None else problem)
 
 
@@ -101,10 +101,7 @@ def as_numbers(value, name: str):
 
 
 def one_number(value, name: str, what: str = "a number", *, returned: bool = False, finite: bool = True):
-    """(float, None) for one real number (scalar, 1-element array or tensor), else (None, Feedback naming what came).
-
-    `returned`: the value came back from the student's function; `finite`: NaN and infinity are refused.
-    """
+    """(float, None) for one real number, else (None, Feedback); `returned`: from a function; `finite`: no NaN, inf."""
     if value is None:
         if returned:
             return None, wrong(f"{name} returned None. Did the function forget to `return` {what}?")
@@ -127,8 +124,7 @@ def one_number(value, name: str, what: str = "a number", *, returned: bool = Fal
     except (TypeError, ValueError):
         return None, wrong(f"{name} should be one number, {what}, but got {_kind(value)}.")
     if array.size != 1:
-        return None, wrong(f"{name} should be one number, {what}, but has {array.size} numbers "
-                           f"(shape {array.shape}).")
+        return None, wrong(f"{name} should be one number, {what}, but has {array.size} numbers (shape {array.shape}).")
     number = float(array.reshape(()))
     if finite and not np.isfinite(number):
         return None, wrong(f"{name} = {number} is not a finite number: it should be {what}.")

@@ -1,7 +1,5 @@
 """Exercises of notebook 04: a soft lookup, the parameter count, the forward pass with W_q, W_k, W_v, the module.
-
-The course's layout: Q = E W_q with W_q of shape (d_model, d_k), tokens as rows (nn.Linear's .weight is W_qᵀ).
-"""
+The course's layout: Q = E W_q with W_q of shape (d_model, d_k), tokens as rows (nn.Linear's .weight is W_qᵀ)."""
 from __future__ import annotations
 
 import math
@@ -24,7 +22,6 @@ from helpers.exercises.feedback import (
 from helpers.learning import soft_lookup
 
 # --- Exercise 1: a soft dictionary lookup -------------------------------------------------------
-
 
 def reference_soft_lookup(query, keys, values):
     """Blend of all values, weighted by softmax of the key-query dot products: (d,), (n, d), (n,) -> number."""
@@ -96,10 +93,9 @@ def check_soft_lookup(student_function) -> Feedback:
 
 
 def solution_soft_lookup() -> Solution:
-    return Solution.from_function(
-        "a soft dictionary lookup", reference_soft_lookup,
-        "Make the query 10 times longer and the weights approach [1, 0, 0]: the hard lookup d['a'] = 1 is the "
-        "limit of the soft one.")
+    return Solution.from_function("a soft dictionary lookup", reference_soft_lookup,
+                                  "Make the query 10 times longer and the weights approach [1, 0, 0]: the hard lookup "
+                                  "d['a'] = 1 is the limit of the soft one.")
 
 
 # --- Exercise 2: how many parameters? -----------------------------------------------------------
@@ -141,8 +137,7 @@ def check_qkv_parameters(student_function) -> Feedback:
             3 * (d_model + d_k): "you added the sizes. A (d_model, d_k) matrix holds d_model × d_k numbers",
         }
         if got in slips:
-            return wrong(f"for d_model={d_model}, d_k={d_k} you returned {got:,}, expected {expected:,}: "
-                         f"{slips[got]}.")
+            return wrong(f"for d_model={d_model}, d_k={d_k} you returned {got:,}, expected {expected:,}: {slips[got]}.")
         return wrong(f"for d_model={d_model}, d_k={d_k} you returned {got!r}, but SelfAttention({d_model}, {d_k}) "
                      f"has {expected:,} parameters. Count the numbers in W_q, W_k and W_v: each is (d_model, d_k).")
     return correct("3 · d_model · d_k, checked against count_parameters(SelfAttention(...)) for "
@@ -151,14 +146,12 @@ def check_qkv_parameters(student_function) -> Feedback:
 
 
 def solution_qkv_parameters() -> Solution:
-    return Solution.from_function(
-        "the parameter count", reference_qkv_parameters,
-        "W_q, W_k and W_v are each (d_model, d_k), and SelfAttention builds them with bias=False. "
-        "Attempt 1 (softmax(E Eᵀ/√d) E) has 0.")
+    return Solution.from_function("the parameter count", reference_qkv_parameters,
+                                  "W_q, W_k and W_v are each (d_model, d_k), and SelfAttention builds them with "
+                                  "bias=False. Attempt 1 (softmax(E Eᵀ/√d) E) has 0.")
 
 
 # --- Exercise 3: the forward pass ---------------------------------------------------------------
-
 
 def reference_attention_forward(E, W_q, W_k, W_v):
     """Self-attention with learned projections: E (T, d_model) -> Y (T, d_v).
@@ -174,24 +167,20 @@ def reference_attention_forward(E, W_q, W_k, W_v):
     return W @ V                                     # (T, d_v)  y_i = Σ_j w_ij v_j
 
 
-#: (seed, T, d_model, d_k, d_v) of the cases the checker tries: every size differs from the others, so a
-#: scale by the wrong one shows, and the second d_k is 9 so that a hard-coded √4 = 2 shows too.
+#: (seed, T, d_model, d_k, d_v): all sizes differ, so a scale by the wrong one shows; d_k = 9 shows a hard-coded √4.
 FORWARD_CASES = ((7, 5, 6, 4, 3), (8, 6, 12, 9, 2))
 
 
 def _forward_case(seed: int = 7, T: int = 5, d_model: int = 6, d_k: int = 4, d_v: int = 3):
     g = torch.Generator().manual_seed(seed)
-    E = torch.randn(T, d_model, generator=g, dtype=torch.float64)
-    W_q, W_k = (torch.randn(d_model, d_k, generator=g, dtype=torch.float64) for _ in range(2))
-    W_v = torch.randn(d_model, d_v, generator=g, dtype=torch.float64)
-    return E, W_q, W_k, W_v
+    shapes = ((T, d_model), (d_model, d_k), (d_model, d_k), (d_model, d_v))   # E, W_q, W_k, W_v
+    return tuple(torch.randn(*shape, generator=g, dtype=torch.float64) for shape in shapes)
 
 
 def _forward_slips(E, W_q, W_k, W_v) -> list[tuple[torch.Tensor, str]]:
     """[(what a slip returns, what the slip is)]."""
     Q, K, V = E @ W_q, E @ W_k, E @ W_v
-    T, d_model = E.shape
-    d_k, d_v = Q.shape[-1], V.shape[-1]
+    (T, d_model), d_k, d_v = E.shape, Q.shape[-1], V.shape[-1]
     S = Q @ K.T
     which = f"the scale is √d_k, the length of the query and key vectors (here d_k = {d_k})"
     divisors = [
@@ -214,19 +203,16 @@ def check_attention_forward(student_function) -> Feedback:
     """Exercise 3: attention_forward(E, W_q, W_k, W_v) -> Y, checked against SelfAttention."""
     if (problem := require_callable(student_function, "attention_forward(E, W_q, W_k, W_v) returning Y")) is not None:
         return problem
-    for seed, *sizes in FORWARD_CASES:
-        E, W_q, W_k, W_v = _forward_case(seed, *sizes)
-        T, d_model = E.shape
-        d_k, d_v = W_q.shape[1], W_v.shape[1]
+    for seed, T, d_model, d_k, d_v in FORWARD_CASES:
+        E, W_q, W_k, W_v = _forward_case(seed, T, d_model, d_k, d_v)
         what = f"E ({T}, {d_model}), W_q and W_k ({d_model}, {d_k}), W_v ({d_model}, {d_v})"
         result, problem = call_student(student_function, E.clone(), W_q.clone(), W_k.clone(), W_v.clone())
-        if problem is not None and "NotImplementedError" in problem.message:
-            return problem
-        if problem is not None and "RuntimeError" in problem.message and ("shape" in problem.message
-                                                                           or "size" in problem.message):
-            return wrong(f"on {what} a matrix product failed. W_q is (d_model, d_k) and the tokens are the rows "
-                         "of E, so Q = E @ W_q with no .T (only nn.Linear's .weight is W_qᵀ); the same for K, V.")
         if problem is not None:
+            if "NotImplementedError" in problem.message:
+                return problem
+            if "RuntimeError" in problem.message and ("shape" in problem.message or "size" in problem.message):
+                return wrong(f"on {what} a matrix product failed. W_q is (d_model, d_k) and the tokens are the rows "
+                             "of E, so Q = E @ W_q with no .T (only nn.Linear's .weight is W_qᵀ); the same for K, V.")
             return wrong(f"on {what} {problem.message.removeprefix('your function ')}")
         if isinstance(result, (tuple, list)) and len(result) == 2 and all(hasattr(r, "shape") for r in result):
             return wrong(f"on {what} you returned a pair of arrays (of shapes {tuple(result[0].shape)} and "
@@ -239,8 +225,7 @@ def check_attention_forward(student_function) -> Feedback:
         if got.shape == (T, d_model):
             return wrong(f"on {what} Y has the shape of E: did you mix E instead of V = E @ W_v?")
         expected = scaled_dot_product_attention(E @ W_q, E @ W_k, E @ W_v).numpy()  # (T, d_v)
-        # 1e-5: a float32 computation of the same formula is right too
-        problem = compare_numbers(got, expected, f"Y on {what}", atol=1e-5,
+        problem = compare_numbers(got, expected, f"Y on {what}", atol=1e-5,   # a float32 result is right too
                                   hint="Q = E @ W_q, K = E @ W_k, V = E @ W_v; "
                                        "W = softmax(Q @ K.T / √d_k, dim=-1); Y = W @ V.",
                                   slips=[(v.numpy(), f"on {what} {m}.") for v, m in _forward_slips(E, W_q, W_k, W_v)])
@@ -259,8 +244,7 @@ def solution_attention_forward() -> Solution:
 
 # --- Exercise 4: the module -----------------------------------------------------------------------
 
-#: (seed, B, T, d_model, d_k): a batch of two, then of one; every size differs, so a wrong one shows.
-MODULE_CASES = ((3, 2, 5, 6, 4), (4, 1, 7, 12, 9))
+MODULE_CASES = ((3, 2, 5, 6, 4), (4, 1, 7, 12, 9))  #: (seed, B, T, d_model, d_k): batches of 2 and 1, all sizes differ
 
 
 def _module_slips(Q, K, V) -> list[tuple[torch.Tensor, str]]:
@@ -309,8 +293,7 @@ def check_self_attention_module(student_class) -> Feedback:
             hint = (" On a batch (B, T, d_k), transpose the last two dims: K.transpose(-2, -1), not K.T."
                     if "size" in problem.message or "shape" in problem.message else "")
             return wrong(f"on {what} forward {problem.message.removeprefix('your function ')}{hint}")
-        problem = compare_numbers(result.detach() if hasattr(result, "detach") else result, expected,
-                                  f"the output on {what}", atol=1e-6,
+        problem = compare_numbers(result, expected, f"the output on {what}", atol=1e-6,
                                   hint="Q, K, V = self.W_q(x), self.W_k(x), self.W_v(x); "
                                        "softmax(Q @ K.transpose(-2, -1) / √d_k, dim=-1) @ V.",
                                   slips=[(v.numpy(), f"on {what}: {m}.") for v, m in slips])

@@ -16,13 +16,13 @@ from helpers.exercises.feedback import (
     compare_numbers,
     correct,
     named_slip,
+    numbers_from,
     require_callable,
     wrong,
 )
 from helpers.luong import decoder_states, encoder_states, luong_dot_attention, projections
 
 # --- Exercise 1: one step of Luong's dot attention -------------------------------------------------
-
 
 def reference_luong_context(s, H):
     """Luong's dot attention for one decoder state: s (d,), H (T_k, d) -> context (d,)."""
@@ -33,8 +33,7 @@ def reference_luong_context(s, H):
 
 def _luong_cases():
     g = torch.Generator().manual_seed(6)
-    H_random = torch.randn(5, 3, generator=g)
-    s_random = torch.randn(3, generator=g)
+    H_random, s_random = torch.randn(5, 3, generator=g), torch.randn(3, generator=g)
     return [(decoder_states()[0], encoder_states()), (decoder_states()[1], encoder_states()), (s_random, H_random)]
 
 
@@ -59,10 +58,9 @@ def check_luong_context(luong_context) -> Feedback:
             return wrong(f"the context has shape {got.shape}: {same}it has an extra axis of size 1 (from s[None], "
                          f"unsqueeze or keepdim=True). One decoder state gives ONE context vector, shape ({d},): "
                          "keep s 1-D, or drop the axis with .squeeze().")
-        problem = named_slip(got, (
+        problem = named_slip(got, atol=1e-4, slips=(
             (weights, "you returned the attention weights; the context is weights @ H, shape (d,)."),
-            (scores, "you returned the scores s · h_j. Apply softmax, then take the weighted sum of the h_j.")),
-            atol=1e-4)
+            (scores, "you returned the scores s · h_j. Apply softmax, then take the weighted sum of the h_j.")))
         if problem is None:
             problem = compare_numbers(got, expected, "the context", hint="Three steps: scores = H @ s, "
                                       "weights = softmax(scores), context = weights @ H.", slips=(
@@ -86,8 +84,7 @@ def solution_luong_context() -> Solution:
 
 # --- Exercise 2: the shapes of cross-attention -----------------------------------------------------
 
-#: Exercise 2's setting: a Hindi decoder (T_q = 5) attending to an English encoder (T_k = 7).
-SHAPES_SETTING = {"T_q": 5, "T_k": 7, "d_model": 512, "d_k": 64}
+SHAPES_SETTING = {"T_q": 5, "T_k": 7, "d_model": 512, "d_k": 64}  #: a Hindi decoder, an English encoder
 
 
 def reference_cross_attention_shapes() -> dict[str, tuple[int, int]]:
@@ -116,8 +113,7 @@ def _whole_numbers(shape):
     return tuple(sizes), None
 
 
-#: What each shape counts, without giving the numbers away.
-_SHAPE_HINTS = {
+_SHAPE_HINTS = {  # what each shape counts, without giving the numbers away
     "Q": "one row per token of the sequence that asks; columns: the dimension of a query after the projection",
     "K": "rows: one key per token of the sequence being looked at; columns: a key's dimension, matching a query's",
     "V": "rows: one value per key; columns: the dimension of a value after the projection, d_v",
@@ -133,8 +129,7 @@ def check_cross_attention_shapes(shapes) -> Feedback:
         return wrong("shapes is None. Fill in the dictionary: shapes = {'Q': (..., ...), 'K': ..., ...}.")
     if not isinstance(shapes, dict):
         return wrong(f"expected a dict like {{'Q': (rows, columns), ...}}, but got {type(shapes).__name__}.")
-    missing = [k for k in expected if k not in shapes]
-    if missing:
+    if missing := [k for k in expected if k not in shapes]:
         return wrong(f"the dictionary is missing {', '.join(missing)}: give a shape for each of Q, K, V, W, Y.")
     for name, shape in expected.items():
         got, problem = _whole_numbers(shapes[name])
@@ -162,9 +157,7 @@ def check_cross_attention_shapes(shapes) -> Feedback:
 
 
 def solution_cross_attention_shapes() -> Solution:
-    return Solution(
-        "the shapes of cross-attention",
-        """
+    return Solution("the shapes of cross-attention", """
         shapes = {
             "Q": (5, 64),   # decoder tokens x d_k      (queries come from the decoder)
             "K": (7, 64),   # encoder tokens x d_k      (keys come from the encoder)
@@ -172,12 +165,10 @@ def solution_cross_attention_shapes() -> Solution:
             "W": (5, 7),    # one row per query, one column per key
             "Y": (5, 64),   # one output per query
         }
-        """,
-    )
+        """)
 
 
 # --- Exercise 3: cross-attention with learned projections ------------------------------------------
-
 
 def reference_cross_attention(X_dec, X_enc, W_q, W_k, W_v):
     """Queries from the decoder, keys and values from the encoder: (T_q, d), (T_k, d) -> (T_q, d_v)."""
@@ -188,44 +179,37 @@ def reference_cross_attention(X_dec, X_enc, W_q, W_k, W_v):
 
 
 def _cross_cases():
+    """[(X_dec, X_enc, W_q, W_k, W_v)]: the story's states with (4, 4) projections, then random ones with (4, 3)."""
     g = torch.Generator().manual_seed(7)
-    P = projections(4, 4, seed=0)  # a dict of projections: P, because plain W is the attention weights
-    P_rect = {name: torch.randn(4, 3, generator=g) for name in ("W_q", "W_k", "W_v")}
-    X_dec_long = torch.randn(4, 4, generator=g)
-    X_enc_long = torch.randn(6, 4, generator=g)
-    return [(decoder_states(), encoder_states(), P), (X_dec_long, X_enc_long, P_rect)]
-
-
-def _softmax_attention(Q, K, V, scale: float, dim: int = -1, softmax: bool = True):
-    S = (Q @ K.T) * scale  # (T_q, T_k)
-    return (torch.softmax(S, dim=dim) if softmax else S) @ V
+    rectangular = [torch.randn(4, 3, generator=g) for _ in range(3)]   # W_q, W_k, W_v
+    X_dec, X_enc = torch.randn(4, 4, generator=g), torch.randn(6, 4, generator=g)
+    return [(decoder_states(), encoder_states(), *projections(4, 4, seed=0).values()), (X_dec, X_enc, *rectangular)]
 
 
 def _cross_attention_slips(X_dec, X_enc, W_q, W_k, W_v):
     """[(what a slip computes, the message naming it)], leaving out slips whose shapes do not fit."""
     sdpa = scaled_dot_product_attention
     Q, K, V = X_dec @ W_q, X_enc @ W_k, X_enc @ W_v
-    d, d_k = X_dec.shape[1], Q.shape[1]
+    S, d, d_k = Q @ K.T, X_dec.shape[1], Q.shape[1]   # S: (T_q, T_k) raw scores
     slips = [
         (lambda: sdpa(Q, X_dec @ W_k, X_dec @ W_v), "self-attention over the decoder: K and V come from X_enc."),
         (lambda: sdpa(Q, X_enc @ W_v, X_enc @ W_k), "W_k and W_v are swapped: K = X_enc @ W_k, V = X_enc @ W_v."),
         (lambda: sdpa(X_dec, X_enc, X_enc), "no projections were applied: apply W_q, W_k, W_v first."),
         (lambda: sdpa(Q, K, X_enc), "the values are the raw encoder states: V = X_enc @ W_v."),
-        (lambda: _softmax_attention(Q, K, V, 1.0), "the 1/√d_k scale is missing (notebook 05)."),
-        (lambda: _softmax_attention(Q, K, V, 1 / d_k), f"the scores were divided by d_k = {d_k}, not by √d_k."),
-        (lambda: _softmax_attention(Q, K, V, math.sqrt(d_k)), "the scores were multiplied by √d_k: divide instead."),
-        (lambda: _softmax_attention(Q, K, V, 1 / math.sqrt(d)), f"the scores were divided by √{d}, the square root "
+        (lambda: torch.softmax(S, -1) @ V, "the 1/√d_k scale is missing (notebook 05)."),
+        (lambda: torch.softmax(S * (1 / d_k), -1) @ V, f"the scores were divided by d_k = {d_k}, not by √d_k."),
+        (lambda: torch.softmax(S * math.sqrt(d_k), -1) @ V, "the scores were multiplied by √d_k: divide instead."),
+        (lambda: torch.softmax(S * (1 / math.sqrt(d)), -1) @ V, f"the scores were divided by √{d}, the square root "
          f"of the input width; d_k = Q.shape[-1] = {d_k}."),
-        (lambda: _softmax_attention(Q, K, V, 1 / math.sqrt(d_k), dim=0),
+        (lambda: torch.softmax(S * (1 / math.sqrt(d_k)), 0) @ V,
          "the softmax runs over the wrong axis: each query's row of weights must sum to 1 (dim=-1)."),
-        (lambda: _softmax_attention(Q, K, V, 1 / math.sqrt(d_k), softmax=False),
+        (lambda: (S * (1 / math.sqrt(d_k))) @ V,
          "the softmax is missing: apply torch.softmax(scores, dim=-1) to the scaled scores."),
         (lambda: sdpa(X_dec @ W_q.T, X_enc @ W_k.T, X_enc @ W_v.T),
          "the projections were transposed: with W of shape (d, d_k), use X @ W, not X @ W.T."),
     ]
     for i, name in enumerate(("W_q", "W_k", "W_v")):
-        flipped = [W_q, W_k, W_v]
-        flipped[i] = flipped[i].T
+        flipped = [W.T if j == i else W for j, W in enumerate((W_q, W_k, W_v))]
         slips.append((lambda f=flipped: sdpa(X_dec @ f[0], X_enc @ f[1], X_enc @ f[2]),
                       f"{name} was transposed: the projection is X @ {name}, not X @ {name}.T."))
     out = []
@@ -243,14 +227,10 @@ def check_cross_attention(cross_attention) -> Feedback:
     problem = require_callable(cross_attention, "cross_attention(X_dec, X_enc, W_q, W_k, W_v) -> Y (T_q, d_v)")
     if problem is not None:
         return problem
-    for X_dec, X_enc, P in _cross_cases():
-        W_q, W_k, W_v = P["W_q"], P["W_k"], P["W_v"]
+    for X_dec, X_enc, W_q, W_k, W_v in _cross_cases():
         # copies: an in-place edit of a weight inside the student's function must not reach the reference
-        result, problem = call_student(cross_attention, X_dec.clone(), X_enc.clone(),
-                                       W_q.clone(), W_k.clone(), W_v.clone())
-        if problem is not None:
-            return problem
-        got, problem = as_numbers(result, "Y")
+        got, problem = numbers_from(cross_attention, X_dec.clone(), X_enc.clone(),
+                                    W_q.clone(), W_k.clone(), W_v.clone(), name="Y")
         if problem is not None:
             return problem
         expected = reference_cross_attention(X_dec, X_enc, W_q, W_k, W_v).numpy()

@@ -91,8 +91,7 @@ def solution_flows_row() -> Solution:
 
 # --- Exercise 2: predict whom bank attends to when grows is longer ---------------------------------
 
-#: Exercise 2: "money bank grows" with grows three times as long (the same direction).
-LONG_GROWS = (0.0, 3.0, 3.0, 3.0)
+LONG_GROWS = (0.0, 3.0, 3.0, 3.0)  #: exercise 2: e_grows three times as long (the same direction)
 PREDICT_WORDS = tuple(SENTENCE_MONEY.split())
 
 
@@ -135,9 +134,7 @@ def solution_long_grows_prediction() -> Solution:
     steps = self_attention_steps(long_grows_matrix())
     scores = ", ".join(f"{v:.0f}" for v in steps["S"][1])
     weights = ", ".join(f"{v:.3f}" for v in steps["W"][1])
-    return Solution(
-        "whom bank attends to when grows is longer",
-        f"""
+    return Solution("whom bank attends to when grows is longer", f"""
         E = embed("money bank grows")        # (3, 4)
         E[2] = [0, 3, 3, 3]                  # grows, three times as long
         S = E @ E.T                          # bank's row: [{scores}]
@@ -145,8 +142,7 @@ def solution_long_grows_prediction() -> Solution:
         answer = ["money", "bank", "grows"][W[1].argmax()]   # "{reference_long_grows_prediction()}"
         """,
         "Cosine ignores length, so by cosine nothing changed: bank would still be closest to itself. "
-        "The dot product is |a| |b| cos θ, and tripling |e_grows| triples bank's score with grows.",
-    )
+        "The dot product is |a| |b| cos θ, and tripling |e_grows| triples bank's score with grows.")
 
 
 # --- Exercise 3: self-attention in matrix form --------------------------------------------------
@@ -162,11 +158,10 @@ def reference_self_attention(E):
 
 
 def _cases():
-    rng = np.random.default_rng(3)
     return (
         (embed(SENTENCE_MONEY), "E of 'money bank grows' (3, 4)"),
         (embed(SENTENCE_RIVER), "E of 'river bank flows' (3, 4)"),
-        (rng.normal(size=(5, 3)), "a random E of shape (5, 3)"),
+        (np.random.default_rng(3).normal(size=(5, 3)), "a random E of shape (5, 3)"),
         (np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 40.0]]), "E = [[1, 0], [0, 1], [0, 40]] (rows' scores far apart)"),
         (30.0 * embed(SENTENCE_MONEY), "30 × E of 'money bank grows' (large scores)"),
     )

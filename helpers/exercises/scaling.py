@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 
@@ -22,8 +23,7 @@ from helpers.similarity import softmax
 
 # ----------------------------------------------------------------------------- Exercise 1: the divisor per head
 
-#: (d_model, n_heads) cases the checker tries, the course's 512 / 8 first. 128 / 2 catches "return n_heads";
-#: 384 / 4 has d_k = 96, not a perfect square, so a rounded √ is caught.
+#: (d_model, n_heads), the course's 512 / 8 first; 128 / 2 catches "return n_heads", 384 / 4 (d_k = 96) a rounded √.
 DIVISOR_CASES = ((512, 8), (128, 2), (768, 12), (96, 6), (1024, 1), (384, 4))
 
 
@@ -33,14 +33,10 @@ def reference_divisor(d_model, n_heads):
     return math.sqrt(d_k)
 
 
-def _close(a: float, b: float) -> bool:
-    return math.isclose(a, b, rel_tol=1e-3, abs_tol=1e-9)
-
-
+_close = partial(math.isclose, rel_tol=1e-3, abs_tol=1e-9)
 _SWAP = ("the division is the wrong way round (maybe the arguments are swapped: the checker calls "
          "divisor(d_model, n_heads))")
-#: Typical slips, recognised by the formula they follow in EVERY case (a single case can mislead: at 512 and 8
-#: heads, d_k = 64 and √(d_model·n_heads) = √4096 = 64 too). Each message is followed by the right computation.
+#: Slips, named when EVERY case follows the formula (one can mislead: at 512 / 8, √(d_model·n_heads) = 64 = d_k).
 _DIVISOR_SLIPS = (
     (lambda m, h: math.sqrt(m), "that is √d_model, but d_k is the size of ONE head's keys."),
     (lambda m, h: m / h, "that is d_k = d_model / n_heads itself; the divisor is its square root."),
@@ -87,21 +83,17 @@ def check_divisor(divisor) -> Feedback:
 
 
 def solution_divisor() -> Solution:
-    return Solution.from_function(
-        "the divisor for a model with several heads", reference_divisor,
-        "Multi-head attention splits d_model into n_heads equal slices; each head's keys have "
-        "d_k = d_model / n_heads components, and only those enter its dot products. "
-        "So the variance to undo is d_k·σ⁴, and the divisor is √d_k.")
+    return Solution.from_function("the divisor for a model with several heads", reference_divisor,
+                                  "Multi-head attention splits d_model into n_heads equal slices; each head's keys "
+                                  "have d_k = d_model / n_heads components, and only those enter its dot products. So "
+                                  "the variance to undo is d_k·σ⁴, and the divisor is √d_k.")
 
 
 # ----------------------------------------------------------------------------- Exercise 2: predict the variance
 
-#: The setting of exercise 2: head size and the standard deviation of each q and k component.
-PREDICT_D_K = 128
-PREDICT_SIGMA = 0.5
-
-
-_NOT_GIVEN = object()
+PREDICT_D_K = 128    #: exercise 2's head size
+PREDICT_SIGMA = 0.5  #: the standard deviation of each q and k component
+_NOT_GIVEN = object()   # check_variance_prediction's second argument, left out
 
 
 def check_variance_prediction(predicted_var, predicted_var_scaled=_NOT_GIVEN) -> Feedback:
@@ -121,10 +113,7 @@ def check_variance_prediction(predicted_var, predicted_var_scaled=_NOT_GIVEN) ->
             return problem
         predictions.append(value)
     (raw, scaled), expected_raw, expected_scaled = predictions, d * s**4, s**4
-
-    def near(a, b):
-        return math.isclose(a, b, rel_tol=0.01)
-
+    near = partial(math.isclose, rel_tol=0.01)
     if near(raw, expected_scaled) and near(scaled, expected_raw):
         return wrong("the two answers are swapped: the raw dot product has the large variance, "
                      "the scaled one the small.")
@@ -149,22 +138,18 @@ def check_variance_prediction(predicted_var, predicted_var_scaled=_NOT_GIVEN) ->
         if not near(got, expected):
             return wrong(next(message for values, message in slips if any(near(got, v) for v in values)))
     samples = sample_dot_products(d, 50_000, s, seed=2024)
-    return correct(f"Var(q·k) = d·σ⁴ = {expected_raw:g} and Var(q·k / √d_k) = σ⁴ = {expected_scaled:g}. "
-                   f"Measured on 50,000 fresh pairs: {samples.var(ddof=1):.3f} and "
-                   f"{(samples / math.sqrt(d)).var(ddof=1):.4f}.")
+    return correct(f"Var(q·k) = d·σ⁴ = {expected_raw:g} and Var(q·k / √d_k) = σ⁴ = {expected_scaled:g}. Measured on "
+                   f"50,000 fresh pairs: {samples.var(ddof=1):.3f} and {(samples / math.sqrt(d)).var(ddof=1):.4f}.")
 
 
 def solution_variance_prediction() -> Solution:
-    return Solution(
-        "Var(q·k) for d_k = 128 and σ = 0.5",
-        """
+    return Solution("Var(q·k) for d_k = 128 and σ = 0.5", """
         d_k, sigma = 128, 0.5
         predicted_var = d_k * sigma**4             # 128 products, each of variance σ²·σ² = 0.0625  -> 8.0
         predicted_var_scaled = predicted_var / d_k # Var(X / √d_k) = Var(X) / d_k = σ⁴               -> 0.0625
         """,
         "The scaled variance is σ⁴, not 1: dividing by √d_k removes the dependence on d_k and nothing "
-        "else. In a real model σ is kept near 1 by initialisation and normalisation layers.",
-    )
+        "else. In a real model σ is kept near 1 by initialisation and normalisation layers.")
 
 
 # ----------------------------------------------------------------------------- Exercise 3: scaled weights
@@ -175,19 +160,15 @@ def exercise_inputs() -> tuple[np.ndarray, np.ndarray]:
     return rng.standard_normal((4, 32)), rng.standard_normal((6, 32))
 
 
-#: The second test: the same Q and K, each 30 times longer, so Q Kᵀ / √d_k reaches about 1,000 in every row.
-#: exp of a number above about 709.8 overflows a float64, so a softmax that does not subtract the row max fails.
-LARGE_FACTOR = 30.0
+LARGE_FACTOR = 30.0  #: the second test: Q, K 30 times longer, scores near 1,000: exp overflows without the row max
 
 
 def large_inputs() -> tuple[np.ndarray, np.ndarray]:
     """Q (4, 32) and K (6, 32) whose scaled scores are in the thousands: every row's max is above 709.8."""
-    Q, K = exercise_inputs()
-    return LARGE_FACTOR * Q, LARGE_FACTOR * K
+    return tuple(LARGE_FACTOR * X for X in exercise_inputs())
 
 
-#: The third test's head size: the first test's Q and K cut to their first 8 columns, so a hard-coded √32 shows.
-OTHER_D_K = 8
+OTHER_D_K = 8  #: the third test's head size: Q and K cut to their first 8 columns, so a hard-coded √32 shows
 
 
 def reference_scaled_weights(Q, K):
@@ -300,9 +281,8 @@ def _check_further(scaled_weights) -> Feedback | None:
 
 
 def solution_scaled_weights() -> Solution:
-    return Solution.from_function(
-        "softmax(Q Kᵀ / √d_k)", reference_scaled_weights,
-        "d_k is read from the shapes (the last axis of Q), so the same function works for any head size. "
-        "Subtracting the row max (notebook 02) keeps it exact when the scores are large "
-        "(the checker also tries scaled scores of about 1,000). "
-        "helpers.attention_torch.attention_weights does the same in PyTorch.")
+    return Solution.from_function("softmax(Q Kᵀ / √d_k)", reference_scaled_weights,
+                                  "d_k is read from the shapes (the last axis of Q), so the same function works for "
+                                  "any head size. Subtracting the row max (notebook 02) keeps it exact when the "
+                                  "scores are large (the checker also tries scaled scores of about 1,000). "
+                                  "helpers.attention_torch.attention_weights does the same in PyTorch.")

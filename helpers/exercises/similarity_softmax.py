@@ -22,16 +22,14 @@ from helpers.exercises.feedback import (
 )
 from helpers.similarity import cosine, softmax
 
-A = np.array([4.0, 2.0])
-B = np.array([6.0, 1.0])
+A, B = np.array([4.0, 2.0]), np.array([6.0, 1.0])
 SCORES = np.array([1.0, 1.2, 0.9])
 TARGET_TOP_WEIGHT = 0.9
 
 
 # --- Exercise 1: longer, not closer -------------------------------------------------------------
 
-#: float rounding: the computed cos(a, 10 b) comes out a hair below cos(a, b).
-COSINE_TOLERANCE = 1e-9
+COSINE_TOLERANCE = 1e-9  #: float rounding: the computed cos(a, 10 b) comes out a hair below cos(a, b)
 
 
 def reference_longer_not_closer() -> np.ndarray:
@@ -56,8 +54,7 @@ def check_longer_not_closer(v) -> Feedback:
     if not np.any(got):
         return wrong("v is [0, 0]: it has no direction, so no cosine. Pick a vector that points somewhere.")
     dot_b, cos_b, cos_v = float(A @ B), cosine(A, B), cosine(A, got)
-    longer = dot_v > dot_b
-    turned = cos_v < cos_b - COSINE_TOLERANCE   # strictly smaller angle-wise, not by rounding
+    longer, turned = dot_v > dot_b, cos_v < cos_b - COSINE_TOLERANCE   # turned: strictly, not by rounding
     if longer and turned:
         return correct(f"a · v = {dot_v:.4g} > {dot_b:.0f}, yet cos(a, v) = {cos_v:.3f} < cos(a, b) = {cos_b:.3f}. "
                        "The dot product rewards length as well as direction: a long vector gets a loud vote.")
@@ -94,8 +91,7 @@ def reference_softmax(x):
     return exps / exps.sum(axis=-1, keepdims=True)
 
 
-_SOFTMAX_CASES = (
-    # (input, what it tests)
+_SOFTMAX_CASES = (   # (input, what it tests)
     (np.array([1.0, 1.2, 0.9]), "the scores [1.0, 1.2, 0.9]"),
     (np.array([1000.0, 1001.0, 1002.0]), "large scores [1000, 1001, 1002]"),
     (np.array([-1000.0, 0.0, 1000.0]), "widely spread scores [-1000, 0, 1000]"),
@@ -220,9 +216,7 @@ def check_scale_for_confidence(scale) -> Feedback:
 def solution_scale_for_confidence() -> Solution:
     smallest, (up4, up2) = reference_smallest_scale(), quoted_scales()
     tops = ", ".join(f"{top_weight(c):.3f}" for c in (1, 2, 5, 10, 20))
-    return Solution(
-        "the scale that reaches 0.9",
-        f"""
+    return Solution("the scale that reaches 0.9", f"""
         scores = np.array([1.0, 1.2, 0.9])
         for scale in [1, 2, 5, 10, 20]:
             print(scale, softmax(scale * scores).max().round(3))   # {tops}

@@ -5,8 +5,7 @@ import numbers
 
 from helpers.exercises.feedback import Feedback, Solution, correct, text_answer, wrong
 
-#: Exercise 1's sentence: T tokens, d entries per embedding (no sentence of the notebook has this shape).
-SIZES_T, SIZES_D = 7, 4
+SIZES_T, SIZES_D = 7, 4  #: exercise 1's T tokens, d entries per embedding (no sentence of the notebook has this shape)
 
 
 def check_sizes(answer) -> Feedback:
@@ -50,13 +49,10 @@ def check_weights_symbol(answer) -> Feedback:
 
 
 def solution_sizes() -> Solution:
-    return Solution(
-        "the numbers in E and in W",
-        """
+    return Solution("the numbers in E and in W", """
         T, d = 7, 4
         answer = (T * d, T * T)   # E is (T, d): 28 numbers; W is (T, T): 49, one per pair of tokens
-        """,
-    )
+        """)
 
 
 def solution_weights_symbol() -> Solution:

@@ -45,12 +45,8 @@ def check_sentence_matrix(E) -> Feedback:
 
 def check_river_bank_mixture(y) -> Feedback:
     """Exercise 2: bank's hand-made mixture in "river bank flows"."""
-    expected = reference_river_bank_mixture()
-    got, problem = as_numbers(y, "your y_bank")
-    if problem is not None:
-        return problem
-    E = embed(SENTENCE_RIVER)
-    problem = compare_numbers(got, expected, "your y_bank", hint="Compute 0.3·river + 0.5·bank + 0.2·flows.", slips=[
+    expected, E = reference_river_bank_mixture(), embed(SENTENCE_RIVER)
+    problem = compare_numbers(y, expected, "your y_bank", hint="Compute 0.3·river + 0.5·bank + 0.2·flows.", slips=[
         (mix(embed(SENTENCE_MONEY), EXERCISE_WEIGHTS), "that is bank's mixture in the money sentence."),
         (static_vector("bank"), "that is bank's static vector. Mix it with its neighbours."),
         (mix(E, HAND_WEIGHTS), "that is the worked example's mixture (0.2, 0.7, 0.1). Use 0.3, 0.5, 0.2."),
@@ -67,21 +63,15 @@ def check_river_bank_mixture(y) -> Feedback:
 
 
 def solution_sentence_matrix() -> Solution:
-    return Solution(
-        "E for a five-word sentence",
-        """
+    return Solution("E for a five-word sentence", """
         E_mine = np.array([EMBEDDINGS[word] for word in "river bank flows money grows".split()])   # (5, 4)
         # or simply: E_mine = embed("river bank flows money grows")
-        """,
-    )
+        """)
 
 
 def solution_river_bank_mixture() -> Solution:
-    return Solution(
-        "bank's mixture in river bank flows",
-        """
+    return Solution("bank's mixture in river bank flows", """
         river, bank, flows = embed("river bank flows")      # three (4,) vectors
         y_bank = 0.3 * river + 0.5 * bank + 0.2 * flows     # (4,)
         # the same as: np.array([0.3, 0.5, 0.2]) @ embed("river bank flows")
-        """,
-    )
+        """)
