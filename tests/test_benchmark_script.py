@@ -1,10 +1,12 @@
-"""benchmarks/attention.py: arguments, messages, the printed table, forced SDPA backends and the largest-T search.
+"""benchmarks/attention.py: arguments, messages, the printed table, forced SDPA backends and the largest-T search;
+benchmarks/widget_updates.py: it moves every control of a widget and leaves it as it was.
 
 The measuring itself is helpers/measure.py, tested in test_measure.py. The CUDA
 logic of the largest-T search is exercised without a GPU: running out of memory
 is simulated by a stand-in attention that raises.
 """
 import importlib.util
+import re
 import weakref
 from pathlib import Path
 
@@ -18,8 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
 
-def load_script():
-    spec = importlib.util.spec_from_file_location("attention_benchmark", ROOT / "benchmarks" / "attention.py")
+def load_script(name="attention"):
+    spec = importlib.util.spec_from_file_location(f"{name}_benchmark", ROOT / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -248,3 +250,26 @@ def test_cuda_forced_flash_backend_runs_16_bit():
     Q, K, V = measure.make_qkv(2, 128, 64, device="cuda", dtype="bfloat16")
     torch.testing.assert_close(implementations["sdpa:flash"][1](Q, K, V, True)(),
                                F.scaled_dot_product_attention(Q, K, V, is_causal=True))
+
+
+# ---------------------------------------------------------------- benchmarks/widget_updates.py
+
+def test_widget_benchmark_moves_every_control_and_puts_it_back():
+    from helpers.widgets.softmax_temperature import SoftmaxTemperatureWidget
+    script = load_script("widget_updates")
+    w = SoftmaxTemperatureWidget()
+    first = w.picture.value
+    scores, scale = script.controls(w)
+    assert (scores.description, scale.description) == ("scores", "scale c")
+    moves = script.stops(scores) + script.stops(scale)
+    times = script.time_updates(w)
+    assert len(times) == len(moves) == (len(script.SCORES) + 1) + (8 + 1) and all(t > 0 for t in times)
+    assert (scores.value, scale.value) == ("1.0, 1.2, 0.9", 1.0)      # every control ends where it started
+    assert w.picture.value == first      # 8, 4 and 2 bars on the way: the same picture once back at 3
+
+
+def test_widget_benchmark_knows_every_notebooks_widget():
+    notebooks = sorted(p.name[:2] for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")
+                       if "# Output varies: a live widget." in p.read_text(encoding="utf-8"))
+    source = (ROOT / "benchmarks" / "widget_updates.py").read_text(encoding="utf-8")
+    assert notebooks == sorted(set(re.findall(r'yield "(\d\d)"', source)))

@@ -18,7 +18,7 @@ from helpers.positions import (
     sinusoidal_positions,
 )
 from helpers.running_example import embed
-from helpers.widgets.positions import DIMENSIONS, PositionsWidget
+from helpers.widgets.positions import PositionsWidget
 
 # ----------------------------------------------------------------------------- the encoding
 
@@ -104,18 +104,13 @@ def test_position_snapshot_peaks_at_p_and_depends_on_the_offset_only():
     assert low <= a["similarity"].min() and high == pytest.approx(8.0)
 
 
-def test_widget_follows_its_sliders_fast():
+def test_widget_follows_its_sliders():
     w = PositionsWidget(p=3, d=8)
     assert w.result["p"] == 3 and w.result["d"] == 8
     w.p.value = 30
     w.d.value = 64
     assert w.result["p"] == 30 and w.result["PE"].shape == (48, 64)
     assert "30" in w.reading.value and w.picture.value[:4] == b"\x89PNG"
-    times = []
-    for d in DIMENSIONS:
-        w.d.value = d
-        times.append(w.last_update_ms)
-    assert np.median(times) < 200   # generous on a shared test machine; about 15 ms on a laptop
 
 
 # ----------------------------------------------------------------------------- the checkers

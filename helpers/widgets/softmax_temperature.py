@@ -7,7 +7,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from helpers.plotting import COLORS
-from helpers.temperature import parse_scores, softmax_at_scale
+from helpers.temperature import MAX_SCORES, parse_scores, softmax_at_scale
 from helpers.widgets.common import FastFigure, LiveWidget, reading_style
 
 #: Fixed font sizes (points): in presenter mode FastFigure grows the whole picture instead.
@@ -27,43 +27,53 @@ def _fmt(x) -> str:
 
 
 class _Bars:
-    """A persistent bar chart: the bars are rebuilt only when the number of scores changes."""
+    """A persistent bar chart for 2 to MAX_SCORES scores. Everything that depends on the scores, their
+    number included (bars, labels, token names, the uniform line), is redrawn over a fixed background.
+    """
 
     def __init__(self):
         self.figure = FastFigure(figsize=(6.0, 3.4), dpi=80)
-        self.ax = self.figure.fig.add_subplot()
+        ax = self.ax = self.figure.fig.add_subplot()
         self.figure.fig.subplots_adjust(left=0.13, right=0.98, top=0.88, bottom=0.14)
-        self.n = None
-
-    def _rebuild(self, n: int) -> None:
-        ax = self.ax
-        ax.clear()
-        self.bars = ax.bar(range(n), np.zeros(n), color=COLORS["contextual"], width=0.6)
-        self.labels = [ax.text(k, 0, "", ha="center", va="bottom", fontsize=_SMALL) for k in range(n)]
-        ax.axhline(1 / n, color="#888888", ls="--", lw=1)
-        ax.text(n - 0.6, 1.17, f"dashed line: uniform 1/{n}", color="#666666", fontsize=_SMALL, ha="right")
-        ax.set_xticks(range(n), [f"token {k}" if n <= 5 else str(k) for k in range(n)])
+        ax.set(xlim=(0, 1), ylim=(0, 1.25), xticks=[])       # bar k of n sits at x = (k + 0.5) / n
         ax.tick_params(labelsize=_SMALL)
-        ax.set_ylim(0, 1.25)
         ax.set_ylabel("weight", fontsize=_TEXT)
-        if n > 5:
-            ax.set_xlabel("token", fontsize=_SMALL, labelpad=1)
+        below = ax.get_xaxis_transform()                     # x in data, y in axes fractions
+        self.bars = ax.bar(range(MAX_SCORES), np.zeros(MAX_SCORES), color=COLORS["contextual"])
+        self.labels = [ax.text(0, 0, "", ha="center", va="bottom", fontsize=_SMALL) for _ in range(MAX_SCORES)]
+        self.names = [ax.text(0, -0.02, "", ha="center", va="top", fontsize=_SMALL, transform=below)
+                      for _ in range(MAX_SCORES)]
+        self.axis_name = ax.text(0.5, -0.09, "token", ha="center", va="top", fontsize=_SMALL, transform=below)
+        self.uniform = ax.axhline(0.5, color="#888888", ls="--", lw=1)
+        self.uniform_text = ax.text(0.98, 1.17, "", color="#666666", fontsize=_SMALL, ha="right")
         self.title = ax.set_title("", fontsize=_TEXT)
-        self.figure.set_dynamic([*self.bars, *self.labels, self.title])
-        self.n = n
+        self.figure.set_dynamic([*self.bars, *self.labels, *self.names, self.axis_name, self.uniform,
+                                 self.uniform_text, self.title])
 
     def png(self, data: dict) -> bytes:
         weights = data["weights"]
-        if self.n != len(weights):
-            self._rebuild(len(weights))
-        uniform = 1 / self.n
-        for bar, label, w in zip(self.bars, self.labels, weights):
+        n = len(weights)
+        uniform = 1 / n
+        self.uniform.set_ydata([uniform, uniform])
+        self.uniform_text.set_text(f"dashed line: uniform 1/{n}")
+        self.axis_name.set_visible(n > 5)
+        for k, (bar, label, name) in enumerate(zip(self.bars, self.labels, self.names)):
+            shown = k < n
+            for artist in (bar, label, name):
+                artist.set_visible(shown)
+            if not shown:
+                continue
+            x, w = (k + 0.5) / n, weights[k]
+            bar.set_x(x - 0.3 / n)
+            bar.set_width(0.6 / n)
             bar.set_height(w)
             y = w + 0.01
             if y < uniform < y + _LABEL_HEIGHT:   # the label would sit on the dashed line: lift it above
                 y = uniform + 0.01
-            label.set_position((bar.get_x() + bar.get_width() / 2, y))
-            label.set_text(f"{w:.3f}" if self.n <= 5 else f"{w:.2f}")
+            label.set_position((x, y))
+            label.set_text(f"{w:.3f}" if n <= 5 else f"{w:.2f}")
+            name.set_x(x)
+            name.set_text(f"token {k}" if n <= 5 else str(k))
         self.title.set_text(f"scale c = {data['scale']:.3g}: spread over ≈ {data['effective_choices']:.2f} tokens")
         return self.figure.png()
 

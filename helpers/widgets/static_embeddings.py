@@ -43,8 +43,7 @@ class SentenceExplorer(LiveWidget):
         ax.set_ylim(0, 2.1)   # the largest entry in the vocabulary is 2
         ax.set_ylabel("value", fontsize=13)
         self.legend = fig.legend(loc="upper left", bbox_to_anchor=(0.1, 0.99), fontsize=12, frameon=False)
-        self.figure.set_dynamic([*self.static, *self.mixed[0], *self.mixed[1]])
-        self.shown_tokens = None   # the sentences in the legend
+        self.figure.set_dynamic([*self.static, *self.mixed[0], *self.mixed[1], self.legend])   # redrawn each time
         self.picture, self.reading = picture(self.figure), widgets.HTML()
         super().__init__([*self.boxes, self.weight], [self.picture, self.reading])
 
@@ -54,11 +53,8 @@ class SentenceExplorer(LiveWidget):
 
     def show(self, data: dict) -> None:
         tokens = (data["a"]["tokens"], data["b"]["tokens"])
-        if tokens != self.shown_tokens:   # new sentences: new legend, so the background is drawn again
-            for text, words in zip(self.legend.get_texts()[1:], tokens):
-                text.set_text(f"bank mixed in “{' '.join(words)}”")
-            self.figure.set_dynamic(self.figure.dynamic)
-            self.shown_tokens = tokens
+        for text, words in zip(self.legend.get_texts()[1:], tokens):
+            text.set_text(f"bank mixed in “{' '.join(words)}”")
         for bars, values in ((self.static, data["static"]), (self.mixed[0], data["a"]["mixed"]),
                              (self.mixed[1], data["b"]["mixed"])):
             for bar, value in zip(bars, values):
