@@ -2,8 +2,8 @@
 
 `make execute` stores, for every code cell, when the kernel started and
 finished it. This script reads those times (no re-run) so an instructor can
-see which cells to expect to wait for. Target: every cell under 2 s and every
-notebook under 15 s on a 2-core laptop CPU.
+see which cells to expect to wait for. Target: every cell but the first (the
+imports) under 2 s, every notebook under 15 s on a 2-core laptop CPU.
 
     python benchmarks/notebook_cells.py            # the 5 slowest cells, and each notebook's total
     python benchmarks/notebook_cells.py --top 15
