@@ -39,8 +39,8 @@ def tiled_attention(Q, K, V, causal: bool = False, block: int = 128):
 
     Each tile of scores, (batch, block, T_k), is small enough to stay in the CPU's caches while it is softmaxed and
     multiplied by V (4 MiB at B·H = 8, T = 1,024). Softmax rows are independent, so the result is exact. With
-    `causal`, a tile only computes the keys its queries may see: the first half of FlashAttention's idea (which
-    also tiles the keys, with a running softmax).
+    `causal` (aligned like causal_mask: the last query sees every key), a tile only computes the keys its queries
+    may see: the first half of FlashAttention's idea (which also tiles the keys, with a running softmax).
     """
     batch = torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
     T_q, d_k, T_k, d_v = Q.shape[-2], Q.shape[-1], K.shape[-2], V.shape[-1]
@@ -48,12 +48,13 @@ def tiled_attention(Q, K, V, causal: bool = False, block: int = 128):
     k_t = K.expand(*batch, T_k, d_k).reshape(-1, T_k, d_k).transpose(1, 2)  # (n, d_k, T_k)
     v = V.expand(*batch, T_k, d_v).reshape(-1, T_k, d_v)  # (n, T_k, d_v)
     out = torch.empty(q.shape[0], T_q, d_v, dtype=Q.dtype, device=Q.device)  # (n, T_q, d_v)
+    shift = T_k - T_q  # query i may see keys 0 .. i + shift
     for start in range(0, T_q, block):
         stop = min(start + block, T_q)
-        seen = min(stop, T_k) if causal else T_k  # a causal tile never looks past its last query
+        seen = min(stop + shift, T_k) if causal else T_k  # a causal tile never looks past its last query
         S = torch.bmm(q[:, start:stop], k_t[:, :, :seen])  # (n, block, seen): one tile of scores
         if causal:
-            rows = torch.arange(start, stop, device=Q.device)[:, None]
+            rows = torch.arange(start + shift, stop + shift, device=Q.device)[:, None]
             S.masked_fill_(torch.arange(seen, device=Q.device)[None, :] > rows, float("-inf"))
         torch.softmax(S, dim=-1, out=S)
         out[:, start:stop] = torch.bmm(S, v[:, :seen])  # (n, block, d_v)

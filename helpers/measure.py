@@ -30,7 +30,7 @@ import torch
 import torch.nn.functional as F
 
 from helpers import cost
-from helpers.attention_torch import scaled_dot_product_attention
+from helpers.attention_torch import causal_mask, scaled_dot_product_attention
 from helpers.fast_attention import lean_attention, tiled_attention
 
 # ---- Device and dtype
@@ -213,7 +213,7 @@ def sdpa_backend(Q, K, V, causal: bool = False) -> str:
 def _with_mask(fn):
     """fn(Q, K, V, mask) as a preparer: a causal mask is built here, once, not inside the timed call."""
     def prepare(Q, K, V, causal=False):
-        mask = torch.ones(Q.shape[-2], K.shape[-2], dtype=torch.bool, device=Q.device).tril() if causal else None
+        mask = causal_mask(Q.shape[-2], K.shape[-2], device=Q.device) if causal else None
         return lambda: fn(Q, K, V, mask)
     return prepare
 

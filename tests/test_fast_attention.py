@@ -55,3 +55,14 @@ def test_nothing_is_scanned_a_nan_passes_through(impl):
     Q, K, V = (t.clone() for t in make_qkv(1, 6, 4))
     V[0, 0, 2, 1] = float("nan")
     assert torch.isnan(impl(Q, K, V)).any()
+
+
+@pytest.mark.parametrize("T_q, T_k", [(3, 8), (8, 8)])
+def test_causal_tiles_align_like_causal_mask(T_q, T_k):
+    """A cached step: the last of T_q queries sees all T_k keys, as with causal_mask (bottom-right)."""
+    g = torch.Generator().manual_seed(4)
+    Q = torch.randn(2, T_q, 4, generator=g)                                     # (B, T_q, d_k)
+    K, V = torch.randn(2, T_k, 4, generator=g), torch.randn(2, T_k, 5, generator=g)  # (B, T_k, d_k), (B, T_k, d_v)
+    expected = scaled_dot_product_attention(Q, K, V, causal_mask(T_q, T_k))
+    torch.testing.assert_close(tiled_attention(Q, K, V, True, block=2), expected)
+    torch.testing.assert_close(lean_attention(Q, K, V, causal_mask(T_q, T_k)), expected)
