@@ -5,6 +5,7 @@
     attention_weights(Q, K, mask=None)                   -> (..., T_q, T_k), for plotting
     SelfAttention(d_model, d_k)                          (B, T, d_model) -> (B, T, d_k)
     causal_mask(T_q, T_k=None)                           (T_q, T_k) bool, bottom-right aligned
+    check_attention_inputs, check_tokens                 the named errors of the function and the modules
     count_parameters(module)                             trainable numbers
 
 Mask convention (the textbook one): mask == 0 means "query i may NOT attend to
@@ -69,6 +70,21 @@ def check_attention_inputs(Q, K, V=None, mask=None) -> None:
                          "(mask == 0 means 'may not').")
 
 
+def check_tokens(x, module: nn.Module) -> None:
+    """A clear error for an x that the module's projections cannot take: x must be (..., T, d_model), in the
+    dtype and on the device of the module's weights.
+    """
+    W = module.W_q.weight                                      # (out_features, d_model)
+    if not isinstance(x, torch.Tensor) or x.dim() < 2 or x.shape[-1] != W.shape[1]:
+        raise ValueError(f"x should be a torch.Tensor of shape (B, T, d_model) = (B, T, {W.shape[1]}): one row of "
+                         f"d_model = {W.shape[1]} numbers per token, as the module was built; got "
+                         f"{type(x).__name__} {tuple(getattr(x, 'shape', ()))}.")
+    if x.dtype != W.dtype or x.device != W.device:
+        raise TypeError(f"x is {x.dtype} on {x.device} but the module's weights are {W.dtype} on {W.device}: "
+                        "convert one to the other, e.g. x = x.to(module.W_q.weight) "
+                        "(torch.tensor(numpy_array) gives float64, nn.Linear float32).")
+
+
 def scaled_dot_product_attention(Q, K, V, mask=None):
     """Attention(Q, K, V) = softmax(Q Kᵀ / √d_k) V.   Q, K: (..., T, d_k)   V: (..., T, d_v)  ->  (..., T, d_v)
 
@@ -106,7 +122,7 @@ class SelfAttention(nn.Module):
         self.W_v = nn.Linear(d_model, d_k, bias=False)
 
     def forward(self, x, mask=None):
-        # x: (B, T, d_model)
+        check_tokens(x, self)                              # x: (B, T, d_model), the weights' dtype
         Q = self.W_q(x)                                    # (B, T, d_k)
         K = self.W_k(x)                                    # (B, T, d_k)
         V = self.W_v(x)                                    # (B, T, d_k)

@@ -19,7 +19,13 @@ from __future__ import annotations
 import torch
 import torch.nn as nn
 
-from helpers.attention_torch import SelfAttention, attention_weights, causal_mask, scaled_dot_product_attention
+from helpers.attention_torch import (
+    SelfAttention,
+    attention_weights,
+    causal_mask,
+    check_tokens,
+    scaled_dot_product_attention,
+)
 
 
 def split_heads(x, n_heads: int):
@@ -65,7 +71,7 @@ class MultiHeadAttention(nn.Module):
         self.W_o = nn.Linear(d_model, d_model, bias=bias)   # mixes the concatenated heads
 
     def forward(self, x, mask=None):
-        # x: (B, T, d_model); mask broadcasts to (B, h, T, T), 0 = may not attend
+        check_tokens(x, self)                               # x: (B, T, d_model); mask broadcasts to (B, h, T, T)
         Q = split_heads(self.W_q(x), self.n_heads)          # (B, T, d_model) -> (B, h, T, d_k)
         K = split_heads(self.W_k(x), self.n_heads)          # (B, h, T, d_k)
         V = split_heads(self.W_v(x), self.n_heads)          # (B, h, T, d_k)

@@ -258,6 +258,17 @@ def test_self_attention_is_the_bare_function_on_projections():
     torch.testing.assert_close(layer.weights(x).sum(-1), torch.ones(2, 4))
 
 
+def test_self_attention_names_an_input_it_was_not_built_for():
+    layer = SelfAttention(4, 2)
+    with pytest.raises(ValueError, match=r"\(B, T, 4\).*got Tensor \(3, 5\)"):
+        layer(torch.randn(3, 5))                                      # 5 numbers per token, built for 4
+    with pytest.raises(ValueError, match=r"got Tensor \(4,\)"):
+        layer(torch.randn(4))                                         # one token without its T axis
+    with pytest.raises(TypeError, match="torch.float64.*torch.float32.*x.to"):
+        layer(torch.tensor(np.ones((2, 3, 4))))                       # float64 from NumPy, float32 weights
+    assert layer(torch.ones(2, 3, 4)).shape == (2, 3, 2)
+
+
 def test_self_attention_takes_numpy_integers():
     assert SelfAttention(np.int64(4), np.int64(2)).d_k == 2          # NumPy integers are whole numbers
 

@@ -79,6 +79,11 @@ def test_per_head_scale_is_sqrt_d_k():
     assert count_parameters(MultiHeadAttention(512, 8, bias=True)) == 4 * 512 ** 2 + 4 * 512
 
 
+def test_an_input_of_the_wrong_width_is_named():
+    with pytest.raises(ValueError, match=r"\(B, T, 8\)"):
+        MultiHeadAttention(8, 2)(torch.randn(1, 3, 6))
+
+
 def test_not_divisible_names_both_numbers():
     with pytest.raises(ValueError, match=r"d_model=10.*n_heads=4"):
         MultiHeadAttention(10, 4)
