@@ -35,15 +35,15 @@ class _PerDimension(FastFigure):
 class _Picture:
     def __init__(self, T: int):
         self.T = T
-        self.figure = _PerDimension(figsize=(8.6, 3.9), dpi=80)
+        self.figure = _PerDimension(figsize=(7.4, 3.9), dpi=80)   # 592 px: full size beside the file browser
         fig = self.figure.fig
         self.ax_pe, self.ax_sim = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.15]})
-        fig.subplots_adjust(left=0.08, right=0.985, top=0.88, bottom=0.15, wspace=0.28)
+        fig.subplots_adjust(left=0.09, right=0.985, top=0.88, bottom=0.15, wspace=0.34)
         ax = self.ax_pe
         self.image = ax.imshow(np.zeros((T, 4)), cmap="viridis", vmin=-1, vmax=1, aspect="auto",
                                interpolation="nearest")
         self.row = ax.axhline(0, color="white", lw=2.5)
-        ax.set_xlabel("dimension (column 2i: sin, 2i+1: cos)", fontsize=_SMALL)
+        ax.set_xlabel("dimension (2i: sin, 2i+1: cos)", fontsize=_SMALL)
         ax.set_ylabel("position", fontsize=_SMALL)
         ax = self.ax_sim
         (self.curve,) = ax.plot(range(T), np.zeros(T), "-", lw=2, color=COLORS["static"])
@@ -63,7 +63,7 @@ class _Picture:
         d, T = data["d"], self.T
         self.image.set_data(data["PE"])
         self.image.set_extent((-0.5, d - 0.5, T - 0.5, -0.5))
-        self.title_pe.set_text(f"the encoding, {T} positions × d = {d}")
+        self.title_pe.set_text(f"PE: {T} positions × d = {d}")
         low, high = data["range"]
         pad = 0.08 * (high - low)
         self.ax_sim.set_ylim(low - pad, high + pad)
@@ -77,7 +77,7 @@ class _Picture:
         self.curve.set_ydata(data["similarity"])
         self.marker.set_data([p], [data["self"]])
         self.cursor.set_xdata([p, p])
-        self.title_sim.set_text(f"position {p} against every position")
+        self.title_sim.set_text(f"position {p} against all")
         return self.figure.png_over(data["d"])
 
 
