@@ -23,7 +23,7 @@ class _LossPicture:
 
     def __init__(self, experiment: Experiment):
         self.names = [n for n in (PARAMETER_FREE, LEARNED) if n in experiment.runs]
-        self.figure = FastFigure(figsize=(7.0, 3.4), dpi=_DPI)
+        self.figure = FastFigure(figsize=(6.6, 3.4), dpi=_DPI)   # 594 px: full size beside the file browser
         ax = self.figure.fig.subplots()
         self.figure.fig.subplots_adjust(left=0.12, right=0.98, top=0.88, bottom=0.17)
         self.markers = {}
@@ -35,7 +35,7 @@ class _LossPicture:
         ax.set_xlabel("training step", fontsize=_TEXT)
         ax.set_ylabel("training loss (log scale)", fontsize=_TEXT)
         ax.tick_params(labelsize=_NUMBER)
-        ax.legend(loc="lower left", fontsize=_NUMBER)
+        ax.legend(loc="center right", fontsize=_NUMBER)
         self.cursor = ax.axvline(0, color="#444444", lw=1.5, ls="--")
         self.title = ax.set_title(" ", fontsize=_TEXT)
         self.figure.set_dynamic([self.cursor, *self.markers.values(), self.title])
