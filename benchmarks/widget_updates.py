@@ -13,12 +13,20 @@ from __future__ import annotations
 import contextlib
 import io
 import statistics
+import sys
 import time
+from pathlib import Path
 
-import ipywidgets as widgets
-import numpy as np
+# Run as `python benchmarks/widget_updates.py`, Python puts benchmarks/ first on the path, not the
+# repository root: add the root so that `helpers` is found without an installed package too.
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
-SENTENCES = ["money bank grows", "river bank flows", "the bank of the river grows", "money, bank"]
+import ipywidgets as widgets  # noqa: E402
+import numpy as np  # noqa: E402
+
+SENTENCES = ["money bank grows", "river bank flows", "river bank flows money grows", "money, bank"]
 SCORES = ["2, 1, 0", "10, 0, -3, 5", "1, 2, 3, 4, 5, 6, 7, 8", "1e306, 0", "0.5, 0.5"]
 TARGET_MS = 50
 
@@ -74,8 +82,8 @@ def stops(control):
     elif isinstance(control, widgets.FloatLogSlider):
         values = list(control.base ** np.linspace(control.min, control.max, 8))
     else:
-        values = [type(start)(v) for v in np.linspace(control.min, control.max, 8)]
-    return [v for v in values if v != start] + [start]
+        values = [type(start)(round(v, 6)) for v in np.linspace(control.min, control.max, 8)]
+    return [v for v in dict.fromkeys(values) if v != start] + [start]   # each a real move: no value twice
 
 
 def time_updates(widget) -> list[float]:

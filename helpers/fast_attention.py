@@ -5,8 +5,8 @@
 
 Both take (..., T_q, d_k), (..., T_k, d_k), (..., T_k, d_v) and return (..., T_q, d_v), with the course's mask
 convention (mask == 0: may not attend). Notebook 07 times them against the textbook version and PyTorch's fused
-kernel: the gap between them is memory traffic. They check nothing (on a GPU a check that scans data makes Python
-wait, and the timing would measure the wait).
+kernel: the gap between them is memory traffic. They check no data (on a GPU a check that scans data makes Python
+wait, and the timing would measure the wait); tiled_attention refuses a causal call with more queries than keys.
 """
 from __future__ import annotations
 
@@ -49,6 +49,9 @@ def tiled_attention(Q, K, V, causal: bool = False, block: int = 128):
     v = V.expand(*batch, T_k, d_v).reshape(-1, T_k, d_v)  # (n, T_k, d_v)
     out = torch.empty(q.shape[0], T_q, d_v, dtype=Q.dtype, device=Q.device)  # (n, T_q, d_v)
     shift = T_k - T_q  # query i may see keys 0 .. i + shift
+    if causal and shift < 0:
+        raise ValueError(f"causal attention of {T_q} queries over {T_k} keys: the first {-shift} queries would see "
+                         "no key (softmax over nothing is NaN). Give at least as many keys as queries.")
     for start in range(0, T_q, block):
         stop = min(start + block, T_q)
         seen = min(stop + shift, T_k) if causal else T_k  # a causal tile never looks past its last query

@@ -198,7 +198,8 @@ def test_module_reference_and_right_answers_pass():
     passed, message = verdict(ex.check_self_attention_module(ex.SelfAttention))
     assert passed, message
     assert verdict(ex.check_self_attention_module(_module()))[0]
-    assert "SelfAttention" in repr(ex.solution_self_attention_module())
+    assert "class ReferenceSelfAttention" in repr(ex.solution_self_attention_module())
+    assert verdict(ex.check_self_attention_module(ex.ReferenceSelfAttention))[0]      # the solution passes as shown
 
 
 def test_module_names_the_slips():

@@ -66,3 +66,9 @@ def test_causal_tiles_align_like_causal_mask(T_q, T_k):
     expected = scaled_dot_product_attention(Q, K, V, causal_mask(T_q, T_k))
     torch.testing.assert_close(tiled_attention(Q, K, V, True, block=2), expected)
     torch.testing.assert_close(lean_attention(Q, K, V, causal_mask(T_q, T_k)), expected)
+
+
+def test_causal_tiles_refuse_more_queries_than_keys():
+    Q, K = torch.randn(1, 8, 4), torch.randn(1, 3, 4)            # 8 queries, 3 keys: queries 0-4 would see nothing
+    with pytest.raises(ValueError, match="first 5 queries would see no key"):
+        tiled_attention(Q, K, K, True, block=2)

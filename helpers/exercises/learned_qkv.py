@@ -7,6 +7,7 @@ import numbers
 
 import numpy as np
 import torch
+import torch.nn as nn
 
 from helpers.attention_torch import SelfAttention, count_parameters, scaled_dot_product_attention
 from helpers.exercises.feedback import (
@@ -303,7 +304,23 @@ def check_self_attention_module(student_class) -> Feedback:
                    "you have built the layer the rest of the course uses.")
 
 
+class ReferenceSelfAttention(nn.Module):
+    """Exercise 4's solution, (B, T, d_model) -> (B, T, d_k): SelfAttention without its input check."""
+
+    def __init__(self, d_model: int, d_k: int):
+        super().__init__()
+        self.W_q = nn.Linear(d_model, d_k, bias=False)   # .weight: (d_k, d_model), which is W_qᵀ
+        self.W_k = nn.Linear(d_model, d_k, bias=False)
+        self.W_v = nn.Linear(d_model, d_k, bias=False)
+
+    def forward(self, x, mask=None):
+        Q, K, V = self.W_q(x), self.W_k(x), self.W_v(x)       # each (B, T, d_k)
+        return scaled_dot_product_attention(Q, K, V, mask)    # (B, T, d_k)
+
+
 def solution_self_attention_module() -> Solution:
     return Solution.from_function(
-        "the module (helpers.attention_torch.SelfAttention)", SelfAttention,
-        "nn.Linear(d_model, d_k) computes x @ weight.T, and its .weight is W_qᵀ: so self.W_q(x) is X W_q.")
+        "the module", ReferenceSelfAttention,
+        "nn.Linear(d_model, d_k) computes x @ weight.T, and its .weight is W_qᵀ: so self.W_q(x) is X W_q. "
+        "helpers.attention_torch.SelfAttention is this class with one more line: a check that names an input it "
+        "was not built for.")
