@@ -5,6 +5,20 @@ import pytest
 matplotlib.use("Agg")  # figures drawn by widget functions never need a screen in tests
 
 
+@pytest.fixture
+def presenting():
+    """presenting(build) -> build() made in presenter mode, which is switched off again afterwards."""
+    from helpers import plotting
+
+    def build(factory):
+        plotting.presenter_mode(True)
+        try:
+            return factory()
+        finally:
+            plotting.presenter_mode(False)
+    return build
+
+
 @pytest.fixture(autouse=True)
 def close_figures():
     """Close every figure a test drew, so that hundreds of tests don't pile them up in memory."""

@@ -14,7 +14,6 @@ from PIL import Image  # noqa: E402
 from helpers.attention import self_attention_steps  # noqa: E402
 from helpers.attention_plots import convex_hull, inside_hull  # noqa: E402
 from helpers.playground import MAX_WORDS, PLAYGROUND_SENTENCES, playground_basis, playground_data  # noqa: E402
-from helpers.plotting import use_course_style  # noqa: E402
 from helpers.running_example import embed  # noqa: E402
 from helpers.widgets.common import html_heatmap  # noqa: E402
 from helpers.widgets.playground import PlaygroundWidget  # noqa: E402
@@ -123,13 +122,8 @@ def test_widget_is_readable_and_shown_pixel_for_pixel():
     assert "font-size:15px" in w.children[4].value
 
 
-def test_widget_grows_in_presenter_mode():
-    normal = PlaygroundWidget()
-    use_course_style(presenter=True)
-    try:
-        big = PlaygroundWidget()
-    finally:
-        use_course_style(presenter=False)
+def test_widget_grows_in_presenter_mode(presenting):
+    normal, big = PlaygroundWidget(), presenting(PlaygroundWidget)
     assert int(big.picture.layout.width[:-2]) > int(normal.picture.layout.width[:-2])
     pixels = [int(px) for px in re.findall(r"font-size:(\d+)px", big.children[3].children[0].value)]
     assert min(pixels) >= 20

@@ -65,29 +65,18 @@ def test_presenter_mode_enlarges_fonts_and_switches_back():
     assert plt.rcParams["font.size"] == normal
 
 
-def test_widget_pictures_grow_in_presenter_mode():
+def test_widget_pictures_grow_in_presenter_mode(presenting):
     from helpers.widgets.common import FastFigure
 
     plotting.presenter_mode(False)
-    normal = FastFigure((4, 3)).fig.dpi
-    plotting.presenter_mode(True)
-    try:
-        assert FastFigure((4, 3)).fig.dpi > normal
-    finally:
-        plotting.presenter_mode(False)
+    assert presenting(lambda: FastFigure((4, 3))).fig.dpi > FastFigure((4, 3)).fig.dpi
 
 
-
-def test_presenter_widget_pictures_are_larger_but_never_wider_than_their_cell():
+def test_presenter_widget_pictures_are_larger_but_never_wider_than_their_cell(presenting):
     from helpers.widgets.start_here import PullSliderWidget
 
     plotting.presenter_mode(False)
-    normal = PullSliderWidget().picture.layout
-    plotting.presenter_mode(True)
-    try:
-        big = PullSliderWidget().picture.layout
-    finally:
-        plotting.presenter_mode(False)
+    normal, big = PullSliderWidget().picture.layout, presenting(PullSliderWidget).picture.layout
     assert int(big.width[:-2]) > int(normal.width[:-2])
     assert big.max_width == "100%" and big.height == "auto"     # a 1024 px projector: shrinks, aspect kept
 

@@ -201,15 +201,7 @@ def test_widget_follows_its_controls():
     assert math.isfinite(w.last_update_ms)
 
 
-def test_widget_picture_grows_in_presenter_mode():
-    from helpers import plotting
-
-    plotting.presenter_mode(False)
-    normal = ScalingWidget().picture.value
-    plotting.presenter_mode(True)
-    try:
-        large = ScalingWidget().picture.value
-    finally:
-        plotting.presenter_mode(False)
+def test_widget_picture_grows_in_presenter_mode(presenting):
+    normal, large = ScalingWidget().picture.value, presenting(ScalingWidget).picture.value
     size = [Image.open(io.BytesIO(png)).size for png in (normal, large)]
     assert size[1][0] > 1.3 * size[0][0] and size[1][1] > 1.3 * size[0][1]

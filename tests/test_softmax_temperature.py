@@ -12,7 +12,6 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from PIL import Image  # noqa: E402
 
-from helpers.plotting import use_course_style  # noqa: E402
 from helpers.temperature import parse_scores, softmax_at_scale, weights_bars  # noqa: E402
 from helpers.widgets.softmax_temperature import SoftmaxTemperatureWidget  # noqa: E402
 
@@ -137,13 +136,8 @@ def test_widget_picture_is_readable_and_shown_pixel_for_pixel(scores):
     assert "font-size:15px" in w.children[3].value
 
 
-def test_widget_grows_in_presenter_mode():
-    normal = SoftmaxTemperatureWidget()
-    use_course_style(presenter=True)
-    try:
-        big = SoftmaxTemperatureWidget()
-    finally:
-        use_course_style(presenter=False)
+def test_widget_grows_in_presenter_mode(presenting):
+    normal, big = SoftmaxTemperatureWidget(), presenting(SoftmaxTemperatureWidget)
     assert int(big.children[2].layout.width[:-2]) > int(normal.children[2].layout.width[:-2])
     assert _font_sizes(big._bars.figure.fig) == _font_sizes(normal._bars.figure.fig)   # same layout, more dpi
     assert "font-size:21px" in big.children[3].value

@@ -1,7 +1,6 @@
 """helpers.widgets.common: interactive_now runs its function at once, exactly once; themes and widths."""
 import ipywidgets as widgets
 
-from helpers import plotting
 from helpers.widgets.common import interactive_now
 
 
@@ -31,7 +30,7 @@ def test_heatmap_labels_take_the_theme_text_colour():
     assert "#333" not in table and "color:inherit" in table
 
 
-def test_live_widget_pictures_never_grow_wider_than_the_cell():
+def test_live_widget_pictures_never_grow_wider_than_the_cell(presenting):
     from helpers.widgets.common import FastFigure, LiveWidget, picture
 
     class Demo(LiveWidget):
@@ -57,8 +56,4 @@ def test_live_widget_pictures_never_grow_wider_than_the_cell():
     assert w.children[1].layout.height == "auto"
     assert w.own.layout.height == "600px" and w.own.layout.object_fit == "contain"   # shrinks, never stretched
     assert w.children[2].layout.flex_flow == "row wrap"          # the picture goes under the matrices if need be
-    plotting.presenter_mode(True)
-    try:
-        assert Demo().own.layout.height == "auto"                 # presenting: the height follows the width
-    finally:
-        plotting.presenter_mode(False)
+    assert presenting(Demo).own.layout.height == "auto"          # presenting: the height follows the width
