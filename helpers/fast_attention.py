@@ -2,6 +2,7 @@
 
     lean_attention(Q, K, V, mask=None)     one (T_q, T_k) buffer, scale folded into Q, softmax in place
     tiled_attention(Q, K, V, causal, block) `block` queries at a time: the (T, T) matrix is never whole
+    flash_attention(Q, K, V, mask, causal)  tiles of queries AND keys, a running softmax: FlashAttention (notebook 11)
 
 Both take (..., T_q, d_k), (..., T_k, d_k), (..., T_k, d_v) and return (..., T_q, d_v), with the course's mask
 convention (mask == 0: may not attend). Notebook 07 times them against the textbook version and PyTorch's fused
@@ -13,6 +14,8 @@ from __future__ import annotations
 import math
 
 import torch
+
+from helpers.attention_torch import check_attention_inputs
 
 
 def lean_attention(Q, K, V, mask=None):
@@ -63,3 +66,143 @@ def tiled_attention(Q, K, V, causal: bool = False, block: int = 128):
         out[:, start:stop] = torch.bmm(S, v[:, :seen])  # (n, block, d_v)
         del S  # free this tile before the next one is allocated
     return out.reshape(*batch, T_q, d_v)
+
+
+# ---- Notebook 11: never store the (T, T) matrix
+
+def online_softmax_step(m, l, o, s, v):
+    """One step of the running softmax of ONE query: keys with scores s (b,) and values v (b, d_v) arrive.
+    (m, l, o): the largest score so far, the sum of exp(score − m), the sum of exp(score − m) · value (d_v,).
+    """
+    m_new = torch.maximum(m, s.max())              # the new largest score
+    correction = torch.exp(m - m_new)              # rescales what was summed against the old maximum
+    p = torch.exp(s - m_new)                       # (b,) the new keys' weights, before dividing
+    return m_new, correction * l + p.sum(), correction * o + p @ v    # o: (d_v,)
+
+
+def tile_is_future(q_start, q_stop, k_start, T_q, T_k):
+    """Whether a causal tile (queries q_start … q_stop − 1, keys from k_start) lies wholly in the future: its
+    first key comes after the last key its last query may see (bottom-right aligned, like causal_mask)."""
+    return k_start > q_stop - 1 + (T_k - T_q)
+
+
+def tile_map(T_q, T_k, block_q, block_k, causal=False):
+    """(query tiles, key tiles) int: 0 skipped (wholly in the future), 1 computed, masked (crosses the diagonal),
+    2 computed whole. Without `causal` every tile is 2."""
+    rows = []
+    for i in range(0, T_q, block_q):
+        row = []
+        for j in range(0, T_k, block_k):
+            crosses = min(j + block_k, T_k) - 1 > i + T_k - T_q   # its last key is hidden from its first query
+            row.append(2 if not causal else 0 if tile_is_future(i, min(i + block_q, T_q), j, T_q, T_k)
+                       else 1 if crosses else 2)
+        rows.append(row)
+    return torch.tensor(rows)
+
+
+def check_flash_inputs(Q, K, V, mask=None, causal=False, block_q=1, block_k=1) -> None:
+    """check_attention_inputs' named errors, for mask AND causal together: a query that sees no key once both
+    are applied gets the same error, found from each mask row's first visible key (no (T_q, T_k) tensor)."""
+    check_attention_inputs(Q, K, V, mask)
+    if not all(isinstance(b, int) and b >= 1 for b in (block_q, block_k)):
+        raise ValueError(f"block_q and block_k should be whole numbers >= 1 (queries and keys per tile), "
+                         f"but got {block_q!r} and {block_k!r}.")
+    if causal:
+        T_q, T_k = Q.shape[-2], K.shape[-2]
+        seen = torch.ones(T_k, dtype=torch.bool, device=Q.device) if mask is None else mask != 0
+        first = torch.broadcast_to(seen, seen.shape[:-1] + (T_k,)).byte().argmax(-1)  # (..., 1 or T_q)
+        last = torch.arange(T_q, device=Q.device) + T_k - T_q                          # query i sees keys ≤ last[i]
+        check_attention_inputs(Q, K, V, (first <= last)[..., None])                    # (..., T_q, 1)
+
+
+def flash_attention(Q, K, V, mask=None, causal=False, block_q: int = 256, block_k: int = 512):
+    """softmax(Q Kᵀ / √d_k) V, block_q queries × block_k keys at a time, never holding more scores than one tile.
+    (..., T_q, d_k), (..., T_k, d_k), (..., T_k, d_v) -> (..., T_q, d_v). mask == 0: may not attend; `causal` adds
+    causal_mask(T_q, T_k) (bottom-right) and skips the tiles wholly in the future. Differentiable (autograd keeps
+    every tile; RecomputingFlashAttention keeps none).
+    """
+    check_flash_inputs(Q, K, V, mask, causal, block_q, block_k)   # named errors, a query that sees no key too
+    return flash_forward(Q, K, V, mask, causal, block_q, block_k)[0]
+
+
+def flash_forward(Q, K, V, mask=None, causal=False, block_q: int = 256, block_k: int = 512):
+    """FlashAttention's forward loop, unchecked: (output (..., T_q, d_v), log-sum-exp m + log l (..., T_q))."""
+    extra = () if mask is None else mask.shape[:-2]
+    batch = torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2], extra)
+    T_q, d_k, T_k, d_v = Q.shape[-2], Q.shape[-1], K.shape[-2], V.shape[-1]
+    q = (Q * (1.0 / math.sqrt(d_k))).expand(*batch, T_q, d_k).reshape(-1, T_q, d_k)  # (n, T_q, d_k), scale folded
+    k_t = K.expand(*batch, T_k, d_k).reshape(-1, T_k, d_k).transpose(1, 2)            # (n, d_k, T_k)
+    v = V.expand(*batch, T_k, d_v).reshape(-1, T_k, d_v)                              # (n, T_k, d_v)
+    mask = None if mask is None else torch.broadcast_to(mask, (*batch, T_q, T_k))    # a view: nothing copied
+    n, like = q.shape[0], dict(dtype=Q.dtype, device=Q.device)
+    O, lse = torch.empty(n, T_q, d_v, **like), torch.empty(n, T_q, 1, **like)
+    for i in range(0, T_q, block_q):
+        rows = min(block_q, T_q - i)
+        m = torch.full((n, rows, 1), float("-inf"), **like)      # each query's largest score so far
+        l = torch.zeros(n, rows, 1, **like)                      # its sum of exp(score − m)
+        o = torch.zeros(n, rows, d_v, **like)                    # its sum of exp(score − m) · value
+        stop = min(i + rows + T_k - T_q, T_k) if causal else T_k   # later key tiles lie wholly in the future
+        for j in range(0, stop, block_k):
+            S = tile_scores(q, k_t, mask, causal, i, rows, j, block_k)               # (n, rows, cols)
+            m_new = torch.maximum(m, S.detach().amax(-1, keepdim=True))              # (n, rows, 1)
+            shift = m_new.masked_fill(m_new == float("-inf"), 0.0)  # a row with no key yet: −∞ − (−∞) would be NaN
+            P = S.sub_(shift).exp_()                                 # (n, rows, cols) exp(score − m_new), in place
+            correction = torch.exp(m - shift)                        # (n, rows, 1) exp(m_old − m_new)
+            l = correction * l + P.sum(-1, keepdim=True)
+            o = torch.baddbmm(correction * o, P, v[:, j:j + block_k])  # (n, rows, d_v)
+            m = m_new
+        O[:, i:i + rows] = o / l                                     # one division, at the end
+        lse[:, i:i + rows] = m + torch.log(l)                        # what a backward pass keeps
+    return O.reshape(*batch, T_q, d_v), lse.reshape(*batch, T_q)
+
+
+def tile_scores(q, k_t, mask, causal, i, rows, j, block_k):
+    """One tile of scaled scores, hidden pairs at −∞: (n, rows, d_k) @ (n, d_k, cols) -> (n, rows, cols)."""
+    T_q, T_k = q.shape[1], k_t.shape[2]
+    S = torch.bmm(q[:, i:i + rows], k_t[:, :, j:j + block_k])                 # (n, rows, cols)
+    if mask is not None:
+        S.masked_fill_(mask[..., i:i + rows, j:j + block_k].reshape(S.shape) == 0, float("-inf"))
+    if causal and j + S.shape[2] - 1 > i + T_k - T_q:                         # the tile crosses the diagonal
+        keys = torch.arange(j, j + S.shape[2], device=S.device)
+        S.masked_fill_(keys > torch.arange(i, i + rows, device=S.device)[:, None] + T_k - T_q, float("-inf"))
+    return S
+
+
+class RecomputingFlashAttention(torch.autograd.Function):
+    """flash_attention whose backward recomputes each tile from Q, K, V, the output and the log-sum-exp: it saves
+    no tile (FlashAttention's second idea). RecomputingFlashAttention.apply(Q, K, V, mask, causal, block_q, block_k).
+    """
+
+    @staticmethod
+    def forward(ctx, Q, K, V, mask=None, causal=False, block_q=256, block_k=512):
+        O, lse = flash_forward(Q, K, V, mask, causal, block_q, block_k)
+        ctx.save_for_backward(Q, K, V, O, lse)                   # linear in T: no tile is kept
+        ctx.settings = mask, causal, block_q, block_k
+        return O
+
+    @staticmethod
+    def backward(ctx, dO):
+        Q, K, V, O, lse = ctx.saved_tensors
+        mask, causal, block_q, block_k = ctx.settings
+        batch, (T_q, d_k), (T_k, d_v) = O.shape[:-2], Q.shape[-2:], V.shape[-2:]
+        q = (Q * (1.0 / math.sqrt(d_k))).expand(*batch, T_q, d_k).reshape(-1, T_q, d_k)   # (n, T_q, d_k)
+        k = K.expand(*batch, T_k, d_k).reshape(-1, T_k, d_k)                                # (n, T_k, d_k)
+        v = V.expand(*batch, T_k, d_v).reshape(-1, T_k, d_v)                                # (n, T_k, d_v)
+        dO, lse = dO.reshape(-1, T_q, d_v), lse.reshape(-1, T_q, 1)
+        D = (dO * O.reshape(dO.shape)).sum(-1, keepdim=True)    # (n, T_q, 1) rowsum(dO ∘ O)
+        mask = None if mask is None else torch.broadcast_to(mask, (*batch, T_q, T_k))
+        dq, dk, dv = torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v)
+        for i in range(0, T_q, block_q):
+            rows = min(block_q, T_q - i)
+            stop = min(i + rows + T_k - T_q, T_k) if causal else T_k
+            for j in range(0, stop, block_k):
+                P = tile_scores(q, k.transpose(1, 2), mask, causal, i, rows, j, block_k)
+                P = P.sub_(lse[:, i:i + rows]).exp_()           # (n, rows, cols) the forward's weights, recomputed
+                dv[:, j:j + block_k] += P.transpose(1, 2) @ dO[:, i:i + rows]      # (n, cols, d_v)
+                dP = dO[:, i:i + rows] @ v[:, j:j + block_k].transpose(1, 2)       # (n, rows, cols)
+                dS = P * (dP - D[:, i:i + rows])                                   # softmax's backward
+                dq[:, i:i + rows] += dS @ k[:, j:j + block_k]                      # (n, rows, d_k)
+                dk[:, j:j + block_k] += dS.transpose(1, 2) @ q[:, i:i + rows]      # (n, cols, d_k)
+        dQ = (dq / math.sqrt(d_k)).reshape(*batch, T_q, d_k).sum_to_size(Q.shape)
+        return (dQ, dk.reshape(*batch, T_k, d_k).sum_to_size(K.shape),
+                dv.reshape(*batch, T_k, d_v).sum_to_size(V.shape), None, None, None, None)
