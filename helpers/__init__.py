@@ -12,7 +12,8 @@
     scaling           why √d_k: variance, saturation, gradients                          05
     luong             Luong attention, cross- and self-attention side by side            06
     cost              parameters, FLOPs and memory of attention, as arithmetic           07
-    fast_attention    the same attention with less memory traffic (lean, tiled)         07
+    fast_attention    the same attention with less memory traffic (lean, tiled), and      07, 11
+                      FlashAttention: tiles of keys, a running softmax, a recomputing backward
     measure           time and peak memory of a call on CPU or CUDA; the benchmark      07, benchmarks/
     positions         word order: sinusoidal and learned positions, the offset rotation  08
     heads             many heads, padding masks, a KV cache, dropout on the weights      09

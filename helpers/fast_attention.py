@@ -182,27 +182,29 @@ class RecomputingFlashAttention(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, dO):
-        Q, K, V, O, lse = ctx.saved_tensors
-        mask, causal, block_q, block_k = ctx.settings
-        batch, (T_q, d_k), (T_k, d_v) = O.shape[:-2], Q.shape[-2:], V.shape[-2:]
-        q = (Q * (1.0 / math.sqrt(d_k))).expand(*batch, T_q, d_k).reshape(-1, T_q, d_k)   # (n, T_q, d_k)
-        k = K.expand(*batch, T_k, d_k).reshape(-1, T_k, d_k)                                # (n, T_k, d_k)
-        v = V.expand(*batch, T_k, d_v).reshape(-1, T_k, d_v)                                # (n, T_k, d_v)
-        dO, lse = dO.reshape(-1, T_q, d_v), lse.reshape(-1, T_q, 1)
-        D = (dO * O.reshape(dO.shape)).sum(-1, keepdim=True)    # (n, T_q, 1) rowsum(dO ∘ O)
-        mask = None if mask is None else torch.broadcast_to(mask, (*batch, T_q, T_k))
-        dq, dk, dv = torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v)
-        for i in range(0, T_q, block_q):
-            rows = min(block_q, T_q - i)
-            stop = min(i + rows + T_k - T_q, T_k) if causal else T_k
-            for j in range(0, stop, block_k):
-                P = tile_scores(q, k.transpose(1, 2), mask, causal, i, rows, j, block_k)
-                P = P.sub_(lse[:, i:i + rows]).exp_()           # (n, rows, cols) the forward's weights, recomputed
-                dv[:, j:j + block_k] += P.transpose(1, 2) @ dO[:, i:i + rows]      # (n, cols, d_v)
-                dP = dO[:, i:i + rows] @ v[:, j:j + block_k].transpose(1, 2)       # (n, rows, cols)
-                dS = P * (dP - D[:, i:i + rows])                                   # softmax's backward
-                dq[:, i:i + rows] += dS @ k[:, j:j + block_k]                      # (n, rows, d_k)
-                dk[:, j:j + block_k] += dS.transpose(1, 2) @ q[:, i:i + rows]      # (n, cols, d_k)
-        dQ = (dq / math.sqrt(d_k)).reshape(*batch, T_q, d_k).sum_to_size(Q.shape)
-        return (dQ, dk.reshape(*batch, T_k, d_k).sum_to_size(K.shape),
-                dv.reshape(*batch, T_k, d_v).sum_to_size(V.shape), None, None, None, None)
+        return (*flash_backward(dO, *ctx.saved_tensors, *ctx.settings), None, None, None, None)
+
+
+def flash_backward(dO, Q, K, V, O, lse, mask=None, causal=False, block_q=256, block_k=512):
+    """(dQ, dK, dV) from the output's gradient dO (..., T_q, d_v), recomputing each tile's weights exp(S − lse)."""
+    batch, (T_q, d_k), (T_k, d_v) = O.shape[:-2], Q.shape[-2:], V.shape[-2:]
+    q = (Q * (1.0 / math.sqrt(d_k))).expand(*batch, T_q, d_k).reshape(-1, T_q, d_k)   # (n, T_q, d_k)
+    k = K.expand(*batch, T_k, d_k).reshape(-1, T_k, d_k)                                # (n, T_k, d_k)
+    v = V.expand(*batch, T_k, d_v).reshape(-1, T_k, d_v)                                # (n, T_k, d_v)
+    dO, lse = dO.expand(O.shape).reshape(-1, T_q, d_v), lse.reshape(-1, T_q, 1)
+    D = (dO * O.reshape(dO.shape)).sum(-1, keepdim=True)        # (n, T_q, 1) rowsum(dO ∘ O)
+    mask = None if mask is None else torch.broadcast_to(mask, (*batch, T_q, T_k))
+    dq, dk, dv = torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v)
+    for i in range(0, T_q, block_q):
+        rows = min(block_q, T_q - i)
+        stop = min(i + rows + T_k - T_q, T_k) if causal else T_k
+        for j in range(0, stop, block_k):
+            P = tile_scores(q, k.transpose(1, 2), mask, causal, i, rows, j, block_k)
+            P = P.sub_(lse[:, i:i + rows]).exp_()               # (n, rows, cols) the forward's weights, recomputed
+            dv[:, j:j + block_k] += P.transpose(1, 2) @ dO[:, i:i + rows]      # (n, cols, d_v)
+            dP = dO[:, i:i + rows] @ v[:, j:j + block_k].transpose(1, 2)       # (n, rows, cols)
+            dS = P * (dP - D[:, i:i + rows])                                   # softmax's backward
+            dq[:, i:i + rows] += dS @ k[:, j:j + block_k]                      # (n, rows, d_k)
+            dk[:, j:j + block_k] += dS.transpose(1, 2) @ q[:, i:i + rows]      # (n, cols, d_k)
+    return ((dq / math.sqrt(d_k)).reshape(*batch, T_q, d_k).sum_to_size(Q.shape),
+            dk.reshape(*batch, T_k, d_k).sum_to_size(K.shape), dv.reshape(*batch, T_k, d_v).sum_to_size(V.shape))

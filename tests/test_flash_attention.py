@@ -1,0 +1,238 @@
+"""helpers.fast_attention, notebook 11: flash_attention and its gradients equal PyTorch's SDPA over every case of the
+notebook (masks, causal tiles, ragged blocks, broadcast batches), the recomputing backward keeps no tile, the named
+errors, the running softmax of one query, and the tile map the loop follows."""
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from helpers.attention_torch import causal_mask
+from helpers.fast_attention import (
+    RecomputingFlashAttention,
+    flash_attention,
+    flash_backward,
+    flash_forward,
+    online_softmax_step,
+    tile_is_future,
+    tile_map,
+)
+from helpers.heads import padding_mask
+from helpers.measure import cpu_peak_bytes, make_qkv
+
+
+def left_padding(lengths, T):
+    """(B, 1, 1, T): the real tokens are the LAST `length` of each row (whole tiles of hidden keys come first)."""
+    return torch.arange(T).flip(0) < torch.as_tensor(lengths)[:, None, None, None]
+
+
+#: name -> (Q batch, K batch, V batch, T_q, T_k, d_k, d_v, mask(T_q, T_k) or None, causal, block_q, block_k)
+CASES = {
+    "no mask": ((2, 3), (2, 3), (2, 3), 16, 16, 8, 8, None, False, 4, 4),
+    "causal, square": ((2, 3), (2, 3), (2, 3), 16, 16, 8, 8, None, True, 4, 4),
+    "causal, fewer queries than keys": ((2,), (2,), (2,), 5, 19, 8, 8, None, True, 2, 4),
+    "causal, a decode step: one query": ((2,), (2,), (2,), 1, 40, 8, 8, None, True, 1, 8),
+    "padding, whole key tiles hidden": ((2, 1), (2, 1), (2, 1), 12, 12, 4, 4,
+                                        lambda T_q, T_k: padding_mask([3, 12], T_k), False, 4, 4),
+    "left padding, the first key tiles hidden": ((2, 1), (2, 1), (2, 1), 12, 12, 4, 4,
+                                                 lambda T_q, T_k: left_padding([3, 9], T_k), False, 4, 4),
+    "padding and causal": ((2, 1), (2, 1), (2, 1), 12, 12, 4, 4,
+                           lambda T_q, T_k: padding_mask([5, 12], T_k), True, 4, 2),
+    "a random mask, one visible key per row at least": ((3,), (3,), (3,), 9, 13, 4, 4, "random", False, 2, 3),
+    "T not a multiple of a block": ((2,), (2,), (2,), 13, 13, 4, 4, None, True, 5, 3),
+    "T_q != T_k": ((2,), (2,), (2,), 7, 23, 4, 4, None, False, 3, 5),
+    "d_v != d_k": ((2,), (2,), (2,), 10, 10, 4, 7, None, True, 4, 4),
+    "blocks of 1": ((2,), (2,), (2,), 6, 8, 4, 4, None, True, 1, 1),
+    "blocks larger than T": ((2,), (2,), (2,), 6, 8, 4, 4, None, True, 64, 100),
+    "batch axes that broadcast": ((2, 3), (3,), (1, 1), 9, 11, 4, 5,
+                                  lambda T_q, T_k: padding_mask([4, 11], T_k), False, 4, 4),
+}
+
+
+def inputs(case, dtype, seed=0):
+    bq, bk, bv, T_q, T_k, d_k, d_v, make_mask, causal, block_q, block_k = CASES[case]
+    g = torch.Generator().manual_seed(seed)
+    Q = torch.randn(*bq, T_q, d_k, generator=g, dtype=dtype)
+    K = torch.randn(*bk, T_k, d_k, generator=g, dtype=dtype)
+    V = torch.randn(*bv, T_k, d_v, generator=g, dtype=dtype)
+    if make_mask == "random":
+        mask = torch.rand(T_q, T_k, generator=g) > 0.6
+        mask[torch.arange(T_q), torch.randint(T_k, (T_q,), generator=g)] = True
+    else:
+        mask = None if make_mask is None else make_mask(T_q, T_k)
+    return Q, K, V, mask, causal, block_q, block_k
+
+
+def sdpa_reference(Q, K, V, mask, causal):
+    """PyTorch's SDPA on the same inputs: its boolean attn_mask is True = may attend (the course's polarity); a
+    bottom-right causal mask is built with causal_mask, since is_causal=True is top-left when T_q != T_k."""
+    batch = torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2], () if mask is None else mask.shape[:-2])
+    Q, K, V = (x.expand(*batch, *x.shape[-2:]) for x in (Q, K, V))
+    if causal:
+        mask = causal_mask(Q.shape[-2], K.shape[-2]) if mask is None else mask & causal_mask(Q.shape[-2], K.shape[-2])
+    return F.scaled_dot_product_attention(Q, K, V, attn_mask=mask)
+
+
+TOLERANCE = {torch.float32: 1e-6, torch.float64: 1e-12}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["float32", "float64"])
+@pytest.mark.parametrize("case", CASES)
+def test_flash_attention_equals_sdpa(case, dtype):
+    Q, K, V, mask, causal, block_q, block_k = inputs(case, dtype)
+    got = flash_attention(Q, K, V, mask, causal, block_q, block_k)
+    torch.testing.assert_close(got, sdpa_reference(Q, K, V, mask, causal), atol=TOLERANCE[dtype], rtol=0)
+
+
+@pytest.mark.parametrize("backward", ["autograd through the loop", "recomputing"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["float32", "float64"])
+@pytest.mark.parametrize("case", CASES)
+def test_gradients_equal_sdpas(case, dtype, backward):
+    Q, K, V, mask, causal, block_q, block_k = (x.requires_grad_() if i < 3 else x
+                                               for i, x in enumerate(inputs(case, dtype)))
+    if backward == "recomputing":
+        out = RecomputingFlashAttention.apply(Q, K, V, mask, causal, block_q, block_k)
+    else:
+        out = flash_attention(Q, K, V, mask, causal, block_q, block_k)
+    weights = torch.randn(out.shape, generator=torch.Generator().manual_seed(1), dtype=dtype)  # a loss of every entry
+    got = torch.autograd.grad((out * weights).sum(), (Q, K, V))
+    expected = torch.autograd.grad((sdpa_reference(Q, K, V, mask, causal) * weights).sum(), (Q, K, V))
+    scale = {torch.float32: 1e-5, torch.float64: 1e-12}[dtype]   # gradients sum over many products: float32 at 1e-5
+    for name, g, e in zip("QKV", got, expected):
+        assert g.shape == e.shape, name
+        torch.testing.assert_close(g, e, atol=scale, rtol=0, msg=f"d{name}")
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_recomputing_backward_passes_gradcheck(causal):
+    """Small inputs (gradcheck perturbs every number): broadcast batches, a padding mask, ragged tiles, T_q < T_k."""
+    g = torch.Generator().manual_seed(2)
+    Q = torch.randn(2, 1, 3, 3, generator=g, dtype=torch.float64, requires_grad=True)
+    K = torch.randn(1, 2, 7, 3, generator=g, dtype=torch.float64, requires_grad=True)
+    V = torch.randn(2, 1, 7, 2, generator=g, dtype=torch.float64, requires_grad=True)
+    pad = padding_mask([5, 7], 7)                                     # (2, 1, 1, 7): sequence 0 hides keys 5, 6
+    assert torch.autograd.gradcheck(lambda q, k, v: RecomputingFlashAttention.apply(q, k, v, pad, causal, 2, 3),
+                                    (Q, K, V))
+
+
+def test_a_negative_control_a_loop_without_its_correction_fails_the_comparison(monkeypatch):
+    """The comparison can fail: the same loop without its correction (exp(m_old − m_new) taken as 1) is caught."""
+    Q, K, V, mask, causal, block_q, block_k = inputs("no mask", torch.float64)
+    real_exp = torch.exp
+    monkeypatch.setattr(torch, "exp", lambda x: torch.ones_like(x) if x.shape[-1] == 1 else real_exp(x))
+    got = flash_forward(Q, K, V, mask, causal, block_q, block_k)[0]
+    assert torch.isfinite(got).all() and (got - sdpa_reference(Q, K, V, mask, causal)).abs().max() > 0.01
+
+
+# ---------------------------------------------------------------- the named errors, where a student types
+
+def test_a_row_the_mask_hides_completely_is_the_courses_named_error():
+    Q, K, V = make_qkv(1, 6, 4)
+    mask = torch.ones(6, 6, dtype=torch.bool)
+    mask[2] = False
+    with pytest.raises(ValueError, match="The mask hides every key from query row 2"):
+        flash_attention(Q, K, V, mask)
+
+
+def test_causal_with_more_queries_than_keys_names_the_first_blind_row():
+    Q, K = torch.randn(8, 4), torch.randn(3, 4)            # bottom-right: queries 0-4 would see no key
+    with pytest.raises(ValueError, match="The mask hides every key from query row 0"):
+        flash_attention(Q, K, K, causal=True)
+
+
+def test_causal_and_left_padding_together_leave_a_row_blind():
+    """Each alone leaves every query a key; together query 0 of sequence 0 sees only a <pad>: the named error."""
+    Q, K, V = (torch.randn(2, 1, 6, 4) for _ in range(3))
+    pad = left_padding([4, 6], 6)                          # sequence 0: keys 0, 1 are <pad>
+    flash_attention(Q, K, V, pad)
+    flash_attention(Q, K, V, causal=True)
+    with pytest.raises(ValueError, match="The mask hides every key from query row 0"):
+        flash_attention(Q, K, V, pad, causal=True)
+
+
+@pytest.mark.parametrize("args, error, message", [
+    ((torch.randn(5, 4), torch.randn(5, 3), torch.randn(5, 4)), ValueError, "Q has d_k=4 but K has d_k=3"),
+    ((torch.randn(5, 4), torch.randn(5, 4), torch.randn(6, 4)), ValueError, "K has T_k=5 keys but V has 6"),
+    ((torch.randn(5, 4), torch.randn(5, 4, dtype=torch.float64), torch.randn(5, 4)), TypeError, "one dtype"),
+])
+def test_bad_inputs_get_the_courses_named_errors(args, error, message):
+    with pytest.raises(error, match=message):
+        flash_attention(*args)
+
+
+@pytest.mark.parametrize("blocks", [(0, 4), (4, -1), (2.5, 4), (4, None)])
+def test_a_block_that_is_not_a_whole_number_is_named(blocks):
+    Q = torch.randn(5, 4)
+    with pytest.raises(ValueError, match="block_q and block_k should be whole numbers >= 1"):
+        flash_attention(Q, Q, Q, block_q=blocks[0], block_k=blocks[1])
+
+
+# ---------------------------------------------------------------- tiles: the map, the skipped ones, the memory
+
+@pytest.mark.parametrize("T_q, T_k, block_q, block_k, skipped", [(16, 16, 4, 4, 6), (5, 19, 2, 4, 1), (13, 13, 5, 3, 4),
+                                                                 (1, 40, 1, 8, 0)])
+def test_the_loop_computes_exactly_the_tiles_the_map_marks(monkeypatch, T_q, T_k, block_q, block_k, skipped):
+    """Every score tile the causal loop computes is a nonzero entry of tile_map; no other is computed. A decode
+    step (one query, the last token) sees every key: nothing to skip."""
+    seen = []
+    real_bmm = torch.bmm
+    monkeypatch.setattr(torch, "bmm", lambda a, b: seen.append((a.data_ptr(), b.data_ptr())) or real_bmm(a, b))
+    Q, K, V = (torch.randn(1, T, 4) for T in (T_q, T_k, T_k))
+    flash_forward(Q, K, V, None, True, block_q, block_k)
+    tiles = tile_map(T_q, T_k, block_q, block_k, causal=True)
+    assert len(seen) == int((tiles > 0).sum()) == tiles.numel() - skipped
+    assert tile_map(T_q, T_k, block_q, block_k).eq(2).all()     # without causal, every tile is computed whole
+
+
+def test_tile_map_square_causal():
+    assert tile_map(8, 8, 2, 2, causal=True).tolist() == [[1, 0, 0, 0], [2, 1, 0, 0], [2, 2, 1, 0], [2, 2, 2, 1]]
+    assert tile_map(2048, 2048, 256, 512, causal=True).gt(0).sum() == 20   # of 32: the diagonal's tiles and below
+
+
+def test_the_skip_condition_is_bottom_right_aligned():
+    # 2 queries over 6 keys: they are tokens 4 and 5, so the last sees key 5; a tile from key 5 is not in the future
+    assert not tile_is_future(0, 2, 5, 2, 6)
+    assert tile_is_future(0, 2, 6, 2, 6)
+    assert tile_is_future(0, 2, 2, 2, 2) and not tile_is_future(0, 2, 1, 2, 2)
+
+
+def test_the_extra_memory_does_not_grow_with_T():
+    """Beyond the scaled copy of Q, the output and the log-sum-exp (all linear in T), the loop holds a few tiles."""
+    extras = []
+    for T in (256, 512, 1024):
+        Q, K, V = make_qkv(1, T, 8)
+        linear = 2 * T * 8 * 4 + T * 4                      # q = Q / √d_k and O (T, d_k) float32; lse (T,)
+        extras.append(cpu_peak_bytes(lambda: flash_forward(Q, K, V, None, False, 64, 64)) - linear)
+    assert max(extras) - min(extras) < 4 * 1024                 # the same few tiles at every T
+    assert max(extras) < 3 * 64 * 64 * 4                        # a few (64, 64) tiles, not a (T, T) matrix
+
+
+def test_the_recomputing_backward_keeps_no_tile():
+    """Measured on the plain functions: the profiler charges the frees inside an autograd.Function to the Function as
+    a whole, at its end, so its own peak would read as the sum of its tiles."""
+    T = 512
+    Q, K, V = (x.requires_grad_() for x in make_qkv(1, T, 8))
+    dO = torch.randn(1, 1, T, 8)
+    through_loop = cpu_peak_bytes(lambda: flash_attention(Q, K, V, block_q=128, block_k=128).backward(dO))
+    with torch.no_grad():                                       # as inside the Function: no graph of the backward
+        O, lse = flash_forward(Q, K, V, None, False, 128, 128)
+        recomputing = cpu_peak_bytes(lambda: flash_backward(dO, Q, K, V, O, lse, None, False, 128, 128))
+    assert through_loop > T * T * 4                             # autograd kept every tile of weights: a (T, T) matrix
+    assert recomputing < 0.5 * T * T * 4                        # a few tiles, dQ, dK, dV
+    grads = torch.autograd.grad(RecomputingFlashAttention.apply(Q, K, V, None, False, 128, 128), (Q, K, V), dO)
+    for g, e in zip(grads, flash_backward(dO, Q, K, V, O, lse, None, False, 128, 128)):
+        torch.testing.assert_close(g, e, rtol=0, atol=0)        # the Function's backward is that function
+
+
+# ---------------------------------------------------------------- the running softmax of one query
+
+def test_the_running_softmax_of_banks_row():
+    """Notebook 03's worked example: bank's scores [0.5, 1, 0.5] (S / √4), values the embeddings."""
+    E = torch.tensor([[1.0, 0, 1, 0], [1, 1, 0, 0], [0, 1, 1, 1]], dtype=torch.float64)   # money, bank, grows
+    s = E[1] @ E.T / math.sqrt(4)
+    for order in ([0, 1, 2], [2, 0, 1], [1, 2, 0]):
+        m, l, o = torch.tensor(float("-inf"), dtype=torch.float64), torch.tensor(0.0, dtype=torch.float64), E[0] * 0
+        for j in order:
+            m, l, o = online_softmax_step(m, l, o, s[j:j + 1], E[j:j + 1])
+        assert torch.allclose(o / l, torch.tensor([0.7259, 0.7259, 0.5481, 0.2741], dtype=torch.float64), atol=5e-5)
+        assert m == 1.0 and torch.isclose(m + torch.log(l), torch.logsumexp(s, 0))
