@@ -3,10 +3,12 @@
     python benchmarks/attention.py                                # CPU (or CUDA if present), fp32, T = 256..1024
     python benchmarks/attention.py --device cuda --dtype bf16 fp32 --sizes 1024 4096 16384 --find-max
     make benchmark ARGS="--sizes 1024 --batch-heads 8 --d-k 64 --threads 2"
+    make benchmark ARGS="--impl flash sdpa mm --sizes 1024 2048 4096 --blocks 128x512 256x512 256x1024"
 
-The measurement is helpers/measure.py, which notebook 07's timing cells call too. What only
-this script needs lives here: SDPA forced to one backend (--impl sdpa:flash ...) and the
-search for the largest T at which the course's attention fits on a GPU (--find-max).
+The measurement is helpers/measure.py, which notebooks 07 and 11 call too. What only this script
+needs lives here: SDPA forced to one backend (--impl sdpa:flash ...), the search for the largest T
+at which the course's attention fits on a GPU (--find-max), the matrix products alone as the limit
+of every implementation (--impl mm) and a sweep of FlashAttention's tile sizes (--blocks).
 """
 from __future__ import annotations
 
@@ -42,11 +44,56 @@ def forced_sdpa(backend: str):
     return prepare
 
 
-def implementations() -> dict:
-    found = dict(measure.IMPLEMENTATIONS)
+def matmul_only(Q, K, V, causal=False):
+    """A preparer for attention's two matrix products alone, into reused buffers: its 4*B*H*T^2*d FLOPs at this
+    machine's torch.bmm rate for these shapes, with no softmax: the limit of every implementation."""
+    q, k_t, v = Q[0], K[0].transpose(1, 2), V[0]          # (B*H, T, d_k), (B*H, d_k, T), (B*H, T, d_v)
+    S, out = torch.empty(q.shape[0], q.shape[1], k_t.shape[2], dtype=Q.dtype, device=Q.device), torch.empty_like(q)
+    return lambda: (torch.bmm(q, k_t, out=S), torch.bmm(S, v, out=out))
+
+
+def implementations(blocks=()) -> dict:
+    found = dict(measure.WITH_FLASH)
+    found["mm"] = ("attention's two matrix products alone (no softmax): the matrix-multiply limit", matmul_only)
     for short, name in BACKENDS.items():
         found[f"sdpa:{short}"] = (f"SDPA forced to the {name} backend", forced_sdpa(short))
+    for block_q, block_k in blocks:
+        found[f"flash:{block_q}x{block_k}"] = (f"flash with tiles of {block_q} x {block_k}",
+                                               measure.flash_preparer(block_q, block_k))
     return found
+
+
+def shares(rows, limit: str = "mm") -> list[str]:
+    """'T=2048 float32: of mm's rate, flash 0.81, sdpa 0.88' lines: each implementation's TFLOP/s over the limit's."""
+    lines = []
+    for dtype, T in sorted({(r.dtype, r.T) for r in rows}):
+        group = {r.impl: r.tflops for r in rows if r.dtype == dtype and r.T == T and r.tflops}
+        top = group.pop(limit, None)
+        if top and group:
+            lines.append(f"T={T} {dtype}: of {limit}'s rate ({1e3 * top:.0f} GFLOP/s), "
+                         + ", ".join(f"{name} {rate / top:.2f}" for name, rate in group.items()))
+    return lines
+
+
+def differences(rows, implementations, args, device) -> list[str]:
+    """'T=2048 float32: max |impl - sdpa| flash 2.4e-07' lines for the flash rows that ran, on the same inputs."""
+    lines = []
+    for dtype, T in sorted({(r.dtype, r.T) for r in rows}):
+        impls = [r.impl for r in rows if r.dtype == dtype and r.T == T and r.ms and r.impl.startswith("flash")]
+        if impls:
+            Q, K, V = measure.make_qkv(args.batch_heads, T, args.d_k, device=device, dtype=dtype)
+            reference = F.scaled_dot_product_attention(Q, K, V, is_causal=args.causal).float()
+            gaps = [f"{name} {(implementations[name][1](Q, K, V, args.causal)() - reference).abs().max().item():.1e}"
+                    for name in impls]
+            lines.append(f"T={T} {dtype}: max |impl - sdpa| " + ", ".join(gaps))
+    return lines
+
+
+def block_pair(text: str) -> tuple[int, int]:
+    block_q, _, block_k = text.partition("x")
+    if not (block_q.isdigit() and block_k.isdigit() and int(block_q) > 0 and int(block_k) > 0):
+        raise argparse.ArgumentTypeError(f"expected tile sizes as QUERIESxKEYS, e.g. 256x512, got {text!r}")
+    return int(block_q), int(block_k)
 
 
 def largest_T(dtype, batch_heads: int, d_k: int, device, start: int = 1024, limit: int = 2**20, step: int = 1024):
@@ -122,8 +169,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--causal", action="store_true",
                         help="causal mask (FLOPs counted as halved, the pairs a fused kernel skips)")
     parser.add_argument("--impl", nargs="+", default=["naive", "lean", "tiled", "sdpa"],
-                        choices=list(implementations()),
-                        help="implementations to compare; sdpa:flash etc. force one SDPA backend")
+                        choices=list(implementations()), metavar="IMPL",
+                        help="implementations to compare; sdpa:flash etc. force one SDPA backend; mm: the matrix "
+                             "products alone, the limit")
+    parser.add_argument("--blocks", nargs="+", type=block_pair, default=[],
+                        help="also time flash with these tiles (queries x keys), e.g. 128x512 256x512: a sweep")
     parser.add_argument("--repeats", type=whole_number(3), default=7,
                         help="timed rounds, at least 3 (the median is reported)")
     parser.add_argument("--warmup", type=whole_number(0), default=2, help="untimed calls first (>= 0)")
@@ -147,12 +197,14 @@ def main(argv=None) -> int:
     dtypes = args.dtype or measure.default_dtypes(device)
     threads = (args.threads or torch.get_num_threads()) if device.type == "cpu" else None
     print(measure.header(device, threads, args.batch_heads, args.d_k, args.causal))
+    found = implementations(args.blocks)
+    impls = [*args.impl, *(f"flash:{q}x{k}" for q, k in args.blocks)]
     rows = measure.run_benchmark(device=device, dtypes=dtypes, sizes=args.sizes, batch_heads=args.batch_heads,
-                                 d_k=args.d_k, causal=args.causal, impls=args.impl, implementations=implementations(),
+                                 d_k=args.d_k, causal=args.causal, impls=impls, implementations=found,
                                  warmup=args.warmup, repeats=args.repeats, num_threads=threads,
                                  memory=not args.no_memory)
     print(measure.format_table(rows))
-    print(*measure.ratios(rows), sep="\n")
+    print(*measure.ratios(rows), *shares(rows), *differences(rows, found, args, device), sep="\n")
     if args.find_max and device.type != "cuda":
         print("--find-max is CUDA only: on a CPU, running out of memory swaps or stops the process instead of "
               "raising an error.")

@@ -6,7 +6,7 @@
     paired_ratio(timings, a, b)         median over rounds of t_a / t_b
     peak_memory_bytes(fn, device)       the most extra bytes torch held during one call
     sdpa_backend(Q, K, V)               which kernel this PyTorch's F.scaled_dot_product_attention picks
-    IMPLEMENTATIONS, make_qkv           naive, lean, tiled and sdpa, and their random inputs
+    IMPLEMENTATIONS, make_qkv           naive, lean, tiled and sdpa, and their random inputs; WITH_FLASH adds flash
     run_benchmark(...) -> [Row]         time, TFLOP/s and peak memory over sizes and dtypes
     format_table, ratios, header        the rows as text
     timing_cell(peaks), piece_calls()   notebook 07's CUDA timing cell (CPU fallback); the textbook's steps one by one
@@ -31,7 +31,7 @@ import torch.nn.functional as F
 
 from helpers import cost
 from helpers.attention_torch import causal_mask, scaled_dot_product_attention
-from helpers.fast_attention import lean_attention, tiled_attention
+from helpers.fast_attention import flash_forward, lean_attention, tiled_attention
 
 # ---- Device and dtype
 
@@ -279,7 +279,7 @@ def run_benchmark(*, device="cpu", dtypes=("float32",), sizes=(256, 512, 1024), 
             flops = cost.attention_flops(T, d_k, heads=batch_heads)["total"]
             table, calls = {}, {}
             for name in impls:
-                skips = causal and (name == "tiled" or name.startswith("sdpa") and name != "sdpa:math")
+                skips = causal and (name.startswith(("tiled", "flash", "sdpa")) and name != "sdpa:math")
                 row = table[name] = Row(name, dtype, T, flops // 2 if skips else flops,
                                         cost.score_matrix_bytes(T, dtype, heads=batch_heads))
                 if name in exhausted:
@@ -347,14 +347,15 @@ def header(device, num_threads: int | None, batch_heads: int, d_k: int, causal: 
              else f"cpu ({num_threads or torch.get_num_threads()} threads)")
     return (f"device {where}, torch {torch.__version__}, batch*heads {batch_heads}, d_k {d_k}, "
             f"causal {'yes' if causal else 'no'}; forward FLOPs 4*B*H*T^2*d"
-            f"{' (/ 2 for tiled and fused SDPA, which skip hidden pairs)' if causal else ''}")
+            f"{' (/ 2 for tiled, flash and fused SDPA, which skip hidden pairs)' if causal else ''}")
 
 
 # ---- Notebook 07: the timing cell and the steps one by one
 
 def timing_cell(peaks: dict[str, float], *, cpu_sizes=(256, 512), cuda_sizes=(1024, 2048, 4096, 8192),
-                batch_heads: int = 8, d_k: int = 64, repeats: int = 5) -> list[Row]:
-    """Naive vs SDPA on a CUDA GPU (16-bit and fp32), or a plain statement and the same run on the CPU.
+                batch_heads: int = 8, d_k: int = 64, repeats: int = 5, impls=("naive", "sdpa"),
+                implementations=IMPLEMENTATIONS) -> list[Row]:
+    """`impls` (naive vs SDPA) on a CUDA GPU (16-bit and fp32), or a plain statement and the same run on the CPU.
 
     `peaks`: {GPU name: nominal dense 16-bit TFLOP/s}; a GPU whose name holds every word of a
     key (the first such key) is compared with that peak. Prints everything; returns the rows.
@@ -366,8 +367,8 @@ def timing_cell(peaks: dict[str, float], *, cpu_sizes=(256, 512), cuda_sizes=(10
         print(message)
     print(header(device, threads, batch_heads, d_k, False))
     rows = run_benchmark(device=device, dtypes=default_dtypes(device), sizes=cpu_sizes if message else cuda_sizes,
-                         batch_heads=batch_heads, d_k=d_k, impls=("naive", "sdpa"), repeats=repeats,
-                         num_threads=threads)
+                         batch_heads=batch_heads, d_k=d_k, impls=impls, implementations=implementations,
+                         repeats=repeats, num_threads=threads)
     print(format_table(rows))
     print(*ratios(rows), sep="\n")
     if message:
@@ -375,7 +376,7 @@ def timing_cell(peaks: dict[str, float], *, cpu_sizes=(256, 512), cuda_sizes=(10
     gpu = torch.cuda.get_device_name(device).upper()
     peak = next((p for name, p in peaks.items() if all(w in gpu for w in name.upper().split())), None)
     half = [r for r in rows if r.tflops and r.dtype in ("bfloat16", "float16")]  # the peak is a 16-bit figure
-    for impl in ("sdpa", "naive"):
+    for impl in reversed(impls):
         best = max((r for r in half if r.impl == impl), key=lambda r: r.tflops, default=None)
         if best and peak:
             print(f"best {impl} ({best.dtype}, T={best.T}): {best.tflops:.0f} TFLOP/s = {100 * best.tflops / peak:.0f}%"
@@ -398,3 +399,14 @@ def piece_calls(batch_heads: int = 8, T: int = 1024, d_k: int = 64, *, seed: int
         "SDPA, whole call, 4-D inputs": lambda: F.scaled_dot_product_attention(Q, K, V),
         "SDPA, whole call, 3-D inputs": lambda: F.scaled_dot_product_attention(Q3, K3, V3),
     }
+
+
+# ---- Notebook 11: FlashAttention's loop, timed beside the others
+
+def flash_preparer(block_q: int = 256, block_k: int = 512):
+    """A preparer like IMPLEMENTATIONS': the FlashAttention loop unchecked (no check inside a timing), these tiles."""
+    return lambda Q, K, V, causal=False: lambda: flash_forward(Q, K, V, None, causal, block_q, block_k)[0]
+
+
+WITH_FLASH = {**IMPLEMENTATIONS, "flash": ("FlashAttention's loop in PyTorch: 256 queries x 512 keys a tile, "
+                                           "a running softmax", flash_preparer())}

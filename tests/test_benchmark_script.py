@@ -124,6 +124,32 @@ def test_script_passes_its_checked_arguments_to_the_benchmark(monkeypatch, capsy
     assert {"naive", "lean", "tiled", "sdpa", "sdpa:flash", "sdpa:math"} <= set(seen["implementations"])
 
 
+def test_script_sweeps_flash_tiles_against_the_matrix_products(capsys):
+    script = load_script()
+    assert script.main(["--device", "cpu", "--sizes", "48", "--batch-heads", "2", "--d-k", "8", "--repeats", "3",
+                        "--threads", "1", "--no-memory", "--impl", "flash", "sdpa", "mm", "--blocks", "16x32",
+                        "48x48"]) == 0
+    out = capsys.readouterr().out
+    assert [line.split()[0] for line in out.splitlines() if line.startswith(("flash", "mm"))][:4] == [
+        "flash", "mm", "flash:16x32", "flash:48x48"]
+    assert re.search(r"T=48 float32: of mm's rate \(\d+ GFLOP/s\), flash \d\.\d\d, sdpa \d\.\d\d, flash:16x32", out)
+    gaps = re.search(r"T=48 float32: max \|impl - sdpa\| flash (\S+), flash:16x32 (\S+), flash:48x48 (\S+)", out)
+    assert gaps and all(float(g.rstrip(",")) < 1e-6 for g in gaps.groups())
+
+
+@pytest.mark.parametrize("text", ["256", "0x512", "256x", "ax4"])
+def test_script_rejects_a_bad_tile_size(text, capsys):
+    with pytest.raises(SystemExit):
+        load_script().main(["--blocks", text])
+    assert "expected tile sizes as QUERIESxKEYS" in capsys.readouterr().err
+
+
+def test_the_matrix_products_alone_do_attentions_flops_without_a_softmax():
+    Q, K, V = measure.make_qkv(2, 16, 4)
+    S, out = load_script().matmul_only(Q, K, V)()
+    torch.testing.assert_close(out, (Q[0] @ K[0].transpose(1, 2)) @ V[0])
+
+
 # ---------------------------------------------------------------- SDPA forced to one backend
 
 @pytest.mark.parametrize("causal", [False, True])
