@@ -7,6 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from helpers import cost, measure
 from helpers.attention_torch import causal_mask
 from helpers.fast_attention import (
     RecomputingFlashAttention,
@@ -236,3 +237,50 @@ def test_the_running_softmax_of_banks_row():
             m, l, o = online_softmax_step(m, l, o, s[j:j + 1], E[j:j + 1])
         assert torch.allclose(o / l, torch.tensor([0.7259, 0.7259, 0.5481, 0.2741], dtype=torch.float64), atol=5e-5)
         assert m == 1.0 and torch.isclose(m + torch.log(l), torch.logsumexp(s, 0))
+
+
+# ---------------------------------------------------------------- timed beside the others: the CPU, and a GPU stand-in
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_timed_flash_computes_sdpas_attention(causal):
+    Q, K, V = make_qkv(4, 33, 16)
+    expected = F.scaled_dot_product_attention(Q, K, V, is_causal=causal)
+    for preparer in (measure.WITH_FLASH["flash"][1], measure.flash_preparer(8, 16)):
+        torch.testing.assert_close(preparer(Q, K, V, causal)(), expected, atol=1e-6, rtol=0)
+
+
+def test_causal_flash_counts_half_the_flops():
+    rows = measure.run_benchmark(device="cpu", sizes=(32,), batch_heads=1, d_k=4, repeats=1, warmup=0, causal=True,
+                                 impls=("naive", "flash"), implementations=measure.WITH_FLASH, memory=False)
+    assert {r.impl: r.flops for r in rows} == {"naive": 4 * 32 * 32 * 4, "flash": 2 * 32 * 32 * 4}
+
+
+def test_the_gpu_cell_on_a_cpu_only_machine_says_so_and_runs_on_the_cpu(monkeypatch, capsys):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    rows = measure.timing_cell({"H200": 989}, cpu_sizes=(32,), batch_heads=2, d_k=8, repeats=2,
+                               impls=("flash", "sdpa"), implementations=measure.WITH_FLASH)
+    out = capsys.readouterr().out
+    assert out.startswith("No CUDA GPU here:") and "T=32 float32: flash" in out and "TFLOP/s =" not in out
+    assert [r.impl for r in rows] == ["flash", "sdpa"] and all(r.ms > 0 for r in rows)
+
+
+def test_the_gpu_cell_compares_flash_with_sdpa_in_bf16_on_a_stand_in_gpu(monkeypatch, capsys):
+    """The CUDA branch with stand-ins (CI has no GPU): bf16 and fp32 asked for, the best 16-bit TFLOP/s of each."""
+    def row(impl, dtype, seconds):
+        flops = cost.attention_flops(4096, 64, heads=8)["total"]
+        return measure.Row(impl, dtype, 4096, flops, 0, ms=seconds * 1e3, tflops=flops / seconds / 1e12,
+                           samples_ms=[seconds * 1e3])
+    seen = {}
+    rows = [row("flash", "bfloat16", 4e-3), row("sdpa", "bfloat16", 1e-4), row("flash", "float32", 1e-3)]
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a, **k: (9, 0))
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a, **k: "NVIDIA H200")
+    monkeypatch.setattr(measure, "run_benchmark", lambda **kwargs: seen.update(kwargs) or rows)
+    measure.timing_cell({"H200": 989}, cuda_sizes=(4096,), impls=("flash", "sdpa"),
+                        implementations=measure.WITH_FLASH)
+    out = capsys.readouterr().out
+    assert seen["dtypes"] == ["bfloat16", "float32"] and seen["impls"] == ("flash", "sdpa")
+    assert seen["implementations"] is measure.WITH_FLASH
+    assert "T=4096 bfloat16: flash 40.00x the time of sdpa" in out
+    assert "best sdpa (bfloat16, T=4096): 344 TFLOP/s = 35% of this GPU's nominal dense 16-bit peak (989)" in out
+    assert "best flash (bfloat16, T=4096): 9 TFLOP/s = 1% of this GPU" in out   # fp32's faster row is not 16-bit
