@@ -35,6 +35,7 @@ def notebook_widgets():
     """(notebook, name, widget) for each widget cell, built with its notebook's arguments."""
     from helpers import learning
     from helpers.widgets.cost import cost_explorer
+    from helpers.widgets.flash import FlashTilesWidget
     from helpers.widgets.heads import HeadsWidget
     from helpers.widgets.learning import TrainingWidget
     from helpers.widgets.luong import dictionary_explorer, lineup_explorer
@@ -58,6 +59,7 @@ def notebook_widgets():
     yield "07", "cost_explorer", cost_explorer()
     yield "08", "PositionsWidget", PositionsWidget(p=10, d=16)
     yield "09", "HeadsWidget", HeadsWidget("money bank grows", head=1, mask_type="none")
+    yield "11", "FlashTilesWidget", FlashTilesWidget(tiles_done=2, query=21, causal=False)
 
 
 def controls(widget):

@@ -80,6 +80,21 @@ def online_softmax_step(m, l, o, s, v):
     return m_new, correction * l + p.sum(), correction * o + p @ v    # o: (d_v,)
 
 
+def running_softmax_trace(q, K, V, block_k: int, visible: int | None = None) -> dict:
+    """The running softmax of one query q (d_k,) over K (T_k, d_k), V (T_k, d_v), block_k keys a step, only the
+    first `visible` keys allowed (causal; a tile wholly after them is skipped): {"m", "l": (tiles + 1,),
+    "y": o / l (tiles + 1, d_v), before and after each key tile; "exact": softmax(q Kᵀ / √d_k) V over those keys}."""
+    T_k = K.shape[0]
+    visible = T_k if visible is None else visible
+    s = K @ q / math.sqrt(q.shape[-1])                                   # (T_k,) this query's scores
+    states = [(torch.tensor(float("-inf"), dtype=q.dtype), torch.tensor(0.0, dtype=q.dtype), V[0] * 0)]
+    for j in range(0, T_k, block_k):
+        stop = min(j + block_k, visible)
+        states.append(online_softmax_step(*states[-1], s[j:stop], V[j:stop]) if stop > j else states[-1])
+    m, l, o = (torch.stack(x) for x in zip(*states))
+    return {"m": m, "l": l, "y": o / l[:, None], "exact": torch.softmax(s[:visible], 0) @ V[:visible]}
+
+
 def tile_is_future(q_start, q_stop, k_start, T_q, T_k):
     """Whether a causal tile (queries q_start … q_stop − 1, keys from k_start) lies wholly in the future: its
     first key comes after the last key its last query may see (bottom-right aligned, like causal_mask)."""

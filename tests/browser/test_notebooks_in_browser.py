@@ -28,7 +28,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 #: Notebooks that must have a slider; in every notebook that has one, moving it must redraw its output.
 SLIDER_NOTEBOOKS = {"00_start_here", "01_static_embeddings", "02_similarity_and_softmax",
                     "05_why_scale_by_sqrt_dk", "06_luong_to_self_attention", "07_pytorch_and_cost",
-                    "08_word_order_and_positions", "09_many_heads_and_masks"}
+                    "08_word_order_and_positions", "09_many_heads_and_masks", "11_never_store_the_matrix"}
 
 
 def free_port() -> int:

@@ -1,0 +1,154 @@
+"""Notebook 11's widget: key tiles arrive one by one; one query's m, ℓ and output row converge to the exact answer.
+
+A thin shell over helpers.fast_attention.running_softmax_trace and tile_map. Left, the map of tiles (computed
+whole, on the diagonal, skipped under causal; this query's row, done so far); right, m and ℓ, then the output row
+beside its exact value (dashed). FastFigure blitting: the axes are drawn once, with limits that fit every query.
+"""
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+import torch
+from matplotlib.colors import ListedColormap
+from matplotlib.patches import Rectangle
+
+from helpers.fast_attention import running_softmax_trace, tile_map
+from helpers.plotting import COLORS
+from helpers.widgets.common import FastFigure, LiveWidget, reading_style
+
+#: Font sizes (points), fixed: in presenter mode FastFigure grows the whole picture (higher dpi).
+_TEXT, _SMALL = 13, 11
+#: Tile colours: skipped, computed (another query's row), on the diagonal, this row to come, this row done.
+_TILES = ListedColormap(["#f2f2f2", "#c9d6ea", "#f3d9bf", "#9fb6db", COLORS["static"]])
+_ENTRY_COLORS = [COLORS["static"], COLORS["contextual"], COLORS["query"], COLORS["value"]]
+
+
+def demo_inputs(T: int = 32, d: int = 4, seed: int = 0):
+    """The widget's sequence: Q, K, V, each (T, d) float64, seeded; keys scaled by 2 so that the scores spread."""
+    g = torch.Generator().manual_seed(seed)
+    Q, K, V = (torch.randn(T, d, generator=g, dtype=torch.float64) for _ in range(3))
+    return Q, 2 * K, V
+
+
+def flash_widget_data(Q, K, V, query: int, tiles_done: int, causal: bool, block: int) -> dict:
+    """One query's running softmax after `tiles_done` key tiles, and the map of tiles: plain data for the widget."""
+    T_q, T_k = Q.shape[0], K.shape[0]
+    visible = query + 1 + T_k - T_q if causal else T_k               # bottom-right, like causal_mask
+    trace = running_softmax_trace(Q[query], K, V, block, visible)
+    tiles = tile_map(T_q, T_k, block, block, causal).numpy()
+    computed = int(tiles[query // block].astype(bool).sum())          # this query's row: tiles not skipped
+    return {**{k: v.numpy() for k, v in trace.items()}, "tiles": tiles, "query": query, "causal": causal,
+            "block": block, "tiles_done": tiles_done, "computed": computed, "visible": visible,
+            "gap": float(np.abs(trace["y"][tiles_done].numpy() - trace["exact"].numpy()).max())
+            if tiles_done else float("nan")}
+
+
+class _Picture:
+    def __init__(self, limits: dict, n_tiles: int, d_v: int):
+        self.figure = FastFigure(figsize=(7.4, 4.1), dpi=80)   # 592 px: full size beside JupyterLab's file browser
+        fig = self.figure.fig
+        grid = fig.add_gridspec(2, 2, width_ratios=[1, 1.25], left=0.07, right=0.9, top=0.9, bottom=0.12,
+                                wspace=0.32, hspace=0.55)
+        self.ax_map, self.ax_ml, self.ax_y = fig.add_subplot(grid[:, 0]), fig.add_subplot(grid[0, 1]), \
+            fig.add_subplot(grid[1, 1])
+        self.ax_l = self.ax_ml.twinx()
+        ax = self.ax_map
+        self.image = ax.imshow(np.zeros((n_tiles, n_tiles)), cmap=_TILES, vmin=-0.5, vmax=4.5, interpolation="nearest")
+        ax.set_xticks(np.arange(-0.5, n_tiles), minor=True)
+        ax.set_yticks(np.arange(-0.5, n_tiles), minor=True)
+        ax.grid(which="minor", color="white", lw=1.5)
+        ax.tick_params(which="minor", length=0)
+        ax.set_xticks(range(n_tiles))
+        ax.set_yticks(range(n_tiles))
+        ax.set_xlabel("key tile", fontsize=_SMALL)
+        ax.set_ylabel("query tile", fontsize=_SMALL)
+        self.frame = ax.add_patch(Rectangle((-0.5, -0.5), 1, 1, fill=False, lw=2.5, ec="black"))
+        steps = np.arange(n_tiles + 1)
+        for axis in (self.ax_ml, self.ax_y):
+            axis.set_xlim(-0.3, n_tiles + 0.3)
+            axis.set_xticks(steps)
+            axis.tick_params(labelsize=_SMALL)
+        self.ax_l.tick_params(labelsize=_SMALL, colors=COLORS["contextual"])
+        self.ax_ml.set_ylim(*limits["m"])
+        self.ax_l.set_ylim(*limits["l"])
+        self.ax_y.set_ylim(*limits["y"])
+        self.ax_ml.set_ylabel("m", fontsize=_SMALL, color=COLORS["key"])
+        self.ax_l.set_ylabel("ℓ", fontsize=_SMALL, color=COLORS["contextual"])
+        self.ax_y.set_xlabel("key tiles processed", fontsize=_SMALL)
+        self.ax_y.set_ylabel("o / ℓ", fontsize=_SMALL)
+        (self.m_line,) = self.ax_ml.plot([], [], "o-", color=COLORS["key"], lw=2, ms=4)
+        (self.l_line,) = self.ax_l.plot([], [], "s-", color=COLORS["contextual"], lw=2, ms=4)
+        self.y_lines = [self.ax_y.plot([], [], "o-", color=c, lw=2, ms=3)[0] for c in _ENTRY_COLORS[:d_v]]
+        self.exact = [self.ax_y.axhline(0, color=c, ls="--", lw=1.2) for c in _ENTRY_COLORS[:d_v]]
+        self.cursors = [axis.axvline(0, color="#444444", lw=1, ls=":") for axis in (self.ax_ml, self.ax_y)]
+        self.title_map = self.ax_map.set_title(" ", fontsize=_TEXT)
+        self.title_ml = self.ax_ml.set_title(" ", fontsize=_TEXT)
+        self.title_y = self.ax_y.set_title("output row, exact dashed", fontsize=_TEXT)
+        self.figure.set_dynamic([self.image, self.frame, self.m_line, self.l_line, *self.y_lines, *self.exact,
+                                 *self.cursors, self.title_map, self.title_ml])
+
+    def png(self, data: dict) -> bytes:
+        done, row = data["tiles_done"], data["query"] // data["block"]
+        shade = np.where(data["tiles"] == 0, 0, np.where(data["tiles"] == 1, 2, 1))   # skipped, diagonal, whole
+        shade[row] = np.where(data["tiles"][row] == 0, 0, np.where(np.arange(shade.shape[1]) < done, 4, 3))
+        self.image.set_data(shade)
+        self.frame.set_xy((done - 1.5, row - 0.5) if done else (-10, -10))
+        steps = np.arange(done + 1)
+        self.m_line.set_data(steps[1:], data["m"][1:done + 1])
+        self.l_line.set_data(steps, data["l"][:done + 1])
+        for line, exact, column, value in zip(self.y_lines, self.exact, data["y"].T, data["exact"]):
+            line.set_data(steps[1:], column[1:done + 1])
+            exact.set_ydata([value, value])
+        for cursor in self.cursors:
+            cursor.set_xdata([done, done])
+        self.title_map.set_text(f"query {data['query']}: tile row {row}")
+        self.title_ml.set_text("m (left) and ℓ (right)")
+        return self.figure.png()
+
+
+class FlashTilesWidget(LiveWidget):
+    """[0] key tiles processed, [1] the query, [2] causal or not, [3] the picture, [4] the numbers.
+    `.result`: the latest flash_widget_data dict.
+    """
+
+    def __init__(self, tiles_done: int = 2, query: int = 21, causal: bool = False, T: int = 32, block: int = 4):
+        self.Q, self.K, self.V = demo_inputs(T)
+        self.block, n_tiles = block, -(-T // block)
+        self.tiles_done = widgets.IntSlider(value=tiles_done, min=0, max=n_tiles, description="key tiles done",
+                                            continuous_update=True, style={"description_width": "initial"})
+        self.query = widgets.IntSlider(value=query, min=0, max=T - 1, description="query", continuous_update=True)
+        self.causal = widgets.ToggleButtons(options=[("all keys", False), ("causal", True)], value=causal,
+                                            description="mask")
+        self.picture, self.reading = widgets.Image(format="png"), widgets.HTML()
+        traces = [flash_widget_data(self.Q, self.K, self.V, i, n_tiles, c, block) for i in range(T) for c in (0, 1)]
+        limits = {key: _padded(np.concatenate([t[key][1:].ravel() for t in traces])) for key in ("m", "l", "y")}
+        limits["l"] = (0, limits["l"][1])
+        self._picture = _Picture(limits, n_tiles, self.V.shape[1])
+        super().__init__([self.tiles_done, self.query, self.causal], [self.picture, self.reading])
+
+    def compute(self) -> dict:
+        return flash_widget_data(self.Q, self.K, self.V, self.query.value, self.tiles_done.value, self.causal.value,
+                                 self.block)
+
+    def show(self, data: dict) -> None:
+        self.picture.value = self._picture.png(data)
+        done, n_tiles, block = data["tiles_done"], data["tiles"].shape[1], data["block"]
+        row = ", ".join(f"{v:+.3f}" for v in data["y"][done]) if done else "0 / 0: nothing seen yet"
+        exact = ", ".join(f"{v:+.3f}" for v in data["exact"])
+        skipped = n_tiles - data["computed"]
+        note = (f" Under causal this query sees keys 0 … {data['visible'] - 1}: {skipped} of its {n_tiles} tiles "
+                "lie in the future and are skipped, so the answer is final after "
+                f"{data['computed']}." if data["causal"] and skipped else "")
+        gap = f"largest gap {data['gap']:.3f}" if done else "no gap to measure yet"
+        self.reading.value = (
+            f"<div style='{reading_style()}'>After <b>{done} of {n_tiles}</b> key tiles ({block} keys each): "
+            f"m = <b>{data['m'][done]:.3f}</b>, ℓ = <b>{data['l'][done]:.3f}</b>. Output row o / ℓ = [{row}]; "
+            f"exact [{exact}]: {gap}.{note} When m grows, ℓ and o are first multiplied by exp(m_old − m_new). "
+            "Map: blue, computed whole; orange, on the diagonal (masked inside); grey, skipped; dark, this query's "
+            "tiles so far; the frame, the latest.</div>")
+
+
+def _padded(values: np.ndarray) -> tuple[float, float]:
+    low, high = float(values.min()), float(values.max())
+    pad = 0.08 * (high - low or 1.0)
+    return low - pad, high + pad

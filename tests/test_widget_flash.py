@@ -1,0 +1,41 @@
+"""Notebook 11's widget: the data behind it converges to the exact answer, skips causal tiles, and the widget answers."""
+import numpy as np
+import pytest
+import torch
+
+from helpers.attention_torch import causal_mask, scaled_dot_product_attention
+from helpers.widgets.flash import FlashTilesWidget, demo_inputs, flash_widget_data
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_after_every_tile_the_output_row_is_the_exact_one(causal):
+    Q, K, V = demo_inputs(32)
+    full = scaled_dot_product_attention(Q, K, V, causal_mask(32) if causal else None)   # (32, 4)
+    for query in (0, 13, 31):
+        data = flash_widget_data(Q, K, V, query, 8, causal, 4)
+        np.testing.assert_allclose(data["y"][-1], full[query].numpy(), atol=1e-12)
+        np.testing.assert_allclose(data["exact"], full[query].numpy(), atol=1e-12)
+        assert data["gap"] < 1e-12 and np.all(np.diff(data["m"][1:]) >= 0)       # m never falls
+
+
+def test_causal_tiles_in_the_future_change_nothing():
+    Q, K, V = demo_inputs(32)
+    data = flash_widget_data(Q, K, V, 9, 3, True, 4)      # query 9 sees keys 0 … 9: tiles 0, 1, 2 only
+    assert data["computed"] == 3 and data["visible"] == 10
+    assert np.all(data["m"][3:] == data["m"][3]) and np.all(data["l"][3:] == data["l"][3])
+    assert data["tiles"][2].tolist() == [2, 2, 1, 0, 0, 0, 0, 0]
+    early = flash_widget_data(Q, K, V, 9, 1, True, 4)
+    assert early["gap"] > 0.01                              # one tile of three: not yet the answer
+
+
+def test_the_widget_redraws_when_each_control_moves():
+    w = FlashTilesWidget(tiles_done=2, query=21)
+    pictures = {w.picture.value}
+    for control, value in ((w.tiles_done, 5), (w.query, 3), (w.causal, True)):
+        control.value = value
+        assert w.result["tiles_done"] == w.tiles_done.value and w.result["query"] == w.query.value
+        pictures.add(w.picture.value)
+    assert len(pictures) == 4
+    assert "skipped" in w.reading.value and "After <b>5 of 8</b>" in w.reading.value
+    w.tiles_done.value = 0
+    assert "nothing seen yet" in w.reading.value
