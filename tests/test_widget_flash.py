@@ -1,7 +1,6 @@
-"""Notebook 11's widget: the data behind it converges to the exact answer, skips causal tiles, and the widget answers."""
+"""Notebook 11's widget: its data converges to the exact answer, skips causal tiles; the widget answers."""
 import numpy as np
 import pytest
-import torch
 
 from helpers.attention_torch import causal_mask, scaled_dot_product_attention
 from helpers.widgets.flash import FlashTilesWidget, demo_inputs, flash_widget_data
