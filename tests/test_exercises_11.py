@@ -1,0 +1,88 @@
+"""Notebook 11's checkers: the running softmax key by key, the causal skip condition. Each slip the notebook names is
+diagnosed by name, and answers that copy what the page shows, or ignore an argument, are refused."""
+import pytest
+import torch
+
+from helpers.exercises import flash as ex11
+
+
+def passed(feedback):
+    assert feedback.passed, feedback.message
+
+
+def not_yet(feedback, *fragments):
+    assert not feedback.passed, feedback.message
+    for fragment in fragments:
+        assert fragment in feedback.message, (fragment, feedback.message)
+
+
+# ---------------------------------------------------------------- Exercise 1: the running softmax
+
+def test_the_reference_and_the_library_step_pass():
+    passed(ex11.check_running_softmax(ex11.reference_running_softmax))
+
+    def with_the_helpers_step(stream, d_v):
+        from helpers.fast_attention import online_softmax_step
+        m, l, o = torch.tensor(float("-inf"), dtype=torch.float64), torch.tensor(0.0, dtype=torch.float64), 0
+        for s, v in stream:
+            m, l, o = online_softmax_step(m, l, o, s[None], v[None])
+        return m, l, o
+    passed(ex11.check_running_softmax(with_the_helpers_step))
+
+
+@pytest.mark.parametrize("options, fragment", [(options, message[:40]) for options, message in ex11.RUNNING_SLIPS])
+def test_each_running_slip_is_named(options, fragment):
+    def slipped(stream, d_v):
+        return ex11._slipped_running_softmax(list(stream), d_v, **options)
+    not_yet(ex11.check_running_softmax(slipped), fragment)
+
+
+def test_the_placeholder_and_answers_of_the_wrong_form():
+    def placeholder(stream, d_v):
+        raise NotImplementedError
+    not_yet(ex11.check_running_softmax(placeholder), "still raises NotImplementedError")
+    not_yet(ex11.check_running_softmax(ex11.reference_running_softmax(iter([]), 2)), "expected a function")
+    not_yet(ex11.check_running_softmax(lambda stream, d_v: ex11.reference_running_softmax(stream, d_v)[2]),
+            "should return three things")
+    not_yet(ex11.check_running_softmax(lambda stream, d_v: (0.0, 1.0, torch.zeros(d_v + 1))), "shapes")
+
+
+def test_answers_that_copy_numbers_or_ignore_the_values_fail():
+    first = ex11.reference_running_softmax(zip(*map(lambda x: torch.tensor(x, dtype=torch.float64),
+                                                    ex11.RUNNING_CASES[0])), 3)
+    not_yet(ex11.check_running_softmax(lambda stream, d_v: first))            # the first case's answer, every time
+
+    def ignores_values(stream, d_v):
+        m, l, o = ex11.reference_running_softmax(stream, d_v)
+        return m, l, torch.ones(d_v) * l                                         # as if every value were all ones
+    not_yet(ex11.check_running_softmax(ignores_values), "wrong values")
+
+
+def test_only_the_keys_seen_so_far_are_available():
+    """The stream is an iterator: a function that asks for all the scores at once gets an error it can read."""
+    not_yet(ex11.check_running_softmax(lambda stream, d_v: (stream.max(), 0, 0)), "raised AttributeError")
+
+
+# ---------------------------------------------------------------- Exercise 2: the causal skip condition
+
+def test_the_reference_passes_and_the_library_rule_agrees():
+    passed(ex11.check_tile_is_future(ex11.reference_tile_is_future))
+    from helpers.fast_attention import tile_is_future
+    passed(ex11.check_tile_is_future(lambda qa, qb, ka, kb, T_q, T_k: tile_is_future(qa, qb, ka, T_q, T_k)))
+
+
+@pytest.mark.parametrize("rule, message", ex11.TILE_SLIPS, ids=[m[:30] for _, m in ex11.TILE_SLIPS])
+def test_each_tile_slip_is_named(rule, message):
+    not_yet(ex11.check_tile_is_future(rule), message[:50])
+
+
+def test_a_rule_that_ignores_the_sizes_or_copies_the_square_case_fails():
+    not_yet(ex11.check_tile_is_future(lambda qa, qb, ka, kb, T_q, T_k: ka > qb - 1 + 4 - 4), "top-left")
+    square = {(i, j) for i in range(4) for j in range(4) if j > i}               # the 8 × 8 case's tiles, memorised
+    not_yet(ex11.check_tile_is_future(lambda qa, qb, ka, kb, T_q, T_k: (qa // 2, ka // 2) in square))
+    not_yet(ex11.check_tile_is_future(lambda *args: "yes"))                     # a text is truthy, everywhere
+
+
+def test_an_error_in_the_rule_is_reported_with_the_sizes():
+    not_yet(ex11.check_tile_is_future(lambda qa, qb, ka, kb, T_q, T_k: 1 / 0),
+            "for T_q=8, T_k=8 in tiles of 2 queries × 2 keys: your function raised ZeroDivisionError")
