@@ -166,6 +166,7 @@ def flash_forward(Q, K, V, mask=None, causal=False, block_q: int = 256, block_k:
             l = correction * l + P.sum(-1, keepdim=True)
             o = torch.baddbmm(correction * o, P, v[:, j:j + block_k])  # (n, rows, d_v)
             m = m_new
+            del S, P                                     # free this tile before the next one is allocated
         O[:, i:i + rows] = o / l                                     # one division, at the end
         lse[:, i:i + rows] = m + torch.log(l)                        # what a backward pass keeps
     return O.reshape(*batch, T_q, d_v), lse.reshape(*batch, T_q)
