@@ -146,7 +146,7 @@ def flash_forward(Q, K, V, mask=None, causal=False, block_q: int = 256, block_k:
     batch = torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2], extra)
     T_q, d_k, T_k, d_v = Q.shape[-2], Q.shape[-1], K.shape[-2], V.shape[-1]
     q = (Q * (1.0 / math.sqrt(d_k))).expand(*batch, T_q, d_k).reshape(-1, T_q, d_k)  # (n, T_q, d_k), scale folded
-    k_t = K.expand(*batch, T_k, d_k).reshape(-1, T_k, d_k).transpose(1, 2)            # (n, d_k, T_k)
+    k = K.expand(*batch, T_k, d_k).reshape(-1, T_k, d_k)                              # (n, T_k, d_k)
     v = V.expand(*batch, T_k, d_v).reshape(-1, T_k, d_v)                              # (n, T_k, d_v)
     mask = None if mask is None else torch.broadcast_to(mask, (*batch, T_q, T_k))    # a view: nothing copied
     n, like = q.shape[0], dict(dtype=Q.dtype, device=Q.device)
@@ -158,24 +158,24 @@ def flash_forward(Q, K, V, mask=None, causal=False, block_q: int = 256, block_k:
         o = torch.zeros(n, rows, d_v, **like)                    # its sum of exp(score − m) · value
         stop = min(i + rows + T_k - T_q, T_k) if causal else T_k   # later key tiles lie wholly in the future
         for j in range(0, stop, block_k):
-            S = tile_scores(q, k_t, mask, causal, i, rows, j, block_k)               # (n, rows, cols)
+            S = tile_scores(q, k, mask, causal, i, rows, j, block_k)                 # (n, rows, cols)
             m_new = torch.maximum(m, S.detach().amax(-1, keepdim=True))              # (n, rows, 1)
-            shift = m_new.masked_fill(m_new == float("-inf"), 0.0)  # a row with no key yet: −∞ − (−∞) would be NaN
+            shift = m_new if mask is None else m_new.masked_fill(m_new == -math.inf, 0.0)  # −∞ − (−∞) is NaN
             P = S.sub_(shift).exp_()                                 # (n, rows, cols) exp(score − m_new), in place
             correction = torch.exp(m - shift)                        # (n, rows, 1) exp(m_old − m_new)
-            l = correction * l + P.sum(-1, keepdim=True)
-            o = torch.baddbmm(correction * o, P, v[:, j:j + block_k])  # (n, rows, d_v)
+            l.mul_(correction).add_(P.sum(-1, keepdim=True))         # the old sum rescaled, the tile's added
+            o.mul_(correction).baddbmm_(P, v[:, j:j + block_k])      # (n, rows, d_v) the same for the values
             m = m_new
-            del S, P                                     # free this tile before the next one is allocated
+            del S, P                                                 # free this tile before the next one
         O[:, i:i + rows] = o / l                                     # one division, at the end
         lse[:, i:i + rows] = m + torch.log(l)                        # what a backward pass keeps
     return O.reshape(*batch, T_q, d_v), lse.reshape(*batch, T_q)
 
 
-def tile_scores(q, k_t, mask, causal, i, rows, j, block_k):
+def tile_scores(q, k, mask, causal, i, rows, j, block_k):
     """One tile of scaled scores, hidden pairs at −∞: (n, rows, d_k) @ (n, d_k, cols) -> (n, rows, cols)."""
-    T_q, T_k = q.shape[1], k_t.shape[2]
-    S = torch.bmm(q[:, i:i + rows], k_t[:, :, j:j + block_k])                 # (n, rows, cols)
+    T_q, T_k = q.shape[1], k.shape[1]
+    S = torch.bmm(q[:, i:i + rows], k[:, j:j + block_k].transpose(1, 2))    # (n, rows, cols)
     if mask is not None:
         S.masked_fill_(mask[..., i:i + rows, j:j + block_k].reshape(S.shape) == 0, float("-inf"))
     if causal and j + S.shape[2] - 1 > i + T_k - T_q:                         # the tile crosses the diagonal
@@ -215,7 +215,7 @@ def flash_backward(dO, Q, K, V, O, lse, mask=None, causal=False, block_q=256, bl
         rows = min(block_q, T_q - i)
         stop = min(i + rows + T_k - T_q, T_k) if causal else T_k
         for j in range(0, stop, block_k):
-            P = tile_scores(q, k.transpose(1, 2), mask, causal, i, rows, j, block_k)
+            P = tile_scores(q, k, mask, causal, i, rows, j, block_k)
             P = P.sub_(lse[:, i:i + rows]).exp_()               # (n, rows, cols) the forward's weights, recomputed
             dv[:, j:j + block_k] += P.transpose(1, 2) @ dO[:, i:i + rows]      # (n, cols, d_v)
             dP = dO[:, i:i + rows] @ v[:, j:j + block_k].transpose(1, 2)       # (n, rows, cols)
