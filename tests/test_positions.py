@@ -8,7 +8,7 @@ from verdicts import failing, verdict
 
 from helpers.attention_torch import SelfAttention
 from helpers.exercises import positions as ex
-from helpers.exercises.feedback import Solution
+from helpers.exercises.engine import Solution
 from helpers.positions import (
     LearnedPositions,
     four_terms,
@@ -186,5 +186,6 @@ def test_add_positions_checker():
 
 
 def test_solutions_are_solutions():
-    for solution in (ex.solution_sinusoidal(), ex.solution_shuffled_outputs(), ex.solution_add_positions()):
+    for check in (ex.check_sinusoidal, ex.check_shuffled_outputs, ex.check_add_positions):
+        solution = check.solution()
         assert isinstance(solution, Solution) and "return" in solution.code

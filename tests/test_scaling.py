@@ -90,7 +90,7 @@ def test_entropy_bits():
 def test_attention_snapshot_scaled_scores_have_unit_variance_and_unscaled_do_not():
     scaled = attention_snapshot(256, True)
     raw = attention_snapshot(256, False)
-    assert scaled["scale"] == 16.0 and raw["scale"] == 1.0
+    assert scaled["divisor"] == 16.0 and raw["divisor"] == 1.0
     assert scaled["score_var"] == pytest.approx(1.0, rel=0.1)
     assert raw["score_var"] == pytest.approx(256.0, rel=0.1)
     assert raw["max_weight"] > 0.85 and scaled["max_weight"] < 0.3

@@ -88,7 +88,7 @@ class ScalingWidget(LiveWidget):
         self.picture.value = self._picture.png(data)
         self.reading.value = (
             f"<div style='{reading_style()}'>"
-            f"d_k = {data['d_k']}, {_MODE_NAME[data['scaled']]} (divisor c = {data['scale']:.3g}): "
+            f"d_k = {data['d_k']}, {_MODE_NAME[data['scaled']]} (divisor c = {data['divisor']:.3g}): "
             f"the scores softmax sees have variance <b>{data['score_var']:.3g}</b><br>"
             f"mean top weight <b>{data['max_weight']:.3f}</b>, entropy {data['entropy_bits']:.2f} bits "
             f"(uniform: {np.log2(data['T']):.0f})<br>"
