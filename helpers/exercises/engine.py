@@ -111,14 +111,13 @@ class Exercise:
 
     def __init__(self, reference, *, title, expects, cases, draw, success, explanation="", draws=3, atol=1e-6,
                  rtol=0.0, name="the result on {what}", where="on {what}: ", hint="", slips=None, judge=None,
-                 errors=None, read=None, call=None, expected=None, shown=None):
+                 errors=None, read=None, call=None, expected=None):
         self.reference, self.title, self.explanation, self.expects = reference, title, explanation, expects
         self.cases, self.draw, self.draws, self.success = cases, draw, draws, success
         self.atol, self.rtol, self.name, self.where, self.hint = atol, rtol, name, where, hint
         self.slips, self.judge, self.errors, self.read = slips, judge, errors, read
         self.call = call or (lambda answer, case: answer(*copy.deepcopy(case.args)))
         self.expected = expected or (lambda case: reference(*case.args))
-        self.shown = shown or reference    # the code the solution shows
 
     def __call__(self, answer) -> Feedback:
         if not callable(answer):
@@ -163,7 +162,7 @@ class Exercise:
         return getattr(case, "where", self.where).format(what=case.what)
 
     def solution(self) -> Solution:
-        return Solution(self.title, inspect.getsource(self.shown), self.explanation)
+        return Solution(self.title, inspect.getsource(self.reference), self.explanation)
 
 
 def not_a_function(answer, expects: str) -> Feedback:

@@ -66,7 +66,6 @@ check_split_heads = Exercise(
     success="view as (B, T, h, d_k), then transpose to (B, h, T, d_k): every head sees every token, each through "
             "its own d_k features.",
     explanation="merge_heads undoes it: Y.transpose(1, 2).contiguous().view(B, T, h * d_k).")
-"""Exercise 1: split_heads(x, n_heads) -> (B, h, T, d_k), head i holding features i·d_k … (i+1)·d_k − 1."""
 
 
 # --- Exercise 2: the bottom-right causal mask ---------------------------------------------------
@@ -139,7 +138,6 @@ check_causal_mask = Exercise(
             "The same mask serves a square sequence and a generation step with a KV cache.",
     explanation="Shorter: torch.ones(T_q, T_k, dtype=torch.bool).tril(diagonal=T_k - T_q), which is "
                 "helpers.attention_torch.causal_mask.")
-"""Exercise 2: causal(T_q, T_k) -> (T_q, T_k) mask, True where the query may attend, bottom-right aligned."""
 
 
 # --- Exercise 3: padding and causal together ----------------------------------------------------
@@ -211,4 +209,3 @@ check_combined_mask = Exercise(
     success="padding AND causal, (B, 1, T, T): it broadcasts over the heads, and each real token sees itself and "
             "the real tokens before it.",
     explanation="With the helpers: padding_mask(lengths, T) & causal_mask(T).")
-"""Exercise 3: combined(lengths, T) -> a mask broadcasting to (B, 1, T, T): padding AND causal."""

@@ -88,7 +88,6 @@ check_soft_lookup = Exercise(
     success=_lookup_verdict,
     explanation="Make the query 10 times longer and the weights approach [1, 0, 0]: the hard lookup d['a'] = 1 is "
                 "the limit of the soft one.")
-"""Exercise 1: soft_lookup(query, keys, values) -> one number, the softmax-weighted blend of the values."""
 
 
 # --- Exercise 2: how many parameters? -----------------------------------------------------------
@@ -151,7 +150,6 @@ check_qkv_parameters = Exercise(
               "learned from data.",
     explanation="W_q, W_k and W_v are each (d_model, d_k), and SelfAttention builds them with bias=False. "
                 "Attempt 1 (softmax(E Eᵀ/√d) E) has 0.")
-"""Exercise 2: qkv_parameters(d_model, d_k) -> the parameter count of SelfAttention(d_model, d_k)."""
 
 
 # --- Exercise 3: the forward pass ---------------------------------------------------------------
@@ -251,7 +249,6 @@ check_attention_forward = Exercise(
             "softmax(Q Kᵀ / √d_k) V, what SelfAttention computes.",
     explanation="Tokens are rows, so every projection is one product, E @ W_q. nn.Linear(d_model, d_k) stores "
                 "its .weight as (d_k, d_model), which is W_qᵀ, and computes x @ weight.T = x @ W_q.")
-"""Exercise 3: attention_forward(E, W_q, W_k, W_v) -> Y, checked against SelfAttention."""
 
 
 # --- Exercise 4: the module -----------------------------------------------------------------------
@@ -344,4 +341,3 @@ check_self_attention_module = Exercise(
     explanation="nn.Linear(d_model, d_k) computes x @ weight.T, and its .weight is W_qᵀ: so self.W_q(x) is X W_q. "
                 "check_tokens(x, self) is the course's one check line: it names an input the module was not built "
                 "for (leave it out in yours, or import it from helpers.attention_torch).")
-"""Exercise 4: MySelfAttention(d_model, d_k), an nn.Module with W_q, W_k, W_v, against SelfAttention."""

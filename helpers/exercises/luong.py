@@ -74,7 +74,6 @@ check_luong_context = Exercise(
             "The same vectors H served as keys and as values.",
     explanation="Equivalently: scaled_dot_product_attention(math.sqrt(d) * s[None], H, H)[0] (multiplying the "
                 "query by √d undoes the Transformer's 1/√d).")
-"""Exercise 1: luong_context(s, H) returns Σ_j softmax_j(s · h_j) h_j, shape (d,)."""
 
 
 # --- Exercise 2: the shapes of cross-attention -----------------------------------------------------
@@ -236,4 +235,3 @@ check_cross_attention = Exercise(
     hint="Q from X_dec, K and V from X_enc, then scaled_dot_product_attention(Q, K, V).",
     success="queries from the decoder, keys and values from the encoder, one function. "
             "Pass the same sequence as X_dec and X_enc and it is self-attention.")
-"""Exercise 3: cross_attention(X_dec, X_enc, W_q, W_k, W_v) -> Y of shape (T_q, d_v)."""

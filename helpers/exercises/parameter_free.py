@@ -213,4 +213,3 @@ check_self_attention = Exercise(
     hint="Recipe: S = E @ E.T / √d; W = softmax of each row; Y = W @ E.",
     success="your self_attention matches helpers.attention.self_attention on all five inputs and on three drawn at "
             "random.")
-"""Exercise 3: self_attention(E) -> Y in matrix form, on five fixed inputs and three drawn afresh."""

@@ -84,7 +84,6 @@ check_sinusoidal = Exercise(
             "random. Row 0 is 0, 1, 0, 1, …: position 0 has every angle at 0.",
     explanation="Slicing with 0::2 and 1::2 puts the sines in the even columns and the cosines in the odd ones; "
                 "both columns of pair i use the same angle p / 10000^(2i/d).")
-"""Exercise 1: sinusoidal(T, d) -> (T, d), checked against helpers.positions.sinusoidal_positions."""
 
 
 # --- Exercise 2: the outputs of a shuffled sentence ---------------------------------------------
@@ -135,7 +134,6 @@ check_shuffled_outputs = Exercise(
             "positions cannot tell the two orders apart.",
     explanation="Attention(E[order]) = Attention(E)[order]: shuffling the inputs shuffles the outputs the same way "
                 "(permutation equivariance).")
-"""Exercise 2: shuffled_outputs(Y, order) -> the outputs of the shuffled sentence, without running attention."""
 
 
 # --- Exercise 3: add the positions --------------------------------------------------------------
@@ -196,4 +194,3 @@ check_add_positions = Exercise(
             "gets two different vectors.",
     explanation="Adding keeps the width d, so nothing after it changes; the price is that content and position "
                 "share the same d numbers (section 6's four terms).")
-"""Exercise 3: add_positions(E) -> E + sinusoidal_positions(T, d)."""

@@ -103,7 +103,6 @@ check_additive_mask = Exercise(
     success="0 where allowed, -inf where hidden: added to the scores, softmax gives the hidden pairs "
             "weight exp(-inf) = 0. The same polarity question, answered in numbers.",
     explanation="torch.where(mask == 0, float('-inf'), 0.0) does the same in one line.")
-"""Exercise 1: additive_mask(mask) -> float tensor, 0.0 where mask != 0 and -inf where mask == 0."""
 
 
 # --- Exercise 2: how many GB are the (T, T) scores of one layer? -----------------------------------
@@ -235,4 +234,3 @@ check_achieved_tflops = Exercise(
     read=_read_tflops, judge=_judge_tflops, rtol=0.01,
     success="4·B·H·T²·d_k FLOPs (half when causal) over the time: the number to hold against a GPU's nominal peak "
             "(H100 SXM / H200: about 989 dense bf16 TFLOP/s on paper).")
-"""Exercise 3: achieved_tflops(B, H, T, d_k, milliseconds, causal=False) -> TFLOP/s."""

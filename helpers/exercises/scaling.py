@@ -293,4 +293,3 @@ check_scaled_weights = Exercise(
                 "Subtracting the row max (notebook 02) keeps it exact when the scores are large (the checker also "
                 "tries scaled scores of about 1,000). helpers.attention_torch.attention_weights does the same in "
                 "PyTorch.")
-"""Exercise 3: scaled_weights(Q, K) -> softmax(Q Kᵀ / √d_k) with rows summing to 1."""

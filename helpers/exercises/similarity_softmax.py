@@ -169,7 +169,6 @@ check_stable_softmax = Exercise(
     explanation="exp(x - m) / Σ exp(x - m) = exp(x) / Σ exp(x) for any m (the factor exp(-m) cancels). With m the "
                 "row max, the largest exponent is exp(0) = 1 and the sum is at least 1, so there is neither overflow "
                 "nor 0/0.")
-"""Exercise 2: a softmax that survives large scores and works row by row on a matrix."""
 
 
 # --- Exercise 3: the scale that makes softmax confident -----------------------------------------
