@@ -165,6 +165,18 @@ def test_forward_catches_a_hard_coded_scale():
     failing(ex.check_attention_forward(_forward(scale=lambda E, Q, V: math.sqrt(4))), "Q.shape[-1]")
 
 
+def test_forward_is_compared_to_float32_precision_and_no_coarser():
+    def off_by(delta):
+        def answer(E, W_q, W_k, W_v):
+            Y = ex.reference_attention_forward(E, W_q, W_k, W_v).clone()
+            Y[0, 0] += delta
+            return Y
+        return answer
+
+    assert verdict(ex.check_attention_forward(off_by(5e-6)))[0]
+    failing(ex.check_attention_forward(off_by(1e-3)), "wrong values", "position (0, 0)")
+
+
 def test_forward_checker_never_raises():
     def unsolved(E, W_q, W_k, W_v):
         raise NotImplementedError

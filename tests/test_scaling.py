@@ -164,6 +164,14 @@ def test_per_head_dim_and_scale_constant():
     assert scale_constant(96, 6) == 4.0
 
 
+def test_effective_keys_average_two_to_the_entropy_of_each_query():
+    """The widget's 'spread over ≈ n keys': the mean over queries of 2^H, not 2 to the mean H."""
+    snap = attention_snapshot(4, scaled=False)
+    per_query = 2.0 ** entropy_bits(snap["weights"])                      # (n_queries,)
+    assert snap["effective_keys"] == pytest.approx(per_query.mean())
+    assert abs(per_query.mean() - 2.0 ** np.log2(per_query).mean()) > 0.1   # the two averages differ here
+
+
 def test_constant_comparison_right_wrong_and_none():
     cmp = constant_comparison(512, 8)
     none, right, wrong = cmp["rows"]

@@ -147,6 +147,8 @@ class Exercise:
             if message is not None:
                 return message
             expected = check.as_array(self.expected(case), "the expected answer")
+            if got.shape == expected.shape and np.isclose(got, expected, atol=self.atol, rtol=self.rtol).all():
+                return None                    # right here: no judge may name it a slip
             if self.judge is not None and (message := self.judge(case, got, expected)) is not None:
                 return message
             return compare_numbers(got, expected, self.name.format(what=case.what), atol=self.atol, rtol=self.rtol,

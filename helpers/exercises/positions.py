@@ -96,7 +96,7 @@ def reference_shuffled_outputs(Y, order):
     return Y[order]                                      # (T, d_k) the same vectors, in the new order
 
 
-def _shuffle_case(order=ORDER, seed: int = 8, d_model: int = 6) -> Case:
+def _shuffle_case(order=ORDER, seed: int = 8, d_model: int = 6, drawn: str = "") -> Case:
     """Y (T, T) of a SelfAttention on T random words (d_k = T: a column shuffle is a slip, not an error), the
     order, and the outputs of the shuffled sentence as the module computes them."""
     torch.manual_seed(seed)
@@ -104,7 +104,7 @@ def _shuffle_case(order=ORDER, seed: int = 8, d_model: int = 6) -> Case:
     E = torch.randn(len(order), d_model, dtype=torch.float64)   # (T, d_model) the words, no positions
     with torch.no_grad():
         Y, Y_shuffled = attention(E[None])[0], attention(E[list(order)][None])[0]
-    return Case(Y, list(order), what=f"order = {list(order)}", Y_shuffled=Y_shuffled)
+    return Case(Y, list(order), what=f"order = {list(order)}{drawn}", Y_shuffled=Y_shuffled)
 
 
 def _draw_shuffle(rng) -> Case:
@@ -113,7 +113,8 @@ def _draw_shuffle(rng) -> Case:
     order = rng.permutation(T).tolist()
     while order in (sorted(order), ORDER, np.argsort(order).tolist()):
         order = rng.permutation(T).tolist()
-    return _shuffle_case(order, seed=int(rng.integers(2**31)), d_model=int(rng.integers(3, 9)))
+    return _shuffle_case(order, seed=int(rng.integers(2**31)), d_model=int(rng.integers(3, 9)),
+                         drawn=" (drawn at random)")
 
 
 def _shuffle_slips(case):

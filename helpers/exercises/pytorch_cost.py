@@ -29,7 +29,8 @@ def _mask_cases():
 def _draw_mask(rng) -> Case:
     T_q, T_k = (int(n) for n in rng.integers(2, 9, size=2))
     mask = torch.from_numpy(rng.integers(0, 3, size=(T_q, T_k)))
-    mask[:, rng.integers(T_k)] = 1                                  # every query may see at least one key
+    mask[:, rng.integers(T_k)] = 1                                  # every query may see at least one key ...
+    mask[rng.integers(T_q), rng.integers(T_k)] = 0                  # ... and one pair is hidden, at least
     kind = rng.choice(["bool", "float", "int"])
     mask = mask.bool() if kind == "bool" else mask.float() if kind == "float" else mask
     return Case(mask, what=f"a {kind} mask of shape ({T_q}, {T_k}), drawn at random")
