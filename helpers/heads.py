@@ -19,13 +19,9 @@ from __future__ import annotations
 import torch
 import torch.nn as nn
 
-from helpers.attention_torch import (
-    SelfAttention,
-    attention_weights,
-    causal_mask,
-    check_tokens,
-    scaled_dot_product_attention,
-)
+from helpers.attention_torch import SelfAttention, attention_weights, causal_mask, check_tokens
+from helpers.running_example import random_table
+from helpers.validation import count
 
 
 def split_heads(x, n_heads: int):
@@ -40,16 +36,26 @@ def merge_heads(Y):
     return Y.transpose(1, 2).contiguous().view(B, T, h * d_k)          # (B, T, h, d_k) -> (B, T, h · d_k)
 
 
+def check_heads(d_model: int, n_heads: int) -> None:
+    """A clear error when d_model cannot be cut into n_heads equal heads."""
+    if n_heads < 1 or d_model % n_heads:
+        raise ValueError(f"d_model={d_model} cannot be split into n_heads={n_heads} equal heads: each head gets "
+                         f"d_k = d_model / n_heads features, so n_heads must divide {d_model}.")
+
+
 class SeparateHeads(nn.Module):
     """h separate SelfAttention(d_model, d_k) heads, outputs concatenated and mixed by W_o: (B, T, d_model) -> same."""
 
     def __init__(self, d_model: int, n_heads: int):
         super().__init__()
+        check_heads(d_model, n_heads)
         self.heads = nn.ModuleList(SelfAttention(d_model, d_model // n_heads) for _ in range(n_heads))
         self.W_o = nn.Linear(d_model, d_model, bias=False)
 
     def forward(self, x, mask=None):
-        Y = torch.cat([head(x, mask) for head in self.heads], dim=-1)  # h × (B, T, d_k) -> (B, T, h · d_k)
+        check_tokens(x, self.heads[0], mask)                           # once for all heads: x (B, T, d_model)
+        Y = torch.cat([attention_weights(head.W_q(x), head.W_k(x), mask) @ head.W_v(x)   # each (B, T, d_k)
+                       for head in self.heads], dim=-1)                # h × (B, T, d_k) -> (B, T, h · d_k)
         return self.W_o(Y)                                             # (B, T, d_model)
 
 
@@ -57,13 +63,12 @@ class MultiHeadAttention(nn.Module):
     """Multi-head self-attention, fused: (B, T, d_model) -> (B, T, d_model), h heads of d_k = d_model / h.
 
     Parameters: 4 · d_model² (+ 4 · d_model with bias), the same as one head with d_k = d_model plus W_o.
+    After a call, `last_weights` holds the (B, h, T, T) weights that call used.
     """
 
     def __init__(self, d_model: int, n_heads: int, bias: bool = False):
         super().__init__()
-        if n_heads < 1 or d_model % n_heads:
-            raise ValueError(f"d_model={d_model} cannot be split into n_heads={n_heads} equal heads: each head gets "
-                             f"d_k = d_model / n_heads features, so n_heads must divide {d_model}.")
+        check_heads(d_model, n_heads)
         self.d_model, self.n_heads, self.d_k = d_model, n_heads, d_model // n_heads
         self.W_q = nn.Linear(d_model, d_model, bias=bias)   # all h query projections side by side
         self.W_k = nn.Linear(d_model, d_model, bias=bias)
@@ -71,16 +76,17 @@ class MultiHeadAttention(nn.Module):
         self.W_o = nn.Linear(d_model, d_model, bias=bias)   # mixes the concatenated heads
 
     def forward(self, x, mask=None):
-        check_tokens(x, self)                               # x: (B, T, d_model); mask broadcasts to (B, h, T, T)
+        check_tokens(x, self, mask)                         # x: (B, T, d_model); mask broadcasts to (B, h, T, T)
         Q = split_heads(self.W_q(x), self.n_heads)          # (B, T, d_model) -> (B, h, T, d_k)
         K = split_heads(self.W_k(x), self.n_heads)          # (B, h, T, d_k)
         V = split_heads(self.W_v(x), self.n_heads)          # (B, h, T, d_k)
-        Y = scaled_dot_product_attention(Q, K, V, mask)     # (B, h, T, d_k): every head at once, scaled by √d_k
-        return self.W_o(merge_heads(Y))                     # (B, T, d_model) -> (B, T, d_model)
+        self.last_weights = attention_weights(Q, K, mask)   # (B, h, T, T): every head at once, scaled by √d_k
+        return self.W_o(merge_heads(self.last_weights @ V))  # (B, h, T, d_k) -> (B, T, d_model)
 
     def weights(self, x, mask=None):
-        """Every head's attention weights, (B, h, T, T), for plotting."""
-        return attention_weights(split_heads(self.W_q(x), self.n_heads), split_heads(self.W_k(x), self.n_heads), mask)
+        """Every head's attention weights that forward uses on x, (B, h, T, T), for plotting."""
+        self(x, mask)
+        return self.last_weights
 
 
 def fuse(separate: SeparateHeads) -> MultiHeadAttention:
@@ -96,7 +102,7 @@ def fuse(separate: SeparateHeads) -> MultiHeadAttention:
 
 def padding_mask(lengths, T: int):
     """(B,) real lengths -> (B, 1, 1, T) bool, True where key j < length: broadcasts over heads and queries."""
-    lengths = torch.as_tensor(lengths)
+    lengths = torch.tensor([count(n, "each length", 1, T) for n in torch.as_tensor(lengths).tolist()])   # (B,)
     return (torch.arange(T) < lengths[:, None])[:, None, None, :]   # (B, T) -> (B, 1, 1, T)
 
 
@@ -114,12 +120,14 @@ def attend_with_cache(mha: MultiHeadAttention, x_new, cache=None):
         K = torch.cat([cache[0], K], dim=2)                       # (B, h, T_past + T_new, d_k)
         V = torch.cat([cache[1], V], dim=2)
     mask = causal_mask(Q.size(2), K.size(2), device=x_new.device)  # (T_new, T_all), the last T_new rows
-    Y = scaled_dot_product_attention(Q, K, V, mask)               # (B, h, T_new, d_k)
+    Y = attention_weights(Q, K, mask) @ V                         # (B, h, T_new, d_k)
     return mha.W_o(merge_heads(Y)), (K, V)
 
 
 def decode_with_cache(mha: MultiHeadAttention, x, prompt: int = 1):
     """Read the first `prompt` tokens at once, then one token per step with a KV cache: (B, T, d_model) -> same."""
+    check_tokens(x, mha)                                          # checked once, not at every step
+    prompt = count(prompt, "prompt (the tokens read at once)", 1, x.size(1))
     y, cache = attend_with_cache(mha, x[:, :prompt])              # (B, prompt, d_model)
     outputs = [y]
     for t in range(prompt, x.size(1)):
@@ -130,6 +138,9 @@ def decode_with_cache(mha: MultiHeadAttention, x, prompt: int = 1):
 
 def attention_dropout(W, p: float, generator: torch.Generator):
     """Training-time dropout on weights W: each entry zeroed with probability p, the rest divided by 1 - p."""
+    if not 0 <= p < 1:
+        raise ValueError(f"p = {p!r} is not a dropout probability: it should be at least 0 and below 1 "
+                         "(p = 1 would zero every weight and divide by 0).")
     keep = torch.rand(W.shape, generator=generator, dtype=W.dtype) >= p   # (..., T_q, T_k) True = kept
     return W * keep / (1 - p)
 
@@ -145,7 +156,7 @@ D_MODEL, N_HEADS = 16, 4
 def embed_words(words, d_model: int = D_MODEL, seed: int = 9):
     """(T,) words -> (T, d_model) float64: a fixed random vector per word of BATCH_SENTENCES, zeros for PAD."""
     vocabulary = sorted({w for s in BATCH_SENTENCES for w in s.split()})
-    table = torch.randn(len(vocabulary), d_model, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    table = torch.from_numpy(random_table(len(vocabulary), d_model, seed))   # (V, d_model)
     return torch.stack([table[vocabulary.index(w)] if w != PAD else torch.zeros(d_model, dtype=torch.float64)
                         for w in words])
 

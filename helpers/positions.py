@@ -11,17 +11,12 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import torch
 import torch.nn as nn
 
+from helpers.validation import count
+
 BASE = 10000.0  # the paper's constant: the slowest pair turns once in about 10000 · 2π positions
-
-
-def _positive_int(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} should be a whole number of at least 1, but got {value!r}.")
-    return int(value)
 
 
 def frequencies(d: int, dtype=torch.float64) -> torch.Tensor:
@@ -35,8 +30,7 @@ def sinusoidal_positions(T: int, d: int, dtype=torch.float32) -> torch.Tensor:
 
     PE[p, 2i] = sin(p / 10000^(2i/d)),  PE[p, 2i+1] = cos(p / 10000^(2i/d)).
     """
-    T = _positive_int(T, "T (the number of positions)")
-    d = _positive_int(d, "d (the embedding dimension)")
+    T, d = count(T, "T (the number of positions)"), count(d, "d (the embedding dimension)")
     if d % 2:
         raise ValueError(f"d = {d} is odd: the encoding is made of (sin, cos) pairs, so d must be even.")
     p = torch.arange(T, dtype=torch.float64)[:, None]        # (T, 1) positions 0 … T − 1
@@ -69,7 +63,7 @@ class LearnedPositions(nn.Module):
         self.table = nn.Embedding(T_max, d)                  # weight (T_max, d), random until trained
 
     def forward(self, T: int) -> torch.Tensor:
-        T = _positive_int(T, "T (the number of positions)")
+        T = count(T, "T (the number of positions)")
         if T > self.T_max:
             raise ValueError(f"this table has rows for positions 0 … {self.T_max - 1} only (T_max = {self.T_max}); "
                              f"a sentence of T = {T} tokens needs position {T - 1}, which was never learned.")

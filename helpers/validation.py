@@ -99,6 +99,15 @@ def require_same_dimension(a: np.ndarray, b: np.ndarray, name_a: str, name_b: st
         raise ValueError(f"{name_a} has {a.shape[-1]} entries but {name_b} has {b.shape[-1]}: {why}")
 
 
+def count(value, name: str, low: int = 1, high: int | None = None) -> int:
+    """A whole number from `low` to `high` (no bound if None): a size, a length, a position, a block."""
+    whole = isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, (bool, np.bool_))
+    if not whole or value < low or (high is not None and value > high):
+        span = f"of at least {low}" if high is None else f"from {low} to {high}"
+        raise ValueError(f"{name} should be a whole number {span}, but got {value!r}.")
+    return int(value)
+
+
 def flag(value, name: str) -> bool:
     """True or False, nothing else (so that "no" cannot mean yes)."""
     if not isinstance(value, (bool, np.bool_)):
