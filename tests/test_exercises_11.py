@@ -33,8 +33,13 @@ def test_the_reference_and_the_library_step_pass():
 @pytest.mark.parametrize("options, fragment", [(options, message[:40]) for options, message in ex11.RUNNING_SLIPS])
 def test_each_running_slip_is_named(options, fragment):
     def slipped(stream, d_v):
-        return ex11._slipped_running_softmax(list(stream), d_v, **options)
+        return ex11.slipped_running_softmax(list(stream), d_v, **options)
     not_yet(ex11.check_running_softmax(slipped), fragment)
+
+
+def test_the_solution_shows_the_reference():
+    assert ex11.check_running_softmax.solution().code.startswith("def reference_running_softmax(stream, d_v):")
+    assert ex11.check_tile_is_future.solution().code.startswith("def reference_tile_is_future(")
 
 
 def test_the_placeholder_and_answers_of_the_wrong_form():

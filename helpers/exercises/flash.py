@@ -1,22 +1,12 @@
-"""Exercises of notebook 11: the running softmax of one query, key by key; the causal skip condition of a tile.
-
-Each exercise is data (a reference, fixed cases that witness the slips, cases drawn afresh on every call, and
-the slips as (function, message) pairs), judged by one small loop over the cases with the course's Feedback.
-"""
+"""Exercises of notebook 11: the running softmax of one query, key by key; the causal skip condition of a tile."""
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 import torch
 
-from helpers.exercises.feedback import (
-    Feedback,
-    Solution,
-    call_student,
-    compare_numbers,
-    correct,
-    require_callable,
-    wrong,
-)
+from helpers.exercises.engine import Case, Exercise
 
 # --- Exercise 1: the running softmax, one key at a time ----------------------------------------------------------
 
@@ -35,7 +25,7 @@ def reference_running_softmax(stream, d_v):
     return m, l, o
 
 
-def _slipped_running_softmax(stream, d_v, *, rescale_l=True, rescale_o=True, sign=1, divide=False, start=-np.inf):
+def slipped_running_softmax(stream, d_v, *, rescale_l=True, rescale_o=True, sign=1, divide=False, start=-np.inf):
     """The loop with one slip: a sum not rescaled, the correction upside down, o divided every step, m from 0."""
     m, l, o = (torch.tensor(start, dtype=torch.float64), torch.tensor(0.0, dtype=torch.float64),
                torch.zeros(d_v, dtype=torch.float64))
@@ -66,66 +56,55 @@ RUNNING_CASES = (([0.3, 1.2, -0.4, 2.0], [[1, 0, 2], [0, 1, 1], [3, 1, 0], [0, 2
                  ([-1000.0, -998.5, -1001.0], [[1, 2], [0, 1], [2, 0]]))
 
 
-def _running_case(scores, values, what=None):
+def _running_case(scores, values, what=None) -> Case:
     s, V = torch.tensor(scores, dtype=torch.float64), torch.tensor(values, dtype=torch.float64)
-    return (s, V), what or f"scores {np.round(s.numpy(), 2).tolist()} with values of d_v = {V.shape[1]}"
+    return Case(list(zip(s, V)), V.shape[1],
+                what=what or f"scores {np.round(s.numpy(), 2).tolist()} with values of d_v = {V.shape[1]}")
 
 
-def _draw_running(rng):
+def _draw_running(rng) -> Case:
     T, d_v = int(rng.integers(3, 8)), int(rng.integers(2, 5))
     scores = np.sort(rng.normal(0, 2, T)) if rng.random() < 0.5 else rng.normal(0, 2, T)   # often rising
     return _running_case(scores.tolist(), rng.normal(0, 1, (T, d_v)).tolist(), f"{T} keys drawn at random, d_v={d_v}")
 
 
-def _read_state(got, d_v):
-    """(m, l, o) as one array [m, l, o_0 … o_{d_v−1}], or (None, Feedback)."""
-    if not isinstance(got, (tuple, list)) or len(got) != 3:
-        return None, wrong(f"the function should return three things, (m, l, o), but returned "
-                           f"{type(got).__name__}{f' of length {len(got)}' if isinstance(got, (tuple, list)) else ''}.")
-    try:
-        m, l, o = (np.asarray(x.detach() if hasattr(x, "detach") else x, dtype=np.float64) for x in got)
-    except (TypeError, ValueError):
-        return None, wrong("m, l and o should be numbers (m and l one each, o a vector of d_v numbers).")
-    if m.size != 1 or l.size != 1 or o.shape != (d_v,):
-        return None, wrong(f"m and l should be one number each and o a vector of d_v = {d_v} numbers, but they have "
-                           f"shapes {m.shape}, {l.shape} and {o.shape}.")
-    return np.concatenate([m.ravel(), l.ravel(), o]), None
-
-
 def _state(m, l, o) -> np.ndarray:
+    """(m, l, o) as one array [m, l, o_0 … o_{d_v−1}]."""
     return np.concatenate([[float(m), float(l)], np.asarray(o, dtype=np.float64)])
 
 
-def check_running_softmax(student_function) -> Feedback:
-    """Exercise 1: running(stream, d_v) -> (m, l, o), one (score, value) pair at a time."""
-    problem = require_callable(student_function, "running(stream, d_v) returning (m, l, o)")
-    if problem is not None:
-        return problem
-    rng = np.random.default_rng()
-    for (s, V), what in [*(_running_case(*c) for c in RUNNING_CASES), *(_draw_running(rng) for _ in range(3))]:
-        pairs = list(zip(s, V))
-        got, problem = call_student(student_function, iter(pairs), V.shape[1])   # an iterator: no looking ahead
-        if problem is None:
-            got, problem = _read_state(got, V.shape[1])
-        if problem is not None:
-            return wrong(f"on {what}: {problem.message}")
-        right = _state(*reference_running_softmax(pairs, V.shape[1]))
-        slips = [(_state(*_slipped_running_softmax(pairs, V.shape[1], **options)), f"on {what}: {message}")
-                 for options, message in RUNNING_SLIPS]
-        problem = compare_numbers(got, right, f"(m, l, o) on {what}", atol=1e-9, slips=slips,
-                                  hint="m = max(m, s); l and o: multiply by exp(m_old − m_new), add exp(s − m_new) "
-                                       "(times v for o).")
-        if problem is not None:
-            return problem
-    return correct("one key at a time: the largest score so far, and two sums kept against it, rescaled by "
-                   "exp(m_old − m_new) whenever it grows. o / l is the attention output; m + log l the "
-                   "log-sum-exp a backward pass keeps.")
+def _read_state(result, case):
+    d_v, where = case.args[1], f"on {case.what}: "
+    if not isinstance(result, (tuple, list)) or len(result) != 3:
+        length = f" of length {len(result)}" if isinstance(result, (tuple, list)) else ""
+        return None, f"{where}the function should return three things, (m, l, o), but returned " \
+                     f"{type(result).__name__}{length}."
+    try:
+        m, l, o = (np.asarray(x.detach() if hasattr(x, "detach") else x, dtype=np.float64) for x in result)
+    except (TypeError, ValueError):
+        return None, f"{where}m, l and o should be numbers (m and l one each, o a vector of d_v numbers)."
+    if m.size != 1 or l.size != 1 or o.shape != (d_v,):
+        return None, (f"{where}m and l should be one number each and o a vector of d_v = {d_v} numbers, but they "
+                      f"have shapes {m.shape}, {l.shape} and {o.shape}.")
+    return _state(m, l, o), None
 
 
-def solution_running_softmax() -> Solution:
-    return Solution.from_function("the running softmax, one key at a time", reference_running_softmax,
-                                  "flash_attention does the same for a whole tile of keys at once, with s.max() of "
-                                  "the tile and sums over its keys (helpers.fast_attention.online_softmax_step).")
+check_running_softmax = Exercise(
+    reference_running_softmax, title="the running softmax, one key at a time",
+    expects="running(stream, d_v) returning (m, l, o)",
+    cases=lambda: [_running_case(*c) for c in RUNNING_CASES], draw=_draw_running,
+    call=lambda answer, case: answer(iter(copy.deepcopy(case.args[0])), case.args[1]),   # no looking ahead
+    expected=lambda case: _state(*reference_running_softmax(*case.args)), read=_read_state,
+    slips=lambda case: [(lambda o=options: _state(*slipped_running_softmax(*case.args, **o)), f"on {case.what}: {m}")
+                        for options, m in RUNNING_SLIPS],
+    name="(m, l, o) on {what}", atol=1e-9,
+    hint="m = max(m, s); l and o: multiply by exp(m_old − m_new), add exp(s − m_new) (times v for o).",
+    success="one key at a time: the largest score so far, and two sums kept against it, rescaled by "
+            "exp(m_old − m_new) whenever it grows. o / l is the attention output; m + log l the log-sum-exp a "
+            "backward pass keeps.",
+    explanation="flash_attention does the same for a whole tile of keys at once, with s.max() of the tile and sums "
+                "over its keys (helpers.fast_attention.online_softmax_step).")
+"""Exercise 1: running(stream, d_v) -> (m, l, o), one (score, value) pair at a time."""
 
 
 # --- Exercise 2: which causal tiles to skip ----------------------------------------------------------------------
@@ -138,7 +117,7 @@ def reference_tile_is_future(q_start, q_stop, k_start, k_stop, T_q, T_k):
     return k_start > last_seen
 
 
-#: (name, wrong rule, message): a tile is skipped when the rule says so.
+#: (wrong rule, message): a tile is skipped when the rule says so.
 TILE_SLIPS = (
     (lambda qa, qb, ka, kb, T_q, T_k: ka > qb - 1,
      "the tiles are aligned top-left: with fewer queries than keys the queries are the LAST T_q tokens, so query i "
@@ -161,42 +140,36 @@ TILE_SLIPS = (
 TILE_CASES = ((8, 8, 2, 2), (3, 12, 2, 4), (9, 9, 4, 3), (1, 10, 1, 3))
 
 
-def _tile_grid(rule, T_q, T_k, block_q, block_k) -> np.ndarray:
-    """The rule applied to every tile: (query tiles, key tiles) of 1.0 (skipped) and 0.0 (computed)."""
+def tile_grid(rule, T_q, T_k, block_q, block_k) -> np.ndarray:
+    """`rule` applied to every tile: (query tiles, key tiles) of 1.0 (skipped) and 0.0 (computed)."""
     return np.array([[float(bool(rule(i, min(i + block_q, T_q), j, min(j + block_k, T_k), T_q, T_k)))
                       for j in range(0, T_k, block_k)] for i in range(0, T_q, block_q)])
 
 
-def _draw_tiles(rng):
+def _tile_case(T_q, T_k, block_q, block_k, drawn="") -> Case:
+    return Case(T_q, T_k, block_q, block_k, what=f"T_q={T_q}, T_k={T_k} in tiles of {block_q} queries × {block_k} "
+                                                  f"keys{drawn}")
+
+
+def _draw_tiles(rng) -> Case:
     T_k = int(rng.integers(6, 20))
-    return int(rng.integers(1, T_k + 1)), T_k, int(rng.integers(1, 5)), int(rng.integers(1, 6))
+    return _tile_case(int(rng.integers(1, T_k + 1)), T_k, int(rng.integers(1, 5)), int(rng.integers(1, 6)),
+                      ", drawn at random")
 
 
-def check_tile_is_future(student_function) -> Feedback:
-    """Exercise 2: future(q_start, q_stop, k_start, k_stop, T_q, T_k) -> True where a causal tile can be skipped."""
-    problem = require_callable(student_function, "future(q_start, q_stop, k_start, k_stop, T_q, T_k) returning "
-                                                 "True or False")
-    if problem is not None:
-        return problem
-    rng = np.random.default_rng()
-    for T_q, T_k, block_q, block_k in [*TILE_CASES, *(_draw_tiles(rng) for _ in range(3))]:
-        what = f"T_q={T_q}, T_k={T_k} in tiles of {block_q} queries × {block_k} keys"
-        grid, problem = call_student(_tile_grid, student_function, T_q, T_k, block_q, block_k)
-        if problem is not None:
-            return wrong(f"for {what}: {problem.message}")
-        right = _tile_grid(reference_tile_is_future, T_q, T_k, block_q, block_k)
-        slips = [(_tile_grid(rule, T_q, T_k, block_q, block_k), f"for {what}: {message}")
-                 for rule, message in TILE_SLIPS]
-        problem = compare_numbers(grid, right, f"the tiles skipped (1) for {what}", atol=0.5, slips=slips,
-                                  hint="skip when k_start > (q_stop − 1) + (T_k − T_q).")
-        if problem is not None:
-            return problem
-    return correct("a tile is skipped only when its first key comes after the last key its LAST query may see; "
-                   "a tile that crosses the diagonal is computed, masked inside. Square and causal, that is a bit "
-                   "over half of the tiles.")
-
-
-def solution_tile_is_future() -> Solution:
-    return Solution.from_function("the causal skip condition", reference_tile_is_future,
-                                  "flash_attention's loop stops its key tiles at min(q_stop + T_k − T_q, T_k): the "
-                                  "same condition, written as the end of a range (helpers.fast_attention.tile_map).")
+check_tile_is_future = Exercise(
+    reference_tile_is_future, title="the causal skip condition",
+    expects="future(q_start, q_stop, k_start, k_stop, T_q, T_k) returning True or False",
+    cases=lambda: [_tile_case(*c) for c in TILE_CASES], draw=_draw_tiles,
+    call=lambda answer, case: tile_grid(answer, *case.args),                 # every tile of the grid
+    expected=lambda case: tile_grid(reference_tile_is_future, *case.args),
+    slips=lambda case: [(lambda r=rule: tile_grid(r, *case.args), f"for {case.what}: {message}")
+                        for rule, message in TILE_SLIPS],
+    where="for {what}: ", name="the tiles skipped (1) for {what}", atol=0.5,
+    hint="skip when k_start > (q_stop − 1) + (T_k − T_q).",
+    success="a tile is skipped only when its first key comes after the last key its LAST query may see; a tile "
+            "that crosses the diagonal is computed, masked inside. Square and causal, that is a bit over half of "
+            "the tiles.",
+    explanation="flash_attention's loop stops its key tiles at min(q_stop + T_k − T_q, T_k): the same condition, "
+                "written as the end of a range (helpers.fast_attention.tile_map).")
+"""Exercise 2: future(q_start, q_stop, k_start, k_stop, T_q, T_k) -> True where a causal tile can be skipped."""
