@@ -15,7 +15,7 @@ import math
 
 import torch
 
-from helpers.attention_torch import check_attention_inputs
+from helpers.attention_torch import check_attention_inputs, check_mask
 
 
 def lean_attention(Q, K, V, mask=None):
@@ -127,7 +127,7 @@ def check_flash_inputs(Q, K, V, mask=None, causal=False, block_q=1, block_k=1) -
         seen = torch.ones(T_k, dtype=torch.bool, device=Q.device) if mask is None else mask != 0
         first = torch.broadcast_to(seen, seen.shape[:-1] + (T_k,)).byte().argmax(-1)  # (..., 1 or T_q)
         last = torch.arange(T_q, device=Q.device) + T_k - T_q                          # query i sees keys ≤ last[i]
-        check_attention_inputs(Q, K, V, (first <= last)[..., None])                    # (..., T_q, 1)
+        check_mask((first <= last)[..., None], Q.shape[:-1] + (T_k,))                   # (..., T_q, 1)
 
 
 def flash_attention(Q, K, V, mask=None, causal=False, block_q: int = 256, block_k: int = 512):

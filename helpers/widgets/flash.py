@@ -47,7 +47,7 @@ class _Picture:
     def __init__(self, limits: dict, n_tiles: int, d_v: int):
         self.figure = FastFigure(figsize=(7.4, 4.1), dpi=80)   # 592 px: full size beside JupyterLab's file browser
         fig = self.figure.fig
-        grid = fig.add_gridspec(2, 2, width_ratios=[1, 1.25], left=0.07, right=0.9, top=0.9, bottom=0.12,
+        grid = fig.add_gridspec(2, 2, width_ratios=[1, 1.2], left=0.07, right=0.88, top=0.9, bottom=0.12,
                                 wspace=0.32, hspace=0.55)
         self.ax_map, self.ax_ml, self.ax_y = fig.add_subplot(grid[:, 0]), fig.add_subplot(grid[0, 1]), \
             fig.add_subplot(grid[1, 1])
