@@ -21,7 +21,7 @@ import torch.nn as nn
 
 from helpers.attention_torch import SelfAttention, attention_weights, causal_mask, check_tokens
 from helpers.running_example import random_table
-from helpers.validation import count
+from helpers.validation import count, fraction
 
 
 def split_heads(x, n_heads: int):
@@ -138,9 +138,7 @@ def decode_with_cache(mha: MultiHeadAttention, x, prompt: int = 1):
 
 def attention_dropout(W, p: float, generator: torch.Generator):
     """Training-time dropout on weights W: each entry zeroed with probability p, the rest divided by 1 - p."""
-    if not 0 <= p < 1:
-        raise ValueError(f"p = {p!r} is not a dropout probability: it should be at least 0 and below 1 "
-                         "(p = 1 would zero every weight and divide by 0).")
+    p = fraction(p, "p (the probability of dropping a weight; 1 would zero them all and divide by 0)", one=False)
     keep = torch.rand(W.shape, generator=generator, dtype=W.dtype) >= p   # (..., T_q, T_k) True = kept
     return W * keep / (1 - p)
 
@@ -201,6 +199,6 @@ def head_pattern_data(sentence: str, head: int, mask_type: str = "none", model=N
     if "padding" in mask_type:
         mask &= padding_mask(lengths[b:b + 1], T)[0, 0]           # (1, T) -> (T, T)
     with torch.no_grad():
-        weights = model.weights(X[b:b + 1], mask)[0].numpy()      # (h, T, T)
+        weights = model.weights(X[b:b + 1].to(model.W_q.weight), mask)[0].double().numpy()   # (h, T, T)
     return {"tokens": words[b], "length": n, "mask": mask.numpy(), "weights": weights, "head": head,
             "W": weights[head], "on_padding": float(weights[head, :n, n:].sum(-1).mean())}

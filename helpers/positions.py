@@ -14,13 +14,21 @@ import math
 import torch
 import torch.nn as nn
 
-from helpers.validation import count
+from helpers.validation import count, floating
 
 BASE = 10000.0  # the paper's constant: the slowest pair turns once in about 10000 · 2π positions
 
 
+def even(d) -> int:
+    """d, checked: a whole number of (sin, cos) pairs, so even."""
+    if count(d, "d (the embedding dimension)") % 2:
+        raise ValueError(f"d = {d} is odd: the encoding is made of (sin, cos) pairs, so d must be even.")
+    return int(d)
+
+
 def frequencies(d: int, dtype=torch.float64) -> torch.Tensor:
     """ω_i = 1 / 10000^(2i/d) for the d/2 (sin, cos) pairs i = 0 … d/2 − 1: shape (d/2,)."""
+    d = even(d)
     two_i = torch.arange(0, d, 2, dtype=dtype)               # (d/2,) 0, 2, 4, …, d − 2
     return 1.0 / BASE ** (two_i / d)                         # (d/2,) from 1 down to almost 1/10000
 
@@ -30,9 +38,7 @@ def sinusoidal_positions(T: int, d: int, dtype=torch.float32) -> torch.Tensor:
 
     PE[p, 2i] = sin(p / 10000^(2i/d)),  PE[p, 2i+1] = cos(p / 10000^(2i/d)).
     """
-    T, d = count(T, "T (the number of positions)"), count(d, "d (the embedding dimension)")
-    if d % 2:
-        raise ValueError(f"d = {d} is odd: the encoding is made of (sin, cos) pairs, so d must be even.")
+    T, d, dtype = count(T, "T (the number of positions)"), even(d), floating(dtype)
     p = torch.arange(T, dtype=torch.float64)[:, None]        # (T, 1) positions 0 … T − 1
     angles = p * frequencies(d)[None, :]                     # (T, d/2) angle p ω_i of pair i
     PE = torch.empty(T, d, dtype=torch.float64)
@@ -86,6 +92,8 @@ def position_snapshot(p: int, d: int, T: int = 48) -> dict:
     Returns PE (T, d), similarity (T,) = PE @ PE[p], the offsets' range of similarity (for a fixed axis),
     the nearest other positions, and the wavelengths (d/2,) 2π / ω_i.
     """
+    T = count(T, "T (the number of positions)")
+    p = count(p, "p (a position)", 0, T - 1)
     PE = sinusoidal_positions(T, d, dtype=torch.float64)     # (T, d)
     similarity = PE @ PE[p]                                  # (T,) = Σ_i cos((q − p) ω_i): depends on q − p only
     offsets = torch.arange(-(T - 1), T, dtype=torch.float64)[:, None]  # (2T − 1, 1)

@@ -190,6 +190,9 @@ def as_numbers(value, name: str):
     if value is None:
         return None, wrong(f"{name} is None. If it is a variable, replace None with your answer; if a function "
                            "made it, did the function forget to `return` its result?")
+    if str(getattr(value, "dtype", "")) in ("torch.float16", "torch.bfloat16"):
+        return None, wrong(f"{name} came back as {value.dtype}, which keeps only about 3 significant digits. "
+                           "Compute in the inputs' dtype: no .half() or .bfloat16().")
     try:
         return check.as_array(value, name), None
     except TypeError as error:

@@ -93,9 +93,14 @@ def _as_mask(got, name: str):
         array = np.asarray(got.detach().cpu() if hasattr(got, "detach") else got, dtype=np.float64)
     except (TypeError, ValueError):
         return None, f"{name} should be a tensor of True/False (or 1/0), but got {type(got).__name__}."
-    if np.any(array < 0) or np.any(np.isinf(array)):
+    if np.isnan(array).any():
+        return None, (f"{name} holds NaN. A mask holds True (or 1) where a query may attend and False (or 0) where "
+                      "not: nothing else.")
+    if np.any(array < 0) or np.any(np.isneginf(array)):
         return None, (f"{name} holds negative numbers or -inf: that is an additive mask. This course's mask "
                       "is True (or 1) where a query may attend, False (or 0) where not.")
+    if np.isposinf(array).any():
+        return None, f"{name} holds inf. A mask holds True (or 1) and False (or 0) only."
     return (array != 0).astype(np.float64), None
 
 

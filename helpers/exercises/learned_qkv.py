@@ -313,9 +313,10 @@ def _run_module(student_class, case):
 
 
 def _module_error(case, error):
-    hint = (" On a batch (B, T, d_k), transpose the last two dims: K.transpose(-2, -1), not K.T."
-            if isinstance(error, RuntimeError) else "")   # torch's error for shapes that do not fit
-    return f"on {case.what} forward raised {type(error).__name__}: {error}{hint}"
+    hint = (" A product whose shapes do not fit: let the layers do the products, Q = self.W_q(x) (nn.Linear "
+            "applies .weight.T for you), and on a batch (B, T, d_k) transpose the last two dims: K.transpose(-2, -1), "
+            "not K.T." if isinstance(error, RuntimeError) else "")   # torch's error for shapes that do not fit
+    return f"on {case.what} forward raised {type(error).__name__}: {str(error).rstrip('.')}.{hint}"
 
 
 def _module_expected(case):

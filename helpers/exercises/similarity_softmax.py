@@ -151,7 +151,8 @@ def _calls_a_library_softmax(function) -> bool:
         tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
     except (OSError, TypeError, SyntaxError):   # no source to read (a builtin, a lambda inside an expression)
         return False
-    for node in ast.walk(tree):
+    own = next((node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.Lambda))), tree)
+    for node in ast.walk(own):                  # a lambda's source is its whole line: read the lambda only
         called = getattr(node, "func", None)
         if isinstance(called, ast.Attribute) and "softmax" in called.attr:
             return True                      # torch.softmax, F.softmax, special.softmax, x.softmax(...)

@@ -97,7 +97,7 @@ class PositionsWidget(LiveWidget):
         self.reading = widgets.HTML()
         self._picture = _Picture(T)
         for other in DIMENSIONS:   # draw each d's background now, so that every later update is a blit
-            self._picture.png(position_snapshot(p, other, T))
+            self._picture.png(position_snapshot(self.p.value, other, T))   # p as the slider keeps it: 0 … T − 1
         super().__init__([self.p, self.d], [self.picture, self.reading])
 
     def compute(self) -> dict:
