@@ -184,7 +184,6 @@ def raised(error: Exception) -> str:
 
 
 # --- readers: what came, read as what was asked for ------------------------------------------------
-
 def as_numbers(value, name: str):
     """(array, None) if `value` is numbers, else (None, Feedback naming what came)."""
     if value is None:
@@ -240,7 +239,6 @@ def text_answer(answer, what: str):
 
 
 # --- comparing numbers -----------------------------------------------------------------------------
-
 def named_slip(got, slips, *, atol: float = 1e-6, right=None) -> str | None:
     """The message of the first (value, message) in `slips` that `got` matches and that differs from `right`.
     A value may be a function that computes it; one that cannot be computed for this input is no match."""

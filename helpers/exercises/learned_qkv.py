@@ -12,8 +12,8 @@ from helpers.attention_torch import SelfAttention, count_parameters, scaled_dot_
 from helpers.exercises.engine import Case, Exercise, Refusal, as_numbers
 from helpers.learning import soft_lookup
 
-# --- Exercise 1: a soft dictionary lookup -------------------------------------------------------
 
+# --- Exercise 1: a soft dictionary lookup -------------------------------------------------------
 def reference_soft_lookup(query, keys, values):
     """Blend of all values, weighted by softmax of the key-query dot products: (d,), (n, d), (n,) -> number."""
     scores = keys @ query                    # (n,) how well each key matches the query
@@ -91,7 +91,6 @@ check_soft_lookup = Exercise(
 
 
 # --- Exercise 2: how many parameters? -----------------------------------------------------------
-
 SIZES = ((4, 4), (4, 3), (16, 8), (512, 64), (1, 1))
 
 
@@ -153,7 +152,6 @@ check_qkv_parameters = Exercise(
 
 
 # --- Exercise 3: the forward pass ---------------------------------------------------------------
-
 def reference_attention_forward(E, W_q, W_k, W_v):
     """Self-attention with learned projections: E (T, d_model) -> Y (T, d_v).
 
@@ -252,7 +250,6 @@ check_attention_forward = Exercise(
 
 
 # --- Exercise 4: the module -----------------------------------------------------------------------
-
 MODULE_CASES = ((3, 2, 5, 6, 4), (4, 1, 7, 12, 9))  #: (seed, B, T, d_model, d_k): batches of 2 and 1, all sizes differ
 
 

@@ -87,7 +87,6 @@ check_sinusoidal = Exercise(
 
 
 # --- Exercise 2: the outputs of a shuffled sentence ---------------------------------------------
-
 ORDER = [2, 0, 3, 4, 1]   # the shuffled sentence is (word 2, word 0, word 3, word 4, word 1): not its own inverse
 
 

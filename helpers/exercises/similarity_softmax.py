@@ -27,7 +27,6 @@ TARGET_TOP_WEIGHT = 0.9
 
 
 # --- Exercise 1: longer, not closer -------------------------------------------------------------
-
 COSINE_TOLERANCE = 1e-9  #: float rounding: the computed cos(a, 10 b) comes out a hair below cos(a, b)
 
 
@@ -78,7 +77,6 @@ def check_longer_not_closer(v) -> Feedback:
 
 
 # --- Exercise 2: a stable softmax ---------------------------------------------------------------
-
 def reference_softmax(x):
     """Stable softmax over the last axis: (..., n) -> (..., n), each row positive and summing to 1."""
     x = np.asarray(x, dtype=float)
@@ -173,7 +171,6 @@ check_stable_softmax = Exercise(
 
 
 # --- Exercise 3: the scale that makes softmax confident -----------------------------------------
-
 def top_weight(scale: float) -> float:
     """The largest weight of softmax(scale · [1.0, 1.2, 0.9]), on the gaps scale · (s - max s): finite up to 1e308."""
     return float(softmax(scale * (SCORES - SCORES.max())).max())
