@@ -16,6 +16,7 @@ import math
 import torch
 
 from helpers.attention_torch import check_attention_inputs, check_mask
+from helpers.validation import count
 
 
 def lean_attention(Q, K, V, mask=None):
@@ -45,6 +46,7 @@ def tiled_attention(Q, K, V, causal: bool = False, block: int = 128):
     `causal` (aligned like causal_mask: the last query sees every key), a tile only computes the keys its queries
     may see: the first half of FlashAttention's idea (which also tiles the keys, with a running softmax).
     """
+    block = count(block, "block (queries per tile)")
     batch = torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
     T_q, d_k, T_k, d_v = Q.shape[-2], Q.shape[-1], K.shape[-2], V.shape[-1]
     q = (Q * (1.0 / math.sqrt(d_k))).expand(*batch, T_q, d_k).reshape(-1, T_q, d_k)  # (n, T_q, d_k)
@@ -119,9 +121,7 @@ def check_flash_inputs(Q, K, V, mask=None, causal=False, block_q=1, block_k=1) -
     """check_attention_inputs' named errors, for mask AND causal together: a query that sees no key once both
     are applied gets the same error, found from each mask row's first visible key (no (T_q, T_k) tensor)."""
     check_attention_inputs(Q, K, V, mask)
-    if not all(isinstance(b, int) and b >= 1 for b in (block_q, block_k)):
-        raise ValueError(f"block_q and block_k should be whole numbers >= 1 (queries and keys per tile), "
-                         f"but got {block_q!r} and {block_k!r}.")
+    count(block_q, "block_q (queries per tile)"), count(block_k, "block_k (keys per tile)")
     if causal:
         T_q, T_k = Q.shape[-2], K.shape[-2]
         seen = torch.ones(T_k, dtype=torch.bool, device=Q.device) if mask is None else mask != 0

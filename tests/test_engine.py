@@ -208,7 +208,8 @@ def test_the_placeholder_line_is_named_once_and_stops_the_check():
 
 def test_hooks_read_judge_expected_call_and_refusal():
     assert _doubling(read=lambda result, case: (None, "unreadable"))(lambda x: 2 * x).message == "unreadable"
-    assert _doubling(judge=lambda case, got, expected: "judged")(lambda x: 2 * x).message == "judged"
+    assert _doubling(judge=lambda case, got, expected: "judged")(lambda x: 3 * x).message == "judged"
+    assert _doubling(judge=lambda case, got, expected: "judged")(lambda x: 2 * x).passed   # never on a right answer
     assert _doubling(expected=lambda case: 3 * case.args[0])(lambda x: 3 * x).passed
 
     def call(answer, case):

@@ -161,10 +161,11 @@ def test_bad_inputs_get_the_courses_named_errors(args, error, message):
         flash_attention(*args)
 
 
-@pytest.mark.parametrize("blocks", [(0, 4), (4, -1), (2.5, 4), (4, None)])
-def test_a_block_that_is_not_a_whole_number_is_named(blocks):
+@pytest.mark.parametrize("blocks, name", [((0, 4), "block_q"), ((4, -1), "block_k"), ((2.5, 4), "block_q"),
+                                          ((4, None), "block_k")])
+def test_a_block_that_is_not_a_whole_number_is_named(blocks, name):
     Q = torch.randn(5, 4)
-    with pytest.raises(ValueError, match="block_q and block_k should be whole numbers >= 1"):
+    with pytest.raises(ValueError, match=rf"{name} \((queries|keys) per tile\) should be a whole number of at least 1"):
         flash_attention(Q, Q, Q, block_q=blocks[0], block_k=blocks[1])
 
 

@@ -184,12 +184,14 @@ def raised(error: Exception) -> str:
 
 
 # --- readers: what came, read as what was asked for ------------------------------------------------
-
 def as_numbers(value, name: str):
     """(array, None) if `value` is numbers, else (None, Feedback naming what came)."""
     if value is None:
         return None, wrong(f"{name} is None. If it is a variable, replace None with your answer; if a function "
                            "made it, did the function forget to `return` its result?")
+    if str(getattr(value, "dtype", "")) in ("torch.float16", "torch.bfloat16"):
+        return None, wrong(f"{name} came back as {value.dtype}, which keeps only about 3 significant digits. "
+                           "Compute in the inputs' dtype: no .half() or .bfloat16().")
     try:
         return check.as_array(value, name), None
     except TypeError as error:
@@ -237,7 +239,6 @@ def text_answer(answer, what: str):
 
 
 # --- comparing numbers -----------------------------------------------------------------------------
-
 def named_slip(got, slips, *, atol: float = 1e-6, right=None) -> str | None:
     """The message of the first (value, message) in `slips` that `got` matches and that differs from `right`.
     A value may be a function that computes it; one that cannot be computed for this input is no match."""

@@ -11,13 +11,13 @@ from helpers.exercises.engine import Case, Exercise
 
 
 def reference_split_heads(x, n_heads):
-    """(B, T, d_model) -> (B, h, T, d_k): each token's features cut into h blocks, heads before tokens."""
+    """(B, T, d_model) -> (B, H, T, d_k): each token's features cut into H blocks, heads before tokens."""
     B, T, d_model = x.shape
     d_k = d_model // n_heads
-    return x.view(B, T, n_heads, d_k).transpose(1, 2)   # (B, T, h, d_k) -> (B, h, T, d_k)
+    return x.view(B, T, n_heads, d_k).transpose(1, 2)   # (B, T, H, d_k) -> (B, H, T, d_k)
 
 
-SPLIT_CASES = ((2, 5, 12, 3), (1, 3, 8, 2))   # (B, T, d_model, h): T, h and d_k all differ
+SPLIT_CASES = ((2, 5, 12, 3), (1, 3, 8, 2))   # (B, T, d_model, H): T, H and d_k all differ
 
 
 def _split_case(B, T, d_model, h, drawn="") -> Case:
@@ -36,10 +36,10 @@ def _judge_split(case, got, expected):
     (x, h), what = case.args, case.what
     (B, T, d_model), d_k = x.shape, x.shape[-1] // h
     shape_slips = {
-        (B, T, h, d_k): "that is (B, T, h, d_k): the view is right; now swap tokens and heads, .transpose(1, 2)",
-        (B, h, d_k, T): "that is (B, h, d_k, T): tokens come before features, (B, h, T, d_k)",
-        (B, h, T, d_model): f"each head gets d_k = d_model / h = {d_k} features, not all {d_model}",
-        (B, 1, T, d_model): f"that is one head; cut the {d_model} features into h={h} heads of d_k = {d_k}",
+        (B, T, h, d_k): "that is (B, T, H, d_k): the view is right; now swap tokens and heads, .transpose(1, 2)",
+        (B, h, d_k, T): "that is (B, H, d_k, T): tokens come before features, (B, H, T, d_k)",
+        (B, h, T, d_model): f"each head gets d_k = d_model / H = {d_k} features, not all {d_model}",
+        (B, 1, T, d_model): f"that is one head; cut the {d_model} features into H = {h} heads of d_k = {d_k}",
     }
     if got.shape != expected.shape and got.shape in shape_slips:
         return f"on {what} you returned shape {got.shape}: {shape_slips[got.shape]}."
@@ -50,20 +50,20 @@ def _split_slips(case):
     (x, h), (B, T, d_model) = case.args, case.args[0].shape
     d_k = d_model // h
     return [
-        (lambda: x.view(B, h, T, d_k), "a view straight to (B, h, T, d_k) keeps the shape but mixes tokens: head 0 "
+        (lambda: x.view(B, h, T, d_k), "a view straight to (B, H, T, d_k) keeps the shape but mixes tokens: head 0 "
                                        "gets the first tokens' features, not a slice of every token. View as "
-                                       "(B, T, h, d_k), then .transpose(1, 2)"),
+                                       "(B, T, H, d_k), then .transpose(1, 2)"),
         (lambda: x.view(B, T, d_k, h).permute(0, 3, 1, 2), f"the heads are interleaved (head 0 got features 0, {h}, "
-                                                           f"{2 * h}, …): view as (B, T, h, d_k), so head i gets a "
+                                                           f"{2 * h}, …): view as (B, T, H, d_k), so head i gets a "
                                                            "block of d_k neighbouring features"),
     ]
 
 
 check_split_heads = Exercise(
-    reference_split_heads, title="split the heads", expects="split_heads(x, n_heads) returning a (B, h, T, d_k) tensor",
+    reference_split_heads, title="split the heads", expects="split_heads(x, n_heads) returning a (B, H, T, d_k) tensor",
     cases=lambda: [_split_case(*case) for case in SPLIT_CASES], draw=_draw_split, judge=_judge_split,
-    slips=_split_slips, atol=1e-9, hint="x.view(B, T, h, d_k).transpose(1, 2).",
-    success="view as (B, T, h, d_k), then transpose to (B, h, T, d_k): every head sees every token, each through "
+    slips=_split_slips, atol=1e-9, hint="x.view(B, T, H, d_k).transpose(1, 2).",
+    success="view as (B, T, H, d_k), then transpose to (B, H, T, d_k): every head sees every token, each through "
             "its own d_k features.",
     explanation="merge_heads undoes it: Y.transpose(1, 2).contiguous().view(B, T, h * d_k).")
 
@@ -93,9 +93,14 @@ def _as_mask(got, name: str):
         array = np.asarray(got.detach().cpu() if hasattr(got, "detach") else got, dtype=np.float64)
     except (TypeError, ValueError):
         return None, f"{name} should be a tensor of True/False (or 1/0), but got {type(got).__name__}."
-    if np.any(array < 0) or np.any(np.isinf(array)):
+    if np.isnan(array).any():
+        return None, (f"{name} holds NaN. A mask holds True (or 1) where a query may attend and False (or 0) where "
+                      "not: nothing else.")
+    if np.any(array < 0) or np.any(np.isneginf(array)):
         return None, (f"{name} holds negative numbers or -inf: that is an additive mask. This course's mask "
                       "is True (or 1) where a query may attend, False (or 0) where not.")
+    if np.isposinf(array).any():
+        return None, f"{name} holds inf. A mask holds True (or 1) and False (or 0) only."
     return (array != 0).astype(np.float64), None
 
 
@@ -161,7 +166,7 @@ def _read_combined(result, case):
     if message is not None:
         return None, f"for {what}: {message}"
     if got.shape == (B, T, T):
-        return None, (f"for {what} the mask is (B, T, T) = {got.shape}: against scores (B, h, T, T) its batch "
+        return None, (f"for {what} the mask is (B, T, T) = {got.shape}: against scores (B, H, T, T) its batch "
                       "axis would meet the heads. Add a head axis: (B, 1, T, T).")
     try:
         return np.broadcast_to(got, (B, 1, T, T)), None

@@ -12,8 +12,8 @@ from helpers.attention_torch import SelfAttention, count_parameters, scaled_dot_
 from helpers.exercises.engine import Case, Exercise, Refusal, as_numbers
 from helpers.learning import soft_lookup
 
-# --- Exercise 1: a soft dictionary lookup -------------------------------------------------------
 
+# --- Exercise 1: a soft dictionary lookup -------------------------------------------------------
 def reference_soft_lookup(query, keys, values):
     """Blend of all values, weighted by softmax of the key-query dot products: (d,), (n, d), (n,) -> number."""
     scores = keys @ query                    # (n,) how well each key matches the query
@@ -91,7 +91,6 @@ check_soft_lookup = Exercise(
 
 
 # --- Exercise 2: how many parameters? -----------------------------------------------------------
-
 SIZES = ((4, 4), (4, 3), (16, 8), (512, 64), (1, 1))
 
 
@@ -153,7 +152,6 @@ check_qkv_parameters = Exercise(
 
 
 # --- Exercise 3: the forward pass ---------------------------------------------------------------
-
 def reference_attention_forward(E, W_q, W_k, W_v):
     """Self-attention with learned projections: E (T, d_model) -> Y (T, d_v).
 
@@ -252,7 +250,6 @@ check_attention_forward = Exercise(
 
 
 # --- Exercise 4: the module -----------------------------------------------------------------------
-
 MODULE_CASES = ((3, 2, 5, 6, 4), (4, 1, 7, 12, 9))  #: (seed, B, T, d_model, d_k): batches of 2 and 1, all sizes differ
 
 
@@ -313,9 +310,10 @@ def _run_module(student_class, case):
 
 
 def _module_error(case, error):
-    hint = (" On a batch (B, T, d_k), transpose the last two dims: K.transpose(-2, -1), not K.T."
-            if isinstance(error, RuntimeError) else "")   # torch's error for shapes that do not fit
-    return f"on {case.what} forward raised {type(error).__name__}: {error}{hint}"
+    hint = (" A product whose shapes do not fit: let the layers do the products, Q = self.W_q(x) (nn.Linear "
+            "applies .weight.T for you), and on a batch (B, T, d_k) transpose the last two dims: K.transpose(-2, -1), "
+            "not K.T." if isinstance(error, RuntimeError) else "")   # torch's error for shapes that do not fit
+    return f"on {case.what} forward raised {type(error).__name__}: {str(error).rstrip('.')}.{hint}"
 
 
 def _module_expected(case):

@@ -11,8 +11,8 @@ from helpers.attention_torch import scaled_dot_product_attention
 from helpers.exercises.engine import Case, Exercise, Feedback, as_numbers, correct, named_slip, solved_by, wrong
 from helpers.luong import decoder_states, encoder_states, luong_dot_attention, projections
 
-# --- Exercise 1: one step of Luong's dot attention -------------------------------------------------
 
+# --- Exercise 1: one step of Luong's dot attention -------------------------------------------------
 def reference_luong_context(s, H):
     """Luong's dot attention for one decoder state: s (d,), H (T_k, d) -> context (d,)."""
     scores = H @ s  # (T_k,): s · h_j for every encoder state
@@ -34,9 +34,6 @@ def _draw_luong(rng) -> Case:
 
 
 def _read_context(result, case):
-    if getattr(result, "dtype", None) in (torch.float16, torch.bfloat16):
-        return None, (f"the context came back as {result.dtype}, which keeps only about 3 significant digits. "
-                      "Compute in the inputs' dtype (float32 here): no .half() or .bfloat16().")
     got, problem = as_numbers(result, "the context")
     return got, None if problem is None else problem.message
 
@@ -77,7 +74,6 @@ check_luong_context = Exercise(
 
 
 # --- Exercise 2: the shapes of cross-attention -----------------------------------------------------
-
 SHAPES_SETTING = {"T_q": 5, "T_k": 7, "d_model": 512, "d_k": 64}  #: a Hindi decoder, an English encoder
 
 
@@ -160,7 +156,6 @@ def check_cross_attention_shapes(shapes) -> Feedback:
 
 
 # --- Exercise 3: cross-attention with learned projections ------------------------------------------
-
 def reference_cross_attention(X_dec, X_enc, W_q, W_k, W_v):
     """Queries from the decoder, keys and values from the encoder: (T_q, d), (T_k, d) -> (T_q, d_v)."""
     Q = X_dec @ W_q  # (T_q, d_k)

@@ -22,7 +22,6 @@ from helpers.running_example import SENTENCE_MONEY, SENTENCE_RIVER, embed
 from helpers.similarity import softmax
 
 # --- Exercise 1: one row of W for a sentence the notebook has not computed ----------------------
-
 ROUNDING_TOLERANCE = 5e-3   # answers rounded to 2 decimals (what the heatmaps show) pass
 SUM_TOLERANCE = 1.5e-2      # three numbers rounded to 2 decimals may sum to 1 ± 0.015
 ROW_SENTENCE = "money bank flows"
@@ -89,7 +88,6 @@ def check_flows_row(w) -> Feedback:
 
 
 # --- Exercise 2: predict whom bank attends to when grows is longer ---------------------------------
-
 LONG_GROWS = (0.0, 3.0, 3.0, 3.0)  #: exercise 2: e_grows three times as long (the same direction)
 PREDICT_WORDS = tuple(SENTENCE_MONEY.split())
 
@@ -146,7 +144,6 @@ def check_long_grows_prediction(answer) -> Feedback:
 
 
 # --- Exercise 3: self-attention in matrix form --------------------------------------------------
-
 def reference_self_attention(E):
     """Parameter-free self-attention: (T, d) -> (T, d): two matrix products and a row-wise softmax."""
     E = np.asarray(E, dtype=float)

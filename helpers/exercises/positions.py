@@ -14,10 +14,10 @@ from helpers.positions import sinusoidal_positions
 
 
 def reference_sinusoidal(T, d):
-    """PE[p, 2i] = sin(p / 10000^(2i/d)), PE[p, 2i+1] = cos(p / 10000^(2i/d)): -> (T, d)."""
+    """PE[p, 2m] = sin(p / 10000^(2m/d)), PE[p, 2m+1] = cos(p / 10000^(2m/d)): -> (T, d)."""
     p = torch.arange(T, dtype=torch.float64)[:, None]   # (T, 1) positions 0 … T − 1
-    two_i = torch.arange(0, d, 2, dtype=torch.float64)   # (d/2,) 0, 2, …, d − 2
-    angles = p / 10000 ** (two_i / d)                    # (T, d/2) one angle per position and pair
+    two_m = torch.arange(0, d, 2, dtype=torch.float64)   # (d/2,) 0, 2, …, d − 2
+    angles = p / 10000 ** (two_m / d)                    # (T, d/2) one angle per position and pair
     PE = torch.zeros(T, d, dtype=torch.float64)
     PE[:, 0::2] = torch.sin(angles)                      # even columns: sin
     PE[:, 1::2] = torch.cos(angles)                      # odd columns: cos
@@ -27,7 +27,7 @@ def reference_sinusoidal(T, d):
 def _sinusoid_slips(T: int, d: int) -> list[tuple[torch.Tensor, str]]:
     """[(what a slip returns, what the slip is)]."""
     p = torch.arange(T, dtype=torch.float64)[:, None]   # (T, 1)
-    i = torch.arange(d // 2, dtype=torch.float64)        # (d/2,) the pair index
+    m = torch.arange(d // 2, dtype=torch.float64)        # (d/2,) the pair index
     column = torch.arange(d, dtype=torch.float64)        # (d,) the column index
 
     def interleave(sin, cos):
@@ -35,26 +35,26 @@ def _sinusoid_slips(T: int, d: int) -> list[tuple[torch.Tensor, str]]:
         PE[:, 0::2], PE[:, 1::2] = sin, cos
         return PE
 
-    right = p / 10000 ** (2 * i / d)
+    right = p / 10000 ** (2 * m / d)
     per_column = p / 10000 ** (column / d)                # (T, d) every column its own exponent
-    doubled = p / 10000 ** (2 * column / d)               # (T, d) the column index j used as i in 2i
+    doubled = p / 10000 ** (2 * column / d)               # (T, d) the column index c used as m in 2m
     return [
         (interleave(torch.cos(right), torch.sin(right)),
-         "sin and cos are swapped: even columns 2i hold sin, odd columns 2i+1 hold cos"),
-        (interleave(torch.sin(p / 10000 ** (i / d)), torch.cos(p / 10000 ** (i / d))),
-         "the exponent uses i instead of 2i: pair i has frequency 1 / 10000^(2i/d), so the slowest pair "
+         "sin and cos are swapped: even columns 2m hold sin, odd columns 2m+1 hold cos"),
+        (interleave(torch.sin(p / 10000 ** (m / d)), torch.cos(p / 10000 ** (m / d))),
+         "the exponent uses m instead of 2m: pair m has frequency 1 / 10000^(2m/d), so the slowest pair "
          "is near 1/10000, not 1/100"),
         (interleave(torch.sin(per_column[:, 0::2]), torch.cos(per_column[:, 1::2])),
-         "column 2i+1 got its own exponent (2i+1)/d: the sin and the cos of a pair share one frequency, "
-         "10000^(2i/d) for both"),
+         "column 2m+1 got its own exponent (2m+1)/d: the sin and the cos of a pair share one frequency, "
+         "10000^(2m/d) for both"),
         (interleave(torch.sin(doubled[:, 0::2]), torch.cos(doubled[:, 1::2])),
-         "the exponent used the column index j as if it were i, 10000^(2j/d); pair i covers columns 2i and "
-         "2i+1, so column j belongs to pair j // 2"),
+         "the exponent used the column index c as if it were m, 10000^(2c/d); pair m covers columns 2m and "
+         "2m+1, so column c belongs to pair c // 2"),
         (torch.cat([torch.sin(right), torch.cos(right)], dim=1),
-         "all the sines come first and then all the cosines: interleave them, sin in column 2i and cos in 2i+1"),
-        (interleave(torch.sin(p * 10000 ** (2 * i / d)), torch.cos(p * 10000 ** (2 * i / d))),
-         "you multiplied p by 10000^(2i/d); divide: the angle is p / 10000^(2i/d)"),
-        (interleave(torch.sin(right + 1 / 10000 ** (2 * i / d)), torch.cos(right + 1 / 10000 ** (2 * i / d))),
+         "all the sines come first and then all the cosines: interleave them, sin in column 2m and cos in 2m+1"),
+        (interleave(torch.sin(p * 10000 ** (2 * m / d)), torch.cos(p * 10000 ** (2 * m / d))),
+         "you multiplied p by 10000^(2m/d); divide: the angle is p / 10000^(2m/d)"),
+        (interleave(torch.sin(right + 1 / 10000 ** (2 * m / d)), torch.cos(right + 1 / 10000 ** (2 * m / d))),
          "the positions start at 1; the first token is position 0 (its row is 0, 1, 0, 1, …)"),
     ]
 
@@ -64,8 +64,8 @@ def _judge_sinusoid(case, got, expected):
     if got.shape == (d, T) and d != T:
         return f"on {what} the result has shape ({d}, {T}), the transpose: positions are the rows, (T, d) = ({T}, {d})."
     if got.shape == (T, d // 2):
-        return (f"on {what} the result has shape ({T}, {d // 2}): one column per pair. Each pair i "
-                "fills two columns, sin in 2i and cos in 2i+1.")
+        return (f"on {what} the result has shape ({T}, {d // 2}): one column per pair. Each pair m "
+                "fills two columns, sin in 2m and cos in 2m+1.")
     return None
 
 
@@ -79,15 +79,14 @@ check_sinusoidal = Exercise(
     cases=lambda: [Case(T, d, what=f"T = {T}, d = {d}") for T, d in ((6, 4), (50, 16))], draw=_draw_sinusoid,
     expected=lambda case: sinusoidal_positions(*case.args, dtype=torch.float64), judge=_judge_sinusoid,
     slips=lambda case: [(v, f"on {case.what}: {m}.") for v, m in _sinusoid_slips(*case.args)],
-    name="PE on {what}", atol=1e-5, hint="angle = p / 10000^(2i/d); sin in column 2i, cos in column 2i+1.",
+    name="PE on {what}", atol=1e-5, hint="angle = p / 10000^(2m/d); sin in column 2m, cos in column 2m+1.",
     success="your encoding matches sinusoidal_positions for (T, d) = (6, 4), (50, 16) and three sizes drawn at "
             "random. Row 0 is 0, 1, 0, 1, …: position 0 has every angle at 0.",
     explanation="Slicing with 0::2 and 1::2 puts the sines in the even columns and the cosines in the odd ones; "
-                "both columns of pair i use the same angle p / 10000^(2i/d).")
+                "both columns of pair m use the same angle p / 10000^(2m/d).")
 
 
 # --- Exercise 2: the outputs of a shuffled sentence ---------------------------------------------
-
 ORDER = [2, 0, 3, 4, 1]   # the shuffled sentence is (word 2, word 0, word 3, word 4, word 1): not its own inverse
 
 

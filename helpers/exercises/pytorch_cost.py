@@ -10,8 +10,8 @@ import torch
 from helpers.attention_torch import causal_mask
 from helpers.exercises.engine import Case, Exercise, Feedback, as_numbers, correct, one_number, raised, solved_by, wrong
 
-# --- Exercise 1: the course's mask -> PyTorch's additive float mask --------------------------------
 
+# --- Exercise 1: the course's mask -> PyTorch's additive float mask --------------------------------
 def reference_additive_mask(mask):
     """Course mask (mask == 0: may not attend) -> float mask to ADD to the scores: 0 allowed, -inf hidden."""
     additive = torch.zeros(mask.shape)  # (T_q, T_k), float32
@@ -107,7 +107,6 @@ check_additive_mask = Exercise(
 
 
 # --- Exercise 2: how many GB are the (T, T) scores of one layer? -----------------------------------
-
 SCORES_SETTING = {"heads": 32, "batch": 1, "T": 8192, "bytes_per_number": 2}  #: exercise 2's model, in bfloat16
 
 
@@ -149,7 +148,6 @@ def check_scores_gb(answer) -> Feedback:
 
 
 # --- Exercise 3: achieved TFLOP/s ------------------------------------------------------------------
-
 def reference_achieved_tflops(B, H, T, d_k, milliseconds, causal=False):
     """Forward attention FLOPs 4·B·H·T²·d_k (halved when causal), divided by the time in seconds, in 10¹²."""
     flops = 4 * B * H * T**2 * d_k

@@ -27,7 +27,6 @@ TARGET_TOP_WEIGHT = 0.9
 
 
 # --- Exercise 1: longer, not closer -------------------------------------------------------------
-
 COSINE_TOLERANCE = 1e-9  #: float rounding: the computed cos(a, 10 b) comes out a hair below cos(a, b)
 
 
@@ -78,7 +77,6 @@ def check_longer_not_closer(v) -> Feedback:
 
 
 # --- Exercise 2: a stable softmax ---------------------------------------------------------------
-
 def reference_softmax(x):
     """Stable softmax over the last axis: (..., n) -> (..., n), each row positive and summing to 1."""
     x = np.asarray(x, dtype=float)
@@ -151,7 +149,8 @@ def _calls_a_library_softmax(function) -> bool:
         tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
     except (OSError, TypeError, SyntaxError):   # no source to read (a builtin, a lambda inside an expression)
         return False
-    for node in ast.walk(tree):
+    own = next((node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.Lambda))), tree)
+    for node in ast.walk(own):                  # a lambda's source is its whole line: read the lambda only
         called = getattr(node, "func", None)
         if isinstance(called, ast.Attribute) and "softmax" in called.attr:
             return True                      # torch.softmax, F.softmax, special.softmax, x.softmax(...)
@@ -172,7 +171,6 @@ check_stable_softmax = Exercise(
 
 
 # --- Exercise 3: the scale that makes softmax confident -----------------------------------------
-
 def top_weight(scale: float) -> float:
     """The largest weight of softmax(scale · [1.0, 1.2, 0.9]), on the gaps scale · (s - max s): finite up to 1e308."""
     return float(softmax(scale * (SCORES - SCORES.max())).max())
