@@ -35,6 +35,6 @@ def test_the_widget_redraws_when_each_control_moves():
         assert w.result["tiles_done"] == w.tiles_done.value and w.result["query"] == w.query.value
         pictures.add(w.picture.value)
     assert len(pictures) == 4
-    assert "skipped" in w.reading.value and "After <b>5 of 8</b>" in w.reading.value
+    assert "skipped" in w.reading.value and "after <b>5 of 8</b>" in w.reading.value
     w.tiles_done.value = 0
     assert "nothing seen yet" in w.reading.value

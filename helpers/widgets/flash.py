@@ -81,11 +81,11 @@ class _Picture:
         self.y_lines = [self.ax_y.plot([], [], "o-", color=c, lw=2, ms=3)[0] for c in _ENTRY_COLORS[:d_v]]
         self.exact = [self.ax_y.axhline(0, color=c, ls="--", lw=1.2) for c in _ENTRY_COLORS[:d_v]]
         self.cursors = [axis.axvline(0, color="#444444", lw=1, ls=":") for axis in (self.ax_ml, self.ax_y)]
-        self.title_map = self.ax_map.set_title(" ", fontsize=_TEXT)
-        self.title_ml = self.ax_ml.set_title(" ", fontsize=_TEXT)
-        self.title_y = self.ax_y.set_title("output row, exact dashed", fontsize=_TEXT)
+        self.ax_map.set_title("tiles: this query's row dark", fontsize=_TEXT)
+        self.ax_ml.set_title("m (left) and ℓ (right)", fontsize=_TEXT)
+        self.ax_y.set_title("output row, exact dashed", fontsize=_TEXT)
         self.figure.set_dynamic([self.image, self.frame, self.m_line, self.l_line, *self.y_lines, *self.exact,
-                                 *self.cursors, self.title_map, self.title_ml])
+                                 *self.cursors])
 
     def png(self, data: dict) -> bytes:
         done, row = data["tiles_done"], data["query"] // data["block"]
@@ -101,8 +101,6 @@ class _Picture:
             exact.set_ydata([value, value])
         for cursor in self.cursors:
             cursor.set_xdata([done, done])
-        self.title_map.set_text(f"query {data['query']}: tile row {row}")
-        self.title_ml.set_text("m (left) and ℓ (right)")
         return self.figure.png()
 
 
@@ -141,7 +139,8 @@ class FlashTilesWidget(LiveWidget):
                 f"{data['computed']}." if data["causal"] and skipped else "")
         gap = f"largest gap {data['gap']:.3f}" if done else "no gap to measure yet"
         self.reading.value = (
-            f"<div style='{reading_style()}'>After <b>{done} of {n_tiles}</b> key tiles ({block} keys each): "
+            f"<div style='{reading_style()}'>Query {data['query']} (tile row {data['query'] // block}), after "
+            f"<b>{done} of {n_tiles}</b> key tiles ({block} keys each): "
             f"m = <b>{data['m'][done]:.3f}</b>, ℓ = <b>{data['l'][done]:.3f}</b>. Output row o / ℓ = [{row}]; "
             f"exact [{exact}]: {gap}.{note} When m grows, ℓ and o are first multiplied by exp(m_old − m_new). "
             "Map: blue, computed whole; orange, on the diagonal (masked inside); grey, skipped; dark, this query's "
