@@ -7,7 +7,7 @@
 
 The measurement is helpers/measure.py, which notebooks 07 and 11 call too. What only this script
 needs lives here: SDPA forced to one backend (--impl sdpa:flash ...), the search for the largest T
-at which the course's attention fits on a GPU (--find-max), the matrix products alone as the limit
+at which the course's attention fits on a GPU (--find-max), this machine's torch.mm rate as the limit
 of every implementation (--impl mm) and a sweep of FlashAttention's tile sizes (--blocks).
 """
 from __future__ import annotations
@@ -45,16 +45,17 @@ def forced_sdpa(backend: str):
 
 
 def matmul_only(Q, K, V, causal=False):
-    """A preparer for attention's two matrix products alone, into reused buffers: its 4*B*H*T^2*d FLOPs at this
-    machine's torch.bmm rate for these shapes, with no softmax: the limit of every implementation."""
-    q, k_t, v = Q[0], K[0].transpose(1, 2), V[0]          # (B*H, T, d_k), (B*H, d_k, T), (B*H, T, d_v)
-    S, out = torch.empty(q.shape[0], q.shape[1], k_t.shape[2], dtype=Q.dtype, device=Q.device), torch.empty_like(q)
-    return lambda: (torch.bmm(q, k_t, out=S), torch.bmm(S, v, out=out))
+    """A preparer for this machine's torch.mm rate: ONE product of two square float32 matrices with attention's FLOPs
+    (2 N^3 = 4*B*H*T^2*d, N rounded), no softmax, no memory traffic to speak of: the limit."""
+    N = round((2 * Q.shape[1] * Q.shape[2] ** 2 * Q.shape[3]) ** (1 / 3))
+    a, b = (torch.randn(N, N, generator=torch.Generator().manual_seed(seed)).to(Q) for seed in (1, 2))
+    return lambda: torch.mm(a, b)
 
 
 def implementations(blocks=()) -> dict:
     found = dict(measure.WITH_FLASH)
-    found["mm"] = ("attention's two matrix products alone (no softmax): the matrix-multiply limit", matmul_only)
+    found["mm"] = ("torch.mm of square matrices with attention's FLOPs: this machine's matrix-multiply rate, the "
+                   "limit", matmul_only)
     for short, name in BACKENDS.items():
         found[f"sdpa:{short}"] = (f"SDPA forced to the {name} backend", forced_sdpa(short))
     for block_q, block_k in blocks:
@@ -170,8 +171,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="causal mask (FLOPs counted as halved, the pairs a fused kernel skips)")
     parser.add_argument("--impl", nargs="+", default=["naive", "lean", "tiled", "sdpa"],
                         choices=list(implementations()), metavar="IMPL",
-                        help="implementations to compare; sdpa:flash etc. force one SDPA backend; mm: the matrix "
-                             "products alone, the limit")
+                        help="implementations to compare; sdpa:flash etc. force one SDPA backend; mm: torch.mm with "
+                             "the same FLOPs, the limit")
     parser.add_argument("--blocks", nargs="+", type=block_pair, default=[],
                         help="also time flash with these tiles (queries x keys), e.g. 128x512 256x512: a sweep")
     parser.add_argument("--repeats", type=whole_number(3), default=7,

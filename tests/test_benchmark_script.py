@@ -16,7 +16,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from helpers import measure
+from helpers import cost, measure
 
 ROOT = Path(__file__).resolve().parents[1]
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -144,10 +144,11 @@ def test_script_rejects_a_bad_tile_size(text, capsys):
     assert "expected tile sizes as QUERIESxKEYS" in capsys.readouterr().err
 
 
-def test_the_matrix_products_alone_do_attentions_flops_without_a_softmax():
-    Q, K, V = measure.make_qkv(2, 16, 4)
-    S, out = load_script().matmul_only(Q, K, V)()
-    torch.testing.assert_close(out, (Q[0] @ K[0].transpose(1, 2)) @ V[0])
+@pytest.mark.parametrize("batch_heads, T, d_k", [(8, 2048, 64), (2, 48, 8), (8, 1000, 64)])
+def test_the_limit_is_one_square_matrix_product_with_attentions_flops(batch_heads, T, d_k):
+    Q, K, V = measure.make_qkv(batch_heads, T, d_k)
+    N = load_script().matmul_only(Q, K, V)().shape[0]
+    assert abs(2 * N**3 / cost.attention_flops(T, d_k, heads=batch_heads)["total"] - 1) < 1e-2
 
 
 # ---------------------------------------------------------------- SDPA forced to one backend
