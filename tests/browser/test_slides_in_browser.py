@@ -32,11 +32,12 @@ def widget_outputs(path) -> int:
 
 @pytest.fixture(scope="module")
 def slides():
-    """The slides server, as `make slides` starts it (tools/slides.sh), over the whole notebooks folder."""
+    """The slides server, as `make slides` starts it (tools/slides.sh), over the whole notebooks folder; the kernel
+    of each notebook left behind stops 10 s after its page closes."""
     port, token = free_port(), secrets.token_hex(16)
     server = subprocess.Popen(["bash", str(ROOT / "tools" / "slides.sh"), "notebooks", f"--port={port}",
                                f"--token={token}", "--no-browser"],
-                              cwd=ROOT, env=dict(os.environ, PYTHON=sys.executable),
+                              cwd=ROOT, env=dict(os.environ, PYTHON=sys.executable, SLIDES_KERNEL_TIMEOUT="10"),
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     for _ in range(120):
@@ -50,7 +51,10 @@ def slides():
         pytest.fail("the slides server did not start within 60 s")
     yield base, token
     server.terminate()
-    server.wait(timeout=20)
+    try:
+        server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.kill()
 
 
 def recorded(page):
@@ -67,11 +71,18 @@ def leaving(urls, base):
     return sorted({url for url in urls if not url.startswith(local)})
 
 
-def open_slides(page, base, token, name, template=None):
-    page.goto(f"{base}/voila/render/{name}?token={token}" + (f"&template={template}" if template else ""),
-              timeout=120_000)
+def close(page):
+    """Leave the page as a browser tab does: Voilà's beforeunload shuts its kernel down, then close it."""
+    page.goto("about:blank")
+    page.close()
+
+
+def open_slides(page, base, token, name):
+    """Open a notebook's slides: the page arrives as Voilà runs the notebook (10 s of cells on a quiet laptop; a
+    busy machine slows notebook 07's timing cells many times over)."""
+    page.goto(f"{base}/voila/render/{name}?token={token}", timeout=300_000)
     page.wait_for_function("window.Reveal && Reveal.isReady() && !document.getElementById('loading')",
-                           timeout=120_000, polling=500)
+                           timeout=60_000, polling=500)
 
 
 def widget_views(page):
@@ -123,6 +134,10 @@ def test_slides_show_every_widget_working_and_nothing_from_outside(slides, brows
                         f"the widget on slide {h}.{v} is wider than its slide"
                 if views:
                     widget_slides.append((h, v))
+                tall, scrolls = current.evaluate("s => [s.scrollHeight > s.clientHeight + 1, "
+                                                 "getComputedStyle(s).overflowY === 'auto']")
+                assert scrolls or not tall, f"slide {h}.{v} is taller than the screen but cannot scroll"
+
                 if ALL_SCREENSHOTS:
                     page.screenshot(path=str(SCREENSHOTS / f"{path.stem}_slide_{h:02d}_{v}.png"))
                 elif (h, v) == (0, 0):
@@ -168,7 +183,7 @@ def test_slides_show_every_widget_working_and_nothing_from_outside(slides, brows
             page.screenshot(path=str(SCREENSHOTS / f"{path.stem}_slides_last.png"))
         assert not leaving(urls, base), f"requests left 127.0.0.1: {leaving(urls, base)}"
     finally:
-        page.close()
+        close(page)
 
 
 def test_the_request_recorder_sees_what_voilas_stock_reveal_template_fetches(slides, browser):  # noqa: F811
@@ -182,4 +197,4 @@ def test_the_request_recorder_sees_what_voilas_stock_reveal_template_fetches(sli
         page.wait_for_function("document.querySelector('.reveal')", timeout=120_000)
         assert any(url.startswith("https://") for url in leaving(urls, base)), urls
     finally:
-        page.close()
+        close(page)
