@@ -11,12 +11,18 @@ import secrets
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 
 import pytest
 
-from .test_notebooks_in_browser import NOTEBOOKS, ROOT, SCREENSHOTS, SLIDER_NOTEBOOKS, browser, free_port  # noqa: F401
+from .test_notebooks_in_browser import (  # noqa: F401 (browser is a fixture)
+    NOTEBOOKS,
+    ROOT,
+    SCREENSHOTS,
+    SLIDER_NOTEBOOKS,
+    browser,
+    free_port,
+    wait_until_serving,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -40,15 +46,7 @@ def slides():
                               cwd=ROOT, env=dict(os.environ, PYTHON=sys.executable, SLIDES_KERNEL_TIMEOUT="10"),
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
-    for _ in range(120):
-        try:
-            urllib.request.urlopen(f"{base}/voila/static/voila.js", timeout=1)
-            break
-        except (OSError, urllib.error.URLError):
-            time.sleep(0.5)
-    else:
-        server.kill()
-        pytest.fail("the slides server did not start within 60 s")
+    wait_until_serving(server, f"{base}/voila/static/voila.js", "The slides server")
     yield base, token
     server.terminate()
     try:
