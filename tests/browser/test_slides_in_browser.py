@@ -7,6 +7,7 @@ Screenshots go to artifacts/browser/ (three a notebook; SLIDES_SCREENSHOTS=all s
 """
 import json
 import os
+import re
 import secrets
 import subprocess
 import sys
@@ -56,10 +57,12 @@ def slides():
 
 
 def recorded(page):
-    """Every URL the page asks for (documents, scripts, styles, fonts, images, fetches and websockets)."""
+    """Every URL the page asks for (documents, scripts, styles, fonts, images, fetches and websockets). A request
+    for any other machine is recorded, then stopped in the browser: the test fails on it, and nothing goes out."""
     urls = []
     page.on("request", lambda request: urls.append(request.url))
     page.on("websocket", lambda socket: urls.append(socket.url))
+    page.route(re.compile(r"^(?!https?://127\.0\.0\.1[:/])[a-z]+://"), lambda route: route.abort())
     return urls
 
 
@@ -75,10 +78,11 @@ def close(page):
     page.close()
 
 
-def open_slides(page, base, token, name):
+def open_slides(page, base, token, name, urls):
     """Open a notebook's slides: the page arrives as Voilà runs the notebook (10 s of cells on a quiet laptop; a
-    busy machine slows notebook 07's timing cells many times over)."""
+    busy machine slows notebook 07's timing cells many times over). Nothing it loads may come from elsewhere."""
     page.goto(f"{base}/voila/render/{name}?token={token}", timeout=300_000)
+    assert not leaving(urls, base), f"requests left 127.0.0.1: {leaving(urls, base)}"
     page.wait_for_function("window.Reveal && Reveal.isReady() && !document.getElementById('loading')",
                            timeout=60_000, polling=500)
 
@@ -102,7 +106,7 @@ def test_slides_show_every_widget_working_and_nothing_from_outside(slides, brows
     page = browser.new_page(viewport={"width": 1024, "height": 768})   # a classroom projector's screen
     urls = recorded(page)
     try:
-        open_slides(page, base, token, path.name)
+        open_slides(page, base, token, path.name, urls)
         expected = widget_outputs(path)
         page.wait_for_function(f"document.querySelectorAll('.jp-OutputArea-output > .jupyter-widgets').length"
                                f" >= {expected}", timeout=60_000, polling=250)
@@ -186,7 +190,7 @@ def test_slides_show_every_widget_working_and_nothing_from_outside(slides, brows
 
 def test_the_request_recorder_sees_what_voilas_stock_reveal_template_fetches(slides, browser):  # noqa: F811
     """A negative control: Voilà's own reveal template asks CDNs for jQuery and Font Awesome; the check above
-    would see them (they fail here, offline, and leave the layout without its icons)."""
+    sees such requests (stopped in the browser, as every request for another machine is)."""
     base, token = slides
     page = browser.new_page(viewport={"width": 1024, "height": 768})
     urls = recorded(page)
