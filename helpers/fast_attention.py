@@ -158,14 +158,12 @@ def flash_forward(Q, K, V, mask=None, causal=False, block_q: int = 256, block_k:
         o = torch.zeros(n, rows, d_v, **like)                    # its sum of exp(score − m) · value
         stop = min(i + rows + T_k - T_q, T_k) if causal else T_k   # later key tiles lie wholly in the future
         for j in range(0, stop, block_k):
-            S, visible = tile_scores(q, k, mask, causal, i, rows, j, block_k)       # (n, rows, cols)
+            S, masked = tile_scores(q, k, mask, causal, i, rows, j, block_k)        # (n, rows, cols)
             m_new = torch.maximum(m, S.detach().amax(-1, keepdim=True))              # (n, rows, 1)
             shift = m_new if mask is None else m_new.masked_fill(m_new == -math.inf, 0.0)  # −∞ − (−∞) is NaN
-            if visible is not None:                  # exp(−∞) is slow on a CPU: hidden scores to m − 80 first ...
+            if masked:                       # exp(−∞) is slow on a CPU: hidden pairs get e^−80 ≈ 1e−35 instead
                 S.clamp_min_(shift - 80)
             P = S.sub_(shift).exp_()                                 # (n, rows, cols) exp(score − m_new), in place
-            if visible is not None:
-                P = P * visible                                      # ... and their weights to exactly 0
             correction = torch.exp(m - shift)                        # (n, rows, 1) exp(m_old − m_new)
             l.mul_(correction).add_(P.sum(-1, keepdim=True))         # the old sum rescaled, the tile's added
             o.mul_(correction).baddbmm_(P, v[:, j:j + block_k])      # (n, rows, d_v) the same for the values
@@ -177,19 +175,18 @@ def flash_forward(Q, K, V, mask=None, causal=False, block_q: int = 256, block_k:
 
 
 def tile_scores(q, k, mask, causal, i, rows, j, block_k):
-    """One tile of scaled scores (n, rows, d_k) @ (n, d_k, cols) -> (n, rows, cols), hidden pairs at −∞, and where
-    the tile is masked its 0/1 `visible` (broadcasting to the tile; None where every pair is visible)."""
+    """One tile of scaled scores (n, rows, d_k) @ (n, d_k, cols) -> (n, rows, cols), hidden pairs at −∞, and
+    whether the mask or causality hides any pair in it."""
     T_q, T_k = q.shape[1], k.shape[1]
     S = torch.bmm(q[:, i:i + rows], k[:, j:j + block_k].transpose(1, 2))    # (n, rows, cols)
-    visible = None if mask is None else mask[..., i:i + rows, j:j + block_k].reshape(S.shape) != 0
+    hidden = None if mask is None else mask[..., i:i + rows, j:j + block_k].reshape(S.shape) == 0
     if causal and j + S.shape[2] - 1 > i + T_k - T_q:                         # the tile crosses the diagonal
         keys = torch.arange(j, j + S.shape[2], device=S.device)
-        seen = keys <= torch.arange(i, i + rows, device=S.device)[:, None] + T_k - T_q   # (rows, cols)
-        visible = seen if visible is None else visible & seen
-    if visible is not None:
-        visible = visible.to(S.dtype)                                        # 1 visible, 0 hidden
-        S.add_(torch.zeros_like(visible).masked_fill_(visible == 0, -math.inf))   # hidden: score + (−∞)
-    return S, visible
+        future = keys > torch.arange(i, i + rows, device=S.device)[:, None] + T_k - T_q   # (rows, cols)
+        hidden = future if hidden is None else hidden | future
+    if hidden is not None:
+        S.masked_fill_(hidden, -math.inf)
+    return S, hidden is not None
 
 
 class RecomputingFlashAttention(torch.autograd.Function):
@@ -223,12 +220,10 @@ def flash_backward(dO, Q, K, V, O, lse, mask=None, causal=False, block_q=256, bl
         rows = min(block_q, T_q - i)
         stop = min(i + rows + T_k - T_q, T_k) if causal else T_k
         for j in range(0, stop, block_k):
-            S, visible = tile_scores(q, k, mask, causal, i, rows, j, block_k)
-            if visible is not None:                             # as in the forward: exp off its slow path
+            S, masked = tile_scores(q, k, mask, causal, i, rows, j, block_k)
+            if masked:                                          # as in the forward: exp off its slow path
                 S.clamp_min_(lse[:, i:i + rows] - 80)
             P = S.sub_(lse[:, i:i + rows]).exp_()               # (n, rows, cols) the forward's weights, recomputed
-            if visible is not None:
-                P = P * visible
             dv[:, j:j + block_k] += P.transpose(1, 2) @ dO[:, i:i + rows]      # (n, cols, d_v)
             dP = dO[:, i:i + rows] @ v[:, j:j + block_k].transpose(1, 2)       # (n, rows, cols)
             dS = P * (dP - D[:, i:i + rows])                                   # softmax's backward
