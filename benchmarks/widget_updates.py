@@ -35,11 +35,11 @@ TARGET_MS = 50
 def notebook_widgets():
     """(notebook, name, widget) for each widget cell, built with its notebook's arguments."""
     from helpers import learning
-    from helpers.widgets.cost import cost_explorer
+    from helpers.widgets.cost import CostWidget
     from helpers.widgets.heads import HeadsWidget
     from helpers.widgets.induction import InductionWidget
     from helpers.widgets.learning import TrainingWidget
-    from helpers.widgets.luong import dictionary_explorer, lineup_explorer
+    from helpers.widgets.luong import DictionaryWidget, LineupWidget
     from helpers.widgets.playground import PlaygroundWidget
     from helpers.widgets.positions import PositionsWidget
     from helpers.widgets.scaling import ScalingWidget
@@ -55,9 +55,9 @@ def notebook_widgets():
     yield "03", "PlaygroundWidget", PlaygroundWidget()
     yield "04", "TrainingWidget", TrainingWidget(experiment, step=10)
     yield "05", "ScalingWidget", ScalingWidget(d_k=64, scaled=False)
-    yield "06", "dictionary_explorer", dictionary_explorer()
-    yield "06", "lineup_explorer", lineup_explorer()
-    yield "07", "cost_explorer", cost_explorer()
+    yield "06", "DictionaryWidget", DictionaryWidget()
+    yield "06", "LineupWidget", LineupWidget()
+    yield "07", "CostWidget", CostWidget()
     yield "08", "PositionsWidget", PositionsWidget(p=10, d=16)
     yield "09", "HeadsWidget", HeadsWidget("money bank grows", head=1, mask_type="none")
     yield "10", "InductionWidget", InductionWidget("thebankisrichthebankis")

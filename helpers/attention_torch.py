@@ -1,11 +1,11 @@
 """Scaled dot-product attention in PyTorch: the bare function and the module.
 
     scaled_dot_product_attention(Q, K, V, mask=None)    (..., T_q, d_k), (..., T_k, d_k), (..., T_k, d_v)
-                                                         -> (..., T_q, d_v)
-    attention_weights(Q, K, mask=None)                   -> (..., T_q, T_k), for plotting
-    SelfAttention(d_model, d_k)                          (B, T, d_model) -> (B, T, d_k)
+                                                         -> (..., T_q, d_v): one check, then attention_weights @ V
+    attention_weights(Q, K, mask=None)                   -> (..., T_q, T_k): the scale, the mask, the softmax
+    SelfAttention(d_model, d_k)                          (B, T, d_model) -> (B, T, d_k), keeps last_weights
     causal_mask(T_q, T_k=None)                           (T_q, T_k) bool, bottom-right aligned
-    check_attention_inputs, check_tokens                 the named errors of the function and the modules
+    check_attention_inputs, check_mask, check_tokens     the named errors, where a person's input enters
     count_parameters(module)                             trainable numbers
 
 Mask convention (the textbook one): mask == 0 means "query i may NOT attend to
@@ -21,6 +21,7 @@ import math
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.nn.attention.bias import CausalBias
 
 
 def check_attention_inputs(Q, K, V=None, mask=None) -> None:
@@ -45,9 +46,19 @@ def check_attention_inputs(Q, K, V=None, mask=None) -> None:
     if V is not None and K.shape[-2] != V.shape[-2]:
         raise ValueError(f"K has T_k={K.shape[-2]} keys but V has {V.shape[-2]} values: every key needs exactly "
                          "one value.")
-    T_q, T_k = Q.shape[-2], K.shape[-2]
+    check_mask(mask, Q.shape[:-1] + K.shape[-2:-1])
+
+
+def check_mask(mask, scores: tuple) -> None:
+    """A clear error for a mask that is not a 'may attend' mask broadcasting to the scores' shape (..., T_q, T_k),
+    or that hides every key from some query (softmax over nothing is NaN). None passes."""
     if mask is None:
         return
+    T_q, T_k = scores[-2:]
+    if isinstance(mask, CausalBias):   # PyTorch's causal_lower_right(...): its storage is not the mask
+        raise TypeError("mask is PyTorch's causal_lower_right(...) object, which only "
+                        "torch.nn.functional.scaled_dot_product_attention understands; here use the course's "
+                        f"causal_mask({T_q}, {T_k}), the same bottom-right mask as a tensor of True/False.")
     if not isinstance(mask, torch.Tensor):
         raise TypeError(f"mask should be a torch.Tensor that broadcasts to (..., T_q, T_k) = (..., {T_q}, {T_k}), "
                         f"but got {type(mask).__name__}.")
@@ -56,11 +67,11 @@ def check_attention_inputs(Q, K, V=None, mask=None) -> None:
                          "hidden), which PyTorch adds to the scores. This function takes a 'may attend' mask: "
                          "1 or True where query i may attend to key j, 0 or False where not. Try mask == 0.")
     try:
-        if torch.broadcast_shapes(Q.shape[:-1] + (T_k,), mask.shape)[-2:] != (T_q, T_k):
+        if torch.broadcast_shapes(tuple(scores), mask.shape)[-2:] != (T_q, T_k):
             raise RuntimeError
     except RuntimeError:
         raise ValueError(f"mask has shape {tuple(mask.shape)}, which does not broadcast to the scores' shape "
-                         f"(..., T_q, T_k) = {tuple(Q.shape[:-1]) + (T_k,)}: one entry per query-key pair.") from None
+                         f"(..., T_q, T_k) = {tuple(scores)}: one entry per query-key pair.") from None
     rows = mask.reshape((1,) * (2 - mask.dim()) + tuple(mask.shape))  # at least (T_q or 1, T_k or 1)
     blind = ~torch.broadcast_to(rows != 0, rows.shape[:-1] + (T_k,)).any(dim=-1)  # in the mask's own rows
     if blind.any():
@@ -70,19 +81,37 @@ def check_attention_inputs(Q, K, V=None, mask=None) -> None:
                          "(mask == 0 means 'may not').")
 
 
-def check_tokens(x, module: nn.Module) -> None:
-    """A clear error for an x that the module's projections cannot take: x must be (..., T, d_model), in the
-    dtype and on the device of the module's weights.
+def check_tokens(x, module: nn.Module, mask=None) -> None:
+    """A clear error for an x that the module's projections cannot take, or a mask that does not fit its scores:
+    x must be (B, T, d_model) (one sentence (T, d_model) too, for a single head), in the dtype and on the device
+    of the module's weights; a multi-head module's mask broadcasts to (B, h, T, T).
     """
-    W = module.W_q.weight                                      # (out_features, d_model)
-    if not isinstance(x, torch.Tensor) or x.dim() < 2 or x.shape[-1] != W.shape[1]:
-        raise ValueError(f"x should be a torch.Tensor of shape (B, T, d_model) = (B, T, {W.shape[1]}): one row of "
-                         f"d_model = {W.shape[1]} numbers per token, as the module was built; got "
+    W, heads = module.W_q.weight, getattr(module, "n_heads", None)    # W: (out_features, d_model)
+    if not isinstance(x, torch.Tensor) or x.dim() not in ((3,) if heads else (2, 3)) or x.shape[-1] != W.shape[1]:
+        one = " (one sentence of shape (T, d_model): x[None])" if heads and getattr(x, "dim", int)() == 2 else ""
+        raise ValueError(f"x should be a torch.Tensor of shape (B, T, d_model) = (B, T, {W.shape[1]}){one}: one row "
+                         f"of d_model = {W.shape[1]} numbers per token, as the module was built; got "
                          f"{type(x).__name__} {tuple(getattr(x, 'shape', ()))}.")
     if x.dtype != W.dtype or x.device != W.device:
         raise TypeError(f"x is {x.dtype} on {x.device} but the module's weights are {W.dtype} on {W.device}: "
                         "convert one to the other, e.g. x = x.to(module.W_q.weight) "
                         "(torch.tensor(numpy_array) gives float64, nn.Linear float32).")
+    if heads and isinstance(mask, torch.Tensor) and mask.dim() == 3:
+        raise ValueError(f"mask has shape {tuple(mask.shape)}: (B, T, T) against scores (B, h, T, T) would meet "
+                         "the heads with its batch axis. Add a head axis: mask[:, None] is (B, 1, T, T).")
+    T = x.shape[-2]
+    check_mask(mask, (x.shape[0], heads, T, T) if heads else x.shape[:-1] + (T,))
+
+
+def attention_weights(Q, K, mask=None):
+    """W = softmax(Q Kᵀ / √d_k): (..., T_q, d_k), (..., T_k, d_k) -> (..., T_q, T_k), rows summing to 1.
+
+    The one home of the scale, the mask and the softmax; it checks nothing (its callers have checked once).
+    """
+    scores = (Q @ K.transpose(-2, -1)) / math.sqrt(Q.size(-1))  # (..., T_q, T_k)
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))   # hidden pairs: weight exp(-inf) = 0
+    return F.softmax(scores, dim=-1)                            # (..., T_q, T_k), each row sums to 1
 
 
 def scaled_dot_product_attention(Q, K, V, mask=None):
@@ -90,28 +119,16 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
 
     T_q may differ from T_k; mask == 0 means "may not attend".
     """
-    check_attention_inputs(Q, K, V, mask)                      # a named error, not a broadcast error or NaN
-    d_k = Q.size(-1)
-    scores = (Q @ K.transpose(-2, -1)) / math.sqrt(d_k)        # (..., T_q, T_k)
-    if mask is not None:
-        scores = scores.masked_fill(mask == 0, float("-inf"))  # hidden pairs: weight exp(-inf) = 0
-    return F.softmax(scores, dim=-1) @ V                       # (..., T_q, T_k) @ (..., T_k, d_v) -> (..., T_q, d_v)
-
-
-def attention_weights(Q, K, mask=None):
-    """The weights alone, softmax(Q Kᵀ / √d_k): (..., T_q, d_k), (..., T_k, d_k) -> (..., T_q, T_k)."""
-    check_attention_inputs(Q, K, mask=mask)
-    scores = (Q @ K.transpose(-2, -1)) / math.sqrt(Q.size(-1))  # (..., T_q, T_k)
-    if mask is not None:
-        scores = scores.masked_fill(mask == 0, float("-inf"))
-    return F.softmax(scores, dim=-1)                            # (..., T_q, T_k), rows sum to 1
+    check_attention_inputs(Q, K, V, mask)      # a named error, not a broadcast error or NaN
+    return attention_weights(Q, K, mask) @ V   # (..., T_q, T_k) @ (..., T_k, d_v) -> (..., T_q, d_v)
 
 
 class SelfAttention(nn.Module):
     """Single-head scaled dot-product self-attention: (B, T, d_model) -> (B, T, d_k).
 
     Parameters: 3 · d_model · d_k (no biases). nn.Linear stores its weight as
-    (d_k, d_model), the transpose of W_q in Q = X W_q.
+    (d_k, d_model), the transpose of W_q in Q = X W_q. After a call, `last_weights` holds
+    the (B, T, T) weights that call used.
     """
 
     def __init__(self, d_model: int, d_k: int):
@@ -122,15 +139,17 @@ class SelfAttention(nn.Module):
         self.W_v = nn.Linear(d_model, d_k, bias=False)
 
     def forward(self, x, mask=None):
-        check_tokens(x, self)                              # x: (B, T, d_model), the weights' dtype
+        check_tokens(x, self, mask)                        # x: (B, T, d_model), the weights' dtype
         Q = self.W_q(x)                                    # (B, T, d_k)
         K = self.W_k(x)                                    # (B, T, d_k)
         V = self.W_v(x)                                    # (B, T, d_k)
-        return scaled_dot_product_attention(Q, K, V, mask)  # (B, T, d_k)
+        self.last_weights = attention_weights(Q, K, mask)  # (B, T, T)
+        return self.last_weights @ V                       # (B, T, d_k)
 
     def weights(self, x, mask=None):
-        """The (B, T, T) attention weights for input x (B, T, d_model), for plotting."""
-        return attention_weights(self.W_q(x), self.W_k(x), mask)
+        """The (B, T, T) attention weights that forward uses on x, for plotting."""
+        self(x, mask)
+        return self.last_weights
 
 
 def causal_mask(T_q: int, T_k: int | None = None, *, device=None) -> torch.Tensor:

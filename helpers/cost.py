@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import math
 
+from helpers.validation import count
+
 #: Bytes per number for the dtypes attention is run in.
 DTYPE_BYTES = {"float64": 8, "float32": 4, "bfloat16": 2, "float16": 2, "float8": 1}
 _ALIASES = {"fp64": "float64", "double": "float64", "fp32": "float32", "float": "float32", "bf16": "bfloat16",
@@ -157,8 +159,8 @@ def cost_widget_data(T: float, d_k: int, *, d_model: int = 512, heads: int = 1, 
     {"T", "table" (cost_table's rows), "text" (formatted), "bars" [(label, bytes)] for the (T, T) scores and for
     Q, K, V, "devices" (DEVICE_MEMORY), "fits" {device: bool}}.
     """
-    T = int(round(T))
-    rows = cost_table(T, d_model, d_k, dtype=dtype, heads=heads)
+    T, heads = count(round(T), "T (the number of tokens)"), count(heads, "heads")
+    rows = cost_table(T, d_model, count(d_k, "d_k"), dtype=dtype, heads=heads)
     scores = score_matrix_bytes(T, dtype, heads=heads)
     qkv = 3 * heads * tensor_bytes(T, d_k, dtype=dtype)
     return {"T": T, "table": rows, "text": format_cost_table(rows), "devices": dict(DEVICE_MEMORY),

@@ -14,6 +14,8 @@ import math
 
 import torch
 
+from helpers.validation import count
+
 
 def lean_attention(Q, K, V, mask=None):
     """softmax(Q Kᵀ / √d_k) V with ONE (T_q, T_k) buffer: the scale is folded into Q (T·d_k multiplications instead
@@ -42,6 +44,7 @@ def tiled_attention(Q, K, V, causal: bool = False, block: int = 128):
     `causal` (aligned like causal_mask: the last query sees every key), a tile only computes the keys its queries
     may see: the first half of FlashAttention's idea (which also tiles the keys, with a running softmax).
     """
+    block = count(block, "block (queries per tile)")
     batch = torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
     T_q, d_k, T_k, d_v = Q.shape[-2], Q.shape[-1], K.shape[-2], V.shape[-1]
     q = (Q * (1.0 / math.sqrt(d_k))).expand(*batch, T_q, d_k).reshape(-1, T_q, d_k)  # (n, T_q, d_k)

@@ -1,9 +1,9 @@
 """Many heads and what generation needs: multi-head attention, masks for batches, the KV cache.
 
-    split_heads(x, h)                (B, T, d_model) -> (B, h, T, d_k)       view, THEN transpose
-    merge_heads(Y)                   (B, h, T, d_k)  -> (B, T, h · d_k)
-    SeparateHeads(d_model, h)        h SelfAttention heads, concatenated, projected by W_o
-    MultiHeadAttention(d_model, h)   the same, fused: one W_q, W_k, W_v, W_o each (d_model -> d_model)
+    split_heads(x, H)                (B, T, d_model) -> (B, H, T, d_k)       view, THEN transpose
+    merge_heads(Y)                   (B, H, T, d_k)  -> (B, T, H · d_k)
+    SeparateHeads(d_model, H)        H SelfAttention heads, concatenated, projected by W_o
+    MultiHeadAttention(d_model, H)   the same, fused: one W_q, W_k, W_v, W_o each (d_model -> d_model)
     fuse(separate)                   the MultiHeadAttention that computes what SeparateHeads computes
     padding_mask(lengths, T)         (B,) -> (B, 1, 1, T) bool: key j is a real token
     attend_with_cache(mha, x, cache) new tokens attend to cached keys/values plus their own
@@ -12,83 +12,89 @@
     head_pattern_data(...)           what the notebook 09 widget shows
 
 Masks follow the course (helpers.attention_torch): mask == 0 means "may not attend", broadcast to
-(B, h, T_q, T_k).
+(B, H, T_q, T_k).
 """
 from __future__ import annotations
 
 import torch
 import torch.nn as nn
 
-from helpers.attention_torch import (
-    SelfAttention,
-    attention_weights,
-    causal_mask,
-    check_tokens,
-    scaled_dot_product_attention,
-)
+from helpers.attention_torch import SelfAttention, attention_weights, causal_mask, check_tokens
+from helpers.running_example import random_table
+from helpers.validation import count, fraction
 
 
 def split_heads(x, n_heads: int):
-    """(B, T, d_model) -> (B, h, T, d_k): cut each token's features into h pieces, then put heads before tokens."""
+    """(B, T, d_model) -> (B, H, T, d_k): cut each token's features into H pieces, then put heads before tokens."""
     B, T, d_model = x.shape
-    return x.view(B, T, n_heads, d_model // n_heads).transpose(1, 2)   # (B, T, h, d_k) -> (B, h, T, d_k)
+    return x.view(B, T, n_heads, d_model // n_heads).transpose(1, 2)   # (B, T, H, d_k) -> (B, H, T, d_k)
 
 
 def merge_heads(Y):
-    """(B, h, T, d_k) -> (B, T, h · d_k): each token's head outputs side by side (the inverse of split_heads)."""
-    B, h, T, d_k = Y.shape
-    return Y.transpose(1, 2).contiguous().view(B, T, h * d_k)          # (B, T, h, d_k) -> (B, T, h · d_k)
+    """(B, H, T, d_k) -> (B, T, H · d_k): each token's head outputs side by side (the inverse of split_heads)."""
+    B, H, T, d_k = Y.shape
+    return Y.transpose(1, 2).contiguous().view(B, T, H * d_k)          # (B, T, H, d_k) -> (B, T, H · d_k)
+
+
+def check_heads(d_model: int, n_heads: int) -> None:
+    """A clear error when d_model cannot be cut into n_heads equal heads."""
+    if n_heads < 1 or d_model % n_heads:
+        raise ValueError(f"d_model={d_model} cannot be split into n_heads={n_heads} equal heads: each head gets "
+                         f"d_k = d_model / n_heads features, so n_heads must divide {d_model}.")
 
 
 class SeparateHeads(nn.Module):
-    """h separate SelfAttention(d_model, d_k) heads, outputs concatenated and mixed by W_o: (B, T, d_model) -> same."""
+    """H separate SelfAttention(d_model, d_k) heads, outputs concatenated and mixed by W_o: (B, T, d_model) -> same."""
 
     def __init__(self, d_model: int, n_heads: int):
         super().__init__()
+        check_heads(d_model, n_heads)
         self.heads = nn.ModuleList(SelfAttention(d_model, d_model // n_heads) for _ in range(n_heads))
         self.W_o = nn.Linear(d_model, d_model, bias=False)
 
     def forward(self, x, mask=None):
-        Y = torch.cat([head(x, mask) for head in self.heads], dim=-1)  # h × (B, T, d_k) -> (B, T, h · d_k)
+        check_tokens(x, self.heads[0], mask)                           # once for all heads: x (B, T, d_model)
+        Y = torch.cat([attention_weights(head.W_q(x), head.W_k(x), mask) @ head.W_v(x)   # each (B, T, d_k)
+                       for head in self.heads], dim=-1)                # H × (B, T, d_k) -> (B, T, H · d_k)
         return self.W_o(Y)                                             # (B, T, d_model)
 
 
 class MultiHeadAttention(nn.Module):
-    """Multi-head self-attention, fused: (B, T, d_model) -> (B, T, d_model), h heads of d_k = d_model / h.
+    """Multi-head self-attention, fused: (B, T, d_model) -> (B, T, d_model), H heads of d_k = d_model / H.
 
     Parameters: 4 · d_model² (+ 4 · d_model with bias), the same as one head with d_k = d_model plus W_o.
+    After a call, `last_weights` holds the (B, H, T, T) weights that call used.
     """
 
     def __init__(self, d_model: int, n_heads: int, bias: bool = False):
         super().__init__()
-        if n_heads < 1 or d_model % n_heads:
-            raise ValueError(f"d_model={d_model} cannot be split into n_heads={n_heads} equal heads: each head gets "
-                             f"d_k = d_model / n_heads features, so n_heads must divide {d_model}.")
+        check_heads(d_model, n_heads)
         self.d_model, self.n_heads, self.d_k = d_model, n_heads, d_model // n_heads
-        self.W_q = nn.Linear(d_model, d_model, bias=bias)   # all h query projections side by side
+        self.W_q = nn.Linear(d_model, d_model, bias=bias)   # all H query projections side by side
         self.W_k = nn.Linear(d_model, d_model, bias=bias)
         self.W_v = nn.Linear(d_model, d_model, bias=bias)
         self.W_o = nn.Linear(d_model, d_model, bias=bias)   # mixes the concatenated heads
 
     def forward(self, x, mask=None):
-        check_tokens(x, self)                               # x: (B, T, d_model); mask broadcasts to (B, h, T, T)
-        Q = split_heads(self.W_q(x), self.n_heads)          # (B, T, d_model) -> (B, h, T, d_k)
-        K = split_heads(self.W_k(x), self.n_heads)          # (B, h, T, d_k)
-        V = split_heads(self.W_v(x), self.n_heads)          # (B, h, T, d_k)
-        Y = scaled_dot_product_attention(Q, K, V, mask)     # (B, h, T, d_k): every head at once, scaled by √d_k
-        return self.W_o(merge_heads(Y))                     # (B, T, d_model) -> (B, T, d_model)
+        check_tokens(x, self, mask)                         # x: (B, T, d_model); mask broadcasts to (B, H, T, T)
+        Q = split_heads(self.W_q(x), self.n_heads)          # (B, T, d_model) -> (B, H, T, d_k)
+        K = split_heads(self.W_k(x), self.n_heads)          # (B, H, T, d_k)
+        V = split_heads(self.W_v(x), self.n_heads)          # (B, H, T, d_k)
+        self.last_weights = attention_weights(Q, K, mask)   # (B, H, T, T): every head at once, scaled by √d_k
+        return self.W_o(merge_heads(self.last_weights @ V))  # (B, H, T, d_k) -> (B, T, d_model)
 
     def weights(self, x, mask=None):
-        """Every head's attention weights, (B, h, T, T), for plotting."""
-        return attention_weights(split_heads(self.W_q(x), self.n_heads), split_heads(self.W_k(x), self.n_heads), mask)
+        """Every head's attention weights that forward uses on x, (B, H, T, T), for plotting."""
+        self(x, mask)
+        return self.last_weights
 
 
 def fuse(separate: SeparateHeads) -> MultiHeadAttention:
     """A MultiHeadAttention whose W_q is the heads' W_q stacked (same for K, V), and the same W_o."""
-    d_model, h = separate.W_o.in_features, len(separate.heads)
-    fused = MultiHeadAttention(d_model, h).to(separate.W_o.weight.dtype)
+    d_model, H = separate.W_o.in_features, len(separate.heads)
+    fused = MultiHeadAttention(d_model, H).to(separate.W_o.weight.dtype)
     with torch.no_grad():
-        for name in ("W_q", "W_k", "W_v"):                  # h × (d_k, d_model) -> (d_model, d_model)
+        for name in ("W_q", "W_k", "W_v"):                  # H × (d_k, d_model) -> (d_model, d_model)
             getattr(fused, name).weight.copy_(torch.cat([getattr(head, name).weight for head in separate.heads]))
         fused.W_o.weight.copy_(separate.W_o.weight)
     return fused
@@ -96,30 +102,32 @@ def fuse(separate: SeparateHeads) -> MultiHeadAttention:
 
 def padding_mask(lengths, T: int):
     """(B,) real lengths -> (B, 1, 1, T) bool, True where key j < length: broadcasts over heads and queries."""
-    lengths = torch.as_tensor(lengths)
+    lengths = torch.tensor([count(n, "each length", 1, T) for n in torch.as_tensor(lengths).tolist()])   # (B,)
     return (torch.arange(T) < lengths[:, None])[:, None, None, :]   # (B, T) -> (B, 1, 1, T)
 
 
 def attend_with_cache(mha: MultiHeadAttention, x_new, cache=None):
     """New tokens x_new (B, T_new, d_model) attend to the cached tokens and to themselves (causally).
 
-    cache: None or (K, V), each (B, h, T_past, d_k). Returns (y_new (B, T_new, d_model), the cache with
+    cache: None or (K, V), each (B, H, T_past, d_k). Returns (y_new (B, T_new, d_model), the cache with
     the new keys and values appended). The mask is causal_mask(T_new, T_past + T_new): bottom-right.
     """
-    h = mha.n_heads
-    Q = split_heads(mha.W_q(x_new), h)                            # (B, h, T_new, d_k)
-    K = split_heads(mha.W_k(x_new), h)                            # (B, h, T_new, d_k)
-    V = split_heads(mha.W_v(x_new), h)
+    H = mha.n_heads
+    Q = split_heads(mha.W_q(x_new), H)                            # (B, H, T_new, d_k)
+    K = split_heads(mha.W_k(x_new), H)                            # (B, H, T_new, d_k)
+    V = split_heads(mha.W_v(x_new), H)
     if cache is not None:
-        K = torch.cat([cache[0], K], dim=2)                       # (B, h, T_past + T_new, d_k)
+        K = torch.cat([cache[0], K], dim=2)                       # (B, H, T_past + T_new, d_k)
         V = torch.cat([cache[1], V], dim=2)
     mask = causal_mask(Q.size(2), K.size(2), device=x_new.device)  # (T_new, T_all), the last T_new rows
-    Y = scaled_dot_product_attention(Q, K, V, mask)               # (B, h, T_new, d_k)
+    Y = attention_weights(Q, K, mask) @ V                         # (B, H, T_new, d_k)
     return mha.W_o(merge_heads(Y)), (K, V)
 
 
 def decode_with_cache(mha: MultiHeadAttention, x, prompt: int = 1):
     """Read the first `prompt` tokens at once, then one token per step with a KV cache: (B, T, d_model) -> same."""
+    check_tokens(x, mha)                                          # checked once, not at every step
+    prompt = count(prompt, "prompt (the tokens read at once)", 1, x.size(1))
     y, cache = attend_with_cache(mha, x[:, :prompt])              # (B, prompt, d_model)
     outputs = [y]
     for t in range(prompt, x.size(1)):
@@ -130,6 +138,7 @@ def decode_with_cache(mha: MultiHeadAttention, x, prompt: int = 1):
 
 def attention_dropout(W, p: float, generator: torch.Generator):
     """Training-time dropout on weights W: each entry zeroed with probability p, the rest divided by 1 - p."""
+    p = fraction(p, "p (the probability of dropping a weight; 1 would zero them all and divide by 0)", one=False)
     keep = torch.rand(W.shape, generator=generator, dtype=W.dtype) >= p   # (..., T_q, T_k) True = kept
     return W * keep / (1 - p)
 
@@ -145,7 +154,7 @@ D_MODEL, N_HEADS = 16, 4
 def embed_words(words, d_model: int = D_MODEL, seed: int = 9):
     """(T,) words -> (T, d_model) float64: a fixed random vector per word of BATCH_SENTENCES, zeros for PAD."""
     vocabulary = sorted({w for s in BATCH_SENTENCES for w in s.split()})
-    table = torch.randn(len(vocabulary), d_model, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    table = torch.from_numpy(random_table(len(vocabulary), d_model, seed))   # (V, d_model)
     return torch.stack([table[vocabulary.index(w)] if w != PAD else torch.zeros(d_model, dtype=torch.float64)
                         for w in words])
 
@@ -171,7 +180,7 @@ def padded_batch(sentences=BATCH_SENTENCES):
 def head_pattern_data(sentence: str, head: int, mask_type: str = "none", model=None) -> dict:
     """The weights of every head for one sentence of BATCH_SENTENCES, padded like the batch, under one mask.
 
-    Returns {"tokens", "length", "mask" (T, T) bool, "weights" (h, T, T), "head", "W" (T, T) of that head,
+    Returns {"tokens", "length", "mask" (T, T) bool, "weights" (H, T, T), "head", "W" (T, T) of that head,
     "on_padding" (the weight real tokens give to PAD keys, summed over keys, averaged over real queries)}.
     """
     if sentence not in BATCH_SENTENCES:
@@ -190,6 +199,6 @@ def head_pattern_data(sentence: str, head: int, mask_type: str = "none", model=N
     if "padding" in mask_type:
         mask &= padding_mask(lengths[b:b + 1], T)[0, 0]           # (1, T) -> (T, T)
     with torch.no_grad():
-        weights = model.weights(X[b:b + 1], mask)[0].numpy()      # (h, T, T)
+        weights = model.weights(X[b:b + 1].to(model.W_q.weight), mask)[0].double().numpy()   # (H, T, T)
     return {"tokens": words[b], "length": n, "mask": mask.numpy(), "weights": weights, "head": head,
             "W": weights[head], "on_padding": float(weights[head, :n, n:].sum(-1).mean())}

@@ -23,8 +23,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from helpers.attention_torch import SelfAttention, attention_weights, count_parameters, scaled_dot_product_attention
+from helpers.attention_torch import SelfAttention, attention_weights, count_parameters
 from helpers.measure import cpu_threads
+from helpers.running_example import random_table
 from helpers.similarity import softmax
 
 # ---------------------------------------------------------------- the soft dictionary
@@ -43,11 +44,16 @@ class ParameterFreeAttention(nn.Module):
     """Attempt 1 in PyTorch: Y = softmax(E Eᵀ / √d) E, (B, T, d) -> (B, T, d). No parameters."""
 
     def forward(self, E: torch.Tensor) -> torch.Tensor:
-        return scaled_dot_product_attention(E, E, E)  # (B, T, d): E is the queries, keys and values
+        self.last_weights = attention_weights(E, E)   # (B, T, T): E is the queries and the keys ...
+        return self.last_weights @ self.values(E)     # ... and the values: (B, T, d)
+
+    def values(self, E: torch.Tensor) -> torch.Tensor:
+        return E
 
     def weights(self, E: torch.Tensor) -> torch.Tensor:
-        """The (B, T, T) attention weights: E is both the queries and the keys."""
-        return attention_weights(E, E)
+        """The (B, T, T) attention weights that forward uses on E."""
+        self(E)
+        return self.last_weights
 
 
 class FixedAttentionLearnedValues(ParameterFreeAttention):
@@ -57,8 +63,8 @@ class FixedAttentionLearnedValues(ParameterFreeAttention):
         super().__init__()
         self.W_v = nn.Linear(d_model, d_v, bias=False)
 
-    def forward(self, E: torch.Tensor) -> torch.Tensor:
-        return scaled_dot_product_attention(E, E, self.W_v(E))  # (B, T, d_v)
+    def values(self, E: torch.Tensor) -> torch.Tensor:
+        return self.W_v(E)                            # (B, T, d_v)
 
 
 class SentenceClassifier(nn.Module):
@@ -171,7 +177,7 @@ def idiom_rate_by_word(dataset: Dataset, words: Sequence[str] = HEADS + PARTNERS
 
 def static_table(d_model: int = 16, seed: int = 0) -> np.ndarray:
     """The frozen static embeddings: one random N(0, 1) vector per word. (len(VOCAB), d_model)"""
-    return np.random.default_rng(10_000 + seed).standard_normal((len(VOCAB), d_model))
+    return random_table(len(VOCAB), d_model, 10_000 + seed)
 
 
 # ---------------------------------------------------------------- training

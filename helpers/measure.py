@@ -30,17 +30,19 @@ import torch
 import torch.nn.functional as F
 
 from helpers import cost
-from helpers.attention_torch import causal_mask, scaled_dot_product_attention
+from helpers.attention_torch import attention_weights, causal_mask
+from helpers.environment import best_device
 from helpers.fast_attention import lean_attention, tiled_attention
 
 # ---- Device and dtype
 
 def resolve_device(device="auto") -> torch.device:
-    """'auto' -> cuda if a GPU is usable, else cpu. Asking for cuda without one is a clear error."""
+    """'auto' -> cuda if a GPU is usable, else cpu (an Apple GPU is not timed). Asking for cuda without one is a
+    clear error."""
     if str(device) == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        return torch.device("cuda" if best_device() == "cuda" else "cpu")
     device = torch.device(device)
-    if device.type == "cuda" and not torch.cuda.is_available():
+    if device.type == "cuda" and best_device() != "cuda":
         raise RuntimeError(f"device {str(device)!r} was asked for, but {cuda_unavailable_reason()}.")
     return device
 
@@ -63,10 +65,9 @@ def default_dtypes(device) -> list[str]:
 
 def cuda_unavailable_reason() -> str | None:
     """None if a CUDA GPU is usable, else why not (a CPU-only build, an Apple GPU, or no GPU/driver found)."""
-    if torch.cuda.is_available():
+    if best_device() == "cuda":
         return None
-    mps = getattr(torch.backends, "mps", None)
-    if mps is not None and mps.is_available():
+    if best_device() == "mps":
         return f"this PyTorch ({torch.__version__}) runs on an Apple GPU (MPS), which the course does not time"
     if torch.version.cuda is None:
         return f"this PyTorch ({torch.__version__}) is a CPU-only build, without CUDA support"
@@ -220,8 +221,8 @@ def _with_mask(fn):
 
 #: name -> (what it is, preparer(Q, K, V, causal) -> a zero-argument call).
 IMPLEMENTATIONS: dict[str, tuple[str, Callable]] = {
-    "naive": ("the course's scaled_dot_product_attention: scores, scaled copy, softmax (three (T, T) tensors)",
-              _with_mask(scaled_dot_product_attention)),
+    "naive": ("the course's attention_weights(Q, K, mask) @ V: scores, scaled copy, softmax (three (T, T) tensors)",
+              _with_mask(lambda Q, K, V, mask: attention_weights(Q, K, mask) @ V)),
     "lean": ("same maths, one (T, T) buffer, scale folded into Q, softmax in place", _with_mask(lean_attention)),
     "tiled": ("same maths, 128 queries at a time: each tile of scores stays in cache",
               lambda Q, K, V, causal=False: lambda: tiled_attention(Q, K, V, causal)),

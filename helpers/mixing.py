@@ -10,6 +10,7 @@ import numpy as np
 
 from helpers.running_example import VOCAB, embed, static_vector, tokenize
 from helpers.similarity import cosine
+from helpers.validation import fraction
 
 
 def mix(E, weights) -> np.ndarray:
@@ -19,7 +20,7 @@ def mix(E, weights) -> np.ndarray:
 
 def static_and_mixed(sentence, word: str = "bank", self_weight: float = 0.7) -> dict:
     """`word`'s static vector and a mixture in `sentence` where it keeps `self_weight`, the rest shared equally."""
-    tokens = tokenize(sentence)
+    tokens, self_weight = tokenize(sentence), fraction(self_weight, "self_weight (the share the word keeps)")
     if word not in tokens:
         raise ValueError(f"{word!r} is not in the sentence {' '.join(tokens)!r}.")
     T = len(tokens)

@@ -1,7 +1,7 @@
 """Word order: attention without positions sees a set; sinusoidal and learned positions fix that.
 
-    sinusoidal_positions(T, d)     (T, d) torch tensor: PE[p, 2i] = sin(p ω_i), PE[p, 2i+1] = cos(p ω_i)
-    frequencies(d)                 (d/2,) ω_i = 1 / 10000^(2i/d); wavelengths 2π / ω_i
+    sinusoidal_positions(T, d)     (T, d) torch tensor: PE[p, 2m] = sin(p ω_m), PE[p, 2m+1] = cos(p ω_m)
+    frequencies(d)                 (d/2,) ω_m = 1 / 10000^(2m/d); wavelengths 2π / ω_m
     shift_matrix(k, d)             (d, d) block rotation R_k with PE(p + k) = PE(p) R_k for every p
     LearnedPositions(T_max, d)     an nn.Embedding(T_max, d) of positions: T -> (T, d)
     four_terms(E, P)               (T, d), (T, d) -> the four (T, T) parts of (E + P)(E + P)ᵀ
@@ -11,52 +11,52 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import torch
 import torch.nn as nn
+
+from helpers.validation import count, floating
 
 BASE = 10000.0  # the paper's constant: the slowest pair turns once in about 10000 · 2π positions
 
 
-def _positive_int(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} should be a whole number of at least 1, but got {value!r}.")
-    return int(value)
+def even(d) -> int:
+    """d, checked: a whole number of (sin, cos) pairs, so even."""
+    if count(d, "d (the embedding dimension)") % 2:
+        raise ValueError(f"d = {d} is odd: the encoding is made of (sin, cos) pairs, so d must be even.")
+    return int(d)
 
 
 def frequencies(d: int, dtype=torch.float64) -> torch.Tensor:
-    """ω_i = 1 / 10000^(2i/d) for the d/2 (sin, cos) pairs i = 0 … d/2 − 1: shape (d/2,)."""
-    two_i = torch.arange(0, d, 2, dtype=dtype)               # (d/2,) 0, 2, 4, …, d − 2
-    return 1.0 / BASE ** (two_i / d)                         # (d/2,) from 1 down to almost 1/10000
+    """ω_m = 1 / 10000^(2m/d) for the d/2 (sin, cos) pairs m = 0 … d/2 − 1: shape (d/2,)."""
+    d = even(d)
+    two_m = torch.arange(0, d, 2, dtype=dtype)               # (d/2,) 0, 2, 4, …, d − 2
+    return 1.0 / BASE ** (two_m / d)                         # (d/2,) from 1 down to almost 1/10000
 
 
 def sinusoidal_positions(T: int, d: int, dtype=torch.float32) -> torch.Tensor:
     """The encoding of "Attention Is All You Need": T positions, d dimensions -> (T, d).
 
-    PE[p, 2i] = sin(p / 10000^(2i/d)),  PE[p, 2i+1] = cos(p / 10000^(2i/d)).
+    PE[p, 2m] = sin(p / 10000^(2m/d)),  PE[p, 2m+1] = cos(p / 10000^(2m/d)).
     """
-    T = _positive_int(T, "T (the number of positions)")
-    d = _positive_int(d, "d (the embedding dimension)")
-    if d % 2:
-        raise ValueError(f"d = {d} is odd: the encoding is made of (sin, cos) pairs, so d must be even.")
+    T, d, dtype = count(T, "T (the number of positions)"), even(d), floating(dtype)
     p = torch.arange(T, dtype=torch.float64)[:, None]        # (T, 1) positions 0 … T − 1
-    angles = p * frequencies(d)[None, :]                     # (T, d/2) angle p ω_i of pair i
+    angles = p * frequencies(d)[None, :]                     # (T, d/2) angle p ω_m of pair m
     PE = torch.empty(T, d, dtype=torch.float64)
-    PE[:, 0::2] = torch.sin(angles)                          # even columns 2i
-    PE[:, 1::2] = torch.cos(angles)                          # odd columns 2i + 1
+    PE[:, 0::2] = torch.sin(angles)                          # even columns 2m
+    PE[:, 1::2] = torch.cos(angles)                          # odd columns 2m + 1
     return PE.to(dtype)                                      # (T, d)
 
 
 def shift_matrix(k: int, d: int, dtype=torch.float64) -> torch.Tensor:
     """(d, d) block-diagonal rotation R_k: row vectors PE(p) R_k = PE(p + k), the same R_k for every p.
 
-    Block i is [[cos kω_i, −sin kω_i], [sin kω_i, cos kω_i]], because
+    Block m is [[cos kω_m, −sin kω_m], [sin kω_m, cos kω_m]], because
     sin(a + b) = sin a cos b + cos a sin b and cos(a + b) = cos a cos b − sin a sin b.
     """
     R = torch.zeros(d, d, dtype=dtype)
-    for i, w in enumerate(frequencies(d, dtype)):
+    for m, w in enumerate(frequencies(d, dtype)):
         c, s = torch.cos(k * w), torch.sin(k * w)
-        R[2 * i:2 * i + 2, 2 * i:2 * i + 2] = torch.stack([torch.stack([c, -s]), torch.stack([s, c])])
+        R[2 * m:2 * m + 2, 2 * m:2 * m + 2] = torch.stack([torch.stack([c, -s]), torch.stack([s, c])])
     return R
 
 
@@ -69,7 +69,7 @@ class LearnedPositions(nn.Module):
         self.table = nn.Embedding(T_max, d)                  # weight (T_max, d), random until trained
 
     def forward(self, T: int) -> torch.Tensor:
-        T = _positive_int(T, "T (the number of positions)")
+        T = count(T, "T (the number of positions)")
         if T > self.T_max:
             raise ValueError(f"this table has rows for positions 0 … {self.T_max - 1} only (T_max = {self.T_max}); "
                              f"a sentence of T = {T} tokens needs position {T - 1}, which was never learned.")
@@ -77,7 +77,7 @@ class LearnedPositions(nn.Module):
 
 
 def four_terms(E: torch.Tensor, P: torch.Tensor) -> dict[str, torch.Tensor]:
-    """(e_i + p_i)·(e_j + p_j) = e_i·e_j + e_i·p_j + p_i·e_j + p_i·p_j, all pairs: (T, d), (T, d) -> 4 × (T, T)."""
+    """(e_i + PE(i))·(e_j + PE(j)) as four terms, content and position, for all pairs: E, P (T, d) -> 4 × (T, T)."""
     return {
         "content-content": E @ E.T,                          # (T, T) what the words are
         "content-position": E @ P.T,                         # (T, T) word i against position j
@@ -90,10 +90,12 @@ def position_snapshot(p: int, d: int, T: int = 48) -> dict:
     """Notebook 08's widget data: the (T, d) encoding and position p's dot product with every position.
 
     Returns PE (T, d), similarity (T,) = PE @ PE[p], the offsets' range of similarity (for a fixed axis),
-    the nearest other positions, and the wavelengths (d/2,) 2π / ω_i.
+    the nearest other positions, and the wavelengths (d/2,) 2π / ω_m.
     """
+    T = count(T, "T (the number of positions)")
+    p = count(p, "p (a position)", 0, T - 1)
     PE = sinusoidal_positions(T, d, dtype=torch.float64)     # (T, d)
-    similarity = PE @ PE[p]                                  # (T,) = Σ_i cos((q − p) ω_i): depends on q − p only
+    similarity = PE @ PE[p]                                  # (T,) = Σ_m cos((q − p) ω_m): depends on q − p only
     offsets = torch.arange(-(T - 1), T, dtype=torch.float64)[:, None]  # (2T − 1, 1)
     every_offset = torch.cos(offsets * frequencies(d)).sum(dim=1)     # (2T − 1,) the same curve, all offsets
     others = similarity.clone()

@@ -54,6 +54,12 @@ def embed(sentence) -> np.ndarray:
     return np.array([EMBEDDINGS[w] for w in tokenize(sentence)])
 
 
+def random_table(n: int, d: int, seed: int) -> np.ndarray:
+    """n random N(0, 1) vectors of dimension d, the same on every machine and NumPy: (n, d). The static
+    embeddings of the larger vocabularies of notebooks 04 and 09."""
+    return np.random.default_rng(seed).standard_normal((n, d))
+
+
 def static_vector(word: str) -> np.ndarray:
     """The static embedding of one word: shape (d,)."""
     return embed([word])[0]

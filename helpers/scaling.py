@@ -19,6 +19,7 @@ from functools import lru_cache
 import numpy as np
 import torch
 
+from helpers import validation as check
 from helpers.measure import cpu_threads
 from helpers.similarity import softmax
 
@@ -100,7 +101,7 @@ def _summarise(S: np.ndarray, G: np.ndarray, c: float) -> dict:
     top2 = np.argsort(-S, axis=-1)[:, :2]                    # the two highest-scoring keys per query
     on_top2 = np.take_along_axis(np.abs(grad), top2, axis=-1).sum()
     H = entropy_bits(W)
-    return {"scale": float(c), "score_var": float(Z.var()), "weights": W,
+    return {"divisor": float(c), "score_var": float(Z.var()), "weights": W,
             "mean_sorted_weights": -np.sort(-W, axis=-1).mean(axis=0), "example_weights": W[0],
             "entropy_bits": float(H.mean()), "effective_keys": float((2.0 ** H).mean()),
             "max_weight": float(W.max(axis=-1).mean()), "grad_per_query": per_query,
@@ -112,9 +113,10 @@ def attention_snapshot(d_k: int, scaled: bool = True, *, T: int = 16, n_queries:
     """n_queries unit-Gaussian queries against T keys in d_k dimensions, z = q·k (/ √d_k if `scaled`): the weights
     softmax(z), their statistics and ∂L/∂z for a fixed random upstream G, the same for every d_k (keys: _summarise).
     """
-    S, G = _scores_and_upstream(int(d_k), T, n_queries, seed)
+    d_k, T = check.count(d_k, "d_k (the dimension of each query and key)"), check.count(T, "T (the keys)")
+    S, G = _scores_and_upstream(d_k, T, n_queries, seed)
     result = _summarise(S, G, math.sqrt(d_k) if scaled else 1.0)
-    result.update({"d_k": int(d_k), "scaled": bool(scaled), "T": T})
+    result.update({"d_k": d_k, "scaled": bool(scaled), "T": T})
     return result
 
 

@@ -41,8 +41,9 @@ def softmax_at_scale(scores, scale: float = 1.0) -> dict:
     (why naive is NaN, "" if it is not), top, top_weight, entropy_bits (0 for one-hot, log2(n) for uniform)
     and effective_choices (2 ** entropy_bits). ValueError if scale · scores overflows a float64.
     """
+    scores = check.vector(scores, "scores")                     # one row of scores: (n,)
     with np.errstate(over="ignore", under="ignore"):           # both are explained, never warned about
-        scaled = float(scale) * np.asarray(scores, dtype=float)   # (n,)
+        scaled = float(scale) * scores                         # (n,)
         if not np.isfinite(scaled).all():
             raise ValueError(f"the scores × scale c overflow: {np.abs(scores).max():g} × {abs(scale):g} is beyond "
                              "the largest float64 (about 1.8e308). Type smaller scores or lower the scale.")
@@ -53,7 +54,7 @@ def softmax_at_scale(scores, scale: float = 1.0) -> dict:
            if not e.any() else "")
     positive = weights[weights > 0]
     entropy = max(0.0, float(-(positive * np.log2(positive)).sum()))   # no "-0.000" for one-hot weights
-    return {"scores": np.asarray(scores, dtype=float), "scale": float(scale), "scaled": scaled, "weights": weights,
+    return {"scores": scores, "scale": float(scale), "scaled": scaled, "weights": weights,
             "naive": softmax_naive(scaled), "naive_overflows": overflows, "naive_why": why,
             "top": int(np.argmax(weights)),
             "top_weight": float(weights.max()), "entropy_bits": entropy, "effective_choices": float(2.0 ** entropy)}

@@ -31,7 +31,8 @@ def _is_tensor(value) -> bool:
 def _plain(value):
     """Torch tensors, also inside lists and tuples, as NumPy arrays detached from autograd."""
     if _is_tensor(value):
-        return value.detach().cpu().numpy()
+        value = value.detach().cpu()
+        return (value.double() if value.is_floating_point() else value).numpy()   # bfloat16 has no NumPy type
     if isinstance(value, (list, tuple)) and any(_is_tensor(v) or isinstance(v, (list, tuple)) for v in value):
         return [_plain(v) for v in value]
     return value
@@ -97,6 +98,31 @@ def require_same_dimension(a: np.ndarray, b: np.ndarray, name_a: str, name_b: st
     """Check that the last axes of `a` and `b` have the same number of entries; `why` says why they must."""
     if a.shape[-1] != b.shape[-1]:
         raise ValueError(f"{name_a} has {a.shape[-1]} entries but {name_b} has {b.shape[-1]}: {why}")
+
+
+def count(value, name: str, low: int = 1, high: int | None = None) -> int:
+    """A whole number from `low` to `high` (no bound if None): a size, a length, a position, a block."""
+    whole = isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, (bool, np.bool_))
+    if not whole or value < low or (high is not None and value > high):
+        span = f"of at least {low}" if high is None else f"from {low} to {high}"
+        raise ValueError(f"{name} should be a whole number {span}, but got {value!r}.")
+    return int(value)
+
+
+def fraction(value, name: str, *, one: bool = True) -> float:
+    """A real number from 0 to 1 (`one=False`: below 1): a weight, a probability."""
+    if not isinstance(value, (numbers.Real, np.floating, np.integer)) or isinstance(value, (bool, np.bool_)) or not (
+            0 <= value <= 1 if one else 0 <= value < 1):
+        span = "from 0 to 1" if one else "at least 0 and below 1"
+        raise ValueError(f"{name} should be a number {span}, but got {value!r}.")
+    return float(value)
+
+
+def floating(dtype):
+    """A floating-point torch dtype (an integer one would truncate sin and cos to 0 and 1)."""
+    if not getattr(dtype, "is_floating_point", False):
+        raise TypeError(f"dtype should be a floating-point torch dtype such as torch.float32, but got {dtype!r}.")
+    return dtype
 
 
 def flag(value, name: str) -> bool:

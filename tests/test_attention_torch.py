@@ -165,7 +165,7 @@ def test_a_fully_masked_row_raises_instead_of_nan():
     with pytest.raises(ValueError, match=r"hides every key from query row 1.*NaN"):
         scaled_dot_product_attention(Q, K, V, mask)
     with pytest.raises(ValueError, match="hides every key"):
-        attention_weights(Q, K, torch.zeros(3, 3))
+        SelfAttention(4, 4)(torch.randn(3, 4), torch.zeros(3, 3))
 
 
 def test_a_fully_masked_row_in_a_batch_names_its_index():
@@ -289,7 +289,7 @@ def test_mixed_dtypes_and_mask_batches_are_named():
     with pytest.raises(TypeError, match="Q is torch.float32 on cpu but V is torch.float64 on cpu"):
         scaled_dot_product_attention(Q, Q, Q.double())
     with pytest.raises(TypeError, match="Q is torch.float32 on cpu but K is torch.float64 on cpu"):
-        attention_weights(Q, Q.double())
+        scaled_dot_product_attention(Q, Q.double(), Q.double())
     with pytest.raises(ValueError, match=r"mask has shape \(3, 3, 3\), which does not broadcast"):
         scaled_dot_product_attention(Q, Q, Q, torch.ones(3, 3, 3))
 
@@ -308,10 +308,25 @@ def test_a_one_dimensional_mask_that_hides_every_key_is_named(mask):
         scaled_dot_product_attention(Q, Q, Q, mask)
 
 
-def test_attention_weights_check_their_inputs_too():
-    with pytest.raises(ValueError, match="Q has d_k=3 but K has d_k=2"):
-        attention_weights(torch.randn(4, 3), torch.randn(4, 2))
-    with pytest.raises(TypeError, match="Q should be a floating-point torch.Tensor"):
-        attention_weights("QK", torch.randn(4, 2))
+def test_the_modules_check_their_input_and_mask_once_where_it_enters():
+    layer = SelfAttention(4, 2)
+    with pytest.raises(ValueError, match="x should be a torch.Tensor of shape"):
+        layer(torch.randn(4, 3))
     with pytest.raises(ValueError, match="additive mask"):
-        attention_weights(torch.randn(4, 2), torch.randn(4, 2), torch.zeros(4, 4).masked_fill(~causal_mask(4), -1e9))
+        layer(torch.randn(4, 4), torch.zeros(4, 4).masked_fill(~causal_mask(4), -1e9))
+    with pytest.raises(ValueError, match="does not broadcast"):
+        layer(torch.randn(4, 4), causal_mask(5))
+
+
+def test_pytorchs_causal_bias_is_named_for_what_it_is():
+    from torch.nn.attention.bias import causal_lower_right
+    Q = torch.randn(2, 4)
+    with pytest.raises(TypeError, match=r"causal_lower_right\(\.\.\.\) object.*causal_mask\(2, 4\)"):
+        scaled_dot_product_attention(Q, torch.randn(4, 4), torch.randn(4, 4), causal_lower_right(2, 4))
+
+
+def test_a_hidden_key_gets_no_weight_even_beside_very_low_scores():
+    """-inf, not a large negative number: with every visible score below -1e4, a stand-in would win the row."""
+    Q, K = torch.tensor([[1.0]], dtype=torch.float64), torch.tensor([[-3e4], [-2e4], [0.0]], dtype=torch.float64)
+    W = attention_weights(Q, K, torch.tensor([[True, True, False]]))
+    assert W[0, 2] == 0 and W[0, 1] == 1

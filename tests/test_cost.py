@@ -9,7 +9,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from helpers import cost
 from helpers.attention_torch import SelfAttention, count_parameters
-from helpers.widgets.cost import cost_explorer, memory_bar_html, table_html
+from helpers.widgets.cost import CostWidget, memory_bar_html, table_html
 
 
 def test_forty_gigabytes_per_head_at_T_100000():
@@ -125,7 +125,7 @@ def test_table_html_shows_the_table_in_readable_text():
 
 
 def test_cost_widget_follows_its_sliders():
-    w = cost_explorer()
+    w = CostWidget()
     assert w.result["T"] == 100_000
     first = w.result["bars"][0][1]
     w.children[0].value = 1e3

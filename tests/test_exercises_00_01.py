@@ -36,9 +36,9 @@ def test_weights_symbol(answer, passed, message):
 
 def test_solutions_00_show_code():
     namespace = {}
-    exec(ex00.solution_sizes().code, namespace)
+    exec(ex00.check_sizes.solution().code, namespace)
     assert ex00.check_sizes(namespace["answer"]).passed
-    assert 'answer = "W"' in repr(ex00.solution_weights_symbol())
+    assert 'answer = "W"' in repr(ex00.check_weights_symbol.solution())
 
 
 SENTENCE = ex01.MATRIX_SENTENCE
@@ -82,7 +82,7 @@ def test_river_bank_mixture_feedback(answer, message):
 
 def test_solutions_01_compute_what_they_show():
     namespace = {"np": np, "embed": embed, "EMBEDDINGS": EMBEDDINGS}
-    exec(ex01.solution_sentence_matrix().code, namespace)
-    exec(ex01.solution_river_bank_mixture().code, namespace)
+    exec(ex01.check_sentence_matrix.solution().code, namespace)
+    exec(ex01.check_river_bank_mixture.solution().code, namespace)
     assert ex01.check_sentence_matrix(namespace["E_mine"]).passed
     assert ex01.check_river_bank_mixture(namespace["y_bank"]).passed

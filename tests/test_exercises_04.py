@@ -6,7 +6,7 @@ import torch
 from verdicts import failing, verdict
 
 from helpers.exercises import learned_qkv as ex
-from helpers.exercises.feedback import Solution
+from helpers.exercises.engine import Solution
 
 # ----------------------------------------------------------------------------- exercise 1: soft lookup
 
@@ -57,7 +57,7 @@ def test_soft_lookup_checker_never_raises():
     failing(ex.check_soft_lookup(lambda q, K, v: q @ K @ v @ q), "raised ValueError")
     failing(ex.check_soft_lookup(3.5), "expected a function")
     failing(ex.check_soft_lookup(lambda q, K, v: "blend"), "should be numbers")
-    assert isinstance(ex.solution_soft_lookup(), Solution)
+    assert isinstance(ex.check_soft_lookup.solution(), Solution)
 
 
 # ----------------------------------------------------------------------------- exercise 2: parameter count
@@ -94,7 +94,7 @@ def test_parameter_count_checker_never_raises():
     failing(ex.check_qkv_parameters(lambda m, k: [3 * m * k]), "return a plain int")
     failing(ex.check_qkv_parameters(lambda m, k: np.array([m * k, k])), "return a plain int")
     failing(ex.check_qkv_parameters(48), "expected a function")
-    assert isinstance(ex.solution_qkv_parameters(), Solution)
+    assert isinstance(ex.check_qkv_parameters.solution(), Solution)
 
 
 # ----------------------------------------------------------------------------- exercise 3: forward pass
@@ -165,6 +165,18 @@ def test_forward_catches_a_hard_coded_scale():
     failing(ex.check_attention_forward(_forward(scale=lambda E, Q, V: math.sqrt(4))), "Q.shape[-1]")
 
 
+def test_forward_is_compared_to_float32_precision_and_no_coarser():
+    def off_by(delta):
+        def answer(E, W_q, W_k, W_v):
+            Y = ex.reference_attention_forward(E, W_q, W_k, W_v).clone()
+            Y[0, 0] += delta
+            return Y
+        return answer
+
+    assert verdict(ex.check_attention_forward(off_by(5e-6)))[0]
+    failing(ex.check_attention_forward(off_by(1e-3)), "wrong values", "position (0, 0)")
+
+
 def test_forward_checker_never_raises():
     def unsolved(E, W_q, W_k, W_v):
         raise NotImplementedError
@@ -173,7 +185,7 @@ def test_forward_checker_never_raises():
     failing(ex.check_attention_forward(lambda E, W_q, W_k, W_v: 1 / 0), "ZeroDivisionError")
     failing(ex.check_attention_forward(lambda E, W_q, W_k, W_v: None), "None")
     failing(ex.check_attention_forward("Y"), "expected a function")
-    assert isinstance(ex.solution_attention_forward(), Solution)
+    assert isinstance(ex.check_attention_forward.solution(), Solution)
 
 
 # ----------------------------------------------------------------------------- exercise 4: the module
@@ -198,8 +210,7 @@ def test_module_reference_and_right_answers_pass():
     passed, message = verdict(ex.check_self_attention_module(ex.SelfAttention))
     assert passed, message
     assert verdict(ex.check_self_attention_module(_module()))[0]
-    assert "class ReferenceSelfAttention" in repr(ex.solution_self_attention_module())
-    assert verdict(ex.check_self_attention_module(ex.ReferenceSelfAttention))[0]      # the solution passes as shown
+    assert "class SelfAttention" in repr(ex.check_self_attention_module.solution())   # the course's own class
 
 
 def test_module_names_the_slips():
@@ -225,4 +236,4 @@ def test_module_checker_never_raises():
     failing(ex.check_self_attention_module(lambda d_model, d_k: NoLayers()), "self.W_q = nn.Linear(d_model, d_k")
     failing(ex.check_self_attention_module(ex.SelfAttention(4, 3)), "the class itself")
     failing(ex.check_self_attention_module(3), "expected a function")
-    assert isinstance(ex.solution_self_attention_module(), Solution)
+    assert isinstance(ex.check_self_attention_module.solution(), Solution)

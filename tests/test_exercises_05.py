@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from helpers.exercises.feedback import Feedback, Solution
+from helpers.exercises.engine import Feedback, Solution
 from helpers.exercises.scaling import (
     OTHER_D_K,
     check_divisor,
@@ -15,9 +15,6 @@ from helpers.exercises.scaling import (
     large_inputs,
     reference_divisor,
     reference_scaled_weights,
-    solution_divisor,
-    solution_scaled_weights,
-    solution_variance_prediction,
 )
 from helpers.similarity import softmax
 
@@ -285,9 +282,9 @@ def test_no_message_has_a_doubled_full_stop():
 # ----------------------------------------------------------------------------- solutions
 
 @pytest.mark.parametrize("solution, snippet", [
-    (solution_divisor, "math.sqrt(d_k)"),
-    (solution_variance_prediction, "d_k * sigma**4"),
-    (solution_scaled_weights, "np.sqrt(d_k)"),
+    (check_divisor.solution, "math.sqrt(d_k)"),
+    (check_variance_prediction.solution, "d_k * sigma**4"),
+    (check_scaled_weights.solution, "np.sqrt(d_k)"),
 ])
 def test_solutions_show_code(solution, snippet):
     shown = solution()

@@ -8,7 +8,7 @@ import torch
 from helpers.attention_torch import scaled_dot_product_attention as sdpa
 from helpers.exercises import luong as ex06
 from helpers.exercises import pytorch_cost as ex07
-from helpers.exercises.feedback import Feedback, Solution
+from helpers.exercises.engine import Feedback, Solution
 
 
 def verdict(feedback, passed, *fragments):
@@ -312,7 +312,7 @@ def test_tflops_names_the_head_size_d_k():
     feedback = ex07.check_achieved_tflops(lambda B, H, T, d_k, ms, causal=False: 3.0)
     verdict(feedback, False, "d_k=128", "4·B·H·T²·d_k")
     verdict(ex07.check_achieved_tflops(ex07.reference_achieved_tflops), True, "4·B·H·T²·d_k")
-    assert "d_k" in ex07.solution_achieved_tflops().code
+    assert "d_k" in ex07.check_achieved_tflops.solution().code
 
 
 def test_tflops_wrong_type():
@@ -323,8 +323,8 @@ def test_tflops_wrong_type():
 # ---------------------------------------------------------------- solutions
 
 @pytest.mark.parametrize("solution", [
-    ex06.solution_luong_context, ex06.solution_cross_attention_shapes, ex06.solution_cross_attention,
-    ex07.solution_additive_mask, ex07.solution_scores_gb, ex07.solution_achieved_tflops,
+    ex06.check_luong_context.solution, ex06.check_cross_attention_shapes.solution, ex06.check_cross_attention.solution,
+    ex07.check_additive_mask.solution, ex07.check_scores_gb.solution, ex07.check_achieved_tflops.solution,
 ])
 def test_solutions_show_code(solution):
     shown = solution()

@@ -50,11 +50,15 @@ def test_lean_attention_takes_a_mask_that_broadcasts_over_the_batch():
 
 
 @pytest.mark.parametrize("impl", [lean_attention, tiled_attention])
-def test_nothing_is_scanned_a_nan_passes_through(impl):
-    """They are for timing valid inputs: a NaN passes through silently, as in the textbook formula."""
-    Q, K, V = (t.clone() for t in make_qkv(1, 6, 4))
-    V[0, 0, 2, 1] = float("nan")
-    assert torch.isnan(impl(Q, K, V)).any()
+def test_their_inputs_are_not_scanned(impl):
+    """They are for timing valid inputs: a mask that hides every key from a query is not refused, unlike by the
+    checked function (whose scan would make a GPU wait inside the timing)."""
+    Q, K, V = make_qkv(1, 6, 4)
+    blind = causal_mask(6).clone()
+    blind[2] = False
+    with pytest.raises(ValueError, match="hides every key"):
+        scaled_dot_product_attention(Q, K, V, blind)
+    assert torch.isnan(lean_attention(Q, K, V, blind)[0, 0, 2]).all()
 
 
 @pytest.mark.parametrize("T_q, T_k", [(3, 8), (8, 8)])

@@ -12,7 +12,7 @@ from verdicts import failing, verdict
 from helpers import cost, heads
 from helpers.attention_torch import causal_mask, count_parameters
 from helpers.exercises import heads_masks as ex
-from helpers.exercises.feedback import Solution
+from helpers.exercises.engine import Solution
 from helpers.heads import MultiHeadAttention, merge_heads, padding_mask, split_heads
 
 
@@ -73,10 +73,26 @@ def test_split_then_merge_is_the_identity_and_the_wrong_view_mixes_tokens():
 
 
 def test_per_head_scale_is_sqrt_d_k():
-    mha = MultiHeadAttention(512, 8)
-    assert mha.d_k == 64 and math.sqrt(mha.d_k) == 8
+    """Each head divides its scores by √d_k = √(512 / 8) = 8: what the module computes, not √d_model ≈ 22.6."""
+    mha = MultiHeadAttention(512, 8).double()
+    x = torch.randn(1, 5, 512, dtype=torch.float64)
+    Q, K = (split_heads(layer(x), 8) for layer in (mha.W_q, mha.W_k))      # (1, 8, 5, 64)
+    with torch.no_grad():
+        W = mha.weights(x)
+        torch.testing.assert_close(W, torch.softmax(Q @ K.transpose(-2, -1) / 8, dim=-1))
+        assert not torch.allclose(W, torch.softmax(Q @ K.transpose(-2, -1) / math.sqrt(512), dim=-1), atol=1e-3)
     assert count_parameters(mha) == 4 * 512 ** 2
     assert count_parameters(MultiHeadAttention(512, 8, bias=True)) == 4 * 512 ** 2 + 4 * 512
+
+
+def test_inputs_with_too_many_or_too_few_axes_are_named():
+    from helpers.attention_torch import SelfAttention
+    with pytest.raises(ValueError, match="x should be a torch.Tensor of shape"):
+        SelfAttention(4, 4)(torch.randn(2, 2, 3, 4))
+    with pytest.raises(ValueError, match=r"one sentence of shape \(T, d_model\): x\[None\]"):
+        MultiHeadAttention(8, 2)(torch.randn(3, 8))
+    with pytest.raises(ValueError, match="x should be a torch.Tensor of shape"):
+        MultiHeadAttention(8, 2)(torch.randn(1, 2, 3, 8))
 
 
 def test_an_input_of_the_wrong_width_is_named():
@@ -144,14 +160,19 @@ def test_a_top_left_mask_breaks_the_cached_step():
         Q = split_heads(mha.W_q(x[:, 3:]), mha.n_heads)                 # (B, h, 2, d_k)
         K, V = (split_heads(layer(x), mha.n_heads) for layer in (mha.W_k, mha.W_v))
         top_left = torch.ones(2, 5, dtype=torch.bool).tril()
-        y_top_left = mha.W_o(merge_heads(heads.scaled_dot_product_attention(Q, K, V, top_left)))
+        y_top_left = mha.W_o(merge_heads(heads.attention_weights(Q, K, top_left) @ V))
     torch.testing.assert_close(y, full[:, 3:], rtol=0, atol=1e-12)
     assert (y_top_left - full[:, 3:]).abs().max() > 1e-3
 
 
-def test_kv_cache_bytes():
-    assert cost.kv_cache_bytes(32, 32, 128, "float16") == 2 * 32 * 32 * 128 * 2 == 524_288
-    assert cost.kv_cache_bytes(1, 4, 4, "float32", tokens=10, batch=2) == 2 * 4 * 4 * 4 * 10 * 2
+def test_kv_cache_bytes_are_the_bytes_of_the_cache_that_decoding_keeps():
+    mha = MultiHeadAttention(16, 4)                                      # float32, d_k = 4
+    x = torch.randn(2, 10, 16)                                           # a batch of 2, 10 tokens
+    with torch.no_grad():
+        _, (K, V) = heads.attend_with_cache(mha, x)
+    kept = sum(t.numel() * t.element_size() for t in (K, V))
+    assert cost.kv_cache_bytes(1, 4, 4, "float32", tokens=10, batch=2) == kept
+    assert cost.kv_cache_bytes(32, 32, 128, "float16") == 524_288     # a 32-layer model's 2 × 32 × 32 × 128 × 2 B
 
 
 def test_attention_dropout_rescales_and_rows_stop_summing_to_one():
@@ -211,7 +232,7 @@ def test_split_heads_checker():
     failing(ex.check_split_heads(lambda x, h: None), "None")
     failing(ex.check_split_heads(lambda x, h: 1 / 0), "ZeroDivisionError")
     failing(ex.check_split_heads("x"), "expected a function")
-    assert isinstance(ex.solution_split_heads(), Solution)
+    assert isinstance(ex.check_split_heads.solution(), Solution)
 
 
 def test_causal_mask_checker():
@@ -230,7 +251,7 @@ def test_causal_mask_checker():
     message = verdict(ex.check_causal_mask(lambda q, k: None))[1]
     assert message.count("T_q=4, T_k=4") == 1, message          # the case is named once
     failing(ex.check_causal_mask(lambda q, k: "tril"), "True/False")
-    assert isinstance(ex.solution_causal_mask(), Solution)
+    assert isinstance(ex.check_causal_mask.solution(), Solution)
 
 
 def test_combined_mask_checker():
@@ -244,8 +265,22 @@ def test_combined_mask_checker():
     failing(ex.check_combined_mask(lambda n, T: padding_mask(n, T) | causal_mask(T)), "OR")
     failing(ex.check_combined_mask(lambda n, T: padding_mask(n, T).transpose(-1, -2) & causal_mask(T)),
             "QUERIES")
-    failing(ex.check_combined_mask(lambda n, T: padding_mask(n + 1, T) & causal_mask(T)), "j < length")
+    one_more = lambda n, T: (torch.arange(T) <= n[:, None])[:, None, None, :] & causal_mask(T)  # noqa: E731
+    failing(ex.check_combined_mask(one_more), "j < length")
     failing(ex.check_combined_mask(lambda n, T: (padding_mask(n, T) & causal_mask(T))[:, 0]), "head axis")
     failing(ex.check_combined_mask(lambda n, T: torch.ones(3, 3)), "does not broadcast")
     failing(ex.check_combined_mask(lambda n, T: None), "None")
-    assert isinstance(ex.solution_combined_mask(), Solution)
+    assert isinstance(ex.check_combined_mask.solution(), Solution)
+
+
+def test_an_answer_that_hard_codes_the_pages_head_size_fails_on_a_drawn_case():
+    feedback = ex.check_split_heads(lambda x, n_heads: x.view(x.size(0), x.size(1), -1, 4).transpose(1, 2))
+    failing(feedback, "drawn at random")
+
+
+def test_a_mask_as_wide_as_the_longest_sentence_fails_on_a_drawn_case():
+    def as_wide_as_the_longest(lengths, T):
+        T = int(max(lengths))                                  # the page's batches: T is the longest length
+        return padding_mask(lengths, T) & causal_mask(T)
+
+    failing(ex.check_combined_mask(as_wide_as_the_longest), "drawn at random", "does not broadcast")

@@ -9,7 +9,7 @@ import torch
 from helpers import luong
 from helpers.attention_torch import SelfAttention, scaled_dot_product_attention
 from helpers.widgets.common import html_heatmap
-from helpers.widgets.luong import PROJECTIONS, SEQUENCES, description_html, lineup_explorer
+from helpers.widgets.luong import PROJECTIONS, SEQUENCES, LineupWidget, description_html
 
 
 def test_toy_sequences():
@@ -99,7 +99,7 @@ def test_description_html_is_readable_and_says_who_asks_whom():
 
 
 def test_lineup_widget_follows_its_switches():
-    w = lineup_explorer()
+    w = LineupWidget()
     assert w.result["name"].startswith("Luong-style")
     w.children[0].value = PROJECTIONS[1]
     assert w.result["name"].startswith("cross-attention") and w.result["parameters"] == 48
@@ -135,10 +135,10 @@ def test_a_small_value_under_c_lets_luong_answer_closer():
     assert abs(quiet["answer_luong"] - 2) < abs(quiet["answer_roles"] - 2)
 
 
-def test_dictionary_explorer_redraws_from_its_sliders():
-    from helpers.widgets.luong import dictionary_explorer, lookup_html
+def test_dictionary_widget_redraws_from_its_sliders():
+    from helpers.widgets.luong import DictionaryWidget, lookup_html
 
-    w = dictionary_explorer()
+    w = DictionaryWidget()
     assert round(w.result["answer_luong"], 2) == 2.52
     w.children[0].value = 40.0
     assert w.result["weights_luong"][2] > 0.99

@@ -83,7 +83,7 @@ def test_exercises_figures_and_widgets(path):
     nb = load(path)
     cells = code_cells(nb)
     checks = [c for c in cells if re.search(r"^check_\w+\(", source(c), re.M)]
-    solutions = [c for c in cells if re.search(r"^solution_\w+\(\)", source(c), re.M)]
+    solutions = [c for c in cells if re.search(r"^check_\w+\.solution\(\)", source(c), re.M)]
     assert len(checks) >= 2, "at least two exercises with a checker"
     assert len(solutions) >= 2, "a revealable solution for each exercise"
     outputs = [o for c in cells for o in c["outputs"]]

@@ -8,7 +8,7 @@ from verdicts import failing, verdict
 
 from helpers.attention_torch import SelfAttention
 from helpers.exercises import positions as ex
-from helpers.exercises.feedback import Solution
+from helpers.exercises.engine import Solution
 from helpers.positions import (
     LearnedPositions,
     four_terms,
@@ -35,10 +35,13 @@ def test_encoding_matches_the_formula_entry_by_entry():
 
 
 def test_wavelengths_run_from_two_pi_toward_ten_thousand_two_pi():
-    waves = 2 * math.pi / frequencies(512)
+    waves = position_snapshot(3, 512)["wavelengths"]                    # what the widget shows
     assert math.isclose(waves[0], 2 * math.pi)
     assert 2 * math.pi * 9000 < waves[-1] < 2 * math.pi * 10000
-    assert torch.all(waves[1:] > waves[:-1])
+    assert np.all(waves[1:] > waves[:-1])
+    w = frequencies(512).numpy()
+    np.testing.assert_allclose(np.cos(w * waves), 1, atol=1e-9)        # a pair is back where it started after one
+    np.testing.assert_allclose(np.cos(w * waves / 2), -1, atol=1e-9)   # wavelength, and not after half of one
 
 
 def test_a_shift_is_one_rotation_for_every_position():
@@ -143,9 +146,9 @@ def test_sinusoidal_checker_passes_right_answers_in_numpy_and_torch():
 
 def test_sinusoidal_checker_names_the_slips():
     failing(ex.check_sinusoidal(lambda T, d: _pe(T, d, swap=True)), "swapped")
-    failing(ex.check_sinusoidal(lambda T, d: _pe(T, d, exponent=lambda i, d: i / d)), "i instead of 2i")
+    failing(ex.check_sinusoidal(lambda T, d: _pe(T, d, exponent=lambda i, d: i / d)), "m instead of 2m")
     failing(ex.check_sinusoidal(lambda T, d: _pe(T, d, p0=1)), "start at 1")
-    failing(ex.check_sinusoidal(_pe_by_column), "column index j")
+    failing(ex.check_sinusoidal(_pe_by_column), "column index c")
     failing(ex.check_sinusoidal(lambda T, d: _pe_by_column(T, d, factor=1)), "share one frequency")
     failing(ex.check_sinusoidal(lambda T, d: _pe(T, d, exponent=lambda i, d: -2 * i / d)), "multiplied p")
     failing(ex.check_sinusoidal(lambda T, d: _pe(T, d).T), "transpose")
@@ -186,5 +189,27 @@ def test_add_positions_checker():
 
 
 def test_solutions_are_solutions():
-    for solution in (ex.solution_sinusoidal(), ex.solution_shuffled_outputs(), ex.solution_add_positions()):
+    for check in (ex.check_sinusoidal, ex.check_shuffled_outputs, ex.check_add_positions):
+        solution = check.solution()
         assert isinstance(solution, Solution) and "return" in solution.code
+
+
+def test_an_answer_that_hard_codes_the_pages_order_fails_on_a_drawn_order():
+    feedback = ex.check_shuffled_outputs(lambda Y, order: Y[[2, 0, 3, 4, 1]])
+    assert not feedback.passed and "drawn at random" in feedback.message
+    assert "order = [2, 0, 3, 4, 1]" not in feedback.message    # the page's own order passes; a drawn one does not
+
+
+@pytest.mark.parametrize("d", [16, 32, 64, 128])
+def test_from_d_16_on_the_nearest_positions_are_the_neighbours_then_the_curve_wiggles(d):
+    """What notebook 08 says of its widget, for every d ≥ 16 the widget offers (T = 48)."""
+    for p in range(1, 47):
+        assert position_snapshot(p, d)["nearest"] == [p - 1, p + 1]
+    s = position_snapshot(0, d)["similarity"]                             # similarity at offsets 0 … 47
+    assert np.all(np.diff(s[:4]) < 0)                                      # it falls over the first offsets ...
+    assert np.any(np.diff(s) > 0)                                          # ... and not all the way: it wiggles
+
+
+def test_below_d_16_the_neighbours_are_not_the_nearest():
+    assert position_snapshot(10, 8)["nearest"] == [4, 16]                 # six apart: 2π ≈ 6.3
+    assert min(abs(q - 10) for q in position_snapshot(10, 4)["nearest"]) > 10   # a far position

@@ -90,7 +90,7 @@ def test_entropy_bits():
 def test_attention_snapshot_scaled_scores_have_unit_variance_and_unscaled_do_not():
     scaled = attention_snapshot(256, True)
     raw = attention_snapshot(256, False)
-    assert scaled["scale"] == 16.0 and raw["scale"] == 1.0
+    assert scaled["divisor"] == 16.0 and raw["divisor"] == 1.0
     assert scaled["score_var"] == pytest.approx(1.0, rel=0.1)
     assert raw["score_var"] == pytest.approx(256.0, rel=0.1)
     assert raw["max_weight"] > 0.85 and scaled["max_weight"] < 0.3
@@ -162,6 +162,14 @@ def test_per_head_dim_and_scale_constant():
     assert per_head_dim(768, 12) == 64
     assert scale_constant(512, 8) == 8.0
     assert scale_constant(96, 6) == 4.0
+
+
+def test_effective_keys_average_two_to_the_entropy_of_each_query():
+    """The widget's 'spread over ≈ n keys': the mean over queries of 2^H, not 2 to the mean H."""
+    snap = attention_snapshot(4, scaled=False)
+    per_query = 2.0 ** entropy_bits(snap["weights"])                      # (n_queries,)
+    assert snap["effective_keys"] == pytest.approx(per_query.mean())
+    assert abs(per_query.mean() - 2.0 ** np.log2(per_query).mean()) > 0.1   # the two averages differ here
 
 
 def test_constant_comparison_right_wrong_and_none():

@@ -22,6 +22,13 @@ def test_matrix_reports_expected_and_actual_shape():
         check.matrix([1, 2, 3, 4], "E")
 
 
+def test_too_many_axes_are_refused_like_too_few():
+    with pytest.raises(ValueError, match=r"E should be 2-D with shape \(T, d\), but got shape \(2, 2, 2\) \(3-D\)"):
+        check.matrix(np.ones((2, 2, 2)), "E")
+    with pytest.raises(ValueError, match="should be 1-D"):
+        check.vector([[1.0, 2.0]], "a")
+
+
 def test_nan_is_reported_with_its_position():
     with pytest.raises(ValueError, match=r"S contains nan at position \(1, 0\)"):
         check.matrix([[1.0, 2.0], [np.nan, 1.0]], "S", "(T, T)")

@@ -1,26 +1,5 @@
-"""helpers.widgets.common: interactive_now runs its function at once, exactly once; themes and widths."""
+"""helpers.widgets.common: a LiveWidget computes and shows at once and on every move; themes and widths."""
 import ipywidgets as widgets
-
-from helpers.widgets.common import interactive_now
-
-
-def test_the_function_has_run_once_when_the_widget_is_built():
-    calls = []
-
-    def show(x=2):
-        calls.append(x)
-        return x * 10
-
-    w = interactive_now(show, x=widgets.IntSlider(value=2, min=0, max=5))
-    assert w.result == 20 and calls == [2]
-    w.children[0].value = 3
-    assert w.result == 30 and calls == [2, 3]
-
-
-def test_a_function_that_returns_nothing_is_run_again_only_once():
-    calls = []
-    w = interactive_now(lambda x=1: calls.append(x), x=widgets.IntSlider(value=1))
-    assert w.result is None and 1 <= len(calls) <= 2
 
 
 def test_heatmap_labels_take_the_theme_text_colour():
@@ -57,3 +36,28 @@ def test_live_widget_pictures_never_grow_wider_than_the_cell(presenting):
     assert w.own.layout.height == "600px" and w.own.layout.object_fit == "contain"   # shrinks, never stretched
     assert w.children[2].layout.flex_flow == "row wrap"          # the picture goes under the matrices if need be
     assert presenting(Demo).own.layout.height == "auto"          # presenting: the height follows the width
+
+
+def test_a_live_widget_computes_once_when_built_and_once_per_move():
+    from helpers.widgets.common import LiveWidget
+
+    class Counter(LiveWidget):
+        def __init__(self):
+            self.calls, self.slider, self.reading = [], widgets.IntSlider(value=2, min=0, max=5), widgets.HTML()
+            super().__init__([self.slider], [self.reading])
+
+        def compute(self):
+            self.calls.append(self.slider.value)
+            if self.slider.value == 0:
+                raise ValueError("zero is not allowed here")
+            return 10 * self.slider.value
+
+        def show(self, data):
+            self.reading.value = str(data)
+
+    w = Counter()
+    assert w.calls == [2] and w.result == 20 and w.reading.value == "20"
+    w.slider.value = 3
+    assert w.calls == [2, 3] and w.result == 30 and w.reading.value == "30"
+    w.slider.value = 0                                        # a typed input it cannot read: said, not raised
+    assert w.result is None and "zero is not allowed here" in w.reading.value

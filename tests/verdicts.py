@@ -1,5 +1,5 @@
 """Assertions on a checker's Feedback, shared by the exercise tests."""
-from helpers.exercises.feedback import Feedback
+from helpers.exercises.engine import Feedback
 
 
 def verdict(feedback):

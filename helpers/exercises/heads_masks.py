@@ -3,70 +3,69 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from torch.nn.attention.bias import CausalBias
 
-from helpers.exercises.feedback import (
-    Feedback,
-    Solution,
-    call_student,
-    compare_numbers,
-    correct,
-    require_callable,
-    wrong,
-)
+from helpers.exercises.engine import Case, Exercise
 
 # --- Exercise 1: split the heads ----------------------------------------------------------------
 
 
 def reference_split_heads(x, n_heads):
-    """(B, T, d_model) -> (B, h, T, d_k): each token's features cut into h blocks, heads before tokens."""
+    """(B, T, d_model) -> (B, H, T, d_k): each token's features cut into H blocks, heads before tokens."""
     B, T, d_model = x.shape
     d_k = d_model // n_heads
-    return x.view(B, T, n_heads, d_k).transpose(1, 2)   # (B, T, h, d_k) -> (B, h, T, d_k)
+    return x.view(B, T, n_heads, d_k).transpose(1, 2)   # (B, T, H, d_k) -> (B, H, T, d_k)
 
 
-SPLIT_CASES = ((2, 5, 12, 3), (1, 3, 8, 2))   # (B, T, d_model, h): T, h and d_k all differ
+SPLIT_CASES = ((2, 5, 12, 3), (1, 3, 8, 2))   # (B, T, d_model, H): T, H and d_k all differ
 
 
-def check_split_heads(student_function) -> Feedback:
-    """Exercise 1: split_heads(x, n_heads) -> (B, h, T, d_k), head i holding features i·d_k … (i+1)·d_k − 1."""
-    problem = require_callable(student_function, "split_heads(x, n_heads) returning a (B, h, T, d_k) tensor")
-    if problem is not None:
-        return problem
-    for B, T, d_model, h in SPLIT_CASES:
-        d_k = d_model // h
-        x = torch.arange(B * T * d_model, dtype=torch.float64).view(B, T, d_model)   # every entry different
-        what = f"x of shape ({B}, {T}, {d_model}) with n_heads={h}"
-        got, problem = call_student(student_function, x.clone(), h)
-        if problem is not None:
-            return wrong(f"on {what}: {problem.message}")
-        shape = tuple(getattr(got, "shape", ()))
-        shape_slips = {
-            (B, T, h, d_k): "that is (B, T, h, d_k): the view is right; now swap tokens and heads, .transpose(1, 2)",
-            (B, h, d_k, T): "that is (B, h, d_k, T): tokens come before features, (B, h, T, d_k)",
-            (B, h, T, d_model): f"each head gets d_k = d_model / h = {d_k} features, not all {d_model}",
-            (B, 1, T, d_model): f"that is one head; cut the {d_model} features into h={h} heads of d_k = {d_k}",
-        }
-        if shape in shape_slips:
-            return wrong(f"on {what} you returned shape {shape}: {shape_slips[shape]}.")
-        slips = [
-            (x.view(B, h, T, d_k), "a view straight to (B, h, T, d_k) keeps the shape but mixes tokens: head 0 "
-                                   "gets the first tokens' features, not a slice of every token. View as "
-                                   "(B, T, h, d_k), then .transpose(1, 2)"),
-            (x.view(B, T, d_k, h).permute(0, 3, 1, 2), f"the heads are interleaved (head 0 got features 0, {h}, "
-                                                       f"{2 * h}, …): view as (B, T, h, d_k), so head i gets a "
-                                                       "block of d_k neighbouring features"),
-        ]
-        problem = compare_numbers(got, reference_split_heads(x, h), f"the result on {what}", atol=1e-9,
-                                  hint="x.view(B, T, h, d_k).transpose(1, 2).", slips=slips)
-        if problem is not None:
-            return problem
-    return correct("view as (B, T, h, d_k), then transpose to (B, h, T, d_k): every head sees every token, "
-                   "each through its own d_k features.")
+def _split_case(B, T, d_model, h, drawn="") -> Case:
+    x = torch.arange(B * T * d_model, dtype=torch.float64).view(B, T, d_model)   # every entry different
+    return Case(x, h, what=f"x of shape ({B}, {T}, {d_model}) with n_heads={h}{drawn}")
 
 
-def solution_split_heads() -> Solution:
-    return Solution.from_function("split the heads", reference_split_heads,
-                                  "merge_heads undoes it: Y.transpose(1, 2).contiguous().view(B, T, h * d_k).")
+def _draw_split(rng) -> Case:
+    """Sizes drawn afresh: 2, 3, 5 or 6 heads of 2, 3, 5 or 6 features (never the page's d_k = 4), T another size."""
+    h, d_k = (int(n) for n in rng.choice([2, 3, 5, 6], size=2))
+    B, T = int(rng.integers(1, 4)), int(rng.choice([n for n in (2, 3, 4, 5, 7) if n not in (h, d_k)]))
+    return _split_case(B, T, h * d_k, h, ", drawn at random")
+
+
+def _judge_split(case, got, expected):
+    (x, h), what = case.args, case.what
+    (B, T, d_model), d_k = x.shape, x.shape[-1] // h
+    shape_slips = {
+        (B, T, h, d_k): "that is (B, T, H, d_k): the view is right; now swap tokens and heads, .transpose(1, 2)",
+        (B, h, d_k, T): "that is (B, H, d_k, T): tokens come before features, (B, H, T, d_k)",
+        (B, h, T, d_model): f"each head gets d_k = d_model / H = {d_k} features, not all {d_model}",
+        (B, 1, T, d_model): f"that is one head; cut the {d_model} features into H = {h} heads of d_k = {d_k}",
+    }
+    if got.shape != expected.shape and got.shape in shape_slips:
+        return f"on {what} you returned shape {got.shape}: {shape_slips[got.shape]}."
+    return None
+
+
+def _split_slips(case):
+    (x, h), (B, T, d_model) = case.args, case.args[0].shape
+    d_k = d_model // h
+    return [
+        (lambda: x.view(B, h, T, d_k), "a view straight to (B, H, T, d_k) keeps the shape but mixes tokens: head 0 "
+                                       "gets the first tokens' features, not a slice of every token. View as "
+                                       "(B, T, H, d_k), then .transpose(1, 2)"),
+        (lambda: x.view(B, T, d_k, h).permute(0, 3, 1, 2), f"the heads are interleaved (head 0 got features 0, {h}, "
+                                                           f"{2 * h}, …): view as (B, T, H, d_k), so head i gets a "
+                                                           "block of d_k neighbouring features"),
+    ]
+
+
+check_split_heads = Exercise(
+    reference_split_heads, title="split the heads", expects="split_heads(x, n_heads) returning a (B, H, T, d_k) tensor",
+    cases=lambda: [_split_case(*case) for case in SPLIT_CASES], draw=_draw_split, judge=_judge_split,
+    slips=_split_slips, atol=1e-9, hint="x.view(B, T, H, d_k).transpose(1, 2).",
+    success="view as (B, T, H, d_k), then transpose to (B, H, T, d_k): every head sees every token, each through "
+            "its own d_k features.",
+    explanation="merge_heads undoes it: Y.transpose(1, 2).contiguous().view(B, T, h * d_k).")
 
 
 # --- Exercise 2: the bottom-right causal mask ---------------------------------------------------
@@ -83,59 +82,67 @@ MASK_CASES = ((4, 4), (2, 5), (1, 6), (3, 7))
 
 
 def _as_mask(got, name: str):
-    """(0/1 float array, None) for a mask given as bools or 0/1 numbers, else (None, Feedback)."""
+    """(0/1 float array, None) for a mask given as bools or 0/1 numbers, else (None, what is wrong)."""
     if got is None:
-        return None, wrong(f"{name} is None. Did the function forget to `return` the mask?")
+        return None, f"{name} is None. Did the function forget to `return` the mask?"
+    if isinstance(got, CausalBias):   # its storage is not the mask: only F.scaled_dot_product_attention reads it
+        return None, (f"{name} is PyTorch's causal_lower_right(...) object, which only "
+                      "torch.nn.functional.scaled_dot_product_attention understands. Build the mask as a tensor of "
+                      "True/False: torch.ones(T_q, T_k, dtype=torch.bool).tril(...).")
     try:
         array = np.asarray(got.detach().cpu() if hasattr(got, "detach") else got, dtype=np.float64)
     except (TypeError, ValueError):
-        return None, wrong(f"{name} should be a tensor of True/False (or 1/0), but got {type(got).__name__}.")
-    if np.any(array < 0) or np.any(np.isinf(array)):
-        return None, wrong(f"{name} holds negative numbers or -inf: that is an additive mask. This course's mask "
-                           "is True (or 1) where a query may attend, False (or 0) where not.")
+        return None, f"{name} should be a tensor of True/False (or 1/0), but got {type(got).__name__}."
+    if np.isnan(array).any():
+        return None, (f"{name} holds NaN. A mask holds True (or 1) where a query may attend and False (or 0) where "
+                      "not: nothing else.")
+    if np.any(array < 0) or np.any(np.isneginf(array)):
+        return None, (f"{name} holds negative numbers or -inf: that is an additive mask. This course's mask "
+                      "is True (or 1) where a query may attend, False (or 0) where not.")
+    if np.isposinf(array).any():
+        return None, f"{name} holds inf. A mask holds True (or 1) and False (or 0) only."
     return (array != 0).astype(np.float64), None
 
 
-def check_causal_mask(student_function) -> Feedback:
-    """Exercise 2: causal(T_q, T_k) -> (T_q, T_k) mask, True where the query may attend, bottom-right aligned."""
-    problem = require_callable(student_function, "causal(T_q, T_k) returning a (T_q, T_k) mask")
-    if problem is not None:
-        return problem
-    for T_q, T_k in MASK_CASES:
-        what = f"T_q={T_q}, T_k={T_k}"
-        got, problem = call_student(student_function, T_q, T_k)
-        if problem is None:
-            got, problem = _as_mask(got, "the mask")
-        if problem is not None:
-            return wrong(f"for {what}: {problem.message.removeprefix('your function ')}")
-        right = reference_causal_mask(T_q, T_k).double().numpy()
-        top_left = torch.ones(T_q, T_k).tril().numpy()
-        slips = [
-            (top_left, f"for {what} the mask is aligned top-left: query 0 sees only key 0. The {T_q} queries are "
-                       f"the LAST {T_q} tokens, so query 0 is token {T_k - T_q} and sees keys 0 … {T_k - T_q}: "
-                       f"use tril(diagonal=T_k - T_q)"),
-            (1 - right, f"for {what} the polarity is flipped: True marks the keys a query may NOT see "
-                        "(nn.MultiheadAttention's convention). Here True = may attend"),
-            (1 - top_left, f"for {what} the mask is flipped (True = hidden) and aligned top-left"),
-            (torch.ones(T_q, T_k).tril(T_k - T_q - 1).numpy(), f"for {what} every query is kept off its own key: "
-                                                              "a token may attend to itself (diagonal T_k - T_q)"),
-            (torch.ones(T_q, T_k).tril(T_q - T_k).numpy(), f"for {what} the diagonal's sign is flipped: the "
-                                                          "triangle moves right by T_k - T_q, not T_q - T_k"),
-            (torch.ones(T_q, T_k).tril(T_k - T_q + 1).numpy(), f"for {what} every query also sees the token after "
-                                                              "it: the diagonal is T_k - T_q, not one more"),
-        ]
-        problem = compare_numbers(got, right, f"the mask for {what}", atol=0.5, slips=slips,
-                                  hint="query i may attend to keys 0 … T_k − T_q + i.")
-        if problem is not None:
-            return problem
-    return correct("bottom-right aligned: with 2 queries over 5 keys, query 0 is token 3 and sees keys 0 … 3. "
-                   "The same mask serves a square sequence and a generation step with a KV cache.")
+def _read_mask(result, case):
+    got, message = _as_mask(result, "the mask")
+    return got, None if message is None else f"for {case.what}: {message}"
 
 
-def solution_causal_mask() -> Solution:
-    return Solution.from_function("the bottom-right causal mask", reference_causal_mask,
-                                  "Shorter: torch.ones(T_q, T_k, dtype=torch.bool).tril(diagonal=T_k - T_q), "
-                                  "which is helpers.attention_torch.causal_mask.")
+def _causal_slips(case):
+    (T_q, T_k), what = case.args, case.what
+    right, top_left = reference_causal_mask(T_q, T_k).double(), torch.ones(T_q, T_k).tril()
+    return [
+        (top_left, f"for {what} the mask is aligned top-left: query 0 sees only key 0. The {T_q} queries are "
+                   f"the LAST {T_q} tokens, so query 0 is token {T_k - T_q} and sees keys 0 … {T_k - T_q}: "
+                   f"use tril(diagonal=T_k - T_q)"),
+        (1 - right, f"for {what} the polarity is flipped: True marks the keys a query may NOT see "
+                    "(nn.MultiheadAttention's convention). Here True = may attend"),
+        (1 - top_left, f"for {what} the mask is flipped (True = hidden) and aligned top-left"),
+        (torch.ones(T_q, T_k).tril(T_k - T_q - 1), f"for {what} every query is kept off its own key: "
+                                                  "a token may attend to itself (diagonal T_k - T_q)"),
+        (torch.ones(T_q, T_k).tril(T_q - T_k), f"for {what} the diagonal's sign is flipped: the "
+                                              "triangle moves right by T_k - T_q, not T_q - T_k"),
+        (torch.ones(T_q, T_k).tril(T_k - T_q + 1), f"for {what} every query also sees the token after "
+                                                  "it: the diagonal is T_k - T_q, not one more"),
+    ]
+
+
+def _draw_causal(rng) -> Case:
+    T_k = int(rng.integers(3, 10))
+    T_q = int(rng.integers(1, T_k))
+    return Case(T_q, T_k, what=f"T_q={T_q}, T_k={T_k} (drawn at random)")
+
+
+check_causal_mask = Exercise(
+    reference_causal_mask, title="the bottom-right causal mask", expects="causal(T_q, T_k) returning a (T_q, T_k) mask",
+    cases=lambda: [Case(T_q, T_k, what=f"T_q={T_q}, T_k={T_k}") for T_q, T_k in MASK_CASES], draw=_draw_causal,
+    read=_read_mask, slips=_causal_slips, where="for {what}: ", name="the mask for {what}", atol=0.5,
+    hint="query i may attend to keys 0 … T_k − T_q + i.",
+    success="bottom-right aligned: with 2 queries over 5 keys, query 0 is token 3 and sees keys 0 … 3. "
+            "The same mask serves a square sequence and a generation step with a KV cache.",
+    explanation="Shorter: torch.ones(T_q, T_k, dtype=torch.bool).tril(diagonal=T_k - T_q), which is "
+                "helpers.attention_torch.causal_mask.")
 
 
 # --- Exercise 3: padding and causal together ----------------------------------------------------
@@ -151,56 +158,59 @@ def reference_combined_mask(lengths, T):
 COMBINED_CASES = (([3, 5], 5), ([2, 4, 1], 4))
 
 
-def check_combined_mask(student_function) -> Feedback:
-    """Exercise 3: combined(lengths, T) -> a mask broadcasting to (B, 1, T, T): padding AND causal."""
-    problem = require_callable(student_function, "combined(lengths, T) returning a (B, 1, T, T) mask")
-    if problem is not None:
-        return problem
-    for lengths, T in COMBINED_CASES:
-        B = len(lengths)
-        what = f"lengths={lengths}, T={T}"
-        got, problem = call_student(student_function, torch.tensor(lengths), T)
-        if problem is None:
-            got, problem = _as_mask(got, "the mask")
-        if problem is not None:
-            return wrong(f"for {what}: {problem.message.removeprefix('your function ')}")
-        if got.shape == (B, T, T):
-            return wrong(f"for {what} the mask is (B, T, T) = {got.shape}: against scores (B, h, T, T) its batch "
-                         "axis would meet the heads. Add a head axis: (B, 1, T, T).")
-        try:
-            got = np.broadcast_to(got, (B, 1, T, T))
-        except ValueError:
-            return wrong(f"for {what} the mask has shape {got.shape}, which does not broadcast to (B, 1, T, T) = "
-                         f"{(B, 1, T, T)}.")
-        right = reference_combined_mask(lengths, T).double().numpy()
-        keys = torch.arange(T)[None, :] < torch.tensor(lengths)[:, None]        # (B, T)
-        causal = torch.ones(T, T).tril()
-        slips = [
-            (np.broadcast_to(causal.numpy(), right.shape), "the padding is missing. With the <pad>s at the end, "
-             "causality alone keeps the real tokens off them, but the <pad> queries attend to <pad> keys, and with "
-             "padding at the start (or no causal mask, in an encoder) real tokens would see pads. AND in the "
-             "padding mask"),
-            (np.broadcast_to(keys[:, None, None, :].double().numpy(), right.shape), "the causal part is missing: "
-             "every token sees the tokens after it. AND in causal_mask(T)"),
-            (1 - right, "the polarity is flipped: True should mean 'may attend' (the course's convention)"),
-            (((keys[:, None, None, :] | causal.bool())).double().numpy(), "the masks were combined with OR; "
-             "a key must pass both tests: combine with & (AND)"),
-            ((keys[:, None, :, None] & keys[:, None, None, :] & causal.bool()).double().numpy(), "you also hid the "
-             "<pad> QUERIES: their rows are now empty, and softmax over an empty row is 0/0 = NaN (section 9). Hide "
-             "only the keys: index the lengths as (B, 1, 1, T)"),
-            (((keys[:, None, :, None]) & causal.bool()).double().numpy(), "the padding hides padded QUERIES "
-             "(rows) instead of padded KEYS (columns): index the lengths as (B, 1, 1, T)"),
-            (((torch.arange(T)[None, :] <= torch.tensor(lengths)[:, None])[:, None, None, :] & causal.bool())
-             .double().numpy(), "one <pad> too many is visible: key j is real when j < length (j counts from 0)"),
-        ]
-        problem = compare_numbers(got, right, f"the mask for {what}", atol=0.5, slips=slips,
-                                  hint="(key j < length) & (j <= i), shaped (B, 1, T, T).")
-        if problem is not None:
-            return problem
-    return correct("padding AND causal, (B, 1, T, T): it broadcasts over the heads, and each real token sees "
-                   "itself and the real tokens before it.")
+def _read_combined(result, case):
+    """The mask as 0/1 numbers, broadcast to (B, 1, T, T); a (B, T, T) mask is told to add the head axis."""
+    (lengths, T), what = case.args, case.what
+    B = len(lengths)
+    got, message = _as_mask(result, "the mask")
+    if message is not None:
+        return None, f"for {what}: {message}"
+    if got.shape == (B, T, T):
+        return None, (f"for {what} the mask is (B, T, T) = {got.shape}: against scores (B, H, T, T) its batch "
+                      "axis would meet the heads. Add a head axis: (B, 1, T, T).")
+    try:
+        return np.broadcast_to(got, (B, 1, T, T)), None
+    except ValueError:
+        return None, (f"for {what} the mask has shape {got.shape}, which does not broadcast to (B, 1, T, T) = "
+                      f"{(B, 1, T, T)}.")
 
 
-def solution_combined_mask() -> Solution:
-    return Solution.from_function("padding combined with causal", reference_combined_mask,
-                                  "With the helpers: padding_mask(lengths, T) & causal_mask(T).")
+def _combined_slips(case):
+    lengths, T = case.args
+    keys = torch.arange(T)[None, :] < lengths[:, None]                     # (B, T)
+    causal, right = torch.ones(T, T).tril(), reference_combined_mask(lengths, T).double()
+    return [
+        (causal.expand(right.shape), "the padding is missing. With the <pad>s at the end, causality alone keeps the "
+         "real tokens off them, but the <pad> queries attend to <pad> keys, and with padding at the start (or no "
+         "causal mask, in an encoder) real tokens would see pads. AND in the padding mask"),
+        (keys[:, None, None, :].double().expand(right.shape), "the causal part is missing: every token sees the "
+         "tokens after it. AND in causal_mask(T)"),
+        (1 - right, "the polarity is flipped: True should mean 'may attend' (the course's convention)"),
+        (keys[:, None, None, :] | causal.bool(), "the masks were combined with OR; a key must pass both tests: "
+         "combine with & (AND)"),
+        (keys[:, None, :, None] & keys[:, None, None, :] & causal.bool(), "you also hid the <pad> QUERIES: their "
+         "rows are now empty, and softmax over an empty row is 0/0 = NaN (section 9). Hide only the keys: index the "
+         "lengths as (B, 1, 1, T)"),
+        (keys[:, None, :, None] & causal.bool(), "the padding hides padded QUERIES (rows) instead of padded KEYS "
+         "(columns): index the lengths as (B, 1, 1, T)"),
+        ((torch.arange(T)[None, :] <= lengths[:, None])[:, None, None, :] & causal.bool(), "one <pad> too many is "
+         "visible: key j is real when j < length (j counts from 0)"),
+    ]
+
+
+def _draw_combined(rng) -> Case:
+    """A batch whose longest sentence is shorter than T (so T = max(lengths) shows), in another order."""
+    B, T = int(rng.integers(2, 5)), int(rng.integers(4, 9))
+    lengths = [int(n) for n in rng.integers(1, T, size=B)]
+    return Case(torch.tensor(lengths), T, what=f"lengths={lengths}, T={T} (drawn at random)")
+
+
+check_combined_mask = Exercise(
+    reference_combined_mask, title="padding combined with causal",
+    expects="combined(lengths, T) returning a (B, 1, T, T) mask",
+    cases=lambda: [Case(torch.tensor(n), T, what=f"lengths={n}, T={T}") for n, T in COMBINED_CASES],
+    draw=_draw_combined, read=_read_combined, slips=_combined_slips, where="for {what}: ",
+    name="the mask for {what}", atol=0.5, hint="(key j < length) & (j <= i), shaped (B, 1, T, T).",
+    success="padding AND causal, (B, 1, T, T): it broadcasts over the heads, and each real token sees itself and "
+            "the real tokens before it.",
+    explanation="With the helpers: padding_mask(lengths, T) & causal_mask(T).")

@@ -7,23 +7,13 @@ import numbers
 
 import numpy as np
 import torch
-import torch.nn as nn
 
 from helpers.attention_torch import SelfAttention, count_parameters, scaled_dot_product_attention
-from helpers.exercises.feedback import (
-    Feedback,
-    Solution,
-    as_numbers,
-    call_student,
-    compare_numbers,
-    correct,
-    require_callable,
-    wrong,
-)
+from helpers.exercises.engine import Case, Exercise, Refusal, as_numbers
 from helpers.learning import soft_lookup
 
-# --- Exercise 1: a soft dictionary lookup -------------------------------------------------------
 
+# --- Exercise 1: a soft dictionary lookup -------------------------------------------------------
 def reference_soft_lookup(query, keys, values):
     """Blend of all values, weighted by softmax of the key-query dot products: (d,), (n, d), (n,) -> number."""
     scores = keys @ query                    # (n,) how well each key matches the query
@@ -58,49 +48,49 @@ def _lookup_slips(query, keys, values):
     ]
 
 
-def check_soft_lookup(student_function) -> Feedback:
-    """Exercise 1: soft_lookup(query, keys, values) -> one number, the softmax-weighted blend of the values."""
-    problem = require_callable(student_function, "soft_lookup(query, keys, values) returning one number")
+def _draw_lookup(rng) -> Case:
+    n, d = rng.integers(2, 8), rng.integers(2, 7)
+    query, keys, values = rng.normal(size=d), rng.normal(size=(n, d)), rng.normal(size=n)
+    return Case(query, keys, values, what=f"random keys ({n}, {d}) and values ({n},), drawn for this check")
+
+
+def _read_blend(result, case):
+    """One number, the blend; the weights, a pair or many numbers are named."""
+    what = case.what
+    if isinstance(result, (tuple, list)) and len(result) == 2 and any(np.ndim(r) > 0 for r in result):
+        return None, f"on {what} you returned a pair like (weights, blend); return only the blend, one number."
+    got, problem = as_numbers(result, "the result")
     if problem is not None:
-        return problem
-    for query, keys, values, what in _lookup_cases():
-        with np.errstate(all="ignore"):  # an overflow is diagnosed below, not warned about
-            result, problem = call_student(student_function, query.copy(), keys.copy(), values.copy())
-            slips = _lookup_slips(query, keys, values)
-        if problem is not None:
-            return wrong(f"on {what}: {problem.message}")
-        weights, expected = soft_lookup(query, keys, values)
-        if isinstance(result, (tuple, list)) and len(result) == 2 and any(np.ndim(r) > 0 for r in result):
-            return wrong(f"on {what} you returned a pair like (weights, blend); return only the blend, one number.")
-        got, problem = as_numbers(result, "the result")
-        if problem is not None:
-            return wrong(f"on {what}: {problem.message}")
-        if got.shape == weights.shape and np.allclose(got, weights, atol=1e-6):
-            return wrong(f"on {what} you returned the weights {np.round(got, 4).tolist()}. Finish the lookup: "
-                         "return the blend weights @ values, one number.")
-        if got.size != 1:
-            return wrong(f"on {what} you returned {got.size} numbers; a lookup returns one number, weights @ values.")
-        got = float(got.reshape(()))
-        if not math.isfinite(got):
-            return wrong(f"on {what}: you got {got}. exp overflowed: subtract the largest score before exp.")
-        problem = compare_numbers(got, expected, f"the blend on {what}", atol=1e-6,
-                                  hint="weights = softmax(keys @ query); result = weights @ values.",
-                                  slips=[(v, f"on {what}: {m}.") for v, m in slips])
-        if problem is not None:
-            return problem
+        return None, f"on {what}: {problem.message}"
+    weights = soft_lookup(*case.args)[0]
+    if got.shape == weights.shape and np.allclose(got, weights, atol=1e-6):
+        return None, (f"on {what} you returned the weights {np.round(got, 4).tolist()}. Finish the lookup: "
+                      "return the blend weights @ values, one number.")
+    if got.size != 1:
+        return None, f"on {what} you returned {got.size} numbers; a lookup returns one number, weights @ values."
+    if not np.isfinite(got).all():
+        return None, f"on {what}: you got {got.item()}. exp overflowed: subtract the largest score before exp."
+    return got.reshape(()), None
+
+
+def _lookup_verdict(answer) -> str:
     weights, blend = soft_lookup(*_lookup_cases()[1][:3])
-    return correct(f"the query 'a' gets weights {np.round(weights, 4).tolist()} and returns {blend:.4f}, not 1: "
-                   "a soft lookup blends every value, leaning toward the best-matching key.")
+    return (f"the query 'a' gets weights {np.round(weights, 4).tolist()} and returns {blend:.4f}, not 1: "
+            "a soft lookup blends every value, leaning toward the best-matching key.")
 
 
-def solution_soft_lookup() -> Solution:
-    return Solution.from_function("a soft dictionary lookup", reference_soft_lookup,
-                                  "Make the query 10 times longer and the weights approach [1, 0, 0]: the hard lookup "
-                                  "d['a'] = 1 is the limit of the soft one.")
+check_soft_lookup = Exercise(
+    reference_soft_lookup, title="a soft dictionary lookup",
+    expects="soft_lookup(query, keys, values) returning one number",
+    cases=lambda: [Case(*args, what=what) for *args, what in _lookup_cases()], draw=_draw_lookup, read=_read_blend,
+    slips=lambda case: [(v, f"on {case.what}: {m}.") for v, m in _lookup_slips(*case.args)],
+    name="the blend on {what}", hint="weights = softmax(keys @ query); result = weights @ values.",
+    success=_lookup_verdict,
+    explanation="Make the query 10 times longer and the weights approach [1, 0, 0]: the hard lookup d['a'] = 1 is "
+                "the limit of the soft one.")
 
 
 # --- Exercise 2: how many parameters? -----------------------------------------------------------
-
 SIZES = ((4, 4), (4, 3), (16, 8), (512, 64), (1, 1))
 
 
@@ -109,51 +99,59 @@ def reference_qkv_parameters(d_model: int, d_k: int) -> int:
     return 3 * d_model * d_k
 
 
-def check_qkv_parameters(student_function) -> Feedback:
-    """Exercise 2: qkv_parameters(d_model, d_k) -> the parameter count of SelfAttention(d_model, d_k)."""
-    problem = require_callable(student_function, "qkv_parameters(d_model, d_k) returning a whole number")
-    if problem is not None:
-        return problem
-    for d_model, d_k in SIZES:
-        got, problem = call_student(student_function, d_model, d_k)
-        if problem is not None:
-            return wrong(f"for d_model={d_model}, d_k={d_k}: {problem.message}")
-        if got is None:
-            return wrong("your function returned None. Did it forget to `return` the count?")
-        if hasattr(got, "item") and np.asarray(got).size == 1:
-            got = got.item()   # np.int64(48), np.array([48]), torch.tensor(48): the number inside
-        if isinstance(got, bool) or not isinstance(got, numbers.Real):
-            return wrong(f"for d_model={d_model}, d_k={d_k} your function returned {type(got).__name__} "
-                         f"{got!r:.40}; return a plain int, a whole number such as 48.")
-        expected = count_parameters(SelfAttention(d_model, d_k))
-        if got == expected:
-            continue
-        shape = "each matrix maps d_model numbers to d_k numbers, so it is (d_model, d_k), not"
-        slips = {  # a later entry wins where two coincide
-            d_model * d_k: "that is one matrix. There are three: W_q, W_k and W_v",
-            2 * d_model * d_k: "that is two matrices. Queries, keys AND values each have their own",
-            3 * d_model * d_model: f"{shape} (d_model, d_model)",
-            3 * d_k * d_k: f"{shape} (d_k, d_k)",
-            3 * (d_model * d_k + d_k): "you counted biases, but SelfAttention's layers have bias=False",
-            3 * (d_model + d_k): "you added the sizes. A (d_model, d_k) matrix holds d_model × d_k numbers",
-        }
-        if got in slips:
-            return wrong(f"for d_model={d_model}, d_k={d_k} you returned {got:,}, expected {expected:,}: {slips[got]}.")
-        return wrong(f"for d_model={d_model}, d_k={d_k} you returned {got!r}, but SelfAttention({d_model}, {d_k}) "
-                     f"has {expected:,} parameters. Count the numbers in W_q, W_k and W_v: each is (d_model, d_k).")
-    return correct("3 · d_model · d_k, checked against count_parameters(SelfAttention(...)) for "
-                   + ", ".join(f"({m}, {k})" for m, k in SIZES)
-                   + f". At d_model = 512, d_k = 64 that is {3 * 512 * 64:,} numbers, all learned from data.")
+def _read_count(result, case):
+    """A whole number: np.int64(48), np.array([48]) and torch.tensor(48) are read as the number inside."""
+    if result is None:
+        return None, "your function returned None. Did it forget to `return` the count?"
+    if hasattr(result, "item") and np.asarray(result).size == 1:
+        result = result.item()
+    if isinstance(result, bool) or not isinstance(result, numbers.Real):
+        return None, (f"for d_model={case.args[0]}, d_k={case.args[1]} your function returned "
+                      f"{type(result).__name__} {result!r:.40}; return a plain int, a whole number such as 48.")
+    return np.asarray(result, dtype=np.float64), None
 
 
-def solution_qkv_parameters() -> Solution:
-    return Solution.from_function("the parameter count", reference_qkv_parameters,
-                                  "W_q, W_k and W_v are each (d_model, d_k), and SelfAttention builds them with "
-                                  "bias=False. Attempt 1 (softmax(E Eᵀ/√d) E) has 0.")
+def _judge_count(case, got, expected):
+    """The count exactly, or the slip it is (a later entry wins where two coincide), or what to count."""
+    (d_model, d_k), got, expected = case.args, got.item(), int(expected)
+    if got == expected:
+        return None
+    shape = "each matrix maps d_model numbers to d_k numbers, so it is (d_model, d_k), not"
+    slips = {
+        d_model * d_k: "that is one matrix. There are three: W_q, W_k and W_v",
+        2 * d_model * d_k: "that is two matrices. Queries, keys AND values each have their own",
+        3 * d_model * d_model: f"{shape} (d_model, d_model)",
+        3 * d_k * d_k: f"{shape} (d_k, d_k)",
+        3 * (d_model * d_k + d_k): "you counted biases, but SelfAttention's layers have bias=False",
+        3 * (d_model + d_k): "you added the sizes. A (d_model, d_k) matrix holds d_model × d_k numbers",
+    }
+    if got in slips:
+        return f"for d_model={d_model}, d_k={d_k} you returned {int(got):,}, expected {expected:,}: {slips[got]}."
+    got = int(got) if got == int(got) else got
+    return (f"for d_model={d_model}, d_k={d_k} you returned {got!r}, but SelfAttention({d_model}, {d_k}) "
+            f"has {expected:,} parameters. Count the numbers in W_q, W_k and W_v: each is (d_model, d_k).")
+
+
+def _draw_sizes(rng) -> Case:
+    d_model, d_k = (int(n) for n in rng.integers(2, 300, size=2))
+    return Case(d_model, d_k, what=f"d_model={d_model}, d_k={d_k}")
+
+
+check_qkv_parameters = Exercise(
+    reference_qkv_parameters, title="the parameter count",
+    expects="qkv_parameters(d_model, d_k) returning a whole number",
+    cases=lambda: [Case(m, k, what=f"d_model={m}, d_k={k}") for m, k in SIZES], draw=_draw_sizes,
+    expected=lambda case: count_parameters(SelfAttention(*case.args)), read=_read_count, judge=_judge_count,
+    where="for {what}: ",
+    success="3 · d_model · d_k, checked against count_parameters(SelfAttention(...)) for "
+            + ", ".join(f"({m}, {k})" for m, k in SIZES)
+            + f" and three sizes drawn at random. At d_model = 512, d_k = 64 that is {3 * 512 * 64:,} numbers, all "
+              "learned from data.",
+    explanation="W_q, W_k and W_v are each (d_model, d_k), and SelfAttention builds them with bias=False. "
+                "Attempt 1 (softmax(E Eᵀ/√d) E) has 0.")
 
 
 # --- Exercise 3: the forward pass ---------------------------------------------------------------
-
 def reference_attention_forward(E, W_q, W_k, W_v):
     """Self-attention with learned projections: E (T, d_model) -> Y (T, d_v).
 
@@ -200,51 +198,58 @@ def _forward_slips(E, W_q, W_k, W_v) -> list[tuple[torch.Tensor, str]]:
     ]
 
 
-def check_attention_forward(student_function) -> Feedback:
-    """Exercise 3: attention_forward(E, W_q, W_k, W_v) -> Y, checked against SelfAttention."""
-    if (problem := require_callable(student_function, "attention_forward(E, W_q, W_k, W_v) returning Y")) is not None:
-        return problem
-    for seed, T, d_model, d_k, d_v in FORWARD_CASES:
-        E, W_q, W_k, W_v = _forward_case(seed, T, d_model, d_k, d_v)
-        what = f"E ({T}, {d_model}), W_q and W_k ({d_model}, {d_k}), W_v ({d_model}, {d_v})"
-        result, problem = call_student(student_function, E.clone(), W_q.clone(), W_k.clone(), W_v.clone())
-        if problem is not None:
-            if "NotImplementedError" in problem.message:
-                return problem
-            if "RuntimeError" in problem.message and ("shape" in problem.message or "size" in problem.message):
-                return wrong(f"on {what} a matrix product failed. W_q is (d_model, d_k) and the tokens are the rows "
-                             "of E, so Q = E @ W_q with no .T (only nn.Linear's .weight is W_qᵀ); the same for K, V.")
-            return wrong(f"on {what} {problem.message.removeprefix('your function ')}")
-        if isinstance(result, (tuple, list)) and len(result) == 2 and all(hasattr(r, "shape") for r in result):
-            return wrong(f"on {what} you returned a pair of arrays (of shapes {tuple(result[0].shape)} and "
-                         f"{tuple(result[1].shape)}), perhaps (Y, W). Return only Y, the ({T}, {d_v}) outputs.")
-        got, problem = as_numbers(result, "Y")
-        if problem is not None:
-            return wrong(f"on {what}: {problem.message}")
-        if got.shape == (T, T):
-            return wrong(f"on {what} you returned a ({T}, {T}) matrix: that is the weights. Finish with Y = W @ V.")
-        if got.shape == (T, d_model):
-            return wrong(f"on {what} Y has the shape of E: did you mix E instead of V = E @ W_v?")
-        expected = scaled_dot_product_attention(E @ W_q, E @ W_k, E @ W_v).numpy()  # (T, d_v)
-        problem = compare_numbers(got, expected, f"Y on {what}", atol=1e-5,   # a float32 result is right too
-                                  hint="Q = E @ W_q, K = E @ W_k, V = E @ W_v; "
-                                       "W = softmax(Q @ K.T / √d_k, dim=-1); Y = W @ V.",
-                                  slips=[(v.numpy(), f"on {what} {m}.") for v, m in _forward_slips(E, W_q, W_k, W_v)])
-        if problem is not None:
-            return problem
-    return correct("Y matches the course's scaled_dot_product_attention on Q = E W_q, K = E W_k, V = E W_v: "
-                   "softmax(Q Kᵀ / √d_k) V, what SelfAttention computes.")
+def _forward(seed, T, d_model, d_k, d_v, what="") -> Case:
+    what = what or f"E ({T}, {d_model}), W_q and W_k ({d_model}, {d_k}), W_v ({d_model}, {d_v})"
+    return Case(*_forward_case(seed, T, d_model, d_k, d_v), what=what)
 
 
-def solution_attention_forward() -> Solution:
-    return Solution.from_function(
-        "the forward pass", reference_attention_forward,
-        "Tokens are rows, so every projection is one product, E @ W_q. nn.Linear(d_model, d_k) stores "
-        "its .weight as (d_k, d_model), which is W_qᵀ, and computes x @ weight.T = x @ W_q.")
+def _draw_forward(rng) -> Case:
+    T, d_model, d_k, d_v = rng.choice([2, 3, 5, 6, 7, 8, 10, 11], size=4, replace=False)   # all differ, d_k ≠ 4
+    return _forward(int(rng.integers(2**31)), T, d_model, d_k, d_v,
+                    f"E ({T}, {d_model}), W_q and W_k ({d_model}, {d_k}), W_v ({d_model}, {d_v}), drawn at random")
+
+
+def _forward_error(case, error):
+    if isinstance(error, RuntimeError):   # what torch raises when the shapes of a product do not fit
+        return (f"on {case.what} a matrix product failed. W_q is (d_model, d_k) and the tokens are the rows "
+                "of E, so Q = E @ W_q with no .T (only nn.Linear's .weight is W_qᵀ); the same for K, V.")
+    return None
+
+
+def _read_forward(result, case):
+    if isinstance(result, (tuple, list)) and len(result) == 2 and all(hasattr(r, "shape") for r in result):
+        T, d_v = case.args[0].shape[0], case.args[3].shape[1]
+        return None, (f"on {case.what} you returned a pair of arrays (of shapes {tuple(result[0].shape)} and "
+                      f"{tuple(result[1].shape)}), perhaps (Y, W). Return only Y, the ({T}, {d_v}) outputs.")
+    got, problem = as_numbers(result, "Y")
+    return got, None if problem is None else f"on {case.what}: {problem.message}"
+
+
+def _judge_forward(case, got, expected):
+    (T, d_model), what = case.args[0].shape, case.what
+    if got.shape == expected.shape:
+        return None
+    if got.shape == (T, T):
+        return f"on {what} you returned a ({T}, {T}) matrix: that is the weights. Finish with Y = W @ V."
+    if got.shape == (T, d_model):
+        return f"on {what} Y has the shape of E: did you mix E instead of V = E @ W_v?"
+    return None
+
+
+check_attention_forward = Exercise(
+    reference_attention_forward, title="the forward pass", expects="attention_forward(E, W_q, W_k, W_v) returning Y",
+    cases=lambda: [_forward(*case) for case in FORWARD_CASES], draw=_draw_forward, errors=_forward_error,
+    read=_read_forward, judge=_judge_forward, name="Y on {what}", atol=1e-5,   # a float32 result is right too
+    expected=lambda case: scaled_dot_product_attention(*(case.args[0] @ W for W in case.args[1:])),
+    slips=lambda case: [(v, f"on {case.what} {m}.") for v, m in _forward_slips(*case.args)],
+    hint="Q = E @ W_q, K = E @ W_k, V = E @ W_v; W = softmax(Q @ K.T / √d_k, dim=-1); Y = W @ V.",
+    success="Y matches the course's scaled_dot_product_attention on Q = E W_q, K = E W_k, V = E W_v: "
+            "softmax(Q Kᵀ / √d_k) V, what SelfAttention computes.",
+    explanation="Tokens are rows, so every projection is one product, E @ W_q. nn.Linear(d_model, d_k) stores "
+                "its .weight as (d_k, d_model), which is W_qᵀ, and computes x @ weight.T = x @ W_q.")
 
 
 # --- Exercise 4: the module -----------------------------------------------------------------------
-
 MODULE_CASES = ((3, 2, 5, 6, 4), (4, 1, 7, 12, 9))  #: (seed, B, T, d_model, d_k): batches of 2 and 1, all sizes differ
 
 
@@ -262,65 +267,75 @@ def _module_slips(Q, K, V) -> list[tuple[torch.Tensor, str]]:
     ]
 
 
-def check_self_attention_module(student_class) -> Feedback:
-    """Exercise 4: MySelfAttention(d_model, d_k), an nn.Module with W_q, W_k, W_v, against SelfAttention."""
+def _module_case(seed, B, T, d_model, d_k, what="") -> Case:
+    x = torch.randn(B, T, d_model, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    return Case(x, what=what or f"x of shape ({B}, {T}, {d_model}) with d_k = {d_k}", seed=seed, d_model=d_model,
+                d_k=d_k)
+
+
+def _draw_module(rng) -> Case:
+    B, T, d_model, d_k = (int(n) for n in (rng.integers(1, 4), *rng.choice([2, 3, 5, 6, 7, 9], 3, replace=False)))
+    return _module_case(int(rng.integers(2**31)), B, T, d_model, d_k,
+                        f"x of shape ({B}, {T}, {d_model}) with d_k = {d_k}, drawn at random")
+
+
+def _reference_module(case) -> SelfAttention:
+    torch.manual_seed(case.seed)
+    return SelfAttention(case.d_model, case.d_k).double()
+
+
+def _run_module(student_class, case):
+    """Build MySelfAttention(d_model, d_k), give it the reference's weights, run it on the case's x."""
+    d_model, d_k = case.d_model, case.d_k
     if isinstance(student_class, torch.nn.Module):
-        return wrong("pass the class itself, check_self_attention_module(MySelfAttention), not an instance of it.")
-    if (problem := require_callable(student_class, "the class MySelfAttention itself")) is not None:
-        return problem
-    for seed, B, T, d_model, d_k in MODULE_CASES:
-        model, problem = call_student(student_class, d_model, d_k)
-        if problem is not None:
-            return wrong(f"MySelfAttention({d_model}, {d_k}): {problem.message.removeprefix('your function ')}")
-        layers = {name: getattr(model, name, None) for name in ("W_q", "W_k", "W_v")}
-        if not isinstance(model, torch.nn.Module) or not all(isinstance(v, torch.nn.Linear) for v in layers.values()):
-            return wrong("make MySelfAttention an nn.Module whose __init__ sets self.W_q = nn.Linear(d_model, d_k, "
-                         "bias=False), and the same for self.W_k and self.W_v (super().__init__() first).")
-        for name, layer in layers.items():
-            if layer.bias is not None or tuple(layer.weight.shape) != (d_k, d_model):
-                return wrong(f"for d_model={d_model}, d_k={d_k}, self.{name} should be nn.Linear(d_model, d_k, "
-                             f"bias=False), whose .weight is W_qᵀ of shape ({d_k}, {d_model}); yours has .weight "
-                             f"{tuple(layer.weight.shape)} and {'a' if layer.bias is not None else 'no'} bias.")
-        torch.manual_seed(seed)
-        reference = SelfAttention(d_model, d_k).double()
-        model.double().load_state_dict(reference.state_dict(), strict=False)  # the same weights in both
-        x = torch.randn(B, T, d_model, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
-        what = f"x of shape ({B}, {T}, {d_model}) with d_k = {d_k}"
-        with torch.no_grad():
-            result, problem = call_student(model, x.clone())
-            expected = reference(x)
-            slips = _module_slips(reference.W_q(x), reference.W_k(x), reference.W_v(x))
-        if problem is not None:
-            hint = (" On a batch (B, T, d_k), transpose the last two dims: K.transpose(-2, -1), not K.T."
-                    if "size" in problem.message or "shape" in problem.message else "")
-            return wrong(f"on {what} forward {problem.message.removeprefix('your function ')}{hint}")
-        problem = compare_numbers(result, expected, f"the output on {what}", atol=1e-6,
-                                  hint="Q, K, V = self.W_q(x), self.W_k(x), self.W_v(x); "
-                                       "softmax(Q @ K.transpose(-2, -1) / √d_k, dim=-1) @ V.",
-                                  slips=[(v.numpy(), f"on {what}: {m}.") for v, m in slips])
-        if problem is not None:
-            return problem
-    return correct("your module gives SelfAttention's outputs with the same weights, on a batch of 2 and of 1: "
-                   "you have built the layer the rest of the course uses.")
+        raise Refusal("pass the class itself, check_self_attention_module(MySelfAttention), not an instance of it.")
+    try:
+        model = student_class(d_model, d_k)
+    except Exception as error:
+        if type(error) is NotImplementedError and not error.args:
+            raise
+        raise Refusal(f"MySelfAttention({d_model}, {d_k}): raised {type(error).__name__}: {error}") from None
+    layers = {name: getattr(model, name, None) for name in ("W_q", "W_k", "W_v")}
+    if not isinstance(model, torch.nn.Module) or not all(isinstance(v, torch.nn.Linear) for v in layers.values()):
+        raise Refusal("make MySelfAttention an nn.Module whose __init__ sets self.W_q = nn.Linear(d_model, d_k, "
+                      "bias=False), and the same for self.W_k and self.W_v (super().__init__() first).")
+    for name, layer in layers.items():
+        if layer.bias is not None or tuple(layer.weight.shape) != (d_k, d_model):
+            raise Refusal(f"for d_model={d_model}, d_k={d_k}, self.{name} should be nn.Linear(d_model, d_k, "
+                          f"bias=False), whose .weight is W_qᵀ of shape ({d_k}, {d_model}); yours has .weight "
+                          f"{tuple(layer.weight.shape)} and {'a' if layer.bias is not None else 'no'} bias.")
+    model.double().load_state_dict(_reference_module(case).state_dict(), strict=False)  # the same weights in both
+    with torch.no_grad():
+        return model(case.args[0].clone())
 
 
-class ReferenceSelfAttention(nn.Module):
-    """Exercise 4's solution, (B, T, d_model) -> (B, T, d_k): SelfAttention without its input check."""
-
-    def __init__(self, d_model: int, d_k: int):
-        super().__init__()
-        self.W_q = nn.Linear(d_model, d_k, bias=False)   # .weight: (d_k, d_model), which is W_qᵀ
-        self.W_k = nn.Linear(d_model, d_k, bias=False)
-        self.W_v = nn.Linear(d_model, d_k, bias=False)
-
-    def forward(self, x, mask=None):
-        Q, K, V = self.W_q(x), self.W_k(x), self.W_v(x)       # each (B, T, d_k)
-        return scaled_dot_product_attention(Q, K, V, mask)    # (B, T, d_k)
+def _module_error(case, error):
+    hint = (" A product whose shapes do not fit: let the layers do the products, Q = self.W_q(x) (nn.Linear "
+            "applies .weight.T for you), and on a batch (B, T, d_k) transpose the last two dims: K.transpose(-2, -1), "
+            "not K.T." if isinstance(error, RuntimeError) else "")   # torch's error for shapes that do not fit
+    return f"on {case.what} forward raised {type(error).__name__}: {str(error).rstrip('.')}.{hint}"
 
 
-def solution_self_attention_module() -> Solution:
-    return Solution.from_function(
-        "the module", ReferenceSelfAttention,
-        "nn.Linear(d_model, d_k) computes x @ weight.T, and its .weight is W_qᵀ: so self.W_q(x) is X W_q. "
-        "helpers.attention_torch.SelfAttention is this class with one more line: a check that names an input it "
-        "was not built for.")
+def _module_expected(case):
+    with torch.no_grad():
+        return _reference_module(case)(case.args[0])
+
+
+def _module_slips_of(case):
+    reference, (x,) = _reference_module(case), case.args
+    with torch.no_grad():
+        slips = _module_slips(reference.W_q(x), reference.W_k(x), reference.W_v(x))
+    return [(v, f"on {case.what}: {m}.") for v, m in slips]
+
+
+check_self_attention_module = Exercise(
+    SelfAttention, title="the module", expects="the class MySelfAttention itself",
+    cases=lambda: [_module_case(*case) for case in MODULE_CASES], draw=_draw_module,
+    call=_run_module, errors=_module_error, expected=_module_expected, slips=_module_slips_of,
+    name="the output on {what}", hint="Q, K, V = self.W_q(x), self.W_k(x), self.W_v(x); "
+                                      "softmax(Q @ K.transpose(-2, -1) / √d_k, dim=-1) @ V.",
+    success="your module gives SelfAttention's outputs with the same weights, on a batch of 2 and of 1 and on three "
+            "drawn at random: you have built the layer the rest of the course uses.",
+    explanation="nn.Linear(d_model, d_k) computes x @ weight.T, and its .weight is W_qᵀ: so self.W_q(x) is X W_q. "
+                "check_tokens(x, self) is the course's one check line: it names an input the module was not built "
+                "for (leave it out in yours, or import it from helpers.attention_torch).")

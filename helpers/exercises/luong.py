@@ -8,22 +8,11 @@ import numpy as np
 import torch
 
 from helpers.attention_torch import scaled_dot_product_attention
-from helpers.exercises.feedback import (
-    Feedback,
-    Solution,
-    as_numbers,
-    call_student,
-    compare_numbers,
-    correct,
-    named_slip,
-    numbers_from,
-    require_callable,
-    wrong,
-)
+from helpers.exercises.engine import Case, Exercise, Feedback, as_numbers, correct, named_slip, solved_by, wrong
 from helpers.luong import decoder_states, encoder_states, luong_dot_attention, projections
 
-# --- Exercise 1: one step of Luong's dot attention -------------------------------------------------
 
+# --- Exercise 1: one step of Luong's dot attention -------------------------------------------------
 def reference_luong_context(s, H):
     """Luong's dot attention for one decoder state: s (d,), H (T_k, d) -> context (d,)."""
     scores = H @ s  # (T_k,): s · h_j for every encoder state
@@ -37,53 +26,54 @@ def _luong_cases():
     return [(decoder_states()[0], encoder_states()), (decoder_states()[1], encoder_states()), (s_random, H_random)]
 
 
-def check_luong_context(luong_context) -> Feedback:
-    """Exercise 1: luong_context(s, H) returns Σ_j softmax_j(s · h_j) h_j, shape (d,)."""
-    if (problem := require_callable(luong_context, "luong_context(s, H) -> context vector of shape (d,)")) is not None:
-        return problem
-    for s, H in _luong_cases():
-        result, problem = call_student(luong_context, s.clone(), H.clone())
-        if problem is not None:
-            return problem
-        if getattr(result, "dtype", None) in (torch.float16, torch.bfloat16):
-            return wrong(f"the context came back as {result.dtype}, which keeps only about 3 significant digits. "
-                         "Compute in the inputs' dtype (float32 here): no .half() or .bfloat16().")
-        got, problem = as_numbers(result, "the context")
-        if problem is not None:
-            return problem
-        expected, weights = (x.numpy() for x in luong_dot_attention(s, H))
-        scores, d = (H @ s).numpy(), H.shape[1]
-        if got.shape != (d,) and got.size == d:   # (1, d) or (d, 1): the right numbers with an extra axis
-            same = "the numbers are right, but " if np.allclose(got.ravel(), expected, atol=1e-4) else ""
-            return wrong(f"the context has shape {got.shape}: {same}it has an extra axis of size 1 (from s[None], "
-                         f"unsqueeze or keepdim=True). One decoder state gives ONE context vector, shape ({d},): "
-                         "keep s 1-D, or drop the axis with .squeeze().")
-        problem = named_slip(got, atol=1e-4, slips=(
-            (weights, "you returned the attention weights; the context is weights @ H, shape (d,)."),
-            (scores, "you returned the scores s · h_j. Apply softmax, then take the weighted sum of the h_j.")))
-        if problem is None:
-            problem = compare_numbers(got, expected, "the context", hint="Three steps: scores = H @ s, "
-                                      "weights = softmax(scores), context = weights @ H.", slips=(
-                (scores @ H.numpy(), "the weights are the raw scores: you forgot the softmax."),
-                ((scores / scores.sum()) @ H.numpy(), "you divided the scores by their sum; use softmax."),
-                ((torch.softmax(H @ s / math.sqrt(d), dim=0) @ H).numpy(), "you divided the scores by √d, the "
-                 "Transformer's addition (notebook 05); Luong's dot score is plain s · h_j."),
-                (H.numpy().mean(axis=0), "that is the plain average of the encoder states; weight them by "
-                                         "softmax(s · h_j).")))
-        if problem is not None:
-            return problem
-    return correct("Luong's three steps: s asks (query), each h_j answers (key), the h_j are mixed (value). "
-                   "The same vectors H served as keys and as values.")
+def _draw_luong(rng) -> Case:
+    T_k, d = (int(n) for n in rng.integers(2, 9, size=2))
+    g = torch.Generator().manual_seed(int(rng.integers(2**31)))
+    return Case(torch.randn(d, generator=g), torch.randn(T_k, d, generator=g),
+                what=f"s of dimension {d} and H of shape ({T_k}, {d}), drawn at random")
 
 
-def solution_luong_context() -> Solution:
-    return Solution.from_function("one step of Luong's dot attention", reference_luong_context,
-                                  "Equivalently: scaled_dot_product_attention(math.sqrt(d) * s[None], H, H)[0] "
-                                  "(multiplying the query by √d undoes the Transformer's 1/√d).")
+def _read_context(result, case):
+    got, problem = as_numbers(result, "the context")
+    return got, None if problem is None else problem.message
+
+
+def _judge_context(case, got, expected):
+    (s, H), d = case.args, case.args[1].shape[1]
+    if got.shape != (d,) and got.size == d:   # (1, d) or (d, 1): the right numbers with an extra axis
+        same = "the numbers are right, but " if np.allclose(got.ravel(), expected, atol=1e-4) else ""
+        return (f"the context has shape {got.shape}: {same}it has an extra axis of size 1 (from s[None], "
+                f"unsqueeze or keepdim=True). One decoder state gives ONE context vector, shape ({d},): "
+                "keep s 1-D, or drop the axis with .squeeze().")
+    return named_slip(got, atol=1e-4, slips=(
+        (luong_dot_attention(s, H)[1], "you returned the attention weights; the context is weights @ H, shape (d,)."),
+        (H @ s, "you returned the scores s · h_j. Apply softmax, then take the weighted sum of the h_j.")))
+
+
+def _context_slips(case):
+    (s, H), d = case.args, case.args[1].shape[1]
+    scores = H @ s
+    return ((scores @ H, "the weights are the raw scores: you forgot the softmax."),
+            ((scores / scores.sum()) @ H, "you divided the scores by their sum; use softmax."),
+            (torch.softmax(scores / math.sqrt(d), dim=0) @ H, "you divided the scores by √d, the Transformer's "
+             "addition (notebook 05); Luong's dot score is plain s · h_j."),
+            (H.mean(axis=0), "that is the plain average of the encoder states; weight them by softmax(s · h_j)."))
+
+
+check_luong_context = Exercise(
+    reference_luong_context, title="one step of Luong's dot attention",
+    expects="luong_context(s, H) -> context vector of shape (d,)", where="",
+    cases=lambda: [Case(s, H, what="") for s, H in _luong_cases()], draw=_draw_luong, read=_read_context,
+    judge=_judge_context, slips=_context_slips, expected=lambda case: luong_dot_attention(*case.args)[0],
+    name="the context", atol=1e-4,
+    hint="Three steps: scores = H @ s, weights = softmax(scores), context = weights @ H.",
+    success="Luong's three steps: s asks (query), each h_j answers (key), the h_j are mixed (value). "
+            "The same vectors H served as keys and as values.",
+    explanation="Equivalently: scaled_dot_product_attention(math.sqrt(d) * s[None], H, H)[0] (multiplying the "
+                "query by √d undoes the Transformer's 1/√d).")
 
 
 # --- Exercise 2: the shapes of cross-attention -----------------------------------------------------
-
 SHAPES_SETTING = {"T_q": 5, "T_k": 7, "d_model": 512, "d_k": 64}  #: a Hindi decoder, an English encoder
 
 
@@ -122,6 +112,15 @@ _SHAPE_HINTS = {  # what each shape counts, without giving the numbers away
 }
 
 
+@solved_by("the shapes of cross-attention", """
+    shapes = {
+        "Q": (5, 64),   # decoder tokens x d_k      (queries come from the decoder)
+        "K": (7, 64),   # encoder tokens x d_k      (keys come from the encoder)
+        "V": (7, 64),   # encoder tokens x d_v      (values come from the encoder)
+        "W": (5, 7),    # one row per query, one column per key
+        "Y": (5, 64),   # one output per query
+    }
+    """)
 def check_cross_attention_shapes(shapes) -> Feedback:
     """Exercise 2: a dict {"Q", "K", "V", "W", "Y"} -> shape tuples."""
     expected = reference_cross_attention_shapes()
@@ -156,20 +155,7 @@ def check_cross_attention_shapes(shapes) -> Feedback:
                    "cross-attention, and each of the 5 decoder tokens gets one output.")
 
 
-def solution_cross_attention_shapes() -> Solution:
-    return Solution("the shapes of cross-attention", """
-        shapes = {
-            "Q": (5, 64),   # decoder tokens x d_k      (queries come from the decoder)
-            "K": (7, 64),   # encoder tokens x d_k      (keys come from the encoder)
-            "V": (7, 64),   # encoder tokens x d_v      (values come from the encoder)
-            "W": (5, 7),    # one row per query, one column per key
-            "Y": (5, 64),   # one output per query
-        }
-        """)
-
-
 # --- Exercise 3: cross-attention with learned projections ------------------------------------------
-
 def reference_cross_attention(X_dec, X_enc, W_q, W_k, W_v):
     """Queries from the decoder, keys and values from the encoder: (T_q, d), (T_k, d) -> (T_q, d_v)."""
     Q = X_dec @ W_q  # (T_q, d_k)
@@ -187,7 +173,7 @@ def _cross_cases():
 
 
 def _cross_attention_slips(X_dec, X_enc, W_q, W_k, W_v):
-    """[(what a slip computes, the message naming it)], leaving out slips whose shapes do not fit."""
+    """[(what a slip computes, the message naming it)]: computed when needed; one whose shapes do not fit is skipped."""
     sdpa = scaled_dot_product_attention
     Q, K, V = X_dec @ W_q, X_enc @ W_k, X_enc @ W_v
     S, d, d_k = Q @ K.T, X_dec.shape[1], Q.shape[1]   # S: (T_q, T_k) raw scores
@@ -212,38 +198,35 @@ def _cross_attention_slips(X_dec, X_enc, W_q, W_k, W_v):
         flipped = [W.T if j == i else W for j, W in enumerate((W_q, W_k, W_v))]
         slips.append((lambda f=flipped: sdpa(X_dec @ f[0], X_enc @ f[1], X_enc @ f[2]),
                       f"{name} was transposed: the projection is X @ {name}, not X @ {name}.T."))
-    out = []
-    for compute, message in slips:
-        try:
-            result = compute()
-        except (RuntimeError, ValueError):  # a transposed rectangular matrix does not fit: not this answer
-            continue
-        out.append((result.numpy(), message))
-    return out
+    return slips
 
 
-def check_cross_attention(cross_attention) -> Feedback:
-    """Exercise 3: cross_attention(X_dec, X_enc, W_q, W_k, W_v) -> Y of shape (T_q, d_v)."""
-    problem = require_callable(cross_attention, "cross_attention(X_dec, X_enc, W_q, W_k, W_v) -> Y (T_q, d_v)")
-    if problem is not None:
-        return problem
-    for X_dec, X_enc, W_q, W_k, W_v in _cross_cases():
-        # copies: an in-place edit of a weight inside the student's function must not reach the reference
-        got, problem = numbers_from(cross_attention, X_dec.clone(), X_enc.clone(),
-                                    W_q.clone(), W_k.clone(), W_v.clone(), name="Y")
-        if problem is not None:
-            return problem
-        expected = reference_cross_attention(X_dec, X_enc, W_q, W_k, W_v).numpy()
-        T_q, T_k = X_dec.shape[0], X_enc.shape[0]
-        if got.shape[:1] == (T_k,) and T_k != T_q:
-            return wrong(f"Y has {T_k} rows, one per encoder token: the queries come from the decoder, X_dec @ W_q.")
-        problem = compare_numbers(got, expected, "Y", slips=_cross_attention_slips(X_dec, X_enc, W_q, W_k, W_v),
-                                  hint="Q from X_dec, K and V from X_enc, then scaled_dot_product_attention(Q, K, V).")
-        if problem is not None:
-            return problem
-    return correct("queries from the decoder, keys and values from the encoder, one function. "
-                   "Pass the same sequence as X_dec and X_enc and it is self-attention.")
+def _draw_cross(rng) -> Case:
+    T_q, T_k, d, d_k, d_v = (int(n) for n in rng.choice([2, 3, 5, 6, 7, 9], 5))
+    g = torch.Generator().manual_seed(int(rng.integers(2**31)))
+    shapes = ((T_q, d), (T_k, d), (d, d_k), (d, d_k), (d, d_v))
+    return Case(*(torch.randn(*shape, generator=g) for shape in shapes),
+                what=f"X_dec ({T_q}, {d}), X_enc ({T_k}, {d}), W_q and W_k ({d}, {d_k}), W_v ({d}, {d_v}), drawn at "
+                     "random")
 
 
-def solution_cross_attention() -> Solution:
-    return Solution.from_function("cross-attention with learned projections", reference_cross_attention)
+def _judge_cross(case, got, expected):
+    T_q, T_k = case.args[0].shape[0], case.args[1].shape[0]
+    if got.shape[:1] == (T_k,) and T_k != T_q:
+        return f"Y has {T_k} rows, one per encoder token: the queries come from the decoder, X_dec @ W_q."
+    return None
+
+
+def _read_y(result, case):
+    got, problem = as_numbers(result, "Y")
+    return got, None if problem is None else problem.message
+
+
+check_cross_attention = Exercise(
+    reference_cross_attention, title="cross-attention with learned projections",
+    expects="cross_attention(X_dec, X_enc, W_q, W_k, W_v) -> Y (T_q, d_v)", where="",
+    cases=lambda: [Case(*case, what="") for case in _cross_cases()], draw=_draw_cross, read=_read_y,
+    judge=_judge_cross, slips=lambda case: _cross_attention_slips(*case.args), name="Y", atol=1e-4,
+    hint="Q from X_dec, K and V from X_enc, then scaled_dot_product_attention(Q, K, V).",
+    success="queries from the decoder, keys and values from the encoder, one function. "
+            "Pass the same sequence as X_dec and X_enc and it is self-attention.")

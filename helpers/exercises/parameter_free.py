@@ -6,15 +6,15 @@ import math
 import numpy as np
 
 from helpers.attention import attend, self_attention, self_attention_steps
-from helpers.exercises.feedback import (
+from helpers.exercises.engine import (
+    Case,
+    Exercise,
     Feedback,
-    Solution,
     as_numbers,
     compare_numbers,
     correct,
     named_slip,
-    numbers_from,
-    require_callable,
+    solved_by,
     text_answer,
     wrong,
 )
@@ -22,7 +22,6 @@ from helpers.running_example import SENTENCE_MONEY, SENTENCE_RIVER, embed
 from helpers.similarity import softmax
 
 # --- Exercise 1: one row of W for a sentence the notebook has not computed ----------------------
-
 ROUNDING_TOLERANCE = 5e-3   # answers rounded to 2 decimals (what the heatmaps show) pass
 SUM_TOLERANCE = 1.5e-2      # three numbers rounded to 2 decimals may sum to 1 ± 0.015
 ROW_SENTENCE = "money bank flows"
@@ -43,6 +42,14 @@ def reference_flows_row() -> np.ndarray:
     return exps / exps.sum()
 
 
+def _flows_by_hand() -> str:
+    steps = self_attention_steps(embed(ROW_SENTENCE))
+    return (f"By hand: scores {_fmt_row(steps['S'][_ROW], 0)}; divided by 2: {_fmt_row(steps['S_scaled'][_ROW], 1)}; "
+            f"exp: {_fmt_row(steps['exp'][_ROW])}, sum {steps['exp_sum'][_ROW]:.4f}; divided by the sum: "
+            f"{_fmt_row(steps['W'][_ROW])}.")
+
+
+@solved_by("the flows row of W in money bank flows", reference_flows_row, _flows_by_hand())
 def check_flows_row(w) -> Feedback:
     """Exercise 1: the three weights flows gives to money, bank, flows in "money bank flows"."""
     steps = self_attention_steps(embed(ROW_SENTENCE))
@@ -53,7 +60,7 @@ def check_flows_row(w) -> Feedback:
     if got.shape != (3,):
         return wrong(f"w_flows should be 3 numbers (one weight per token), but has shape {got.shape}.")
     scaled, not_yet = _fmt_row(S_scaled[_ROW], 1), "The weights come out of softmax: exp, then divide by the sum."
-    problem = named_slip(got, [
+    message = named_slip(got, [
         (S[_ROW], f"those are the raw scores e_flows · e_j, {_fmt_row(S[_ROW], 0)}. {not_yet}"),
         (S_scaled[_ROW], f"those are the scaled scores {scaled}. {not_yet}"),
         (steps["exp"][_ROW], f"those are the exponentials exp({scaled}); divide them by their sum."),
@@ -65,32 +72,22 @@ def check_flows_row(w) -> Feedback:
         *((W[row], f"that is the {word} row. flows is the third token: use e_flows · e_j.")
           for row, word in enumerate(_ROW_WORDS) if row != _ROW),
     ], atol=ROUNDING_TOLERANCE, right=W[_ROW])   # a slip rounded to two decimals is still named
-    if problem is not None:
-        return problem
+    if message is not None:
+        return wrong(message)
     if not np.isclose(got.sum(), 1.0, atol=SUM_TOLERANCE):
         return wrong(f"your weights sum to {got.sum():.4f}, not 1. Divide each exponential by their sum.")
     if not np.allclose(got, W[_ROW], atol=ROUNDING_TOLERANCE) and np.allclose(got, W[_ROW], atol=0.05):
         return wrong("close: right to one decimal, but too coarse. Give two decimals.")
-    problem = compare_numbers(got, W[_ROW], "w_flows", atol=ROUNDING_TOLERANCE, hint=f"Scores / 2 = {scaled}.")
-    if problem is not None:
-        return problem
+    message = compare_numbers(got, W[_ROW], "w_flows", atol=ROUNDING_TOLERANCE, hint=f"Scores / 2 = {scaled}.")
+    if message is not None:
+        return wrong(message)
     exact = np.round(W[_ROW], 4).tolist()
     verdict = (f"w_flows = {exact}." if np.allclose(got, W[_ROW], atol=5e-5) else
                f"your {got.tolist()} is correct to the precision you gave; to four decimals the row is {exact}.")
     return correct(f"{verdict} flows keeps {W[_ROW, _ROW]:.4f} of itself: e_flows · e_flows is its largest score.")
 
 
-def solution_flows_row() -> Solution:
-    steps = self_attention_steps(embed(ROW_SENTENCE))
-    return Solution.from_function(
-        "the flows row of W in money bank flows", reference_flows_row,
-        f"By hand: scores {_fmt_row(steps['S'][_ROW], 0)}; divided by 2: {_fmt_row(steps['S_scaled'][_ROW], 1)}; "
-        f"exp: {_fmt_row(steps['exp'][_ROW])}, sum {steps['exp_sum'][_ROW]:.4f}; divided by the sum: "
-        f"{_fmt_row(steps['W'][_ROW])}.")
-
-
 # --- Exercise 2: predict whom bank attends to when grows is longer ---------------------------------
-
 LONG_GROWS = (0.0, 3.0, 3.0, 3.0)  #: exercise 2: e_grows three times as long (the same direction)
 PREDICT_WORDS = tuple(SENTENCE_MONEY.split())
 
@@ -108,6 +105,22 @@ def reference_long_grows_prediction() -> str:
     return PREDICT_WORDS[int(np.argmax(W[1]))]
 
 
+def _long_grows_solution() -> str:
+    steps = self_attention_steps(long_grows_matrix())
+    scores = ", ".join(f"{v:.0f}" for v in steps["S"][1])
+    weights = ", ".join(f"{v:.3f}" for v in steps["W"][1])
+    return f"""
+        E = embed("money bank grows")        # (3, 4)
+        E[2] = [0, 3, 3, 3]                  # grows, three times as long
+        S = E @ E.T                          # bank's row: [{scores}]
+        W = softmax(S / 2)                   # bank's row: [{weights}]
+        answer = ["money", "bank", "grows"][W[1].argmax()]   # "{reference_long_grows_prediction()}"
+        """
+
+
+@solved_by("whom bank attends to when grows is longer", _long_grows_solution(),
+           "Cosine ignores length, so by cosine nothing changed: bank would still be closest to itself. "
+           "The dot product is |a| |b| cos θ, and tripling |e_grows| triples bank's score with grows.")
 def check_long_grows_prediction(answer) -> Feedback:
     """Exercise 2: whom bank attends to most once e_grows is three times as long."""
     word, problem = text_answer(answer, "one word as a string: 'money', 'bank' or 'grows'")
@@ -130,23 +143,7 @@ def check_long_grows_prediction(answer) -> Feedback:
                  "e_grows = [0, 3, 3, 3] against e_bank · e_bank.")
 
 
-def solution_long_grows_prediction() -> Solution:
-    steps = self_attention_steps(long_grows_matrix())
-    scores = ", ".join(f"{v:.0f}" for v in steps["S"][1])
-    weights = ", ".join(f"{v:.3f}" for v in steps["W"][1])
-    return Solution("whom bank attends to when grows is longer", f"""
-        E = embed("money bank grows")        # (3, 4)
-        E[2] = [0, 3, 3, 3]                  # grows, three times as long
-        S = E @ E.T                          # bank's row: [{scores}]
-        W = softmax(S / 2)                   # bank's row: [{weights}]
-        answer = ["money", "bank", "grows"][W[1].argmax()]   # "{reference_long_grows_prediction()}"
-        """,
-        "Cosine ignores length, so by cosine nothing changed: bank would still be closest to itself. "
-        "The dot product is |a| |b| cos θ, and tripling |e_grows| triples bank's score with grows.")
-
-
 # --- Exercise 3: self-attention in matrix form --------------------------------------------------
-
 def reference_self_attention(E):
     """Parameter-free self-attention: (T, d) -> (T, d): two matrix products and a row-wise softmax."""
     E = np.asarray(E, dtype=float)
@@ -167,46 +164,49 @@ def _cases():
     )
 
 
-def _judge_attention(E: np.ndarray, got: np.ndarray, what: str) -> Feedback | None:
-    """The usual slips on one input by name, else how got differs from self_attention(E); None if right."""
+def _draw_embeddings(rng) -> Case:
+    T, d = rng.choice([(T, d) for T in range(2, 8) for d in (2, 3, 5, 6) if T != d], axis=0)   # d ≠ 4: not √4 = 2
+    return Case(rng.normal(size=(T, d)) * rng.uniform(0.5, 3), what=f"an E of shape ({T}, {d}) drawn at random")
+
+
+def _judge_attention(case, got, expected):
+    """The slips that show in the shape or in NaNs, before the engine compares got with self_attention(E)."""
+    (E,), what = case.args, case.what
     T, d = E.shape
     if got.shape == (T, T) and T != d:
-        return wrong(f"on {what} you returned a ({T}, {T}) matrix: that looks like W. Finish with Y = W @ E.")
+        return f"on {what} you returned a ({T}, {T}) matrix: that looks like W. Finish with Y = W @ E."
     if got.shape != (T, d):
-        return wrong(f"on {what} the result has shape {got.shape}, but Y is ({T}, {d}).")
+        return f"on {what} the result has shape {got.shape}, but Y is ({T}, {d})."
     S = E @ E.T / math.sqrt(d)                        # (T, T)
     low = S.max(axis=-1) < S.max() - 745              # rows that one max for the whole matrix sends to exp(-745) = 0
     if low.any() and (not np.all(np.isfinite(got[low])) or not np.any(got[low])):
         row = int(np.argmax(low))
-        return wrong(f"on {what} row {row} came out NaN or 0: one max for the whole matrix leaves it at "
-                     f"exp({S[row].max() - S.max():.0f}) = 0, and 0 / 0 = NaN. Subtract each row's own max: "
-                     "S.max(axis=-1, keepdims=True).")
+        return (f"on {what} row {row} came out NaN or 0: one max for the whole matrix leaves it at "
+                f"exp({S[row].max() - S.max():.0f}) = 0, and 0 / 0 = NaN. Subtract each row's own max: "
+                "S.max(axis=-1, keepdims=True).")
     if not np.all(np.isfinite(got)):
-        return wrong(f"on {what} you got NaN or inf: exp overflowed. Subtract each row's max before exp.")
-    return compare_numbers(got, self_attention(E), f"Y on {what}", atol=1e-6, slips=[
+        return f"on {what} you got NaN or inf: exp overflowed. Subtract each row's max before exp."
+    return None
+
+
+def _attention_slips(case):
+    (E,), what = case.args, case.what
+    T, d = E.shape
+    return [
         (attend(E, E, E, scale=1.0), f"on {what} you forgot to divide the scores by √d (here √{d})."),
         (attend(E, E, E, scale=1 / math.sqrt(T)), f"on {what} you divided by √T (tokens) instead of √d = √{d}."),
         (attend(E, E, E, scale=1 / d), f"on {what} you divided by d = {d} instead of √d."),
         (attend(E, E, E, scale=0.5), f"on {what} you hard-coded 2 = √4, but here d = {d}: use np.sqrt(E.shape[1])."),
         (softmax(E @ E.T / math.sqrt(d), axis=0) @ E, f"on {what} the softmax ran down the columns (axis 0), or you "
                                                       "used W.T. Each ROW of W must sum to 1: axis=-1."),
-    ], hint="Recipe: S = E @ E.T / √d; W = softmax of each row; Y = W @ E.")
+    ]
 
 
-def check_self_attention(student_function) -> Feedback:
-    """Exercise 3: self_attention(E) -> Y in matrix form, checked on five inputs."""
-    problem = require_callable(student_function, "self_attention(E) taking a (T, d) array and returning (T, d)")
-    if problem is not None:
-        return problem
-    for E, what in _cases():
-        got, problem = numbers_from(student_function, E.copy(), on=what)
-        if problem is None:
-            problem = _judge_attention(E, got, what)
-        if problem is not None:
-            return problem
-    return correct("your self_attention matches helpers.attention.self_attention on all five inputs.")
-
-
-def solution_self_attention() -> Solution:
-    return Solution.from_function("self-attention in three steps: two products and a row-wise softmax",
-                                  reference_self_attention)
+check_self_attention = Exercise(
+    reference_self_attention, title="self-attention in three steps: two products and a row-wise softmax",
+    expects="self_attention(E) taking a (T, d) array and returning (T, d)",
+    cases=lambda: [Case(E, what=what) for E, what in _cases()], draw=_draw_embeddings, judge=_judge_attention,
+    expected=lambda case: self_attention(*case.args), slips=_attention_slips, name="Y on {what}",
+    hint="Recipe: S = E @ E.T / √d; W = softmax of each row; Y = W @ E.",
+    success="your self_attention matches helpers.attention.self_attention on all five inputs and on three drawn at "
+            "random.")

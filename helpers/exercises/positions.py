@@ -3,28 +3,21 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
 from helpers.attention_torch import SelfAttention
-from helpers.exercises.feedback import (
-    Feedback,
-    Solution,
-    compare_numbers,
-    correct,
-    numbers_from,
-    require_callable,
-    wrong,
-)
+from helpers.exercises.engine import Case, Exercise, raised
 from helpers.positions import sinusoidal_positions
 
 # --- Exercise 1: the sinusoidal encoding --------------------------------------------------------
 
 
 def reference_sinusoidal(T, d):
-    """PE[p, 2i] = sin(p / 10000^(2i/d)), PE[p, 2i+1] = cos(p / 10000^(2i/d)): -> (T, d)."""
+    """PE[p, 2m] = sin(p / 10000^(2m/d)), PE[p, 2m+1] = cos(p / 10000^(2m/d)): -> (T, d)."""
     p = torch.arange(T, dtype=torch.float64)[:, None]   # (T, 1) positions 0 … T − 1
-    two_i = torch.arange(0, d, 2, dtype=torch.float64)   # (d/2,) 0, 2, …, d − 2
-    angles = p / 10000 ** (two_i / d)                    # (T, d/2) one angle per position and pair
+    two_m = torch.arange(0, d, 2, dtype=torch.float64)   # (d/2,) 0, 2, …, d − 2
+    angles = p / 10000 ** (two_m / d)                    # (T, d/2) one angle per position and pair
     PE = torch.zeros(T, d, dtype=torch.float64)
     PE[:, 0::2] = torch.sin(angles)                      # even columns: sin
     PE[:, 1::2] = torch.cos(angles)                      # odd columns: cos
@@ -34,7 +27,7 @@ def reference_sinusoidal(T, d):
 def _sinusoid_slips(T: int, d: int) -> list[tuple[torch.Tensor, str]]:
     """[(what a slip returns, what the slip is)]."""
     p = torch.arange(T, dtype=torch.float64)[:, None]   # (T, 1)
-    i = torch.arange(d // 2, dtype=torch.float64)        # (d/2,) the pair index
+    m = torch.arange(d // 2, dtype=torch.float64)        # (d/2,) the pair index
     column = torch.arange(d, dtype=torch.float64)        # (d,) the column index
 
     def interleave(sin, cos):
@@ -42,65 +35,58 @@ def _sinusoid_slips(T: int, d: int) -> list[tuple[torch.Tensor, str]]:
         PE[:, 0::2], PE[:, 1::2] = sin, cos
         return PE
 
-    right = p / 10000 ** (2 * i / d)
+    right = p / 10000 ** (2 * m / d)
     per_column = p / 10000 ** (column / d)                # (T, d) every column its own exponent
-    doubled = p / 10000 ** (2 * column / d)               # (T, d) the column index j used as i in 2i
+    doubled = p / 10000 ** (2 * column / d)               # (T, d) the column index c used as m in 2m
     return [
         (interleave(torch.cos(right), torch.sin(right)),
-         "sin and cos are swapped: even columns 2i hold sin, odd columns 2i+1 hold cos"),
-        (interleave(torch.sin(p / 10000 ** (i / d)), torch.cos(p / 10000 ** (i / d))),
-         "the exponent uses i instead of 2i: pair i has frequency 1 / 10000^(2i/d), so the slowest pair "
+         "sin and cos are swapped: even columns 2m hold sin, odd columns 2m+1 hold cos"),
+        (interleave(torch.sin(p / 10000 ** (m / d)), torch.cos(p / 10000 ** (m / d))),
+         "the exponent uses m instead of 2m: pair m has frequency 1 / 10000^(2m/d), so the slowest pair "
          "is near 1/10000, not 1/100"),
         (interleave(torch.sin(per_column[:, 0::2]), torch.cos(per_column[:, 1::2])),
-         "column 2i+1 got its own exponent (2i+1)/d: the sin and the cos of a pair share one frequency, "
-         "10000^(2i/d) for both"),
+         "column 2m+1 got its own exponent (2m+1)/d: the sin and the cos of a pair share one frequency, "
+         "10000^(2m/d) for both"),
         (interleave(torch.sin(doubled[:, 0::2]), torch.cos(doubled[:, 1::2])),
-         "the exponent used the column index j as if it were i, 10000^(2j/d); pair i covers columns 2i and "
-         "2i+1, so column j belongs to pair j // 2"),
+         "the exponent used the column index c as if it were m, 10000^(2c/d); pair m covers columns 2m and "
+         "2m+1, so column c belongs to pair c // 2"),
         (torch.cat([torch.sin(right), torch.cos(right)], dim=1),
-         "all the sines come first and then all the cosines: interleave them, sin in column 2i and cos in 2i+1"),
-        (interleave(torch.sin(p * 10000 ** (2 * i / d)), torch.cos(p * 10000 ** (2 * i / d))),
-         "you multiplied p by 10000^(2i/d); divide: the angle is p / 10000^(2i/d)"),
-        (interleave(torch.sin(right + 1 / 10000 ** (2 * i / d)), torch.cos(right + 1 / 10000 ** (2 * i / d))),
+         "all the sines come first and then all the cosines: interleave them, sin in column 2m and cos in 2m+1"),
+        (interleave(torch.sin(p * 10000 ** (2 * m / d)), torch.cos(p * 10000 ** (2 * m / d))),
+         "you multiplied p by 10000^(2m/d); divide: the angle is p / 10000^(2m/d)"),
+        (interleave(torch.sin(right + 1 / 10000 ** (2 * m / d)), torch.cos(right + 1 / 10000 ** (2 * m / d))),
          "the positions start at 1; the first token is position 0 (its row is 0, 1, 0, 1, …)"),
     ]
 
 
-def check_sinusoidal(student_function) -> Feedback:
-    """Exercise 1: sinusoidal(T, d) -> (T, d), checked against helpers.positions.sinusoidal_positions."""
-    problem = require_callable(student_function, "sinusoidal(T, d) returning a (T, d) tensor")
-    if problem is not None:
-        return problem
-    for T, d in ((6, 4), (50, 16)):
-        what = f"T = {T}, d = {d}"
-        got, problem = numbers_from(student_function, T, d, on=what)
-        if problem is not None:
-            return problem
-        expected = sinusoidal_positions(T, d, dtype=torch.float64).numpy()   # (T, d)
-        if got.shape == (d, T):
-            return wrong(f"on {what} the result has shape ({d}, {T}), the transpose: positions are the rows, "
-                         f"(T, d) = ({T}, {d}).")
-        if got.shape == (T, d // 2):
-            return wrong(f"on {what} the result has shape ({T}, {d // 2}): one column per pair. Each pair i "
-                         "fills two columns, sin in 2i and cos in 2i+1.")
-        problem = compare_numbers(got, expected, f"PE on {what}", atol=1e-5,
-                                  hint="angle = p / 10000^(2i/d); sin in column 2i, cos in column 2i+1.",
-                                  slips=[(v.numpy(), f"on {what}: {m}.") for v, m in _sinusoid_slips(T, d)])
-        if problem is not None:
-            return problem
-    return correct("your encoding matches sinusoidal_positions for (T, d) = (6, 4) and (50, 16). Row 0 is "
-                   "0, 1, 0, 1, …: position 0 has every angle at 0.")
+def _judge_sinusoid(case, got, expected):
+    (T, d), what = case.args, case.what
+    if got.shape == (d, T) and d != T:
+        return f"on {what} the result has shape ({d}, {T}), the transpose: positions are the rows, (T, d) = ({T}, {d})."
+    if got.shape == (T, d // 2):
+        return (f"on {what} the result has shape ({T}, {d // 2}): one column per pair. Each pair m "
+                "fills two columns, sin in 2m and cos in 2m+1.")
+    return None
 
 
-def solution_sinusoidal() -> Solution:
-    return Solution.from_function(
-        "the sinusoidal encoding", reference_sinusoidal,
-        "Slicing with 0::2 and 1::2 puts the sines in the even columns and the cosines in the odd ones; "
-        "both columns of pair i use the same angle p / 10000^(2i/d).")
+def _draw_sinusoid(rng) -> Case:
+    T, d = int(rng.integers(2, 60)), int(rng.choice([2, 6, 8, 10, 12, 18, 20]))
+    return Case(T, d, what=f"T = {T}, d = {d} (drawn at random)")
+
+
+check_sinusoidal = Exercise(
+    reference_sinusoidal, title="the sinusoidal encoding", expects="sinusoidal(T, d) returning a (T, d) tensor",
+    cases=lambda: [Case(T, d, what=f"T = {T}, d = {d}") for T, d in ((6, 4), (50, 16))], draw=_draw_sinusoid,
+    expected=lambda case: sinusoidal_positions(*case.args, dtype=torch.float64), judge=_judge_sinusoid,
+    slips=lambda case: [(v, f"on {case.what}: {m}.") for v, m in _sinusoid_slips(*case.args)],
+    name="PE on {what}", atol=1e-5, hint="angle = p / 10000^(2m/d); sin in column 2m, cos in column 2m+1.",
+    success="your encoding matches sinusoidal_positions for (T, d) = (6, 4), (50, 16) and three sizes drawn at "
+            "random. Row 0 is 0, 1, 0, 1, …: position 0 has every angle at 0.",
+    explanation="Slicing with 0::2 and 1::2 puts the sines in the even columns and the cosines in the odd ones; "
+                "both columns of pair m use the same angle p / 10000^(2m/d).")
 
 
 # --- Exercise 2: the outputs of a shuffled sentence ---------------------------------------------
-
 ORDER = [2, 0, 3, 4, 1]   # the shuffled sentence is (word 2, word 0, word 3, word 4, word 1): not its own inverse
 
 
@@ -109,45 +95,45 @@ def reference_shuffled_outputs(Y, order):
     return Y[order]                                      # (T, d_k) the same vectors, in the new order
 
 
-def _shuffle_case():
-    torch.manual_seed(8)
-    attention = SelfAttention(d_model=6, d_k=5).double()   # d_k = T: a column shuffle is a slip, not an error
-    E = torch.randn(len(ORDER), 6, dtype=torch.float64)   # (5, 6) five words, no positions
+def _shuffle_case(order=ORDER, seed: int = 8, d_model: int = 6, drawn: str = "") -> Case:
+    """Y (T, T) of a SelfAttention on T random words (d_k = T: a column shuffle is a slip, not an error), the
+    order, and the outputs of the shuffled sentence as the module computes them."""
+    torch.manual_seed(seed)
+    attention = SelfAttention(d_model=d_model, d_k=len(order)).double()
+    E = torch.randn(len(order), d_model, dtype=torch.float64)   # (T, d_model) the words, no positions
     with torch.no_grad():
-        return attention(E[None])[0], attention(E[ORDER][None])[0]   # (5, 5) before and after the shuffle
+        Y, Y_shuffled = attention(E[None])[0], attention(E[list(order)][None])[0]
+    return Case(Y, list(order), what=f"order = {list(order)}{drawn}", Y_shuffled=Y_shuffled)
 
 
-def check_shuffled_outputs(student_function) -> Feedback:
-    """Exercise 2: shuffled_outputs(Y, order) -> the outputs of the shuffled sentence, without running attention."""
-    problem = require_callable(student_function, "shuffled_outputs(Y, order) returning a (T, d_k) tensor")
-    if problem is not None:
-        return problem
-    Y, Y_shuffled = _shuffle_case()
-    got, problem = numbers_from(student_function, Y.clone(), list(ORDER), on=f"order = {ORDER}")
-    if problem is not None:
-        return problem
-    inverse = torch.argsort(torch.tensor(ORDER))
-    slips = [
-        (Y, "that is Y unchanged. The words moved, and each word's output moves with it"),
-        (Y[inverse], "that is the inverse shuffle (Y[argsort(order)]). Row i of the new sentence is word "
-                     "order[i], so its output is row order[i] of Y: Y[order]"),
-        (Y[:, ORDER], "you shuffled the columns (the features); shuffle the rows"),
-    ]
-    problem = compare_numbers(got, Y_shuffled.numpy(), f"the outputs for order = {ORDER}", atol=1e-9,
-                              hint="each word keeps its output vector; only the rows change places.",
-                              slips=[(v.numpy(), m + ".") for v, m in slips])
-    if problem is not None:
-        return problem
-    return correct("your prediction equals what SelfAttention computes on the shuffled sentence: every output "
-                   "is the same vector as before, in the new order. Attention without positions cannot tell "
-                   "the two orders apart.")
+def _draw_shuffle(rng) -> Case:
+    """An order of 3 to 8 words: not the identity, not the page's, not its own inverse (so Y[argsort] shows)."""
+    T = int(rng.integers(3, 9))
+    order = rng.permutation(T).tolist()
+    while order in (sorted(order), ORDER, np.argsort(order).tolist()):
+        order = rng.permutation(T).tolist()
+    return _shuffle_case(order, seed=int(rng.integers(2**31)), d_model=int(rng.integers(3, 9)),
+                         drawn=" (drawn at random)")
 
 
-def solution_shuffled_outputs() -> Solution:
-    return Solution.from_function(
-        "the outputs of a shuffled sentence", reference_shuffled_outputs,
-        "Attention(E[order]) = Attention(E)[order]: shuffling the inputs shuffles the outputs the same way "
-        "(permutation equivariance).")
+def _shuffle_slips(case):
+    Y, order = case.args
+    return [(Y, "that is Y unchanged. The words moved, and each word's output moves with it."),
+            (Y[torch.argsort(torch.tensor(order))], "that is the inverse shuffle (Y[argsort(order)]). Row i of the "
+             "new sentence is word order[i], so its output is row order[i] of Y: Y[order]."),
+            (Y[:, order], "you shuffled the columns (the features); shuffle the rows.")]
+
+
+check_shuffled_outputs = Exercise(
+    reference_shuffled_outputs, title="the outputs of a shuffled sentence",
+    expects="shuffled_outputs(Y, order) returning a (T, d_k) tensor", cases=lambda: [_shuffle_case()],
+    draw=_draw_shuffle, expected=lambda case: case.Y_shuffled, slips=_shuffle_slips,
+    name="the outputs for {what}", atol=1e-9, hint="each word keeps its output vector; only the rows change places.",
+    success="your prediction equals what SelfAttention computes on the shuffled sentence, for this order and three "
+            "drawn at random: every output is the same vector as before, in the new order. Attention without "
+            "positions cannot tell the two orders apart.",
+    explanation="Attention(E[order]) = Attention(E)[order]: shuffling the inputs shuffles the outputs the same way "
+                "(permutation equivariance).")
 
 
 # --- Exercise 3: add the positions --------------------------------------------------------------
@@ -159,46 +145,52 @@ def reference_add_positions(E):
     return E + sinusoidal_positions(T, d, dtype=E.dtype)   # (T, d) + (T, d)
 
 
-def check_add_positions(student_function) -> Feedback:
-    """Exercise 3: add_positions(E) -> E + sinusoidal_positions(T, d)."""
-    problem = require_callable(student_function, "add_positions(E) returning a (T, d) tensor")
-    if problem is not None:
-        return problem
-    g = torch.Generator().manual_seed(3)
-    for E in (torch.tensor([[1.0, 0, 1, 0], [1, 1, 0, 0], [0, 1, 1, 1]], dtype=torch.float64),
-              torch.randn(7, 6, generator=g, dtype=torch.float64)):
-        T, d = E.shape
-        what = f"E of shape ({T}, {d})"
-        got, problem = numbers_from(student_function, E.clone(), on=what)
-        if problem is not None and ("must match" in problem.message or "is odd" in problem.message):
-            return wrong(f"{problem.message.rstrip('.')}. The encoding must have E's shape: "
-                         "sinusoidal_positions(T, d) with T, d = E.shape, in that order.")
-        if problem is not None:
-            return problem
-        PE = sinusoidal_positions(T, d, dtype=torch.float64)
-        if got.shape == (T, 2 * d):
-            return wrong(f"on {what} the result is ({T}, {2 * d}): you concatenated. Add instead, E + PE, "
-                         f"which keeps the shape ({T}, {d}) that attention expects.")
-        slips = [
-            (E, "that is E unchanged: the positions were not added"),
-            (PE, "that is PE alone: the words are gone. Add the two: E + PE"),
-            (E * PE, "you multiplied E by PE; add them"),
-            (E + PE[0], "every token got position 0's vector (PE[0]); each row p needs its own PE[p]"),
-            (E * math.sqrt(d) + PE, "you scaled E by √d, as the paper does before adding; here add E as it is"),
-            (E + sinusoidal_positions(T + 1, d, dtype=torch.float64)[1:], "the positions start at 1; the first "
-                                                                          "token is position 0"),
-        ]
-        problem = compare_numbers(got, (E + PE).numpy(), f"the result on {what}", atol=1e-5,
-                                  hint="E + sinusoidal_positions(T, d), with T, d = E.shape.",
-                                  slips=[(v.numpy(), f"on {what}: {m}.") for v, m in slips])
-        if problem is not None:
-            return problem
-    return correct("E + PE: each token's vector now depends on where it stands. The same word at two positions "
-                   "gets two different vectors.")
+def _add_error(case, error):
+    if isinstance(error, (ValueError, RuntimeError)):   # sinusoidal_positions refusing d, or E + PE not fitting
+        return (f"on {case.what}: {raised(error).rstrip('.')}. The encoding must have E's shape: "
+                "sinusoidal_positions(T, d) with T, d = E.shape, in that order.")
+    return None
 
 
-def solution_add_positions() -> Solution:
-    return Solution.from_function(
-        "adding the positions", reference_add_positions,
-        "Adding keeps the width d, so nothing after it changes; the price is that content and position share "
-        "the same d numbers (section 6's four terms).")
+def _judge_add(case, got, expected):
+    (T, d) = case.args[0].shape
+    if got.shape == (T, 2 * d):
+        return (f"on {case.what} the result is ({T}, {2 * d}): you concatenated. Add instead, E + PE, "
+                f"which keeps the shape ({T}, {d}) that attention expects.")
+    return None
+
+
+def _add_slips(case):
+    (E,), (T, d) = case.args, case.args[0].shape
+    PE = sinusoidal_positions(T, d, dtype=torch.float64)
+    slips = [
+        (E, "that is E unchanged: the positions were not added"),
+        (PE, "that is PE alone: the words are gone. Add the two: E + PE"),
+        (E * PE, "you multiplied E by PE; add them"),
+        (E + PE[0], "every token got position 0's vector (PE[0]); each row p needs its own PE[p]"),
+        (E * math.sqrt(d) + PE, "you scaled E by √d, as the paper does before adding; here add E as it is"),
+        (E + sinusoidal_positions(T + 1, d, dtype=torch.float64)[1:], "the positions start at 1; the first "
+                                                                      "token is position 0"),
+    ]
+    return [(v, f"on {case.what}: {m}.") for v, m in slips]
+
+
+def _add_case(E, drawn="") -> Case:
+    return Case(E, what=f"E of shape {tuple(E.shape)}{drawn}")
+
+
+def _draw_add(rng) -> Case:
+    T, d = int(rng.integers(2, 12)), int(rng.choice([2, 8, 10, 12]))
+    return _add_case(torch.from_numpy(rng.normal(size=(T, d))), " (drawn at random)")
+
+
+check_add_positions = Exercise(
+    reference_add_positions, title="adding the positions", expects="add_positions(E) returning a (T, d) tensor",
+    cases=lambda: [_add_case(torch.tensor([[1.0, 0, 1, 0], [1, 1, 0, 0], [0, 1, 1, 1]], dtype=torch.float64)),
+                   _add_case(torch.randn(7, 6, generator=torch.Generator().manual_seed(3), dtype=torch.float64))],
+    draw=_draw_add, errors=_add_error, judge=_judge_add, slips=_add_slips, name="the result on {what}", atol=1e-5,
+    hint="E + sinusoidal_positions(T, d), with T, d = E.shape.",
+    success="E + PE: each token's vector now depends on where it stands. The same word at two positions "
+            "gets two different vectors.",
+    explanation="Adding keeps the width d, so nothing after it changes; the price is that content and position "
+                "share the same d numbers (section 6's four terms).")

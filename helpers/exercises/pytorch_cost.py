@@ -8,19 +8,10 @@ import numpy as np
 import torch
 
 from helpers.attention_torch import causal_mask
-from helpers.exercises.feedback import (
-    Feedback,
-    Solution,
-    as_numbers,
-    call_student,
-    correct,
-    one_number,
-    require_callable,
-    wrong,
-)
+from helpers.exercises.engine import Case, Exercise, Feedback, as_numbers, correct, one_number, raised, solved_by, wrong
+
 
 # --- Exercise 1: the course's mask -> PyTorch's additive float mask --------------------------------
-
 def reference_additive_mask(mask):
     """Course mask (mask == 0: may not attend) -> float mask to ADD to the scores: 0 allowed, -inf hidden."""
     additive = torch.zeros(mask.shape)  # (T_q, T_k), float32
@@ -35,72 +26,87 @@ def _mask_cases():
     return [causal_mask(4), random01, counts]
 
 
-def check_additive_mask(additive_mask) -> Feedback:
-    """Exercise 1: additive_mask(mask) -> float tensor, 0.0 where mask != 0 and -inf where mask == 0."""
-    problem = require_callable(additive_mask, "additive_mask(mask) -> float tensor of the same shape")
-    if problem is not None:
-        return problem
-    for mask in _mask_cases():
-        kind = str(mask.dtype).removeprefix("torch.")
-        result, problem = call_student(additive_mask, mask.clone())
-        if problem is not None:
-            if "bool" in problem.message and mask.dtype == torch.bool:
-                return wrong(f"{problem.message.rstrip('.')}. Arithmetic such as 1 - mask is not defined on "
-                             "booleans (causal_mask is torch.bool): compare, mask == 0, and fill a float tensor.")
-            return problem
-        if result is None:
-            return wrong("the function returned None. Did it forget to `return` the mask?")
-        if isinstance(result, torch.Tensor) and result.dtype == torch.bool:
-            if mask.dtype == torch.bool:
-                which = "nn.MultiheadAttention's polarity" if torch.equal(result, mask == 0) else "a boolean mask"
-                return wrong(f"your result has dtype torch.bool ({which}): zeros_like(mask) keeps the bool dtype, "
-                             "so -inf is stored as True. Start from a float tensor: torch.zeros(mask.shape).")
-            return wrong("you returned a boolean mask. SDPA accepts one (True = may attend), but this exercise "
-                         "asks for the additive float form: 0.0 where allowed, -inf where hidden.")
-        got, problem = as_numbers(result, "the additive mask")
-        if problem is not None:
-            return problem
-        if got.shape != tuple(mask.shape):
-            return wrong(f"the mask has shape {got.shape}, expected {tuple(mask.shape)}: one entry per "
-                         "(query, key) pair, like the input mask.")
-        allowed = (mask != 0).numpy()
-        if np.isnan(got).any():
-            if np.isnan(got[allowed]).all() and np.all(got[~allowed] == float("-inf")):
-                return wrong(f"NaN where attention is allowed (a {kind} mask): 0 · (-inf) is NaN, not 0. "
-                             "Choose instead of multiplying: torch.where(mask == 0, float('-inf'), 0.0).")
-            return wrong("the mask contains NaN. Use 0.0 and float('-inf') only.")
-        if np.all(got[allowed] == float("-inf")) and np.all(got[~allowed] == 0):
-            return wrong("the polarity is flipped: mask == 0 means 'may NOT attend', so -inf goes there.")
-        if np.isin(got, (0.0, 1.0)).all():
-            return wrong("the values are 0 and 1, but the mask is ADDED to the scores: hidden pairs need -inf.")
-        if not np.all(got[allowed] == 0):
-            values = mask.numpy().astype(np.float64)
-            off = allowed & (got != 0)                       # allowed pairs that got something other than 0
-            if np.all(values[off] != 1) and np.all(np.isneginf(got[off])):
-                return wrong(f"on a {kind} mask, the pairs where the mask is 2 are hidden, but any nonzero "
-                             "value means 'may attend'. Test mask == 0 (hidden), not mask == 1.")
-            if np.allclose(got[allowed], np.log(values[allowed])):
-                return wrong(f"on a {kind} mask, where the mask is 2 you give log 2 ≈ 0.693, but any nonzero "
-                             "value means 'may attend': compare with 0 instead of taking the log.")
-            return wrong(f"on a {kind} mask, an allowed pair has a nonzero value: put exactly 0.0 wherever mask != 0.")
-        if not np.all(got[~allowed] <= -1e4):
-            return wrong("a hidden pair is not pushed to -inf, so softmax still gives it weight.")
-        if not np.all(np.isneginf(got[~allowed])):
-            finite = got[~allowed][np.isfinite(got[~allowed])]
-            return wrong(f"hidden pairs get {finite[0]:g}, not -inf. exp(-inf) = 0 in every dtype, but a finite "
-                         "stand-in is not: -1e9 overflows float16, and a query whose keys are ALL hidden still "
-                         "attends to them evenly. Put float('-inf') where mask == 0.")
-    return correct("0 where allowed, -inf where hidden: added to the scores, softmax gives the hidden pairs "
-                   "weight exp(-inf) = 0. The same polarity question, answered in numbers.")
+def _draw_mask(rng) -> Case:
+    T_q, T_k = (int(n) for n in rng.integers(2, 9, size=2))
+    mask = torch.from_numpy(rng.integers(0, 3, size=(T_q, T_k)))
+    mask[:, rng.integers(T_k)] = 1                                  # every query may see at least one key ...
+    mask[rng.integers(T_q), rng.integers(T_k)] = 0                  # ... and one pair is hidden, at least
+    kind = rng.choice(["bool", "float", "int"])
+    mask = mask.bool() if kind == "bool" else mask.float() if kind == "float" else mask
+    return Case(mask, what=f"a {kind} mask of shape ({T_q}, {T_k}), drawn at random")
 
 
-def solution_additive_mask() -> Solution:
-    return Solution.from_function("the course's mask as an additive float mask", reference_additive_mask,
-                                  "torch.where(mask == 0, float('-inf'), 0.0) does the same in one line.")
+def _mask_error(case, error):
+    mask, = case.args
+    if mask.dtype == torch.bool and isinstance(error, (RuntimeError, NotImplementedError)):   # arithmetic on bools
+        return (f"{raised(error).rstrip('.')}. Arithmetic such as 1 - mask is not defined on booleans (causal_mask "
+                "is torch.bool): compare, mask == 0, and fill a float tensor.")
+    return None
+
+
+def _read_additive(result, case):
+    mask, = case.args
+    if result is None:
+        return None, "the function returned None. Did it forget to `return` the mask?"
+    if isinstance(result, torch.Tensor) and result.dtype == torch.bool:
+        if mask.dtype == torch.bool:
+            which = "nn.MultiheadAttention's polarity" if torch.equal(result, mask == 0) else "a boolean mask"
+            return None, (f"your result has dtype torch.bool ({which}): zeros_like(mask) keeps the bool dtype, "
+                          "so -inf is stored as True. Start from a float tensor: torch.zeros(mask.shape).")
+        return None, ("you returned a boolean mask. SDPA accepts one (True = may attend), but this exercise asks for "
+                      "the additive float form: 0.0 where allowed, -inf where hidden.")
+    got, problem = as_numbers(result, "the additive mask")
+    return got, None if problem is None else problem.message
+
+
+def _judge_additive(case, got, expected):
+    """Polarity, 0 · (-inf), 0/1 masks, masks of 2s, finite stand-ins for -inf: each named."""
+    mask, = case.args
+    kind = str(mask.dtype).removeprefix("torch.")
+    if got.shape != tuple(mask.shape):
+        return (f"the mask has shape {got.shape}, expected {tuple(mask.shape)}: one entry per "
+                "(query, key) pair, like the input mask.")
+    allowed = (mask != 0).numpy()
+    if np.isnan(got).any():
+        if np.isnan(got[allowed]).all() and np.all(got[~allowed] == float("-inf")):
+            return (f"NaN where attention is allowed (a {kind} mask): 0 · (-inf) is NaN, not 0. "
+                    "Choose instead of multiplying: torch.where(mask == 0, float('-inf'), 0.0).")
+        return "the mask contains NaN. Use 0.0 and float('-inf') only."
+    if np.all(got[allowed] == float("-inf")) and np.all(got[~allowed] == 0):
+        return "the polarity is flipped: mask == 0 means 'may NOT attend', so -inf goes there."
+    if np.isin(got, (0.0, 1.0)).all():
+        return "the values are 0 and 1, but the mask is ADDED to the scores: hidden pairs need -inf."
+    if not np.all(got[allowed] == 0):
+        values = mask.numpy().astype(np.float64)
+        off = allowed & (got != 0)                       # allowed pairs that got something other than 0
+        if np.all(values[off] != 1) and np.all(np.isneginf(got[off])):
+            return (f"on a {kind} mask, the pairs where the mask is 2 are hidden, but any nonzero "
+                    "value means 'may attend'. Test mask == 0 (hidden), not mask == 1.")
+        if np.allclose(got[allowed], np.log(values[allowed])):
+            return (f"on a {kind} mask, where the mask is 2 you give log 2 ≈ 0.693, but any nonzero "
+                    "value means 'may attend': compare with 0 instead of taking the log.")
+        return f"on a {kind} mask, an allowed pair has a nonzero value: put exactly 0.0 wherever mask != 0."
+    if not np.all(got[~allowed] <= -1e4):
+        return "a hidden pair is not pushed to -inf, so softmax still gives it weight."
+    if not np.all(np.isneginf(got[~allowed])):
+        finite = got[~allowed][np.isfinite(got[~allowed])]
+        return (f"hidden pairs get {finite[0]:g}, not -inf. exp(-inf) = 0 in every dtype, but a finite "
+                "stand-in is not: -1e9 overflows float16, and a query whose keys are ALL hidden still "
+                "attends to them evenly. Put float('-inf') where mask == 0.")
+    return None
+
+
+check_additive_mask = Exercise(
+    reference_additive_mask, title="the course's mask as an additive float mask",
+    expects="additive_mask(mask) -> float tensor of the same shape", where="",
+    cases=lambda: [Case(mask, what="") for mask in _mask_cases()], draw=_draw_mask, errors=_mask_error,
+    read=_read_additive, judge=_judge_additive, name="the additive mask",
+    success="0 where allowed, -inf where hidden: added to the scores, softmax gives the hidden pairs "
+            "weight exp(-inf) = 0. The same polarity question, answered in numbers.",
+    explanation="torch.where(mask == 0, float('-inf'), 0.0) does the same in one line.")
 
 
 # --- Exercise 2: how many GB are the (T, T) scores of one layer? -----------------------------------
-
 SCORES_SETTING = {"heads": 32, "batch": 1, "T": 8192, "bytes_per_number": 2}  #: exercise 2's model, in bfloat16
 
 
@@ -110,6 +116,11 @@ def reference_scores_gb() -> float:
     return s["heads"] * s["batch"] * s["T"] ** 2 * s["bytes_per_number"] / 1e9  # 4.294967296
 
 
+@solved_by("the memory of one layer's score matrices", """
+    heads, T, bytes_per_number = 32, 8192, 2       # bfloat16: 16 bits = 2 bytes
+    scores_gb = heads * T**2 * bytes_per_number / 1e9
+    # or: cost.score_matrix_bytes(8192, "bfloat16", heads=32) / 1e9   -> 4.29
+    """)
 def check_scores_gb(answer) -> Feedback:
     """Exercise 2: the GB of (T, T) scores for 32 heads, T = 8,192, bfloat16."""
     if answer is None:
@@ -136,16 +147,7 @@ def check_scores_gb(answer) -> Feedback:
     return wrong(f"{value:g} GB is not it. Multiply heads × T × T × bytes per number, then divide by 1e9.")
 
 
-def solution_scores_gb() -> Solution:
-    return Solution("the memory of one layer's score matrices", """
-        heads, T, bytes_per_number = 32, 8192, 2       # bfloat16: 16 bits = 2 bytes
-        scores_gb = heads * T**2 * bytes_per_number / 1e9
-        # or: cost.score_matrix_bytes(8192, "bfloat16", heads=32) / 1e9   -> 4.29
-        """)
-
-
 # --- Exercise 3: achieved TFLOP/s ------------------------------------------------------------------
-
 def reference_achieved_tflops(B, H, T, d_k, milliseconds, causal=False):
     """Forward attention FLOPs 4·B·H·T²·d_k (halved when causal), divided by the time in seconds, in 10¹²."""
     flops = 4 * B * H * T**2 * d_k
@@ -171,48 +173,63 @@ def _keyword_only(function, name: str) -> bool:
     return parameter is not None and parameter.kind is inspect.Parameter.KEYWORD_ONLY
 
 
-def check_achieved_tflops(achieved_tflops) -> Feedback:
-    """Exercise 3: achieved_tflops(B, H, T, d_k, milliseconds, causal=False) -> TFLOP/s."""
-    problem = require_callable(achieved_tflops, "achieved_tflops(B, H, T, d_k, milliseconds, causal=False) -> float")
+def _call_tflops(answer, case):
+    """The student's function, with causal by keyword when it takes it only that way (def f(..., *, causal))."""
+    *sizes, causal = case.args
+    if _keyword_only(answer, "causal"):
+        return answer(*sizes, causal=causal)
+    return answer(*sizes, causal)
+
+
+def _read_tflops(result, case):
+    value, problem = one_number(result, "the function", "the TFLOP/s", finite=False, returned=True)
     if problem is not None:
-        return problem
-    formula = "FLOPs = 4·B·H·T²·d_k (÷ 2 if causal); TFLOP/s = FLOPs / seconds / 1e12."
-    for B, H, T, d_k, ms, causal in _TFLOP_CASES:
-        if _keyword_only(achieved_tflops, "causal"):
-            value, problem = call_student(achieved_tflops, B, H, T, d_k, ms, causal=causal)
-        else:
-            value, problem = call_student(achieved_tflops, B, H, T, d_k, ms, causal)
-        if problem is None:
-            value, problem = one_number(value, "the function", "the TFLOP/s", finite=False, returned=True)
-        if problem is not None:
-            return problem
-        expected = reference_achieved_tflops(B, H, T, d_k, ms, causal)
-        setting = f"B={B}, H={H}, T={T}, d_k={d_k}, {ms} ms, causal={causal}"
-        if not math.isfinite(value):
-            return wrong(f"for {setting} the result is {value}. Check for a division by zero.")
-        ratio = value / expected
-        if abs(ratio - 1.0) <= 0.01:
-            continue
-        diagnoses = [  # (whether it applies here, the ratios it gives, what it is): a ratio within 1% names it
-            (causal, (2.0,), "with a causal mask only half of the pairs are computed: divide by 2."),
-            (causal, (0.5,), "with a causal mask, halve the FLOPs once (half of the pairs), not twice."),
-            (not causal and B > 1, (1 / B,), f"it is B = {B} times too small: did you forget the batch size B?"),
-            (not causal, (1 / H,), f"it is H = {H} times too small: did you forget the number of heads H?"),
-            (not causal and B > 1 and H > 1, (1 / (B * H),),
-             "the result is B·H times too small: you forgot both the batch size and the number of heads."),
-            (True, (0.25,), "the factor 4 is missing: Q Kᵀ and W V cost 2·T²·d_k FLOPs each (multiply and add)."),
-            (True, (0.5,), "the result is half the expected value: there are two matrix products, 2·T²·d_k each."),
-            (True, (1000.0, 1e-3), "the result is off by a factor of 1000: milliseconds are ÷ 1000 seconds."),
-            (True, (1e12, 1e9, 1e15), "that is FLOP/s, not TFLOP/s: divide by 10¹²."),
-            (True, (1 / T,), "the result is T times too small: you used T where the formula has T²."),
-        ]
-        for applies, ratios, message in diagnoses:
-            if applies and any(abs(ratio - x) <= 0.01 * x for x in ratios):
-                return wrong(f"for {setting}: {message}")
-        return wrong(f"for {setting} your function gives {value:.4g} TFLOP/s, which is not it. {formula}")
-    return correct("4·B·H·T²·d_k FLOPs (half when causal) over the time: the number to hold against a GPU's "
-                   "nominal peak (H100 SXM / H200: about 989 dense bf16 TFLOP/s on paper).")
+        return None, problem.message
+    if not math.isfinite(value):
+        return None, f"for {case.what} the result is {value}. Check for a division by zero."
+    return np.asarray(value), None
 
 
-def solution_achieved_tflops() -> Solution:
-    return Solution.from_function("achieved TFLOP/s of forward attention", reference_achieved_tflops)
+def _judge_tflops(case, got, expected):
+    """Within 1 %, or the factor it is off by, named; never the expected value itself."""
+    (B, H, T, _, _, causal), ratio = case.args, got.item() / expected.item()
+    if abs(ratio - 1.0) <= 0.01:
+        return None
+    diagnoses = [  # (whether it applies here, the ratios it gives, what it is): a ratio within 1% names it
+        (causal, (2.0,), "with a causal mask only half of the pairs are computed: divide by 2."),
+        (causal, (0.5,), "with a causal mask, halve the FLOPs once (half of the pairs), not twice."),
+        (not causal and B > 1, (1 / B,), f"it is B = {B} times too small: did you forget the batch size B?"),
+        (not causal, (1 / H,), f"it is H = {H} times too small: did you forget the number of heads H?"),
+        (not causal and B > 1 and H > 1, (1 / (B * H),),
+         "the result is B·H times too small: you forgot both the batch size and the number of heads."),
+        (True, (0.25,), "the factor 4 is missing: Q Kᵀ and W V cost 2·T²·d_k FLOPs each (multiply and add)."),
+        (True, (0.5,), "the result is half the expected value: there are two matrix products, 2·T²·d_k each."),
+        (True, (1000.0, 1e-3), "the result is off by a factor of 1000: milliseconds are ÷ 1000 seconds."),
+        (True, (1e12, 1e9, 1e15), "that is FLOP/s, not TFLOP/s: divide by 10¹²."),
+        (True, (1 / T,), "the result is T times too small: you used T where the formula has T²."),
+    ]
+    for applies, ratios, message in diagnoses:
+        if applies and any(abs(ratio - x) <= 0.01 * x for x in ratios):
+            return f"for {case.what}: {message}"
+    return (f"for {case.what} your function gives {got.item():.4g} TFLOP/s, which is not it. "
+            "FLOPs = 4·B·H·T²·d_k (÷ 2 if causal); TFLOP/s = FLOPs / seconds / 1e12.")
+
+
+def _tflops_case(B, H, T, d_k, ms, causal, drawn="") -> Case:
+    return Case(B, H, T, d_k, ms, causal, what=f"B={B}, H={H}, T={T}, d_k={d_k}, {ms} ms, causal={causal}{drawn}")
+
+
+def _draw_tflops(rng) -> Case:
+    B, H, T, d_k = (int(rng.choice(options)) for options in ([2, 3, 5, 6], [4, 12, 20, 24], [512, 2048, 3072, 6144],
+                                                              [32, 80, 96, 256]))
+    return _tflops_case(B, H, T, d_k, float(rng.choice([0.7, 2.5, 4.0, 15.0])), bool(rng.integers(2)),
+                        " (drawn at random)")
+
+
+check_achieved_tflops = Exercise(
+    reference_achieved_tflops, title="achieved TFLOP/s of forward attention",
+    expects="achieved_tflops(B, H, T, d_k, milliseconds, causal=False) -> float", where="",
+    cases=lambda: [_tflops_case(*case) for case in _TFLOP_CASES], draw=_draw_tflops, call=_call_tflops,
+    read=_read_tflops, judge=_judge_tflops, rtol=0.01,
+    success="4·B·H·T²·d_k FLOPs (half when causal) over the time: the number to hold against a GPU's nominal peak "
+            "(H100 SXM / H200: about 989 dense bf16 TFLOP/s on paper).")

@@ -6,16 +6,17 @@ from functools import partial
 
 import numpy as np
 
-from helpers.exercises.feedback import (
+from helpers.exercises.engine import (
+    Case,
+    Exercise,
     Feedback,
-    Solution,
     as_numbers,
-    call_student,
     correct,
     named_slip,
-    numbers_from,
+    not_a_function,
     one_number,
-    require_callable,
+    raised,
+    solved_by,
     wrong,
 )
 from helpers.scaling import sample_dot_products
@@ -54,20 +55,31 @@ _DIVISOR_SLIPS = (
 )
 
 
+def _draw_divisor_cases(rng) -> tuple[tuple[int, int], ...]:
+    """Two (d_model, n_heads) drawn afresh: 3 to 16 heads of 16 to 120 features, no d_k of the page's 64 or 96."""
+    heads, d_k = rng.integers(3, 17, size=2), rng.choice([16, 24, 40, 48, 56, 72, 80, 112, 120], size=2)
+    return tuple((int(h * k), int(h)) for h, k in zip(heads, d_k))
+
+
+@solved_by("the divisor for a model with several heads", reference_divisor,
+           "Multi-head attention splits d_model into n_heads equal slices; each head's keys have d_k = d_model / "
+           "n_heads components, and only those enter its dot products. So the variance to undo is d_k·σ⁴, and the "
+           "divisor is √d_k.")
 def check_divisor(divisor) -> Feedback:
-    """Exercise 1: divisor(d_model, n_heads) -> c = √(d_model / n_heads)."""
-    if (problem := require_callable(divisor, "divisor(d_model, n_heads) returning one number")) is not None:
-        return problem
-    answers = []
-    for d_model, n_heads in DIVISOR_CASES:
-        got, problem = call_student(divisor, d_model, n_heads)
-        if problem is None:
-            got, problem = one_number(got, f"divisor({d_model}, {n_heads})", "the constant c", returned=True)
+    """Exercise 1: divisor(d_model, n_heads) -> c = √(d_model / n_heads), on the page's sizes and two drawn afresh."""
+    if not callable(divisor):
+        return not_a_function(divisor, "divisor(d_model, n_heads) returning one number")
+    cases, answers = DIVISOR_CASES + _draw_divisor_cases(np.random.default_rng()), []
+    for d_model, n_heads in cases:
+        try:
+            got = divisor(d_model, n_heads)
+        except Exception as error:  # the student sees what went wrong, the notebook goes on
+            return wrong(raised(error))
+        got, problem = one_number(got, f"divisor({d_model}, {n_heads})", "the constant c", returned=True)
         if problem is not None:
             return problem
         answers.append(got)
-    failed = [(case, c) for case, c in zip(DIVISOR_CASES, answers, strict=True)
-              if not _close(c, reference_divisor(*case))]
+    failed = [(case, c) for case, c in zip(cases, answers, strict=True) if not _close(c, reference_divisor(*case))]
     if not failed:
         return correct("c = √(d_model / n_heads): 8 for d_model = 512 with 8 heads (not √512 ≈ 22.6), "
                        "and 8 again for 768 with 12 heads: many real models use d_k = 64 per head.")
@@ -76,17 +88,10 @@ def check_divisor(divisor) -> Feedback:
     right = f" d_k = {d_model} / {n_heads} = {d_k}, so c = √{d_k} = {math.sqrt(d_k):.4g}."
     calls = " and ".join(f"divisor({m}, {h}) returned {c:.4g}" for (m, h), c in failed[:2])
     for formula, message in _DIVISOR_SLIPS:
-        if all(_close(c, formula(*case)) for case, c in zip(DIVISOR_CASES, answers, strict=True)):
+        if all(_close(c, formula(*case)) for case, c in zip(cases, answers, strict=True)):
             return wrong(f"{calls}: {message}{right}")
     return wrong(f"divisor({d_model}, {n_heads}) returned {failed[0][1]:.4g}, but c = √(d_model / n_heads) = "
                  f"√{d_k} = {math.sqrt(d_k):.4g}. Compute the per-head size d_k first, then take its square root.")
-
-
-def solution_divisor() -> Solution:
-    return Solution.from_function("the divisor for a model with several heads", reference_divisor,
-                                  "Multi-head attention splits d_model into n_heads equal slices; each head's keys "
-                                  "have d_k = d_model / n_heads components, and only those enter its dot products. So "
-                                  "the variance to undo is d_k·σ⁴, and the divisor is √d_k.")
 
 
 # ----------------------------------------------------------------------------- Exercise 2: predict the variance
@@ -96,6 +101,12 @@ PREDICT_SIGMA = 0.5  #: the standard deviation of each q and k component
 _NOT_GIVEN = object()   # check_variance_prediction's second argument, left out
 
 
+@solved_by("Var(q·k) for d_k = 128 and σ = 0.5", """
+    d_k, sigma = 128, 0.5
+    predicted_var = d_k * sigma**4             # 128 products, each of variance σ²·σ² = 0.0625  -> 8.0
+    predicted_var_scaled = predicted_var / d_k # Var(X / √d_k) = Var(X) / d_k = σ⁴               -> 0.0625
+    """, "The scaled variance is σ⁴, not 1: dividing by √d_k removes the dependence on d_k and nothing else. In a "
+         "real model σ is kept near 1 by initialisation and normalisation layers.")
 def check_variance_prediction(predicted_var, predicted_var_scaled=_NOT_GIVEN) -> Feedback:
     """Exercise 2: Var(q·k) and Var(q·k / √d_k) for d_k = 128, components with σ = 0.5."""
     if predicted_var_scaled is _NOT_GIVEN:
@@ -142,16 +153,6 @@ def check_variance_prediction(predicted_var, predicted_var_scaled=_NOT_GIVEN) ->
                    f"50,000 fresh pairs: {samples.var(ddof=1):.3f} and {(samples / math.sqrt(d)).var(ddof=1):.4f}.")
 
 
-def solution_variance_prediction() -> Solution:
-    return Solution("Var(q·k) for d_k = 128 and σ = 0.5", """
-        d_k, sigma = 128, 0.5
-        predicted_var = d_k * sigma**4             # 128 products, each of variance σ²·σ² = 0.0625  -> 8.0
-        predicted_var_scaled = predicted_var / d_k # Var(X / √d_k) = Var(X) / d_k = σ⁴               -> 0.0625
-        """,
-        "The scaled variance is σ⁴, not 1: dividing by √d_k removes the dependence on d_k and nothing "
-        "else. In a real model σ is kept near 1 by initialisation and normalisation layers.")
-
-
 # ----------------------------------------------------------------------------- Exercise 3: scaled weights
 
 def exercise_inputs() -> tuple[np.ndarray, np.ndarray]:
@@ -183,71 +184,92 @@ def _same(W: np.ndarray, reference: np.ndarray) -> bool:
     return W.shape == reference.shape and bool(np.allclose(W, reference, atol=1e-6, rtol=0))
 
 
-def check_scaled_weights(scaled_weights) -> Feedback:
-    """Exercise 3: scaled_weights(Q, K) -> softmax(Q Kᵀ / √d_k) with rows summing to 1."""
-    if (problem := require_callable(scaled_weights, "scaled_weights(Q, K) returning a (T_q, T_k) array")) is not None:
-        return problem
-    Q, K = exercise_inputs()
-    got, problem = call_student(scaled_weights, Q.copy(), K.copy())
-    if problem is not None:
-        return problem
-    if got is None:
-        return wrong("scaled_weights returned None. Did the function forget to `return` the weights?")
-    if isinstance(got, (str, bytes)):
-        return wrong(f"scaled_weights returned the text {got!r:.40}; it should return a NumPy array "
-                     "of weights, shape (T_q, T_k).")
-    W, problem = as_numbers(got, "the weights")
-    if problem is not None:
-        return problem
-    expected = reference_scaled_weights(Q, K)
-    (t_q, t_k), d_k = expected.shape, Q.shape[1]
+def _weights_cases():
+    """The first test, then scaled scores around 1,000 (a naive exp overflows), then d_k = 8, not 32."""
+    cut = tuple(X[:, :OTHER_D_K] for X in exercise_inputs())
+    return [Case(*exercise_inputs(), what="the first test", where="", first=True),
+            Case(*large_inputs(), what=f"Q and K {LARGE_FACTOR:g} times longer (scaled scores up to "
+                                       f"{_largest_large_score():,.0f})"),
+            Case(*cut, what=f"d_k = {OTHER_D_K} (Q (4, {OTHER_D_K}), K (6, {OTHER_D_K}))")]
+
+
+def _draw_weights(rng) -> Case:
+    T_q, T_k, d_k = rng.choice([3, 5, 7, 9], 2, replace=False).tolist() + [int(rng.choice([5, 12, 20, 48]))]
+    Q, K = rng.standard_normal((T_q, d_k)), rng.standard_normal((T_k, d_k))
+    return Case(Q, K, what=f"Q ({T_q}, {d_k}) and K ({T_k}, {d_k}) drawn at random")
+
+
+def _read_weights(result, case):
+    if getattr(case, "first", False) and result is None:
+        return None, "scaled_weights returned None. Did the function forget to `return` the weights?"
+    if getattr(case, "first", False) and isinstance(result, (str, bytes)):
+        return None, (f"scaled_weights returned the text {result!r:.40}; it should return a NumPy array "
+                      "of weights, shape (T_q, T_k).")
+    first = getattr(case, "first", False)
+    W, problem = as_numbers(result, "the weights" if first else "the result")
+    return W, None if problem is None else ("" if first else f"on {case.what}: ") + problem.message
+
+
+def _judge_weights(case, W, expected):
+    """The first test names the slip; the later ones say what changed since (a hard-coded d_k, an overflow)."""
+    (Q, K), d_k = case.args, exercise_inputs()[0].shape[-1]
+    if not getattr(case, "first", False):
+        first = f"right on the first test, but with {case.what}"
+        if W.shape != expected.shape:
+            return f"with {case.what} the weights have shape {W.shape}, but should have {expected.shape}, as before."
+        if Q.shape[-1] != d_k and _same(W, softmax(Q @ K.T / np.sqrt(d_k))):
+            return (f"{first} your weights are softmax(Q Kᵀ / √{d_k}): the first test's d_k = {d_k}, hard-coded. "
+                    f"Read it from the shapes: d_k = Q.shape[-1] (here {Q.shape[-1]}).")
+        if not np.all(np.isfinite(W)):
+            return (f"{first} the weights contain NaN or infinity: exp above about 709.8 overflows. Subtract each "
+                    "row's maximum first, as notebook 02's stable softmax does: S - S.max(axis=-1, keepdims=True) "
+                    "(or use softmax from helpers.similarity).")
+        if not _same(W, expected):
+            return (f"{first} some weights are off. Read d_k = Q.shape[-1], subtract each row's maximum before "
+                    "exp, and do not clip or round the scores.")
+        return None
+    (t_q, t_k) = expected.shape
     if W.shape != expected.shape:
         swapped = " = (T_k, T_q): keys and queries are swapped" if W.shape == (t_k, t_q) else ""
-        return wrong(f"the weights have shape {W.shape}{swapped}. Q @ K.T gives (T_q, T_k) = ({t_q}, {t_k}): "
-                     "one row per query, one column per key.")
+        return (f"the weights have shape {W.shape}{swapped}. Q @ K.T gives (T_q, T_k) = ({t_q}, {t_k}): "
+                "one row per query, one column per key.")
     if not np.all(np.isfinite(W)):
-        return wrong("the weights contain NaN or infinity. Subtract each row's maximum before exp "
-                     "(or use softmax from helpers.similarity, which does).")
+        return ("the weights contain NaN or infinity. Subtract each row's maximum before exp "
+                "(or use softmax from helpers.similarity, which does).")
     S = Q @ K.T                                                     # (T_q, T_k) raw scores
-    problem = named_slip(W, (
+    message = named_slip(W, (
         (S, f"these are the raw scores Q Kᵀ. Divide by √d_k = √{d_k}, then apply softmax to each row: exp, then "
             "divide by the row's sum."),
         (S / np.sqrt(d_k), "these are the scaled scores, before softmax: exp, then divide by the row's sum.")))
-    if problem is not None:
-        return problem
-    with np.errstate(over="ignore", invalid="ignore"):             # huge entries: the sums may be inf
-        row_sums, column_sums = W.sum(axis=-1), W.sum(axis=0)
+    if message is not None:
+        return message
+    row_sums, column_sums = W.sum(axis=-1), W.sum(axis=0)           # huge entries: the sums may be inf
     if not np.allclose(row_sums, 1.0, atol=1e-6):
         if np.allclose(column_sums, 1.0, atol=1e-6):
-            return wrong("each COLUMN sums to 1: softmax ran over the queries (axis 0). Each query's weights "
-                         "over the keys must sum to 1: use axis=-1.")
+            return ("each COLUMN sums to 1: softmax ran over the queries (axis 0). Each query's weights "
+                    "over the keys must sum to 1: use axis=-1.")
         if (W < 0).any():
-            return wrong("some weights are negative, so these are still scores, not weights. Apply softmax to "
-                         "each row of Q Kᵀ / √d_k: exp, then divide by the row's sum.")
-        return wrong(f"row sums are {np.round(row_sums, 4).tolist()}, but each row of weights must sum to 1. "
-                     "If you took exp, divide each row by its own sum (axis=-1, keepdims=True).")
-    peak = expected.max(axis=-1).mean()
+            return ("some weights are negative, so these are still scores, not weights. Apply softmax to "
+                    "each row of Q Kᵀ / √d_k: exp, then divide by the row's sum.")
+        return (f"row sums are {np.round(row_sums, 4).tolist()}, but each row of weights must sum to 1. "
+                "If you took exp, divide each row by its own sum (axis=-1, keepdims=True).")
     if _same(W, expected):
-        problem = _check_further(scaled_weights)
-        return problem if problem is not None else correct(
-            f"softmax(Q Kᵀ / √d_k) with d_k = {d_k}: rows sum to 1, and the largest weight is {peak:.2f} on "
-            f"average (without the scale it would be {softmax(S).max(axis=-1).mean():.2f}). It also stays exact "
-            f"with Q and K {LARGE_FACTOR:g} times longer, where scaled scores up to {_largest_large_score():,.0f} "
-            f"would overflow a plain exp, and with a head size of d_k = {OTHER_D_K}.")
+        return None
+    peak = expected.max(axis=-1).mean()
     for divisor, slip in ((1.0, "the scores were not divided by √d_k"),
                           (d_k, f"the scores were divided by d_k = {d_k}, not by its square root"),
                           (1 / np.sqrt(d_k), "the scores were multiplied by √d_k instead of divided"),
                           (np.sqrt(t_k), f"the scores were divided by √T_k = √{t_k}, the number of KEYS"),
                           (np.sqrt(t_q), f"the scores were divided by √T_q = √{t_q}, the number of QUERIES")):
         if _same(W, softmax(S / divisor)):
-            return wrong(f"{slip}. Divide by √d_k, with d_k = Q.shape[-1] = {d_k}, the dimension of each query and "
-                         f"key. (Your rows' largest weight is {W.max(axis=-1).mean():.2f} on average; it should "
-                         f"be {peak:.2f}.)")
+            return (f"{slip}. Divide by √d_k, with d_k = Q.shape[-1] = {d_k}, the dimension of each query and "
+                    f"key. (Your rows' largest weight is {W.max(axis=-1).mean():.2f} on average; it should "
+                    f"be {peak:.2f}.)")
     bad = np.argwhere(~np.isclose(W, expected, atol=1e-6, rtol=0))
     i, j = (int(x) for x in bad[0])
-    return wrong(f"the rows sum to 1, but {len(bad)} of the {W.size} weights are off, the first at row {i}, "
-                 f"column {j} ({W[i, j]:.4g} is too {'large' if W[i, j] > expected[i, j] else 'small'}). "
-                 "Compute softmax(Q @ K.T / np.sqrt(d_k)) row by row, with d_k = Q.shape[-1].")
+    return (f"the rows sum to 1, but {len(bad)} of the {W.size} weights are off, the first at row {i}, "
+            f"column {j} ({W[i, j]:.4g} is too {'large' if W[i, j] > expected[i, j] else 'small'}). "
+            "Compute softmax(Q @ K.T / np.sqrt(d_k)) row by row, with d_k = Q.shape[-1].")
 
 
 def _largest_large_score() -> float:
@@ -255,34 +277,19 @@ def _largest_large_score() -> float:
     return float((Q @ K.T / np.sqrt(Q.shape[-1])).max())
 
 
-def _check_further(scaled_weights) -> Feedback | None:
-    """Once the first test passed: scaled scores around 1,000 (a naive exp overflows), then d_k = 8, not 32."""
-    d_k, cut = exercise_inputs()[0].shape[-1], tuple(X[:, :OTHER_D_K] for X in exercise_inputs())
-    for (Q, K), what in ((large_inputs(), f"Q and K {LARGE_FACTOR:g} times longer (scaled scores up to "
-                                          f"{_largest_large_score():,.0f})"),
-                         (cut, f"d_k = {OTHER_D_K} (Q (4, {OTHER_D_K}), K (6, {OTHER_D_K}))")):
-        W, problem = numbers_from(scaled_weights, Q.copy(), K.copy(), on=what)
-        if problem is not None:
-            return problem
-        expected, first = reference_scaled_weights(Q, K), f"right on the first test, but with {what}"
-        if W.shape != expected.shape:
-            return wrong(f"with {what} the weights have shape {W.shape}, but should have {expected.shape}, as before.")
-        if Q.shape[-1] != d_k and _same(W, softmax(Q @ K.T / np.sqrt(d_k))):
-            return wrong(f"{first} your weights are softmax(Q Kᵀ / √{d_k}): the first test's d_k = {d_k}, "
-                         f"hard-coded. Read it from the shapes: d_k = Q.shape[-1] (here {Q.shape[-1]}).")
-        if not np.all(np.isfinite(W)):
-            return wrong(f"{first} the weights contain NaN or infinity: exp above about 709.8 overflows. Subtract "
-                         "each row's maximum first, as notebook 02's stable softmax does: "
-                         "S - S.max(axis=-1, keepdims=True) (or use softmax from helpers.similarity).")
-        if not _same(W, expected):
-            return wrong(f"{first} some weights are off. Read d_k = Q.shape[-1], subtract each row's maximum "
-                         "before exp, and do not clip or round the scores.")
-    return None
+def _weights_verdict(answer) -> str:
+    (Q, K), W = exercise_inputs(), reference_scaled_weights(*exercise_inputs())
+    return (f"softmax(Q Kᵀ / √d_k) with d_k = {Q.shape[1]}: rows sum to 1, and the largest weight is "
+            f"{W.max(axis=-1).mean():.2f} on average (without the scale it would be "
+            f"{softmax(Q @ K.T).max(axis=-1).mean():.2f}). It also stays exact with Q and K {LARGE_FACTOR:g} times "
+            f"longer, where scaled scores up to {_largest_large_score():,.0f} would overflow a plain exp, with a "
+            f"head size of d_k = {OTHER_D_K}, and on three sizes drawn at random.")
 
 
-def solution_scaled_weights() -> Solution:
-    return Solution.from_function("softmax(Q Kᵀ / √d_k)", reference_scaled_weights,
-                                  "d_k is read from the shapes (the last axis of Q), so the same function works for "
-                                  "any head size. Subtracting the row max (notebook 02) keeps it exact when the "
-                                  "scores are large (the checker also tries scaled scores of about 1,000). "
-                                  "helpers.attention_torch.attention_weights does the same in PyTorch.")
+check_scaled_weights = Exercise(
+    reference_scaled_weights, title="softmax(Q Kᵀ / √d_k)", expects="scaled_weights(Q, K) returning a (T_q, T_k) array",
+    cases=_weights_cases, draw=_draw_weights, read=_read_weights, judge=_judge_weights, success=_weights_verdict,
+    explanation="d_k is read from the shapes (the last axis of Q), so the same function works for any head size. "
+                "Subtracting the row max (notebook 02) keeps it exact when the scores are large (the checker also "
+                "tries scaled scores of about 1,000). helpers.attention_torch.attention_weights does the same in "
+                "PyTorch.")

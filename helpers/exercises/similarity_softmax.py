@@ -8,16 +8,15 @@ import textwrap
 
 import numpy as np
 
-from helpers.exercises.feedback import (
+from helpers.exercises.engine import (
+    Case,
+    Exercise,
     Feedback,
-    Solution,
     as_numbers,
-    compare_numbers,
     correct,
     named_slip,
-    numbers_from,
     one_number,
-    require_callable,
+    solved_by,
     wrong,
 )
 from helpers.similarity import cosine, softmax
@@ -28,7 +27,6 @@ TARGET_TOP_WEIGHT = 0.9
 
 
 # --- Exercise 1: longer, not closer -------------------------------------------------------------
-
 COSINE_TOLERANCE = 1e-9  #: float rounding: the computed cos(a, 10 b) comes out a hair below cos(a, b)
 
 
@@ -38,6 +36,10 @@ def reference_longer_not_closer() -> np.ndarray:
     return 10 * c              # ... so stretch it: a · (10 c) = 140 > 26, the angle is unchanged
 
 
+@solved_by("longer, not closer", reference_longer_not_closer,
+           "Any v that points further from a than b does (a smaller cosine), but still toward a (a positive "
+           "cosine), wins on the dot product once it is long enough, because a · v = |a| |v| cos θ grows with |v|. "
+           "A v at 90° or more from a has cos θ <= 0, and no length helps.")
 def check_longer_not_closer(v) -> Feedback:
     """Exercise 1: a · v > a · b = 26 but cos(a, v) < cos(a, b)."""
     if v is None:
@@ -74,16 +76,7 @@ def check_longer_not_closer(v) -> Feedback:
                  f"below cos(a, b) = {cos_b:.3f}. Try: point v further from a than b, then make it long.")
 
 
-def solution_longer_not_closer() -> Solution:
-    return Solution.from_function(
-        "longer, not closer", reference_longer_not_closer,
-        "Any v that points further from a than b does (a smaller cosine), but still toward a (a positive "
-        "cosine), wins on the dot product once it is long enough, because a · v = |a| |v| cos θ grows with |v|. "
-        "A v at 90° or more from a has cos θ <= 0, and no length helps.")
-
-
 # --- Exercise 2: a stable softmax ---------------------------------------------------------------
-
 def reference_softmax(x):
     """Stable softmax over the last axis: (..., n) -> (..., n), each row positive and summing to 1."""
     x = np.asarray(x, dtype=float)
@@ -91,60 +84,63 @@ def reference_softmax(x):
     return exps / exps.sum(axis=-1, keepdims=True)
 
 
-_SOFTMAX_CASES = (   # (input, what it tests)
-    (np.array([1.0, 1.2, 0.9]), "the scores [1.0, 1.2, 0.9]"),
-    (np.array([1000.0, 1001.0, 1002.0]), "large scores [1000, 1001, 1002]"),
-    (np.array([-1000.0, 0.0, 1000.0]), "widely spread scores [-1000, 0, 1000]"),
-    (np.array([[1.0, 1.2, 0.9], [10.0, 12.0, 9.0]]), "a 2-row matrix (one softmax per row)"),
-    (np.array([[0.0, 1.0], [1000.0, 1001.0]]), "a matrix whose rows are far apart, [[0, 1], [1000, 1001]]"),
-)
+def _softmax_cases():
+    return [Case(x, what=what) for x, what in (
+        (np.array([1.0, 1.2, 0.9]), "the scores [1.0, 1.2, 0.9]"),
+        (np.array([1000.0, 1001.0, 1002.0]), "large scores [1000, 1001, 1002]"),
+        (np.array([-1000.0, 0.0, 1000.0]), "widely spread scores [-1000, 0, 1000]"),
+        (np.array([[1.0, 1.2, 0.9], [10.0, 12.0, 9.0]]), "a 2-row matrix (one softmax per row)"),
+        (np.array([[0.0, 1.0], [1000.0, 1001.0]]), "a matrix whose rows are far apart, [[0, 1], [1000, 1001]]"),
+    )]
 
 
-def _judge_softmax(x: np.ndarray, got: np.ndarray, what: str) -> Feedback | None:
-    """The usual mistakes on one input by name, else how got (x's shape) differs from softmax(x); None if right."""
+def _draw_scores(rng) -> Case:
+    rows, n = rng.integers(2, 6), rng.integers(2, 8)
+    x = rng.normal(size=(rows, n)) * rng.choice([1.0, 10.0]) + rng.choice([-1000.0, 0.0, 1000.0], size=(rows, 1))
+    return Case(x, what=f"scores of shape ({rows}, {n}) drawn at random, rows around {x.mean(-1).round().tolist()}")
+
+
+def _softmax_error(case, error):
+    x, = case.args
+    if x.ndim == 2 and isinstance(error, ValueError):   # NumPy's broadcasting error
+        return (f"on {case.what} a row-wise max or sum without keepdims, shape ({len(x)},), cannot broadcast "
+                f"against the matrix. Use keepdims=True: shape ({len(x)}, 1) stretches across each row.")
+    return None
+
+
+def _judge_softmax(case, got, expected):
+    """The usual mistakes on one input by name, before the engine compares got with softmax(x)."""
+    x, what = case.args[0], case.what
+    if got.shape != x.shape:
+        return f"on {what} the result has shape {got.shape}: softmax keeps the shape of its input."
     with np.errstate(all="ignore"):
-        problem = named_slip(got, [
+        message = named_slip(got, [
             (np.exp(x), f"on {what} you returned exp(x) itself. Divide it by its sum."),
             (x / x.sum(), f"on {what} you divided the scores by their sum, without exp. Exponentiate first."),
         ])
-    if problem is not None:
-        return problem
+    if message is not None:
+        return message
     if not np.all(np.isfinite(got)):
         if x.ndim == 2 and np.ptp(x.max(axis=-1)) > 500:
-            return wrong(f"on {what} a row came out NaN: one max for the whole matrix leaves the low row at "
-                         "exp(-1000) = 0, and 0 / 0 = NaN. Subtract each row's own max: x.max(axis=-1, keepdims=True).")
+            return (f"on {what} a row came out NaN: one max for the whole matrix leaves the low row at "
+                    "exp(-1000) = 0, and 0 / 0 = NaN. Subtract each row's own max: x.max(axis=-1, keepdims=True).")
         if np.ptp(x) > 1500:
-            return wrong(f"on {what} you got NaN or inf: the min (or mean) shift overflows. Subtract the MAX.")
-        return wrong(f"on {what} you got NaN or inf: exp(1000) overflows a float64. Subtract the largest score first.")
+            return f"on {what} you got NaN or inf: the min (or mean) shift overflows. Subtract the MAX."
+        return f"on {what} you got NaN or inf: exp(1000) overflows a float64. Subtract the largest score first."
     sums = got.sum(axis=-1)
     if not np.allclose(sums, 1.0, atol=1e-6):
         if x.ndim == 2 and (np.allclose(got.sum(axis=0), 1.0) or np.isclose(got.sum(), 1.0)):
-            return wrong(f"on {what} the rows sum to {np.round(sums, 3).tolist()}: you summed over the wrong axis "
-                         "(columns, or the whole matrix). Sum each row: exps.sum(axis=-1, keepdims=True).")
-        return wrong(f"on {what} the weights sum to {np.round(sums, 4).tolist()}, not 1. Divide by the sum.")
-    return compare_numbers(got, reference_softmax(x), f"the result on {what}", atol=1e-6,
-                           hint="Compare with exp(x - max) / sum(exp(x - max)).")
+            return (f"on {what} the rows sum to {np.round(sums, 3).tolist()}: you summed over the wrong axis "
+                    "(columns, or the whole matrix). Sum each row: exps.sum(axis=-1, keepdims=True).")
+        return f"on {what} the weights sum to {np.round(sums, 4).tolist()}, not 1. Divide by the sum."
+    return None
 
 
-def check_stable_softmax(student_softmax) -> Feedback:
-    """Exercise 2: a softmax that survives large scores and works row by row on a matrix."""
-    if (problem := require_callable(student_softmax, "softmax(x) for a 1-D or 2-D array x")) is not None:
-        return problem
-    for x, what in _SOFTMAX_CASES:
-        got, problem = numbers_from(student_softmax, x.copy(), on=what)
-        if problem is not None and x.ndim == 2 and "could not be broadcast" in problem.message:
-            return wrong(f"on {what} a row-wise max or sum without keepdims, shape ({len(x)},), cannot broadcast "
-                         f"against the matrix. Use keepdims=True: shape ({len(x)}, 1) stretches across each row.")
-        if problem is None and got.shape != x.shape:
-            problem = wrong(f"on {what} the result has shape {got.shape}: softmax keeps the shape of its input.")
-        if problem is None:
-            problem = _judge_softmax(x, got, what)
-        if problem is not None:
-            return problem
+def _softmax_verdict(student_softmax) -> str:
     verdict = "your softmax matches the stable one on small, huge, widely spread and 2-D scores."
     if _calls_a_library_softmax(student_softmax):
         verdict += " It calls a library softmax, though: write it yourself with np.exp, .max and .sum."
-    return correct(verdict)
+    return verdict
 
 
 def _calls_a_library_softmax(function) -> bool:
@@ -153,7 +149,8 @@ def _calls_a_library_softmax(function) -> bool:
         tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
     except (OSError, TypeError, SyntaxError):   # no source to read (a builtin, a lambda inside an expression)
         return False
-    for node in ast.walk(tree):
+    own = next((node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.Lambda))), tree)
+    for node in ast.walk(own):                  # a lambda's source is its whole line: read the lambda only
         called = getattr(node, "func", None)
         if isinstance(called, ast.Attribute) and "softmax" in called.attr:
             return True                      # torch.softmax, F.softmax, special.softmax, x.softmax(...)
@@ -164,15 +161,16 @@ def _calls_a_library_softmax(function) -> bool:
     return False
 
 
-def solution_stable_softmax() -> Solution:
-    return Solution.from_function(
-        "a stable softmax", reference_softmax,
-        "exp(x - m) / Σ exp(x - m) = exp(x) / Σ exp(x) for any m (the factor exp(-m) cancels). With m the row "
-        "max, the largest exponent is exp(0) = 1 and the sum is at least 1, so there is neither overflow nor 0/0.")
+check_stable_softmax = Exercise(
+    reference_softmax, title="a stable softmax", expects="softmax(x) for a 1-D or 2-D array x",
+    cases=_softmax_cases, draw=_draw_scores, errors=_softmax_error, judge=_judge_softmax, success=_softmax_verdict,
+    hint="Compare with exp(x - max) / sum(exp(x - max)).",
+    explanation="exp(x - m) / Σ exp(x - m) = exp(x) / Σ exp(x) for any m (the factor exp(-m) cancels). With m the "
+                "row max, the largest exponent is exp(0) = 1 and the sum is at least 1, so there is neither overflow "
+                "nor 0/0.")
 
 
 # --- Exercise 3: the scale that makes softmax confident -----------------------------------------
-
 def top_weight(scale: float) -> float:
     """The largest weight of softmax(scale · [1.0, 1.2, 0.9]), on the gaps scale · (s - max s): finite up to 1e308."""
     return float(softmax(scale * (SCORES - SCORES.max())).max())
@@ -192,6 +190,20 @@ def quoted_scales() -> tuple[float, float]:
     return tuple(math.ceil(reference_smallest_scale() * 10**k) / 10**k for k in (4, 2))
 
 
+def _scale_solution() -> str:
+    tops, (up4, up2) = ", ".join(f"{top_weight(c):.3f}" for c in (1, 2, 5, 10, 20)), quoted_scales()
+    return f"""
+        scores = np.array([1.0, 1.2, 0.9])
+        for scale in [1, 2, 5, 10, 20]:
+            print(scale, softmax(scale * scores).max().round(3))   # {tops}
+        scale = 20.0                                                # any scale >= {up4} works, e.g. {up2}
+        """
+
+
+@solved_by("the scale that reaches 0.9", _scale_solution(),
+           "The gap between the top score and the others is multiplied by the scale; exp turns a fixed gap into a "
+           "fixed ratio, so the top weight climbs toward 1 as the scale grows. Bisection gives the smallest scale: "
+           f"{reference_smallest_scale():.5f}… (rounded up: {quoted_scales()[0]}).")
 def check_scale_for_confidence(scale) -> Feedback:
     """Exercise 3: a scale at which softmax(scale · [1.0, 1.2, 0.9]) puts >= 0.9 on one token."""
     scale, problem = one_number(scale, "scale", "one number such as scale = 5.0")
@@ -211,17 +223,3 @@ def check_scale_for_confidence(scale) -> Feedback:
     return correct(f"with scale = {scale:g} the top weight is {weight:.3f}. The smallest scale that reaches "
                    f"{TARGET_TOP_WEIGHT} is {smallest:.5f}… (any scale from {quoted_scales()[0]} up, e.g. "
                    f"{quoted_scales()[1]}): a larger scale alone makes softmax nearly one-hot.")
-
-
-def solution_scale_for_confidence() -> Solution:
-    smallest, (up4, up2) = reference_smallest_scale(), quoted_scales()
-    tops = ", ".join(f"{top_weight(c):.3f}" for c in (1, 2, 5, 10, 20))
-    return Solution("the scale that reaches 0.9", f"""
-        scores = np.array([1.0, 1.2, 0.9])
-        for scale in [1, 2, 5, 10, 20]:
-            print(scale, softmax(scale * scores).max().round(3))   # {tops}
-        scale = 20.0                                                # any scale >= {up4} works, e.g. {up2}
-        """,
-        "The gap between the top score and the others is multiplied by the scale; exp turns a fixed gap into a "
-        "fixed ratio, so the top weight climbs toward 1 as the scale grows. Bisection gives the smallest scale: "
-        f"{smallest:.5f}… (rounded up: {up4}).")

@@ -3,11 +3,15 @@ from __future__ import annotations
 
 import numbers
 
-from helpers.exercises.feedback import Feedback, Solution, correct, text_answer, wrong
+from helpers.exercises.engine import Feedback, correct, solved_by, text_answer, wrong
 
 SIZES_T, SIZES_D = 7, 4  #: exercise 1's T tokens, d entries per embedding (no sentence of the notebook has this shape)
 
 
+@solved_by("the numbers in E and in W", """
+    T, d = 7, 4
+    answer = (T * d, T * T)   # E is (T, d): 28 numbers; W is (T, T): 49, one per pair of tokens
+    """)
 def check_sizes(answer) -> Feedback:
     """Exercise 1: (numbers in E, numbers in W) for a sentence of SIZES_T tokens with d = SIZES_D."""
     T, d = SIZES_T, SIZES_D
@@ -38,6 +42,7 @@ _NOT_THE_WEIGHTS = {"S": "S holds the raw scores; the weights come after softmax
                     **{n: f"{n} is a learned projection, not the weights." for n in ("W_q", "W_k", "W_v")}}
 
 
+@solved_by("the weights' symbol", 'answer = "W"   # S: scores (T, T), W: weights (T, T), Y: outputs (T, d)')
 def check_weights_symbol(answer) -> Feedback:
     """Exercise 2: which symbol names the (T, T) matrix of attention weights."""
     symbol, problem = text_answer(answer, 'one of the strings "S", "W" or "Y"')
@@ -46,14 +51,3 @@ def check_weights_symbol(answer) -> Feedback:
     if symbol == "W":
         return correct("W holds the attention weights: row i says how much token i takes from each token j.")
     return wrong(_NOT_THE_WEIGHTS.get(symbol, f'{answer!r} is not one of "S", "W", "Y". Look at the notation table.'))
-
-
-def solution_sizes() -> Solution:
-    return Solution("the numbers in E and in W", """
-        T, d = 7, 4
-        answer = (T * d, T * T)   # E is (T, d): 28 numbers; W is (T, T): 49, one per pair of tokens
-        """)
-
-
-def solution_weights_symbol() -> Solution:
-    return Solution("the weights' symbol", 'answer = "W"   # S: scores (T, T), W: weights (T, T), Y: outputs (T, d)')

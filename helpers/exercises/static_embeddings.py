@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from helpers.exercises.feedback import Feedback, Solution, as_numbers, compare_numbers, correct, wrong
+from helpers.exercises.engine import Feedback, as_numbers, compare_numbers, correct, solved_by, wrong
 from helpers.mixing import mix
 from helpers.running_example import SENTENCE_MONEY, SENTENCE_RIVER, embed, static_vector
 from helpers.similarity import cosine
@@ -23,6 +23,10 @@ def reference_river_bank_mixture() -> np.ndarray:
     return mix(embed(SENTENCE_RIVER), EXERCISE_WEIGHTS)
 
 
+@solved_by("E for a five-word sentence", """
+    E_mine = np.array([EMBEDDINGS[word] for word in "river bank flows money grows".split()])   # (5, 4)
+    # or simply: E_mine = embed("river bank flows money grows")
+    """)
 def check_sentence_matrix(E) -> Feedback:
     """Exercise 1: the (5, 4) static matrix of MATRIX_SENTENCE."""
     expected, words = reference_sentence_matrix(), MATRIX_SENTENCE.split()
@@ -37,41 +41,34 @@ def check_sentence_matrix(E) -> Feedback:
         for row, word in enumerate(words):
             if not np.allclose(got[row], expected[row]):
                 return wrong(f"row {row} should be the vector of {word!r}. Rows follow the word order.")
-    if (problem := compare_numbers(got, expected, "your matrix")) is not None:
-        return problem
+    if (message := compare_numbers(got, expected, "your matrix")) is not None:
+        return wrong(message)
     return correct(f"your matrix is {expected.shape}. Its row 1 is the same bank vector as in the three-word "
                    "sentences: the table does not look at the neighbours.")
 
 
+@solved_by("bank's mixture in river bank flows", """
+    river, bank, flows = embed("river bank flows")      # three (4,) vectors
+    y_bank = 0.3 * river + 0.5 * bank + 0.2 * flows     # (4,)
+    # the same as: np.array([0.3, 0.5, 0.2]) @ embed("river bank flows")
+    """)
 def check_river_bank_mixture(y) -> Feedback:
     """Exercise 2: bank's hand-made mixture in "river bank flows"."""
     expected, E = reference_river_bank_mixture(), embed(SENTENCE_RIVER)
-    problem = compare_numbers(y, expected, "your y_bank", hint="Compute 0.3·river + 0.5·bank + 0.2·flows.", slips=[
+    got, problem = as_numbers(y, "your y_bank")
+    if problem is not None:
+        return problem
+    message = compare_numbers(got, expected, "your y_bank", hint="Compute 0.3·river + 0.5·bank + 0.2·flows.", slips=[
         (mix(embed(SENTENCE_MONEY), EXERCISE_WEIGHTS), "that is bank's mixture in the money sentence."),
         (static_vector("bank"), "that is bank's static vector. Mix it with its neighbours."),
         (mix(E, HAND_WEIGHTS), "that is the worked example's mixture (0.2, 0.7, 0.1). Use 0.3, 0.5, 0.2."),
         (mix(E, EXERCISE_WEIGHTS[::-1]), "the weights are reversed: 0.3 goes with river, 0.2 with flows."),
         (E.sum(axis=0), "that is the plain sum of the three vectors. Weight each first."),
     ])
-    if problem is not None:
-        return problem
+    if message is not None:
+        return wrong(message)
     (river, bank, flows), section_4 = E, mix(E, HAND_WEIGHTS)
     return correct(f"y_bank = {np.round(expected, 2).tolist()}. Cosine with river: {cosine(expected, river):.3f}, "
                    f"against {cosine(section_4, river):.3f} for section 4's mixture. Yours is closer because it "
                    f"takes more of river (0.3, not 0.2) and of flows (cosine {cosine(flows, river):.2f} with river), "
                    f"and less of bank (cosine {cosine(bank, river):.2f}).")
-
-
-def solution_sentence_matrix() -> Solution:
-    return Solution("E for a five-word sentence", """
-        E_mine = np.array([EMBEDDINGS[word] for word in "river bank flows money grows".split()])   # (5, 4)
-        # or simply: E_mine = embed("river bank flows money grows")
-        """)
-
-
-def solution_river_bank_mixture() -> Solution:
-    return Solution("bank's mixture in river bank flows", """
-        river, bank, flows = embed("river bank flows")      # three (4,) vectors
-        y_bank = 0.3 * river + 0.5 * bank + 0.2 * flows     # (4,)
-        # the same as: np.array([0.3, 0.5, 0.2]) @ embed("river bank flows")
-        """)

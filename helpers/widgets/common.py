@@ -5,7 +5,6 @@
     html_heatmap(M, rows, cols)  a matrix as an HTML table coloured like the course's heatmaps (viridis)
     FastFigure(figsize)       a matplotlib figure that re-renders to PNG fast (blitting)
     picture(figure)           the Image a FastFigure is shown in: 1:1 pixels, never wider than the cell
-    interactive_now(f, ...)   widgets.interactive, its function already run once (ipywidgets 7 and 8)
     LiveWidget(controls, outputs)  a VBox that recomputes and redraws whenever one of its controls moves
 """
 from __future__ import annotations
@@ -13,7 +12,6 @@ from __future__ import annotations
 import html
 import io
 import time
-from collections.abc import Callable
 
 import ipywidgets as widgets
 import matplotlib
@@ -117,14 +115,6 @@ def fit_width(widget) -> None:
 def picture(figure: FastFigure) -> widgets.Image:
     """An Image for `figure`: its own pixel width (larger when presenting), at most the cell's width."""
     return widgets.Image(format="png", layout=widgets.Layout(width=f"{figure.canvas.get_width_height()[0]}px"))
-
-
-def interactive_now(function: Callable, **controls) -> widgets.interactive:
-    """widgets.interactive(function, **controls), its function already run once (ipywidgets 7 waits for display)."""
-    widget = widgets.interactive(function, **controls)
-    if getattr(widget, "result", None) is None:   # ipywidgets 7: nothing has run yet
-        widget.update()
-    return widget
 
 
 class LiveWidget(widgets.VBox):

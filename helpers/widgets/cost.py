@@ -5,11 +5,10 @@ import html
 import math
 
 import ipywidgets as widgets
-from IPython.display import HTML, display
 
 from helpers.cost import cost_widget_data, format_bytes
 from helpers.plotting import COLORS
-from helpers.widgets.common import interactive_now, px
+from helpers.widgets.common import LiveWidget, px
 
 LOG_MIN, LOG_MAX = 3, 14  # the bar's axis: 1 kB to 100 TB
 
@@ -55,16 +54,24 @@ def table_html(data: dict, d_model: int, d_k: int, heads: int, dtype: str) -> st
             f"the (T, T) scores fit in: {html.escape(', '.join(fits) if fits else 'none of these devices')}</pre>")
 
 
-def cost_explorer(d_model: int = 512) -> widgets.interactive:
-    """T on a log slider (10² to 10⁶), d_k, heads and dtype; shows the table and draws the memory bar."""
-    def show(T=1e5, d_k=64, heads=1, dtype="float32"):
-        data = cost_widget_data(T, d_k, d_model=d_model, heads=heads, dtype=dtype)
-        display(HTML(table_html(data, d_model, d_k, heads, dtype) + memory_bar_html(data["bars"], data["devices"])))
-        return data
+class CostWidget(LiveWidget):
+    """T on a log slider (10² to 10⁶), d_k, heads and dtype over cost_widget_data: the table and the memory bar.
+    [0] T, [1] d_k, [2] heads, [3] dtype, [4] the reading. `.result`: the latest cost_widget_data dict."""
 
-    T = widgets.FloatLogSlider(value=1e5, base=10, min=2, max=6, step=0.25, description="T",
-                               readout_format=".3g", continuous_update=False)
-    d_k = widgets.SelectionSlider(options=[16, 32, 64, 128, 256], value=64, description="d_k")
-    heads = widgets.SelectionSlider(options=[1, 2, 4, 8, 16, 32, 64], value=1, description="heads")
-    dtype = widgets.Dropdown(options=["float32", "bfloat16", "float8"], value="float32", description="dtype")
-    return interactive_now(show, T=T, d_k=d_k, heads=heads, dtype=dtype)
+    def __init__(self, d_model: int = 512):
+        self.d_model = d_model
+        self.T = widgets.FloatLogSlider(value=1e5, base=10, min=2, max=6, step=0.25, description="T",
+                                        readout_format=".3g", continuous_update=False)
+        self.d_k = widgets.SelectionSlider(options=[16, 32, 64, 128, 256], value=64, description="d_k")
+        self.heads = widgets.SelectionSlider(options=[1, 2, 4, 8, 16, 32, 64], value=1, description="heads")
+        self.dtype = widgets.Dropdown(options=["float32", "bfloat16", "float8"], value="float32", description="dtype")
+        self.reading = widgets.HTML()
+        super().__init__([self.T, self.d_k, self.heads, self.dtype], [self.reading])
+
+    def compute(self) -> dict:
+        return cost_widget_data(self.T.value, self.d_k.value, d_model=self.d_model, heads=self.heads.value,
+                                dtype=self.dtype.value)
+
+    def show(self, data: dict) -> None:
+        self.reading.value = (table_html(data, self.d_model, self.d_k.value, self.heads.value, self.dtype.value)
+                              + memory_bar_html(data["bars"], data["devices"]))

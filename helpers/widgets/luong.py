@@ -6,10 +6,9 @@ from __future__ import annotations
 import html
 
 import ipywidgets as widgets
-from IPython.display import HTML, display
 
 from helpers.luong import dictionary_lookup, lineup_data
-from helpers.widgets.common import html_heatmap, interactive_now, px
+from helpers.widgets.common import LiveWidget, html_heatmap, px
 
 PROJECTIONS = ("reuse h_j as key and value", "learned W_q, W_k, W_v")
 SEQUENCES = ("two: Hindi asks English", "one: English asks itself")
@@ -24,22 +23,26 @@ def description_html(data: dict) -> str:
             f"parameters: {data['parameters']} &nbsp; K equals V: {data['K_equals_V']}</div>")
 
 
-def lineup_explorer() -> widgets.interactive:
-    """Toggle the two differences; see the mechanism's name, shapes, parameter count and weights W."""
+class LineupWidget(LiveWidget):
+    """Toggle the two differences; see the mechanism's name, shapes, parameter count and weights W.
+    [0] projections, [1] sequences, [2] the reading. `.result`: the latest lineup_data dict."""
 
-    def show(projections=PROJECTIONS[0], sequences=SEQUENCES[0]):
-        data = lineup_data(projections == PROJECTIONS[1], sequences == SEQUENCES[1])
+    def __init__(self):
+        self.projections = widgets.ToggleButtons(options=list(PROJECTIONS), description="difference 1")
+        self.sequences = widgets.ToggleButtons(options=list(SEQUENCES), description="difference 2")
+        for toggle in (self.projections, self.sequences):
+            toggle.style.button_width = "230px"
+        self.reading = widgets.HTML()
+        super().__init__([self.projections, self.sequences], [self.reading])
+
+    def compute(self) -> dict:
+        return lineup_data(self.projections.value == PROJECTIONS[1], self.sequences.value == SEQUENCES[1])
+
+    def show(self, data: dict) -> None:
         rows_by_cols = f"{data['shapes']['W'][0]} × {data['shapes']['W'][1]}"
-        display(HTML(description_html(data) + html_heatmap(
+        self.reading.value = description_html(data) + html_heatmap(
             data["W"], data["rows"], data["cols"], title=f"W ({rows_by_cols}): rows are queries, columns are keys",
-            vmin=0.0, vmax=1.0)))
-        return data
-
-    projections = widgets.ToggleButtons(options=list(PROJECTIONS), description="difference 1")
-    sequences = widgets.ToggleButtons(options=list(SEQUENCES), description="difference 2")
-    for toggle in (projections, sequences):
-        toggle.style.button_width = "230px"
-    return interactive_now(show, projections=projections, sequences=sequences)
+            vmin=0.0, vmax=1.0)
 
 
 def lookup_html(data: dict) -> str:
@@ -54,17 +57,22 @@ def lookup_html(data: dict) -> str:
                         vmin=0.0, vmax=1.0) + answers
 
 
-def dictionary_explorer(value_c: float = 4.0, noise: float = 1.0) -> widgets.interactive:
-    """Sliders for the value stored under 'c' and the query's noise; the three lookups' weights and answers."""
-    def show(value_c=value_c, noise=noise):
-        data = dictionary_lookup(value_c, noise)
-        display(HTML(lookup_html(data)))
-        return data
+class DictionaryWidget(LiveWidget):
+    """Sliders for the value stored under 'c' and the query's noise; the three lookups' weights and answers.
+    [0] value of c, [1] query noise, [2] the reading. `.result`: the latest dictionary_lookup dict."""
 
-    value = widgets.FloatSlider(value=value_c, min=0.0, max=40.0, step=1.0, description="value of c",
-                                continuous_update=True, readout_format=".0f")
-    noise_slider = widgets.FloatSlider(value=noise, min=0.0, max=2.0, step=0.1, description="query noise",
-                                       continuous_update=True, readout_format=".1f")
-    for slider in (value, noise_slider):
-        slider.style.description_width = "90px"
-    return interactive_now(show, value_c=value, noise=noise_slider)
+    def __init__(self, value_c: float = 4.0, noise: float = 1.0):
+        self.value_c = widgets.FloatSlider(value=value_c, min=0.0, max=40.0, step=1.0, description="value of c",
+                                           continuous_update=True, readout_format=".0f")
+        self.noise = widgets.FloatSlider(value=noise, min=0.0, max=2.0, step=0.1, description="query noise",
+                                         continuous_update=True, readout_format=".1f")
+        for slider in (self.value_c, self.noise):
+            slider.style.description_width = "90px"
+        self.reading = widgets.HTML()
+        super().__init__([self.value_c, self.noise], [self.reading])
+
+    def compute(self) -> dict:
+        return dictionary_lookup(self.value_c.value, self.noise.value)
+
+    def show(self, data: dict) -> None:
+        self.reading.value = lookup_html(data)

@@ -43,7 +43,7 @@ class _Picture:
         self.image = ax.imshow(np.zeros((T, 4)), cmap="viridis", vmin=-1, vmax=1, aspect="auto",
                                interpolation="nearest")
         self.row = ax.axhline(0, color="white", lw=2.5)
-        ax.set_xlabel("dimension (2i: sin, 2i+1: cos)", fontsize=_SMALL)
+        ax.set_xlabel("dimension (2m: sin, 2m+1: cos)", fontsize=_SMALL)
         ax.set_ylabel("position", fontsize=_SMALL)
         ax = self.ax_sim
         (self.curve,) = ax.plot(range(T), np.zeros(T), "-", lw=2, color=COLORS["static"])
@@ -97,7 +97,7 @@ class PositionsWidget(LiveWidget):
         self.reading = widgets.HTML()
         self._picture = _Picture(T)
         for other in DIMENSIONS:   # draw each d's background now, so that every later update is a blit
-            self._picture.png(position_snapshot(p, other, T))
+            self._picture.png(position_snapshot(self.p.value, other, T))   # p as the slider keeps it: 0 … T − 1
         super().__init__([self.p, self.d], [self.picture, self.reading])
 
     def compute(self) -> dict:

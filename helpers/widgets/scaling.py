@@ -1,11 +1,13 @@
 """Notebook 05's widget: a d_k slider and a scaling toggle over helpers.scaling.attention_snapshot."""
 from __future__ import annotations
 
+from functools import lru_cache
+
 import ipywidgets as widgets
 import numpy as np
 
 from helpers.plotting import COLORS
-from helpers.scaling import POWERS_OF_TWO, attention_snapshot
+from helpers.scaling import POWERS_OF_TWO, attention_snapshot, saturation_table
 from helpers.widgets.common import FastFigure, LiveWidget, reading_style
 
 _MODE_COLOR = {True: COLORS["query"], False: COLORS["key"]}
@@ -62,6 +64,13 @@ class _Picture:
         return self.figure.png()
 
 
+@lru_cache(maxsize=4)
+def _gradient_curves(T: int, n_queries: int, seed: int) -> dict:
+    """{scaled: (d_k values, median gradient)} over POWERS_OF_TWO: the widget's background, computed once."""
+    table = saturation_table(T=T, n_queries=n_queries, seed=seed)
+    return {mode: (table["d"], table["scaled" if mode else "unscaled"]["grad_median"]) for mode in (True, False)}
+
+
 class ScalingWidget(LiveWidget):
     """A d_k slider and a scaling toggle over attention_snapshot: [0] d_k, [1] scores, [2] the picture,
     [3] the numbers. `.result`: the latest attention_snapshot dict.
@@ -75,20 +84,20 @@ class ScalingWidget(LiveWidget):
                                             value=scaled, description="scores")
         self.picture = widgets.Image(format="png")
         self.reading = widgets.HTML(layout=widgets.Layout(margin="0 0 0 8px"))
-        curves = {mode: (np.array(POWERS_OF_TWO),
-                         np.array([attention_snapshot(d, mode, **self._options)["grad_median"] for d in POWERS_OF_TWO]))
-                  for mode in (True, False)}
-        self._picture = _Picture(curves, T)
+        self._picture = None                       # drawn at the first update, over the curves of that data
         super().__init__([self.d_k, self.scaled], [self.picture, self.reading])
 
     def compute(self) -> dict:
-        return attention_snapshot(self.d_k.value, self.scaled.value, **self._options)
+        snapshot = attention_snapshot(self.d_k.value, self.scaled.value, **self._options)
+        return snapshot | {"curves": _gradient_curves(**self._options)}
 
     def show(self, data: dict) -> None:
+        if self._picture is None:
+            self._picture = _Picture(data["curves"], data["T"])
         self.picture.value = self._picture.png(data)
         self.reading.value = (
             f"<div style='{reading_style()}'>"
-            f"d_k = {data['d_k']}, {_MODE_NAME[data['scaled']]} (divisor c = {data['scale']:.3g}): "
+            f"d_k = {data['d_k']}, {_MODE_NAME[data['scaled']]} (divisor c = {data['divisor']:.3g}): "
             f"the scores softmax sees have variance <b>{data['score_var']:.3g}</b><br>"
             f"mean top weight <b>{data['max_weight']:.3f}</b>, entropy {data['entropy_bits']:.2f} bits "
             f"(uniform: {np.log2(data['T']):.0f})<br>"

@@ -1,0 +1,278 @@
+"""The checker engine: an exercise declares what it expects, and one loop judges every answer.
+
+    Feedback(passed, message)    the verdict on an answer, never an exception
+    Solution(title, code, note)  a worked solution, folded in the notebook
+    Case(*args, what=..., **s)   one input for the student's function; `what` names it in messages, `s` its sizes
+    Exercise(reference, ...)     an exercise whose answer is a function: `check(answer)` calls it on the fixed cases
+                                 (the witnesses of the slips), then on cases drawn afresh for this call, so that
+                                 no size, order or number printed on the page can be copied into an answer
+    solved_by(title, code)       the worked solution of a checker whose answer is a value (counts, a symbol, text)
+    readers                      as_numbers, one_number, text_answer: what came, read as what was asked for
+
+A student's exception reaches the diagnosis as the exception object: an exercise's `errors(case, error)`
+dispatches on its type and on the case's inputs, never on its wording.
+"""
+from __future__ import annotations
+
+import copy
+import html
+import inspect
+import textwrap
+from dataclasses import dataclass
+
+import numpy as np
+
+from helpers import validation as check
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """The verdict on one answer: `.passed` says whether it is right; `if feedback:` is refused as ambiguous."""
+
+    passed: bool
+    message: str
+
+    def __bool__(self) -> bool:
+        raise TypeError("A Feedback is neither true nor false: use feedback.passed, "
+                        "or `is not None` to test whether a check found a problem.")
+
+    def __repr__(self) -> str:
+        return ("✅ Correct: " if self.passed else "❌ Not yet: ") + self.message
+
+    def _repr_html_(self) -> str:
+        colour, mark = ("#1b7f3b", "✅ Correct:") if self.passed else ("#b3261e", "❌ Not yet:")
+        return (f'<div style="border-left:5px solid {colour};padding:6px 10px;margin:4px 0;'
+                f'font-size:1.05em"><b style="color:{colour}">{mark}</b> '
+                f"{html.escape(self.message)}</div>")
+
+
+def correct(message: str) -> Feedback:
+    return Feedback(True, message)
+
+
+def wrong(message: str) -> Feedback:
+    return Feedback(False, message)
+
+
+class Solution:
+    """A worked solution: folded in the notebook (click to open), plain text elsewhere."""
+
+    def __init__(self, title: str, code: str, explanation: str = ""):
+        self.title, self.code, self.explanation = title, textwrap.dedent(code).strip(), explanation
+
+    def __repr__(self) -> str:
+        return f"Solution: {self.title}\n\n{self.code}" + (f"\n\n{self.explanation}" if self.explanation else "")
+
+    def _repr_html_(self) -> str:
+        note = f"<p>{html.escape(self.explanation)}</p>" if self.explanation else ""
+        return (f"<details><summary><b>Show the solution: {html.escape(self.title)}</b></summary>"
+                f"<pre>{html.escape(self.code)}</pre>{note}</details>")
+
+
+def solved_by(title: str, code, explanation: str = ""):
+    """Decorator: `checker.solution()` shows this worked solution; `code` is text, or a function whose source it is."""
+    code = code if isinstance(code, str) else inspect.getsource(code)
+
+    def attach(checker):
+        checker.solution = lambda: Solution(title, code, explanation)
+        return checker
+    return attach
+
+
+class Case:
+    """One input for the student's function: the arguments (each call gets fresh copies), `what` (how a message
+    names this input, sizes included when they were drawn at random) and any sizes the slips need (case.d_k)."""
+
+    def __init__(self, *args, what: str, **sizes):
+        self.args, self.what = args, what
+        self.__dict__.update(sizes)
+
+
+class Placeholder(Exception):
+    """The exercise's own `raise NotImplementedError` line is still there."""
+
+
+class Refusal(Exception):
+    """Raised by an exercise's `call` hook to stop with its message (an answer that cannot even be run)."""
+
+
+class Exercise:
+    """An exercise whose answer is a function (or a class), judged against `reference` case by case.
+
+    reference(*case.args) gives the expected answer; `cases()` the fixed cases, `draw(rng)` one case drawn afresh
+    (`draws` of them per call, after the fixed ones). For each case the engine calls the answer, then asks in turn:
+    did it raise (`errors(case, error)`), can its result be read as numbers (`read(result, case)` -> (array, None)
+    or (None, message)), does `judge(case, got, expected)` name a problem, is the shape exactly right, is it one
+    of the `slips(case)` [(value, message)], is it finite, is it within `atol`? Hooks return whole messages, or
+    None to let the engine go on.
+    `where` and `name` are templates with {what}: the prefix of a case's messages and the result's name.
+    `success` is text, or a function of the answer that returns it. `check.solution()` shows `reference`'s source.
+    """
+
+    def __init__(self, reference, *, title, expects, cases, draw, success, explanation="", draws=3, atol=1e-6,
+                 rtol=0.0, name="the result on {what}", where="on {what}: ", hint="", slips=None, judge=None,
+                 errors=None, read=None, call=None, expected=None):
+        self.reference, self.title, self.explanation, self.expects = reference, title, explanation, expects
+        self.cases, self.draw, self.draws, self.success = cases, draw, draws, success
+        self.atol, self.rtol, self.name, self.where, self.hint = atol, rtol, name, where, hint
+        self.slips, self.judge, self.errors, self.read = slips, judge, errors, read
+        self.call = call or (lambda answer, case: answer(*copy.deepcopy(case.args)))
+        self.expected = expected or (lambda case: reference(*case.args))
+
+    def __call__(self, answer) -> Feedback:
+        if not callable(answer):
+            return not_a_function(answer, self.expects)
+        rng = np.random.default_rng()                                     # seeded afresh for every call
+        try:
+            for case in [*self.cases(), *(self.draw(rng) for _ in range(self.draws))]:
+                if (message := self.judge_case(answer, case)) is not None:
+                    return wrong(message)
+        except Placeholder:
+            return wrong(raised(NotImplementedError()))
+        return correct(self.success(answer) if callable(self.success) else self.success)
+
+    def judge_case(self, answer, case: Case) -> str | None:
+        """The first problem with the answer on one case, as a message; None if it is right there."""
+        where = self.where_of(case)
+        with np.errstate(all="ignore"):
+            try:
+                result = self.call(answer, case)
+            except Refusal as refusal:
+                return str(refusal)
+            except Exception as error:  # the student sees what went wrong, the notebook goes on
+                if placeholder(error):
+                    raise Placeholder from None
+                return self.errors and self.errors(case, error) or where + raised(error)
+            got, message = (self.read or self.numbers)(result, case)
+            if message is not None:
+                return message
+            expected = check.as_array(self.expected(case), "the expected answer")
+            if got.shape == expected.shape and np.isclose(got, expected, atol=self.atol, rtol=self.rtol).all():
+                return None                    # right here: no judge may name it a slip
+            if self.judge is not None and (message := self.judge(case, got, expected)) is not None:
+                return message
+            return compare_numbers(got, expected, self.name.format(what=case.what), atol=self.atol, rtol=self.rtol,
+                                   hint=self.hint, slips=self.slips(case) if self.slips else ())
+
+    def numbers(self, result, case: Case):
+        """The result as an array, or a message on what came instead (the default `read`)."""
+        got, problem = as_numbers(result, "the result")
+        return got, None if problem is None else self.where_of(case) + problem.message
+
+    def where_of(self, case: Case) -> str:
+        """The prefix of this case's messages: the exercise's `where`, or the case's own."""
+        return getattr(case, "where", self.where).format(what=case.what)
+
+    def solution(self) -> Solution:
+        return Solution(self.title, inspect.getsource(self.reference), self.explanation)
+
+
+def not_a_function(answer, expects: str) -> Feedback:
+    return wrong(f"expected a function ({expects}), but got {_kind(answer)}. Pass the function itself, without "
+                 "calling it: check(my_function), not check(my_function()).")
+
+
+def placeholder(error: Exception) -> bool:
+    """Whether the error is the exercise's own `raise NotImplementedError` line (a library's carries a message)."""
+    return type(error) is NotImplementedError and not error.args
+
+
+def raised(error: Exception) -> str:
+    if placeholder(error):
+        return "the function still raises NotImplementedError. Replace that line with your code."
+    return f"your function raised {type(error).__name__}: {error}"
+
+
+# --- readers: what came, read as what was asked for ------------------------------------------------
+def as_numbers(value, name: str):
+    """(array, None) if `value` is numbers, else (None, Feedback naming what came)."""
+    if value is None:
+        return None, wrong(f"{name} is None. If it is a variable, replace None with your answer; if a function "
+                           "made it, did the function forget to `return` its result?")
+    if str(getattr(value, "dtype", "")) in ("torch.float16", "torch.bfloat16"):
+        return None, wrong(f"{name} came back as {value.dtype}, which keeps only about 3 significant digits. "
+                           "Compute in the inputs' dtype: no .half() or .bfloat16().")
+    try:
+        return check.as_array(value, name), None
+    except TypeError as error:
+        return None, wrong(str(error))
+
+
+def one_number(value, name: str, what: str = "a number", *, returned: bool = False, finite: bool = True):
+    """(float, None) for one real number, else (None, Feedback); `returned`: from a function; `finite`: no NaN, inf."""
+    if value is None:
+        if returned:
+            return None, wrong(f"{name} returned None. Did the function forget to `return` {what}?")
+        return None, wrong(f"{name} is still None. Replace None with {what}.")
+    if isinstance(value, (str, bytes)):
+        return None, wrong(f"{name} is the text {value!r:.40} (a {type(value).__name__}), not a number: it should "
+                           "be one number. Remove the quotes (and any units).")
+    if hasattr(value, "detach"):
+        value = value.detach().cpu().numpy()
+    if isinstance(value, (bool, np.bool_)) or (isinstance(value, np.ndarray) and value.dtype == bool):
+        return None, wrong(f"{name} is {value!r}, a truth value: it should be one number, {what}.")
+    if isinstance(value, (list, tuple)):
+        count = len(value)
+        return None, wrong(f"{name} is a {type(value).__name__} of {count} number{'s' if count != 1 else ''}: "
+                           f"it should be one number, {what}.")
+    if np.iscomplexobj(value):
+        return None, wrong(f"{name} is a complex number ({value!r:.40}); it should be one real number.")
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None, wrong(f"{name} should be one number, {what}, but got {_kind(value)}.")
+    if array.size != 1:
+        return None, wrong(f"{name} should be one number, {what}, but has {array.size} numbers (shape {array.shape}).")
+    number = float(array.reshape(()))
+    if finite and not np.isfinite(number):
+        return None, wrong(f"{name} = {number} is not a finite number: it should be {what}.")
+    return number, None
+
+
+def text_answer(answer, what: str):
+    """(the stripped text, None) for a string answer, else (None, Feedback). `what` says what to write."""
+    if answer is None:
+        return None, wrong(f"answer is still None. Replace it with {what}.")
+    if not isinstance(answer, str):
+        return None, wrong(f"answer should be {what}, but got {type(answer).__name__} {answer!r:.40}.")
+    return answer.strip(), None
+
+
+# --- comparing numbers -----------------------------------------------------------------------------
+def named_slip(got, slips, *, atol: float = 1e-6, right=None) -> str | None:
+    """The message of the first (value, message) in `slips` that `got` matches and that differs from `right`.
+    A value may be a function that computes it; one that cannot be computed for this input is no match."""
+    for value, message in slips:
+        try:
+            value = check.as_array(value() if callable(value) else value, "a slip")
+        except (RuntimeError, ValueError):   # a slip whose shapes do not fit this input: not this answer
+            continue
+        if (value.shape == got.shape and np.allclose(got, value, atol=atol)
+                and (right is None or not np.allclose(value, right, atol=atol))):
+            return message
+    return None
+
+
+def compare_numbers(got, expected, name: str, *, atol: float = 1e-4, rtol: float = 0.0, hint: str = "",
+                    slips=()) -> str | None:
+    """None if `got` matches `expected` (the same shape, every entry within atol + rtol·|expected|), else how it
+    differs: a wrong shape, a named slip, NaN, or the first entry that is off (without giving the answer away)."""
+    hint = f" {hint}" if hint else ""
+    if got.shape != expected.shape:
+        return f"{name} has shape {got.shape}, expected {expected.shape}.{hint}"
+    if (message := named_slip(got, slips, atol=atol, right=expected)) is not None:
+        return message
+    if not np.all(np.isfinite(got) | ~np.isfinite(expected)):   # -inf is right where the answer is -inf
+        return f"{name} contains NaN or infinity. Look for a division by zero or an exp that overflowed."
+    off = ~np.isclose(got, expected, atol=atol, rtol=rtol)
+    if off.any():
+        where = tuple(int(i) for i in np.argwhere(off)[0])
+        at = f" at position {where}" if where else ""
+        direction = "too large" if got[where] > expected[where] else "too small"
+        return f"{name} has the right shape but the wrong values{at}: {got[where]:.4g} is {direction}.{hint}"
+    return None
+
+
+def _kind(value) -> str:
+    shape = getattr(value, "shape", None)
+    return f"{type(value).__name__} " + (f"of shape {tuple(shape)}" if shape is not None else f"({value!r:.60})")

@@ -1,0 +1,62 @@
+"""Inputs a student can type into the public functions of notebooks 01-09: each gets a named error, never a silent
+wrong result."""
+import pytest
+import torch
+
+from helpers import cost, heads, mixing, positions, scaling, temperature
+from helpers.attention_torch import causal_mask
+from helpers.fast_attention import tiled_attention
+from helpers.heads import MultiHeadAttention
+
+
+def _qkv():
+    return torch.randn(1, 6, 4), torch.randn(1, 6, 4), torch.randn(1, 6, 4)
+
+
+@pytest.mark.parametrize("call, error, says", [
+    (lambda: heads.attention_dropout(torch.ones(3, 3), 1.0, torch.Generator()), ValueError, "below 1"),
+    (lambda: heads.attention_dropout(torch.ones(3, 3), 1.5, torch.Generator()), ValueError, "below 1"),
+    (lambda: heads.attention_dropout(torch.ones(3, 3), -0.5, torch.Generator()), ValueError, "at least 0"),
+    (lambda: tiled_attention(*_qkv(), block=-1), ValueError, "block (queries per tile) should be a whole number"),
+    (lambda: tiled_attention(*_qkv(), block=2.5), ValueError, "block (queries per tile)"),
+    (lambda: heads.decode_with_cache(heads.demo_model(), torch.randn(1, 5, 16, dtype=torch.float64), prompt=-1),
+     ValueError, "prompt (the tokens read at once) should be a whole number from 1 to 5"),
+    (lambda: heads.decode_with_cache(heads.demo_model(), torch.randn(1, 5, 16, dtype=torch.float64), prompt=6),
+     ValueError, "from 1 to 5"),
+    (lambda: heads.padding_mask([2.5], 4), ValueError, "each length should be a whole number from 1 to 4"),
+    (lambda: heads.padding_mask([5], 4), ValueError, "from 1 to 4"),
+    (lambda: positions.sinusoidal_positions(5, 4, dtype=torch.int64), TypeError, "floating-point torch dtype"),
+    (lambda: positions.frequencies(3), ValueError, "d = 3 is odd"),
+    (lambda: positions.shift_matrix(3, 5), ValueError, "d = 5 is odd"),
+    (lambda: positions.position_snapshot(60, 16), ValueError, "p (a position) should be a whole number from 0 to 47"),
+    (lambda: cost.cost_widget_data(-5, 64), ValueError, "T (the number of tokens) should be a whole number"),
+    (lambda: cost.cost_widget_data(1000, 64, heads=-2), ValueError, "heads should be a whole number"),
+    (lambda: scaling.attention_snapshot(64.5), ValueError, "d_k (the dimension of each query and key)"),
+    (lambda: temperature.softmax_at_scale([[1, 2], [3, 4]]), ValueError, "scores should be 1-D"),
+    (lambda: mixing.two_mixtures("money bank grows", "river bank flows", self_weight=1.5), ValueError,
+     "self_weight (the share the word keeps) should be a number from 0 to 1"),
+    (lambda: heads.SeparateHeads(16, 3), ValueError, "cannot be split into n_heads=3"),
+])
+def test_a_bad_input_is_named(call, error, says):
+    with pytest.raises(error, match=None) as raised:
+        call()
+    assert says in str(raised.value), str(raised.value)
+
+
+def test_a_three_dimensional_mask_given_to_many_heads_is_told_to_add_the_head_axis():
+    """With B = h = 4 a (B, T, T) mask would broadcast silently against (B, h, T, T), its batch axis on the heads."""
+    mha = MultiHeadAttention(16, 4)
+    x = torch.randn(4, 5, 16)
+    masks = causal_mask(5).repeat(4, 1, 1)                              # (B, T, T)
+    with pytest.raises(ValueError, match=r"Add a head axis: mask\[:, None\] is \(B, 1, T, T\)"):
+        mha(x, masks)
+    torch.testing.assert_close(mha(x, masks[:, None]), mha(x, causal_mask(5)))
+
+
+def test_the_widgets_take_what_their_controls_allow():
+    from helpers.widgets.heads import HeadsWidget
+    from helpers.widgets.positions import PositionsWidget
+
+    assert HeadsWidget(model=MultiHeadAttention(16, 4)).result["weights"].shape[0] == 4   # a float32 model too
+    assert PositionsWidget(p=60).result["p"] == 47                                        # the slider's last position
+    assert PositionsWidget(p=10, T=5).result["p"] == 4

@@ -1,0 +1,234 @@
+"""The checker engine: verdicts, readers, the comparison, and the loop that runs an answer on fixed and drawn cases."""
+import numpy as np
+import pytest
+import torch
+
+from helpers.exercises.engine import (
+    Case,
+    Exercise,
+    Feedback,
+    Refusal,
+    as_numbers,
+    compare_numbers,
+    correct,
+    named_slip,
+    not_a_function,
+    one_number,
+    raised,
+    solved_by,
+    wrong,
+)
+
+
+def test_feedback_prints_a_verdict_and_refuses_truthiness():
+    assert repr(correct("well done")) == "✅ Correct: well done"
+    assert repr(wrong("shape")) == "❌ Not yet: shape"
+    assert "Not yet" in wrong("x")._repr_html_()
+    with pytest.raises(TypeError, match="use feedback.passed"):
+        bool(wrong("x"))
+    assert "&lt;b&gt;" in Feedback(False, "<b>")._repr_html_()
+
+
+def test_a_solution_is_folded_in_html_and_plain_in_text():
+    def reference():
+        return 42
+
+    @solved_by("answer", reference, "because")
+    def check(answer):
+        return correct("yes")
+
+    shown = check.solution()
+    assert "<details>" in shown._repr_html_()
+    assert repr(shown).startswith("Solution: answer\n\ndef reference():")
+    assert repr(shown).endswith("because")
+    assert solved_by("text", "    x = 1\n")(check).solution().code == "x = 1"   # text is dedented
+
+
+def test_not_a_function_says_how_to_pass_one():
+    feedback = not_a_function(3, "f(x) -> y")
+    assert not feedback.passed and "without calling it" in feedback.message and "int" in feedback.message
+
+
+def test_the_placeholder_is_told_apart_from_a_library_not_implemented_error():
+    """Newer torch raises NotImplementedError (with a message) for arithmetic it refuses, e.g. on bool masks."""
+    assert raised(NotImplementedError()) == ("the function still raises NotImplementedError. Replace that line "
+                                             "with your code.")
+    message = raised(NotImplementedError("Subtraction, the `-` operator, with a bool tensor is not supported."))
+    assert message.startswith("your function raised NotImplementedError: Subtraction")
+    assert raised(ZeroDivisionError("division by zero")) == "your function raised ZeroDivisionError: division by zero"
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [(None, "x is still None"), ("12", "the text '12'"), (True, "truth value"), ([1.0, 2.0], "list of 2 numbers"),
+     (np.ones(3), "has 3 numbers"), (1 + 2j, "complex"), (float("nan"), "x = nan is not a finite number"),
+     ({"a": 1}, "should be one number")],
+)
+def test_one_number_names_what_came(value, message):
+    number, problem = one_number(value, "x")
+    assert number is None and message in problem.message
+
+
+def test_one_number_accepts_scalars_of_every_kind():
+    for value in (3, 3.0, np.float32(3.0), np.array(3.0), np.array([3.0]), torch.tensor(3.0)):
+        assert one_number(value, "x") == (3.0, None)
+    assert one_number(float("inf"), "x", finite=False) == (float("inf"), None)
+    assert "returned None" in one_number(None, "f(1)", returned=True)[1].message
+
+
+@pytest.mark.parametrize("value, says", [
+    (None, "forget to `return`"), ("text", "should be numbers"), (["0.21", "0.21", "0.58"], "holds text"),
+    (np.array([1.0, 2.0]) + 1j, "complex number"), ([None, 1.0], "holds None"),
+])
+def test_as_numbers_refuses_what_is_not_numbers(value, says):
+    got, problem = as_numbers(value, "w")
+    assert got is None and not problem.passed and says in problem.message
+
+
+def test_as_numbers_reads_tensors_that_require_grad_inside_lists():
+    got, problem = as_numbers([torch.tensor(1.5, requires_grad=True), torch.tensor(2.0)], "w")
+    assert problem is None and got.tolist() == [1.5, 2.0]
+
+
+def test_text_inside_a_list_of_numbers_is_found_where_it_is():
+    _, problem = as_numbers([0.07, 0.11, "0.82"], "w")
+    assert "position (2,)" in problem.message and "'0.82'" in problem.message
+
+
+def test_compare_numbers_says_how_the_answer_differs_without_giving_it_away():
+    a = np.array
+    assert compare_numbers(a([1.0, 2.0]), a([1.0, 2.0]), "y") is None
+    assert "shape (3,), expected (2,)" in compare_numbers(a([1, 2, 3.0]), a([1, 2.0]), "y")
+    message = compare_numbers(a([1.0, 2.5]), a([1.0, 2.0]), "y")
+    assert "position (1,)" in message and "2.5 is too large" in message and "2.0" not in message
+    assert "1 is too small." in compare_numbers(a(1.0), a(2.0), "y")
+    assert "NaN" in compare_numbers(a([np.nan, 1.0]), a([1.0, 1.0]), "y")
+
+
+def test_compare_numbers_compares_shapes_not_sizes():
+    assert "shape (3, 2), expected (2, 3)" in compare_numbers(np.ones((3, 2)), np.ones((2, 3)), "y")
+    assert "shape (1, 6)" in compare_numbers(np.ones((1, 6)), np.ones(6), "y")
+
+
+def test_compare_numbers_holds_its_tolerance():
+    assert compare_numbers(np.array([1.0 + 9e-7]), np.array([1.0]), "y", atol=1e-6) is None
+    assert "wrong values" in compare_numbers(np.array([1.0 + 2e-6]), np.array([1.0]), "y", atol=1e-6)
+    assert compare_numbers(np.array([101.0]), np.array([100.0]), "y", atol=0, rtol=0.011) is None
+    assert "wrong values" in compare_numbers(np.array([102.0]), np.array([100.0]), "y", atol=0, rtol=0.011)
+
+
+def test_minus_infinity_is_right_where_the_answer_is_minus_infinity():
+    expected = np.array([0.0, -np.inf])
+    assert compare_numbers(np.array([0.0, -np.inf]), expected, "mask") is None
+    assert "NaN or infinity" in compare_numbers(np.array([-np.inf, -np.inf]), expected, "mask")
+    assert "wrong values" in compare_numbers(np.array([0.0, np.inf]), expected, "mask")
+
+
+def test_a_slip_is_named_only_when_it_matches_and_differs_from_the_right_answer():
+    right = np.array([1.0, 2.0])
+    slips = [(np.array([9.0, 9.0]), "nine"), (np.array([1.0, 3.0]), "three"), (right, "right itself")]
+    assert named_slip(np.array([1.0, 3.0]), slips, right=right) == "three"
+    assert named_slip(right, slips, right=right) is None
+    assert named_slip(np.array([1.0, 3.0, 0.0]), slips, right=right) is None        # another shape: no match
+    assert "three" in compare_numbers(np.array([1.0, 3.0]), right, "y", slips=slips)
+
+
+def test_a_slip_that_cannot_be_computed_for_this_input_is_skipped():
+    def does_not_fit():
+        return torch.ones(2, 3) @ torch.ones(2, 3)
+
+    assert named_slip(np.ones(2), [(does_not_fit, "never"), (lambda: np.ones(2), "ones")]) == "ones"
+
+
+# ----------------------------------------------------------------------------- the loop
+
+
+def _doubling(**hooks):
+    """An exercise: double(x) = 2 x, on two fixed cases and two drawn ones of a random size."""
+    return Exercise(lambda x: 2 * x, title="doubling", expects="double(x)",
+                    cases=lambda: [Case(np.array([1.0, 2.0]), what="[1, 2]"), Case(np.array([3.0]), what="[3]")],
+                    draw=lambda rng: (lambda n: Case(rng.normal(size=n), what=f"{n} numbers drawn at random"))(
+                        int(rng.integers(3, 30))),
+                    draws=2, success="doubled", **hooks)
+
+
+def test_a_right_answer_passes_and_a_slip_is_named_on_the_first_case_it_shows():
+    check = _doubling(slips=lambda case: [(case.args[0], f"on {case.what} you returned x itself.")])
+    assert check(lambda x: x + x).passed and check(lambda x: x + x).message == "doubled"
+    assert check(lambda x: x).message == "on [1, 2] you returned x itself."
+    assert check(lambda x: 3 * x).message.startswith("the result on [1, 2] has the right shape but the wrong values")
+    assert check(4).message.startswith("expected a function (double(x))")
+
+
+def test_an_answer_copied_from_the_page_fails_on_a_drawn_case_that_names_its_size():
+    page = {(1.0, 2.0): [2.0, 4.0], (3.0,): [6.0]}
+    feedback = _doubling()(lambda x: np.array(page[tuple(x)]))
+    assert not feedback.passed and "numbers drawn at random" in feedback.message
+    size = int(feedback.message.split("on ")[1].split(" numbers")[0])
+    assert 3 <= size < 30
+
+
+def test_drawn_cases_are_drawn_afresh_for_every_call():
+    sizes = []
+    check = _doubling()
+    for _ in range(6):
+        check(lambda x: sizes.append(len(x)) or 2 * x)
+    drawn = [n for n in sizes if n >= 3]
+    assert len(drawn) == 12 and len(set(drawn)) > 1
+
+
+def test_the_answer_gets_copies_so_it_cannot_change_the_cases():
+    def vandal(x):
+        y = 2 * x
+        x[:] = 0
+        return y
+
+    assert _doubling()(vandal).passed
+
+
+def test_the_exception_itself_reaches_the_diagnosis():
+    seen = []
+
+    def errors(case, error):
+        seen.append(error)
+        return f"on {case.what}: a {type(error).__name__}" if isinstance(error, KeyError) else None
+
+    check = _doubling(errors=errors)
+    assert check(lambda x: {}["x"]).message == "on [1, 2]: a KeyError"
+    assert isinstance(seen[0], KeyError)
+    assert check(lambda x: 1 / 0).message == "on [1, 2]: your function raised ZeroDivisionError: division by zero"
+
+
+def test_the_placeholder_line_is_named_once_and_stops_the_check():
+    def unfinished(x):
+        raise NotImplementedError
+
+    assert _doubling()(unfinished).message == raised(NotImplementedError())
+
+
+def test_hooks_read_judge_expected_call_and_refusal():
+    assert _doubling(read=lambda result, case: (None, "unreadable"))(lambda x: 2 * x).message == "unreadable"
+    assert _doubling(judge=lambda case, got, expected: "judged")(lambda x: 3 * x).message == "judged"
+    assert _doubling(judge=lambda case, got, expected: "judged")(lambda x: 2 * x).passed   # never on a right answer
+    assert _doubling(expected=lambda case: 3 * case.args[0])(lambda x: 3 * x).passed
+
+    def call(answer, case):
+        raise Refusal("cannot be built")
+
+    assert _doubling(call=call)(lambda x: 2 * x).message == "cannot be built"
+    assert _doubling(where="for {what} -> ")(lambda x: None).message.startswith("for [1, 2] -> the result is None")
+
+
+def test_a_case_can_carry_its_own_prefix_and_sizes():
+    case = Case(1, 2, what="two numbers", where="", d_k=8)
+    assert case.args == (1, 2) and case.d_k == 8
+
+    def add(a, b):
+        return a + b   # the worked solution
+
+    check = Exercise(add, title="sum", expects="add(a, b)", cases=lambda: [case],
+                     draw=lambda rng: Case(1, 1, what="drawn"), success="ok", explanation="one line")
+    assert check(lambda a, b: None).message.startswith("the result is None")
+    assert check(lambda a, b: 3.0).message.startswith("the result on drawn has the right shape but the wrong values")
+    assert check.solution().code == "def add(a, b):\n    return a + b   # the worked solution"
+    assert check.solution().explanation == "one line"
