@@ -29,13 +29,14 @@ import torch.nn.functional as F
 
 from helpers.attention_torch import causal_mask
 from helpers.heads import MultiHeadAttention, split_heads
+from helpers.measure import cpu_threads
 from helpers.positions import LearnedPositions
 
 LETTERS = "abcdefghijklmnopqrst"                 # token id i is LETTERS[i]
 CONTEXT, D_MODEL, N_HEADS, SEGMENT = 32, 64, 2, (4, 16)   # SEGMENT: shortest and longest repeated segment
 TWO_LAYERS, ONE_LAYER, FIXED_OFFSET = "two layers", "one layer", "one layer, fixed offset"
 #: name -> (n_layers, repeat offset (None: drawn per sequence), training steps)
-RECIPES = {TWO_LAYERS: (2, None, 1500), ONE_LAYER: (1, None, 1500), FIXED_OFFSET: (1, CONTEXT // 2, 500)}
+RECIPES = {TWO_LAYERS: (2, None, 1500), ONE_LAYER: (1, None, 600), FIXED_OFFSET: (1, CONTEXT // 2, 300)}
 LR, BATCH, SEED, PROBE_SEED = 2e-3, 64, 0, 1234
 PROBE_HALVES = tuple(range(SEGMENT[0], SEGMENT[1] + 1))   # the scores average over every offset the data uses
 WEIGHTS = Path(__file__).with_name("data") / "induction.pt"
@@ -46,13 +47,14 @@ NAMED_AT = 0.4
 class AttentionOnlyTransformer(nn.Module):
     """tokens (B, T) -> logits (B, T, vocab). No MLP and no LayerNorm: every computation is attention.
 
-    Parameters: vocab · d_model (embeddings) + context · d_model (positions) + n_layers · 4 · d_model² + d_model · vocab.
+    Parameters: vocab · d_model (embed) + context · d_model (positions) + n_layers · 4 · d_model² + d_model · vocab.
     """
 
     def __init__(self, vocab_size: int = len(LETTERS), context_length: int = CONTEXT, d_model: int = D_MODEL,
                  n_layers: int = 2, n_heads: int = N_HEADS):
         super().__init__()
-        self.vocab_size, self.context_length, self.n_layers, self.n_heads = vocab_size, context_length, n_layers, n_heads
+        self.vocab_size, self.context_length = vocab_size, context_length
+        self.n_layers, self.n_heads = n_layers, n_heads
         self.embed = nn.Embedding(vocab_size, d_model)               # one row per token (notebook 01's table)
         self.positions = LearnedPositions(context_length, d_model)   # one row per position (notebook 08)
         self.layers = nn.ModuleList(MultiHeadAttention(d_model, n_heads) for _ in range(n_layers))   # notebook 09
@@ -104,7 +106,7 @@ def repeated_batch(batch_size: int, generator: torch.Generator, offset: int | No
     """Random tokens in which a segment of L tokens appears again D = offset tokens later, from position b on.
 
     offset None: drawn per sequence, L in SEGMENT, then b in [L, T − L], then D in [L, b]. A fixed offset: b = D,
-    L as long as fits. Returns tokens (B, T) and copy (B, T − 1), True where position i and its next token are in the copy.
+    L as long as fits. Returns tokens (B, T) and copy (B, T − 1): True where token i and token i + 1 are copies.
     """
     tokens = torch.randint(0, len(LETTERS), (batch_size, T), generator=generator)      # (B, T)
     u = torch.rand(batch_size, 3, generator=generator)                                 # three draws per row
@@ -148,53 +150,48 @@ def copy_loss(model, tokens, copy) -> float:
 
 
 def train(n_layers: int = 2, offset: int | None = None, steps: int = 1500, *, seed: int = SEED, every: int = 25):
-    """AdamW (lr LR, batch BATCH) from `seed`. Returns the model in eval mode and its log: the mean loss at the
-    copy and the other positions after every step, and both scores of every head every `every` steps.
+    """AdamW (lr LR, batch BATCH) from `seed`, on one CPU thread (tiny tensors: the fastest, and the same sums on
+    every machine). Returns the model in eval mode and its log: the mean loss at the copy and at the other
+    positions after every step, both scores of every head every `every` steps, and the seconds it took.
     """
     torch.manual_seed(seed)
-    generator = torch.Generator().manual_seed(seed)
+    generator, probe_set = torch.Generator().manual_seed(seed), probes(batch_size=20)
     model = AttentionOnlyTransformer(n_layers=n_layers)
     optimiser = torch.optim.AdamW(model.parameters(), lr=LR)
-    probe_set, log = probes(batch_size=20), {"copy": [], "other": [], "score_steps": [], "scores": []}
-    start = time.perf_counter()
-    for step in range(steps + 1):
-        if step % every == 0 or step == steps:
-            log["score_steps"].append(step)
-            log["scores"].append(head_scores(model, probe_set))
-        if step == steps:
-            break
-        tokens, copy = repeated_batch(BATCH, generator, offset)
-        losses = next_token_losses(model, tokens)                         # (B, T - 1)
-        optimiser.zero_grad()
-        losses.mean().backward()
-        optimiser.step()
-        log["copy"].append(losses[copy].mean().item())
-        log["other"].append(losses[~copy].mean().item())
-    seconds = time.perf_counter() - start
-    return model.eval(), {"copy": torch.tensor(log["copy"]), "other": torch.tensor(log["other"]),
-                          "score_steps": torch.tensor(log["score_steps"]), "scores": torch.stack(log["scores"]),
-                          "seconds": seconds}
+    log, start = {"copy": [], "other": [], "score_steps": [], "scores": []}, time.perf_counter()
+    with cpu_threads(1):
+        for step in range(steps + 1):
+            if step % every == 0 or step == steps:
+                log["score_steps"].append(step)
+                log["scores"].append(head_scores(model, probe_set))
+            if step == steps:
+                break
+            tokens, copy = repeated_batch(BATCH, generator, offset)
+            losses = next_token_losses(model, tokens)                    # (B, T - 1)
+            optimiser.zero_grad()
+            losses.mean().backward()
+            optimiser.step()
+            log["copy"].append(losses[copy].mean().item())
+            log["other"].append(losses[~copy].mean().item())
+    log = {name: torch.tensor(values) for name, values in log.items() if name != "scores"} | {
+        "scores": torch.stack(log["scores"]), "seconds": time.perf_counter() - start}
+    return model.eval(), log
 
 
 def train_all() -> dict:
     """Train the three models of RECIPES; return the record that helpers/data/induction.pt holds."""
-    record = {"torch": str(torch.__version__), "threads": torch.get_num_threads(), "models": {}, "logs": {},
+    record = {"torch": str(torch.__version__), "models": {}, "logs": {},
               "probes": {n: tokens.to(torch.uint8) for n, tokens in probes().items()}}
     for name, (n_layers, offset, steps) in RECIPES.items():
         model, record["logs"][name] = train(n_layers, offset, steps)
         record["models"][name] = model.state_dict()
-        record["logs"][name]["final_scores"] = head_scores(model, stored_probes(record))
+        record["logs"][name]["final_scores"] = head_scores(model, record["probes"])
     return record
 
 
 def load_record(path=WEIGHTS) -> dict:
     """The committed record: weights, training logs, the probe and its scores, the torch that made them."""
     return torch.load(path, weights_only=True)
-
-
-def stored_probes(record: dict) -> dict:
-    """The record's probes as token tensors {n: (B, 2n)}."""
-    return {n: tokens.long() for n, tokens in record["probes"].items()}
 
 
 def model_from(record: dict, name: str = TWO_LAYERS) -> AttentionOnlyTransformer:
@@ -215,17 +212,10 @@ def load_trained_model(name: str = TWO_LAYERS) -> AttentionOnlyTransformer:
 
 
 def attention_patterns(model, tokens) -> torch.Tensor:
-    """The weights every head used on `tokens` (B, T): (n_layers, B, h, T, T)."""
-    used = []
-    hooks = [layer.register_forward_pre_hook(lambda layer, args: used.append(layer.weights(*args)))
-             for layer in model.layers]
-    try:
-        with torch.no_grad():
-            model(tokens)
-    finally:
-        for hook in hooks:
-            hook.remove()
-    return torch.stack(used)
+    """The weights every head used on `tokens` (B, T): (n_layers, B, h, T, T), each layer's `last_weights`."""
+    with torch.no_grad():
+        model(tokens)
+    return torch.stack([layer.last_weights for layer in model.layers])
 
 
 def previous_token_score(W) -> torch.Tensor:
@@ -248,7 +238,7 @@ def head_scores(model, probe_set=None) -> torch.Tensor:
     """
     scores = []
     for n, tokens in (probes() if probe_set is None else probe_set).items():
-        W = attention_patterns(model, tokens)                             # (n_layers, B, h, 2n, 2n)
+        W = attention_patterns(model, tokens.long())                      # (n_layers, B, h, 2n, 2n)
         scores.append(torch.stack([previous_token_score(W), induction_score(W, n)]).mean(2))
     return torch.stack(scores).mean(0)
 
@@ -319,9 +309,9 @@ def prediction_data(model, letters: str, position: int, off=()) -> dict:
     text, T = letters.replace(" ", ""), tokens.size(1)
     if not 0 <= position < T:
         raise ValueError(f"position should be 0 to {T - 1} (the {T} letters typed), but got {position}.")
-    with heads_off(model, off), torch.no_grad():
+    with heads_off(model, off), torch.no_grad(), cpu_threads(1):
         probabilities = F.softmax(model(tokens)[0, position], dim=-1)         # (vocab,)
-        weights = attention_patterns(model, tokens)[:, 0, :, position]        # (n_layers, h, T)
+    weights = torch.stack([layer.last_weights[0, :, position] for layer in model.layers])   # (n_layers, h, T)
     earlier = [j for j in range(position) if text[j] == text[position]]
     return {"letters": text, "position": position, "weights": weights.reshape(-1, T).numpy(),
             "probabilities": probabilities.numpy(), "prediction": LETTERS[int(probabilities.argmax())],

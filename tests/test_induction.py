@@ -178,7 +178,7 @@ def test_layer_1_input_is_the_sum_of_its_parts(model):
 # ---------------------------------------------------------------- the committed weights
 
 def test_the_committed_weights_still_give_the_stored_scores(record):
-    probe_set = induction.stored_probes(record)
+    probe_set = record["probes"]
     assert sorted(probe_set) == list(induction.PROBE_HALVES)
     for name in induction.RECIPES:
         stored = record["logs"][name]["final_scores"]

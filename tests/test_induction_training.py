@@ -3,15 +3,13 @@
 import pytest
 
 from helpers import induction
-from helpers.measure import cpu_threads
 
 pytestmark = pytest.mark.training
 
 
 @pytest.fixture(scope="module")
 def retrained():
-    with cpu_threads(2):
-        return induction.train_all()
+    return induction.train_all()
 
 
 def final_copy_loss(log):

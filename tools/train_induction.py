@@ -1,6 +1,6 @@
 """Train notebook 10's three models from their fixed seed and store them in helpers/data/induction.pt.
 
-    .venv/bin/python tools/train_induction.py            # on 2 CPU threads, as a 2-core laptop would
+    .venv/bin/python tools/train_induction.py            # train (one CPU thread) and store
     .venv/bin/python tools/train_induction.py --check    # train, compare with the committed file, store nothing
 
 The file holds the weights, the training logs (loss at the copy and the other positions after every step, both
@@ -19,11 +19,10 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 
 from helpers import induction  # noqa: E402
-from helpers.measure import cpu_threads  # noqa: E402
 
 
 def report(record: dict) -> None:
-    print(f"torch {record['torch']}, {record['threads']} threads")
+    print(f"torch {record['torch']}")
     for name, log in record["logs"].items():
         previous, ind = log["final_scores"]
         print(f"{name:<24} {len(log['copy']):>5} steps {log['seconds']:6.1f} s   last 100 steps: copy "
@@ -35,11 +34,9 @@ def report(record: dict) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--check", action="store_true", help="compare with the committed file, store nothing")
     args = parser.parse_args()
-    with cpu_threads(args.threads):
-        record = induction.train_all()
+    record = induction.train_all()
     report(record)
     if args.check:
         stored = induction.load_record()
