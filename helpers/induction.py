@@ -303,7 +303,8 @@ def layer_input_parts(model, tokens) -> dict:
 def prediction_data(model, letters: str, position: int, off=()) -> dict:
     """For query `position` of the typed letters: every head's weights over the keys, and the next-token
     probabilities with the heads in `off` switched off. Returns {"letters", "position", "weights" (n_layers · h, T),
-    "probabilities" (vocab,), "prediction", "earlier" (the last earlier position of the same letter, or None)}.
+    "probabilities" (vocab,), "prediction", "earlier" (the earlier position of the same letter after the longest
+    stretch of the same letters, the latest if tied; None if there is none)}.
     """
     tokens = encode(letters)                                                  # (1, T), a named error if mistyped
     text, T = letters.replace(" ", ""), tokens.size(1)
@@ -312,7 +313,9 @@ def prediction_data(model, letters: str, position: int, off=()) -> dict:
     with heads_off(model, off), torch.no_grad(), cpu_threads(1):
         probabilities = F.softmax(model(tokens)[0, position], dim=-1)         # (vocab,)
     weights = torch.stack([layer.last_weights[0, :, position] for layer in model.layers])   # (n_layers, h, T)
+    def matched(j):   # how many letters before j equal those before the query
+        return next((k for k in range(j) if text[j - 1 - k] != text[position - 1 - k]), j)
     earlier = [j for j in range(position) if text[j] == text[position]]
     return {"letters": text, "position": position, "weights": weights.reshape(-1, T).numpy(),
             "probabilities": probabilities.numpy(), "prediction": LETTERS[int(probabilities.argmax())],
-            "earlier": earlier[-1] if earlier else None}
+            "earlier": max(earlier, key=lambda j: (matched(j), j)) if earlier else None}

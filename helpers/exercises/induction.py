@@ -27,21 +27,15 @@ def _weights(n, seed, sharpness=3.0):
     return torch.softmax(S.masked_fill(~causal_mask(2 * n), float("-inf")), dim=-1)
 
 
-def _ideal(n, offset):
-    """(2n, 2n) weights that put everything on key i − offset (key 0 where that is before the start)."""
+def _ideal(n, offset, what):
+    """A case whose weights put everything on key i − offset (key 0 where that is before the start)."""
     i = torch.arange(2 * n)
-    W = torch.zeros(2 * n, 2 * n, dtype=torch.float64)
-    W[i, (i - offset).clamp(min=0)] = 1.0
-    return W
-
-
-def _score_case(n, seed, what=""):
-    return Case(_weights(n, seed), n, what=what or f"random causal weights, n = {n}")
+    return Case(torch.eye(2 * n, dtype=torch.float64)[(i - offset).clamp(min=0)], n, what=f"{what}, n = {n}")
 
 
 def _draw_score(rng) -> Case:
     n = int(rng.integers(3, 13))
-    return _score_case(n, int(rng.integers(1_000_000)), f"random causal weights, n = {n} (drawn at random)")
+    return Case(_weights(n, int(rng.integers(1_000_000))), n, what=f"random causal weights, n = {n} (drawn at random)")
 
 
 def _mean_at(W, queries, offset):
@@ -74,10 +68,9 @@ def _score_slips(case):
 check_induction_score = Exercise(
     reference_induction_score, title="the induction score from a weight matrix",
     expects="induction_score(W, n) returning one number",
-    cases=lambda: [_score_case(7, 1), _score_case(4, 2), Case(_ideal(5, 4), 5, what="a perfect induction head, n = 5"),
-                   Case(_ideal(5, 1), 5, what="a perfect previous-token head, n = 5")],
-    draw=_draw_score, slips=_score_slips, atol=1e-6,
-    read=lambda result, case: _one(result, case),
+    cases=lambda: [*(Case(_weights(n, n), n, what=f"random causal weights, n = {n}") for n in (7, 4)),
+                   _ideal(5, 4, "a perfect induction head"), _ideal(5, 1, "a perfect previous-token head")],
+    draw=_draw_score, slips=_score_slips, atol=1e-6, read=lambda result, case: _one(result, case),
     hint="Take the mean of W[i, i − n + 1] over i = n … 2n − 1.",
     success="the mean weight on the token after the earlier copy: 1 for a perfect induction head, 0 for a "
             "previous-token head, whatever n is.",
@@ -90,10 +83,6 @@ def _one(result, case):
 
 
 # --- Exercise 2: which head's removal hurts most -----------------------------------------------------
-
-REASONS = {"a": "it predicts the next letter itself", "b": "the induction heads build their keys from its output",
-           "c": "it has the largest weights"}
-
 
 def reference_worst_head(scores):
     """(2, n_layers, h) scores -> the (layer, head) with the highest previous-token score: both induction heads
@@ -179,14 +168,14 @@ _worst_function = Exercise(
 @solved_by("which head's removal hurts most", reference_worst_head, "reason = 'b': K-composition.")
 def check_worst_head(worst_head, reason) -> Feedback:
     """Exercise 2: worst_head(scores) -> (layer, head), checked against the measured table of relabelled copies of
-    the trained model; reason: the letter of REASONS that explains it."""
+    the trained model; reason: the letter of the reason, "b" (its output builds the induction heads' keys)."""
     verdict = _worst_function(worst_head)
     if not verdict.passed:
         return verdict
     letter, problem = text_answer(reason, "the letter 'a', 'b' or 'c'")
     if problem is not None:
         return wrong(f"your function finds the right head every time; now the reason: {problem.message}")
-    if letter.lower() not in REASONS:
+    if letter.lower() not in ("a", "b", "c"):
         return wrong(f"reason should be 'a', 'b' or 'c', but got {letter!r:.20}.")
     why = {"a": "it attends to the letter BEFORE each position, which is not the letter to predict: its output is "
                 "read by layer 1",

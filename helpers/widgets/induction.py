@@ -1,8 +1,8 @@
 """Notebook 10's widget: type letters, pick a query, switch heads off; every head's weights for that query and the
-model's next-token probabilities. A thin shell over helpers.induction.prediction_data (tested without a browser).
+model's next-letter probabilities. A thin shell over helpers.induction.prediction_data (tested without a browser).
 
-One FastFigure, blitted: the weights (a row per head, a column per key), the letters under them and the bars are
-all dynamic artists over a background drawn once, so a new sequence costs no more than a new query.
+The weights are an HTML table (a row per head, a column per key, the letters above), so a new sequence costs no
+drawing; the probabilities are bars in a FastFigure whose heights and colours are blitted over a fixed background.
 """
 from __future__ import annotations
 
@@ -11,73 +11,64 @@ import html
 import ipywidgets as widgets
 import matplotlib
 import numpy as np
-from matplotlib.patches import Rectangle
 
 from helpers.induction import CONTEXT, LETTERS, load_trained_model, prediction_data
 from helpers.plotting import COLORS
-from helpers.widgets.common import FastFigure, LiveWidget, picture, reading_style
+from helpers.widgets.common import FastFigure, LiveWidget, picture, px, reading_style
 
-#: Font sizes (points), fixed: in presenter mode FastFigure grows the whole picture (higher dpi).
-_TEXT, _SMALL = 13, 11
-_GREY = matplotlib.colormaps["viridis"].with_extremes(bad="#f2f2f2")   # past the typed letters
+_VIRIDIS = matplotlib.colormaps["viridis"]
 
 
-class _Picture:
-    def __init__(self, names: list[str]):
-        rows = len(names)
-        self.figure = FastFigure(figsize=(7.4, 4.6), dpi=80)   # 592 px: full size beside the file browser
-        fig = self.figure.fig
-        self.ax_w, self.ax_p = fig.subplots(2, 1, gridspec_kw={"height_ratios": [rows, 3]})
-        fig.subplots_adjust(left=0.1, right=0.98, top=0.93, bottom=0.08, hspace=0.62)
-        ax = self.ax_w
-        self.image = ax.imshow(np.full((rows, CONTEXT), np.nan), cmap=_GREY, vmin=0, vmax=1, aspect="auto",
-                               interpolation="nearest")
-        ax.set_yticks(range(rows), names, fontsize=_SMALL)
-        ax.set_xticks([])
-        self.letters = [ax.text(j, -0.04, "", ha="center", va="top", fontsize=_SMALL, family="monospace",
-                                transform=ax.get_xaxis_transform()) for j in range(CONTEXT)]
-        self.query = ax.add_patch(Rectangle((-0.5, -0.5), 1, rows, fill=False, lw=2.5, ec=COLORS["key"]))
-        self.target = ax.add_patch(Rectangle((-0.5, -0.5), 1, rows, fill=False, lw=2, ls="--", ec="white"))
-        self.off = [ax.text(CONTEXT - 0.6, r, "off", ha="right", va="center", fontsize=_SMALL, weight="bold",
-                            color=COLORS["key"], bbox={"fc": "white", "ec": "none", "pad": 1}) for r in range(rows)]
-        self.title_w = ax.set_title(" ", fontsize=_TEXT)
-        ax = self.ax_p
+def weights_table(data: dict, heads: list[str], off: list[bool]) -> str:
+    """Each head's weights for the query as one row of coloured cells under the typed letters (HTML)."""
+    text, p, e = data["letters"], data["position"], data["earlier"]
+    cell = f"width:{px(15)}px;height:{px(22)}px;padding:0;"
+    def edge(j):   # the query's column outlined, the letter after its earlier copy dashed
+        if j == p:
+            return f"outline:3px solid {COLORS['key']}"
+        return "outline:2px dashed #888" if e is not None and j == e + 1 else ""
+    top = "".join(f"<th style='{cell}font-family:monospace;font-size:{px(14)}px;color:"
+                  f"{COLORS['key'] if j == p else 'inherit'}'>{html.escape(c)}</th>" for j, c in enumerate(text))
+    rows = []
+    for name, w, is_off in zip(heads, data["weights"], off):
+        colours = ["rgb({:.0f},{:.0f},{:.0f})".format(*(255 * np.array(_VIRIDIS(v)[:3]))) for v in w]
+        label = f"{name}{' (off)' if is_off else ''}"
+        rows.append(f"<tr><th style='text-align:right;padding-right:8px;font-size:{px(14)}px;white-space:nowrap'>"
+                    f"{label}</th>" + "".join(f"<td style='{cell}background:{c};{edge(j)}'></td>"
+                                              for j, c in enumerate(colours)) + "</tr>")
+    return (f"<div style='font-weight:bold;font-size:{px(15)}px;margin-bottom:4px'>query {p} ({text[p]!r}): each "
+            f"head's weights over the keys (dark 0, yellow 1)</div><table style='border-collapse:separate;"
+            f"border-spacing:1px'><tr><th></th>{top}</tr>{''.join(rows)}</table>")
+
+
+class _Bars:
+    """The next-letter probabilities: the axes drawn once; an update redraws only the bars and the title."""
+
+    def __init__(self):
+        self.figure = FastFigure(figsize=(7.4, 2.3), dpi=80)   # 592 px: full size beside the file browser
+        ax = self.figure.fig.subplots()
+        self.figure.fig.subplots_adjust(left=0.1, right=0.98, top=0.84, bottom=0.16)
         self.bars = ax.bar(range(len(LETTERS)), np.zeros(len(LETTERS)), color=COLORS["static"])
-        ax.set_xticks(range(len(LETTERS)), list(LETTERS), fontsize=_SMALL, family="monospace")
+        ax.set_xticks(range(len(LETTERS)), list(LETTERS), fontsize=11, family="monospace")
         ax.set_ylim(0, 1)
-        ax.set_ylabel("probability", fontsize=_SMALL)
-        ax.tick_params(axis="y", labelsize=_SMALL)
-        self.title_p = ax.set_title(" ", fontsize=_TEXT)
-        self.figure.set_dynamic([self.image, *self.letters, self.query, self.target, *self.off, self.title_w,
-                                 *self.bars, self.title_p])
+        ax.set_ylabel("probability", fontsize=11)
+        ax.tick_params(axis="y", labelsize=11)
+        self.title = ax.set_title(" ", fontsize=13)
+        self.figure.set_dynamic([*self.bars, self.title])
 
-    def png(self, data: dict, off: list[bool]) -> bytes:
-        text, p, T = data["letters"], data["position"], len(data["letters"])
-        weights = np.full((len(off), CONTEXT), np.nan)
-        weights[:, :T] = data["weights"]
-        self.image.set_data(weights)
-        for j, label in enumerate(self.letters):
-            label.set_text(text[j] if j < T else "")
-            label.set_color(COLORS["key"] if j == p else "black")
-        self.query.set_x(p - 0.5)
-        after = None if data["earlier"] is None else data["earlier"] + 1
-        self.target.set_visible(after is not None)
-        self.target.set_x((after or 0) - 0.5)
-        for label, is_off in zip(self.off, off):
-            label.set_visible(is_off)
-        self.title_w.set_text(f"query {p} ({text[p]!r}): each head's weights over the keys")
-        copy = None if after is None else LETTERS.index(text[after])
+    def png(self, data: dict) -> bytes:
+        e, text = data["earlier"], data["letters"]
+        copy = None if e is None else LETTERS.index(text[e + 1])
         for k, (bar, height) in enumerate(zip(self.bars, data["probabilities"])):
             bar.set_height(height)
             bar.set_color(COLORS["contextual"] if k == copy else COLORS["static"])
-        self.title_p.set_text(f"next letter: {data['prediction']!r} ({data['probabilities'].max():.0%})")
+        self.title.set_text(f"next letter: {data['prediction']!r} ({data['probabilities'].max():.0%})")
         return self.figure.png()
 
 
 class InductionWidget(LiveWidget):
-    """[0] the letters, [1] the query position, [2] a switch per head, [3] the picture, [4] the reading.
-
-    `.result`: the latest prediction_data dict.
+    """[0] the letters, [1] the query position, [2] a switch per head, [3] the weights, [4] the bars, [5] the
+    reading. `.result`: the latest prediction_data dict.
     """
 
     def __init__(self, letters: str = "thebankisrichthebankis", position: int | None = None, model=None):
@@ -90,11 +81,10 @@ class InductionWidget(LiveWidget):
                                           description="query", continuous_update=True)
         self.switches = [widgets.Checkbox(value=True, description=f"head {layer}.{h}", indent=False,
                                           layout=widgets.Layout(width="110px")) for layer, h in self.heads]
-        self.reading = widgets.HTML()
-        self._picture = _Picture([f"head {layer}.{h}" for layer, h in self.heads])
-        self.picture = picture(self._picture.figure)
-        super().__init__([self.text, self.position, *self.switches], [self.picture, self.reading])
-        self.children = [self.text, self.position, widgets.HBox(self.switches), self.picture, self.reading]
+        self.table, self.reading, self._bars = widgets.HTML(), widgets.HTML(), _Bars()
+        self.picture = picture(self._bars.figure)
+        super().__init__([self.text, self.position, *self.switches], [self.table, self.picture, self.reading])
+        self.children = [self.text, self.position, widgets.HBox(self.switches), *self.children[-3:]]
 
     def compute(self) -> dict:
         T = len(self.text.value.replace(" ", ""))
@@ -108,17 +98,18 @@ class InductionWidget(LiveWidget):
         return prediction_data(self.model, self.text.value, self.position.value, off)
 
     def show(self, data: dict) -> None:
-        self.picture.value = self._picture.png(data, [not s.value for s in self.switches])
+        off = [not s.value for s in self.switches]
+        self.table.value = weights_table(data, [s.description for s in self.switches], off)
+        self.picture.value = self._bars.png(data)
         text, p, e = data["letters"], data["position"], data["earlier"]
         if e is None:
-            story = (f"{text[p]!r} has not come before position {p}: there is nothing to copy, and the model can "
-                     "only guess.")
+            story = f"{text[p]!r} has not come before position {p}: there is nothing to copy."
         else:
             heads = ", ".join(f"{layer}.{h}: {w[e + 1]:.2f}" for (layer, h), w in zip(self.heads, data["weights"]))
-            story = (f"{text[p]!r} came before at position {e}, followed by {text[e + 1]!r} (dashed column): "
-                     f"copying predicts {text[e + 1]!r} (orange bar). Weight on that column, head by head: {heads}.")
-        off = [s.description for s in self.switches if not s.value]
-        state = f"Switched off: {', '.join(off)}." if off else "All heads on: untick one to switch it off."
+            story = (f"{text[p]!r} came before at position {e}, followed by {text[e + 1]!r} (dashed): copying "
+                     f"predicts {text[e + 1]!r} (orange bar). Weight on it, head by head: {heads}.")
+        names = [s.description for s, is_off in zip(self.switches, off) if is_off]
+        state = f"Switched off: {', '.join(names)}." if names else "All heads on: untick one to switch it off."
         self.reading.value = (f"<div style='{reading_style()}'>{html.escape(story)} The model predicts "
                               f"<b>{data['prediction']!r}</b> ({data['probabilities'].max():.0%}). "
                               f"{html.escape(state)}</div>")
