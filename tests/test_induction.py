@@ -6,7 +6,6 @@ import torch
 from helpers import induction
 from helpers.attention_torch import attention_weights, causal_mask, count_parameters
 from helpers.heads import split_heads
-from helpers.measure import cpu_threads
 from helpers.induction import (
     AttentionOnlyTransformer,
     attention_patterns,
@@ -15,6 +14,7 @@ from helpers.induction import (
     load_trained_model,
     previous_token_score,
 )
+from helpers.measure import cpu_threads
 from helpers.widgets.induction import InductionWidget
 
 
