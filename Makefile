@@ -2,6 +2,7 @@
 #   make course   set up (first time only) and open the course in JupyterLab
 #   make test     set up (first time only) and run the checks (CI also runs test-training, test-browser,
 #                 test-colab, test-newest and test-floor)
+# To present: make slides NB=notebooks/NN_....ipynb serves one notebook as slides, widgets working, offline.
 # TORCH_INDEX=URL takes torch from that index (PyTorch's CPU-only or CUDA builds), e.g.
 #   make course TORCH_INDEX=https://download.pytorch.org/whl/cpu
 PYTHON ?= python3
@@ -11,7 +12,7 @@ STAMP  := $(VENV)/.installed
 START  := notebooks/00_start_here.ipynb
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9]*.ipynb))
 
-.PHONY: course test test-browser test-training test-colab test-newest test-floor setup lint unit notebooks execute links benchmark clean
+.PHONY: course slides test test-browser test-training test-colab test-newest test-floor setup lint unit notebooks execute links benchmark clean
 
 $(STAMP): requirements.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "The course needs Python 3.11 or newer, but $(PYTHON) is " + sys.version.split()[0] + ". Install a newer Python and run, e.g.: make PYTHON=python3.12 course")'
@@ -28,10 +29,27 @@ $(STAMP): requirements.txt pyproject.toml
 
 setup: $(STAMP)
 
+# Slides: Voilà and reveal.js (requirements-slides.txt) over the course's environment. reveal.js's files come
+# from the sphinx-revealjs package and are copied to where the course's slides template (slides/) serves them.
+SLIDES := $(VENV)/.slides-installed
+REVEAL := $(VENV)/share/jupyter/voila/templates/course-slides/static/reveal.js
+$(SLIDES): $(STAMP) requirements-slides.txt
+	$(BIN)/python -m pip install --quiet -r requirements-slides.txt
+	rm -rf $(REVEAL) && mkdir -p $(dir $(REVEAL))
+	cp -R "$$($(BIN)/python -c 'import os, sphinx_revealjs as p; print(os.path.dirname(p.__file__))')/_static/revealjs" \
+		$(REVEAL)
+	@touch $@
+
 # The printed address opens notebook 00; as root (containers, some classroom VMs) JupyterLab needs --allow-root.
 course: setup
 	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --LabApp.default_url=/lab/tree/$(START) \
 		$(if $(filter 0,$(shell id -u)),--allow-root)
+
+# One notebook as slides on 127.0.0.1 (token-guarded, like make course): Voilà runs it in a fresh kernel, so every
+# widget answers; nothing is fetched from outside. Arrow keys or space move on; Ctrl-C stops it.
+slides: $(SLIDES)
+	@test -n "$(NB)" || { echo "Name the notebook to present, e.g.: make slides NB=$(START)"; exit 1; }
+	bash tools/slides.sh $(NB)
 
 test: setup lint
 	$(BIN)/python -m pytest
@@ -41,9 +59,10 @@ test: setup lint
 test-training: setup
 	$(BIN)/python -m pytest tests/test_induction_training.py --training -p no:nbval -o addopts="" -q
 
-# Every notebook in JupyterLab in headless Chromium: widgets render, sliders redraw.
-# Needs Debian's chromium (installed here with apt-get when missing, as root) and Playwright.
-test-browser: setup
+# Every notebook in JupyterLab, and as slides, in headless Chromium: widgets render, sliders redraw, and the
+# slides ask nothing of the network. Needs Debian's chromium (installed here with apt-get when missing, as root)
+# and Playwright.
+test-browser: $(SLIDES)
 	@command -v chromium >/dev/null || [ "$$(id -u)" = 0 ] || { echo "make test-browser needs Chromium, and \
 	installing it takes root: run 'sudo apt-get install chromium' (Debian, Ubuntu), then make test-browser again."; \
 	exit 1; }

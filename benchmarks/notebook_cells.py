@@ -7,6 +7,7 @@ imports) under 2 s, every notebook under 15 s on a 2-core laptop CPU.
 
     python benchmarks/notebook_cells.py            # the 5 slowest cells, and each notebook's total
     python benchmarks/notebook_cells.py --top 15
+    python benchmarks/notebook_cells.py --sections # per slide section: cells, seconds, words (the lesson plans)
 """
 from __future__ import annotations
 
@@ -35,11 +36,38 @@ def cell_times(path: Path) -> list[tuple[int, float, str]]:
     return rows
 
 
+def section_times(path: Path) -> list[tuple[str, int, float, int]]:
+    """(heading, code cells, seconds, words of text) for each section: a markdown cell that starts a slide
+    (slide metadata "slide") begins one, and its sub-slides belong to it."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    seconds = iter(row[1] for row in cell_times(path))
+    sections: list[list] = []
+    for cell in cells:
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "markdown" and cell["metadata"].get("slideshow", {}).get("slide_type") == "slide":
+            sections.append([source.lstrip("# ").splitlines()[0].strip(), 0, 0.0, 0])
+        if not sections:
+            continue
+        if cell["cell_type"] == "markdown":
+            sections[-1][3] += len(source.split())
+        elif "execution" in cell["metadata"] and "iopub.execute_input" in cell["metadata"]["execution"]:
+            sections[-1][1] += 1
+            sections[-1][2] += next(seconds)
+    return [tuple(section) for section in sections]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--top", type=int, default=5, help="how many of the slowest cells to list")
+    parser.add_argument("--sections", action="store_true", help="each notebook's sections: cells, seconds, words")
     args = parser.parse_args()
     notebooks = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    if args.sections:
+        for path in notebooks:
+            print(f"\n{path.stem}\n  {'cells':>5} {'s':>6} {'words':>6}  section")
+            for heading, count, seconds, words in section_times(path):
+                print(f"  {count:>5} {seconds:>6.2f} {words:>6}  {heading}")
+        return
     everything = []
     print(f"{'notebook':<36} {'cells':>5} {'total s':>8} {'slowest s':>9} {'size KB':>8}")
     for path in notebooks:

@@ -169,12 +169,14 @@ def test_an_answer_copied_from_the_page_fails_on_a_drawn_case_that_names_its_siz
 
 
 def test_drawn_cases_are_drawn_afresh_for_every_call():
-    sizes = []
+    per_call = []
     check = _doubling()
     for _ in range(6):
-        check(lambda x: sizes.append(len(x)) or 2 * x)
-    drawn = [n for n in sizes if n >= 3]
-    assert len(drawn) == 12 and len(set(drawn)) > 1
+        sizes = []
+        assert check(lambda x: sizes.append(len(x)) or 2 * x).passed
+        per_call.append(tuple(n for n in sizes if n >= 3))          # the two drawn cases of this call
+    assert all(len(drawn) == 2 for drawn in per_call)
+    assert len(set(per_call)) > 1                                    # not the same draw at every call
 
 
 def test_the_answer_gets_copies_so_it_cannot_change_the_cases():

@@ -123,9 +123,12 @@ class Exercise:
         if not callable(answer):
             return not_a_function(answer, self.expects)
         rng = np.random.default_rng()                                     # seeded afresh for every call
+        fixed, drawn = self.cases(), [self.draw(rng) for _ in range(self.draws)]
         try:
-            for case in [*self.cases(), *(self.draw(rng) for _ in range(self.draws))]:
+            for case in [*fixed, *drawn]:
                 if (message := self.judge_case(answer, case)) is not None:
+                    if case in drawn and case.what not in message:   # the sizes it used, to try them again
+                        message = f"on {case.what}: {message}"
                     return wrong(message)
         except Placeholder:
             return wrong(raised(NotImplementedError()))

@@ -33,7 +33,7 @@ def _draw_mask(rng) -> Case:
     mask[rng.integers(T_q), rng.integers(T_k)] = 0                  # ... and one pair is hidden, at least
     kind = rng.choice(["bool", "float", "int"])
     mask = mask.bool() if kind == "bool" else mask.float() if kind == "float" else mask
-    return Case(mask, what=f"a {kind} mask of shape ({T_q}, {T_k}), drawn at random")
+    return Case(mask, what=f"{'an' if kind == 'int' else 'a'} {kind} mask of shape ({T_q}, {T_k}), drawn at random")
 
 
 def _mask_error(case, error):

@@ -37,6 +37,18 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_until_serving(server, url: str, name: str) -> None:
+    """Wait up to 60 s for `url` to answer; if it never does, stop `server` and fail."""
+    for _ in range(120):
+        try:
+            urllib.request.urlopen(url, timeout=1)
+            return
+        except OSError:
+            time.sleep(0.5)
+    server.kill()
+    pytest.fail(f"{name} did not start within 60 s")
+
+
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     """JupyterLab on localhost over a copy of the notebooks (running them must not touch the originals)."""
@@ -52,15 +64,7 @@ def lab(tmp_path_factory):
         cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     base = f"http://127.0.0.1:{port}"
-    for _ in range(120):
-        try:
-            urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=1)
-            break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        server.kill()
-        pytest.fail("JupyterLab did not start within 60 s")
+    wait_until_serving(server, f"{base}/api/status?token={token}", "JupyterLab")
     yield base, token
     server.terminate()
     server.wait(timeout=20)
