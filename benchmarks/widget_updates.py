@@ -27,6 +27,7 @@ import ipywidgets as widgets  # noqa: E402
 import numpy as np  # noqa: E402
 
 SENTENCES = ["money bank grows", "river bank flows", "river bank flows money grows", "money, bank"]
+LETTERS = ["thebankisrichthebank", "abcdabcdabcd", "qfmajcbkrdhsnlpoqfmajcbkrdhsnlpo", "abc", "the bank"]
 SCORES = ["2, 1, 0", "10, 0, -3, 5", "1, 2, 3, 4, 5, 6, 7, 8", "1e306, 0", "0.5, 0.5"]
 TARGET_MS = 50
 
@@ -37,6 +38,7 @@ def notebook_widgets():
     from helpers.widgets.cost import CostWidget
     from helpers.widgets.flash import FlashTilesWidget
     from helpers.widgets.heads import HeadsWidget
+    from helpers.widgets.induction import InductionWidget
     from helpers.widgets.learning import TrainingWidget
     from helpers.widgets.luong import DictionaryWidget, LineupWidget
     from helpers.widgets.playground import PlaygroundWidget
@@ -59,6 +61,7 @@ def notebook_widgets():
     yield "07", "CostWidget", CostWidget()
     yield "08", "PositionsWidget", PositionsWidget(p=10, d=16)
     yield "09", "HeadsWidget", HeadsWidget("money bank grows", head=1, mask_type="none")
+    yield "10", "InductionWidget", InductionWidget("thebankisrichthebankis")
     yield "11", "FlashTilesWidget", FlashTilesWidget(tiles_done=2, query=21, causal=False)
 
 
@@ -76,7 +79,7 @@ def stops(control):
     """The values one control is moved through, ending where it started."""
     start = control.value
     if isinstance(control, widgets.Text):          # also a Combobox
-        values = SCORES if control.description == "scores" else SENTENCES
+        values = {"scores": SCORES, "letters": LETTERS}.get(control.description, SENTENCES)
     elif isinstance(control, widgets.Checkbox):
         values = [not start]
     elif hasattr(control, "_options_values"):       # drop-downs, toggles, selection sliders

@@ -14,9 +14,11 @@
     cost              parameters, FLOPs and memory of attention, as arithmetic           07
     fast_attention    the same attention with less memory traffic (lean, tiled), and      07, 11
                       FlashAttention: tiles of keys, a running softmax, a recomputing backward
-    measure           time and peak memory of a call on CPU or CUDA; the benchmark      07, benchmarks/
+    measure           time and peak memory of a call on CPU or CUDA; the benchmark      07, 11, benchmarks/
     positions         word order: sinusoidal and learned positions, the offset rotation  08
     heads             many heads, padding masks, a KV cache, dropout on the weights      09
+    induction         a two-layer attention-only model trained to copy; its heads read  10
+                      by scores and switched off (weights and log in helpers/data/)
     plotting          the course's figures: labelled heatmaps, vector arrows            all
     environment       seeds, versions and devices                                        00, all
     validation        input checks for where a person types, with errors that name what was expected
@@ -24,7 +26,7 @@
     widgets/          thin interactive shells over plain functions; widgets/common: LiveWidget (the base
                       of every widget), presenter sizes, the HTML heatmap, fast figures
 
-Budget: at most 5,000 lines for notebooks 00-07, about 600 more for each new one (6,200 with 08 and 09).
+Budget: at most 5,000 lines for notebooks 00-07, about 600 more for each new one (7,400 with 08 to 11).
 """
 
 __version__ = "1.0.0"

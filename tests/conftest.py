@@ -29,12 +29,15 @@ def close_figures():
 def pytest_addoption(parser):
     parser.addoption("--browser", action="store_true", default=False,
                      help="also run tests/browser: every notebook in JupyterLab in headless Chromium")
+    parser.addoption("--training", action="store_true", default=False,
+                     help="also run the tests that retrain notebook 10's models (about a minute)")
 
 
 def pytest_collection_modifyitems(config, items):
-    if config.getoption("--browser"):
-        return
-    skip = pytest.mark.skip(reason="browser test: run with `make test-browser`")
-    for item in items:
-        if "browser" in item.keywords:
-            item.add_marker(skip)
+    for option, target in (("browser", "make test-browser"), ("training", "make test-training")):
+        if config.getoption(f"--{option}"):
+            continue
+        skip = pytest.mark.skip(reason=f"{option} test: run with `{target}`")
+        for item in items:
+            if option in item.keywords:
+                item.add_marker(skip)

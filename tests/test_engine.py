@@ -173,7 +173,7 @@ def test_drawn_cases_are_drawn_afresh_for_every_call():
     check = _doubling()
     for _ in range(6):
         sizes = []
-        assert check(lambda x: sizes.append(len(x)) or 2 * x).passed
+        assert check(lambda x, sizes=sizes: sizes.append(len(x)) or 2 * x).passed
         per_call.append(tuple(n for n in sizes if n >= 3))          # the two drawn cases of this call
     assert all(len(drawn) == 2 for drawn in per_call)
     assert len(set(per_call)) > 1                                    # not the same draw at every call

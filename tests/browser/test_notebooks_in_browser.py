@@ -28,7 +28,8 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 #: Notebooks that must have a slider; in every notebook that has one, moving it must redraw its output.
 SLIDER_NOTEBOOKS = {"00_start_here", "01_static_embeddings", "02_similarity_and_softmax",
                     "05_why_scale_by_sqrt_dk", "06_luong_to_self_attention", "07_pytorch_and_cost",
-                    "08_word_order_and_positions", "09_many_heads_and_masks", "11_never_store_the_matrix"}
+                    "08_word_order_and_positions", "09_many_heads_and_masks", "10_attention_in_a_trained_model",
+                    "11_never_store_the_matrix"}
 
 
 def free_port() -> int:
@@ -177,6 +178,18 @@ def test_notebook_runs_and_its_widgets_work(lab, browser, path):
                 ok = changed(page, cell, before)
             cell.screenshot(path=str(SCREENSHOTS / f"{path.stem}_choice.png"))
             assert ok, "changing the widget's choice did not change the output"
+
+        # So must a switch (a checkbox).
+        checkboxes = page.locator(".jp-OutputArea-output .widget-checkbox input[type=checkbox]")
+        if checkboxes.count():
+            box = checkboxes.first
+            box.scroll_into_view_if_needed()
+            cell = page.locator(".jp-CodeCell", has=box).first
+            before = output_snapshot(cell)
+            box.click()
+            ok = changed(page, cell, before)
+            cell.screenshot(path=str(SCREENSHOTS / f"{path.stem}_switch.png"))
+            assert ok, "ticking the widget's checkbox did not change the output"
     finally:
         page.screenshot(path=str(SCREENSHOTS / f"{path.stem}.png"))
         page.close()

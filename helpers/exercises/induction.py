@@ -1,0 +1,187 @@
+"""Exercises of notebook 10: the induction score from a weight matrix; which head's removal hurts most."""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import torch
+
+from helpers import induction
+from helpers.attention_torch import causal_mask
+from helpers.exercises.engine import Case, Exercise, Feedback, correct, one_number, solved_by, text_answer, wrong
+from helpers.measure import cpu_threads
+
+# --- Exercise 1: the induction score from a weight matrix ------------------------------------------
+
+
+def reference_induction_score(W, n):
+    """(2n, 2n) weights on a sequence whose second half repeats its first n tokens -> the mean weight that the
+    second half's queries i = n … 2n − 1 give key i − n + 1, the token after the earlier copy of token i."""
+    i = torch.arange(n, 2 * n)                  # (n,) the second half's queries
+    return W[i, i - n + 1].mean()               # (n,) weights on the key after the earlier copy -> one number
+
+
+def _weights(n, seed, sharpness=3.0):
+    """(2n, 2n) causal softmax weights of random scores: every row sums to 1, no weight on a later key."""
+    S = sharpness * torch.randn(2 * n, 2 * n, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    return torch.softmax(S.masked_fill(~causal_mask(2 * n), float("-inf")), dim=-1)
+
+
+def _ideal(n, offset, what):
+    """A case whose weights put everything on key i − offset (key 0 where that is before the start)."""
+    i = torch.arange(2 * n)
+    return Case(torch.eye(2 * n, dtype=torch.float64)[(i - offset).clamp(min=0)], n, what=f"{what}, n = {n}")
+
+
+def _draw_score(rng) -> Case:
+    n = int(rng.integers(3, 13))
+    return Case(_weights(n, int(rng.integers(1_000_000))), n, what=f"random causal weights, n = {n} (drawn at random)")
+
+
+def _mean_at(W, queries, offset):
+    """The mean of W[i, i − offset] over `queries` (negative keys wrap around, as indexing does)."""
+    i = torch.as_tensor(list(queries))
+    return W[i, i - offset].mean()
+
+
+def _score_slips(case):
+    W, n = case.args
+    return [
+        (lambda: _mean_at(W, range(n, 2 * n), n), "that is the weight on key i − n: the earlier copy of token i "
+                                                  "itself. Predicting needs the token AFTER it: key i − n + 1"),
+        (lambda: _mean_at(W, range(n, 2 * n), n - 2), "one key too far: the token after the earlier copy of token "
+                                                      "i is at i − n + 1, not i − n + 2"),
+        (lambda: _mean_at(W, range(n), n - 1), f"that averages over the first half, queries 0 … {n - 1}: their "
+                                               "letters have not appeared before. Average over i = n … 2n − 1"),
+        (lambda: _mean_at(W, range(2 * n), n - 1), "that averages over every query; only the second half's, i = n "
+                                                   "… 2n − 1, have an earlier copy to look back to"),
+        (lambda: _mean_at(W, range(n, 2 * n), 1), "that is the weight on key i − 1, the previous token: the "
+                                                  "previous-token score. The induction head looks at key i − n + 1"),
+        (lambda: _mean_at(W, range(1, 2 * n), 1), "that is the previous-token score (key i − 1, every query). The "
+                                                  "induction score looks at key i − n + 1 from the second half"),
+        (lambda: _mean_at(W.T, range(n, 2 * n), n - 1), "that reads W[i − n + 1, i]: rows are queries and columns "
+                                                        "keys, so the weight query i gives key j is W[i, j]"),
+        (lambda: n * reference_induction_score(W, n), "that is the sum of the n weights: the score is their mean"),
+    ]
+
+
+check_induction_score = Exercise(
+    reference_induction_score, title="the induction score from a weight matrix",
+    expects="induction_score(W, n) returning one number",
+    cases=lambda: [*(Case(_weights(n, n), n, what=f"random causal weights, n = {n}") for n in (7, 4)),
+                   _ideal(5, 4, "a perfect induction head"), _ideal(5, 1, "a perfect previous-token head")],
+    draw=_draw_score, slips=_score_slips, atol=1e-6, read=lambda result, case: _one(result, case),
+    hint="Take the mean of W[i, i − n + 1] over i = n … 2n − 1.",
+    success="the mean weight on the token after the earlier copy: 1 for a perfect induction head, 0 for a "
+            "previous-token head, whatever n is.",
+    explanation="helpers.induction.induction_score does the same for (..., 2n, 2n): one score per head at once.")
+
+
+def _one(result, case):
+    value, problem = one_number(result, "your function", "the mean weight", returned=True)
+    return (None, f"on {case.what}: {problem.message}") if problem is not None else (np.asarray(value), None)
+
+
+# --- Exercise 2: which head's removal hurts most -----------------------------------------------------
+
+def reference_worst_head(scores):
+    """(2, n_layers, h) scores -> the (layer, head) with the highest previous-token score: both induction heads
+    find the earlier copy with keys built from its output, so without it neither can."""
+    previous = scores[0]                                        # (n_layers, h)
+    layer, head = divmod(int(previous.argmax()), previous.size(1))
+    return layer, head
+
+
+SCALES = ((1.0, 1.0), (1.0, 2.0))   # layer 1's W_q doubled: sharper induction heads, another table
+
+
+def relabelled(model, orders, scales=(1.0, 1.0)):
+    """A copy of `model` whose heads in layer l come in the order orders[l] (the same function, new head numbers),
+    with layer l's W_q multiplied by scales[l] (a head's weights more peaked above 1, flatter below)."""
+    copy = induction.AttentionOnlyTransformer(n_layers=model.n_layers)
+    copy.load_state_dict(model.state_dict())
+    with torch.no_grad():
+        for layer, order, scale in zip(copy.layers, orders, scales):
+            rows = torch.cat([torch.arange(h * layer.d_k, (h + 1) * layer.d_k) for h in order])   # head blocks
+            for W in (layer.W_q, layer.W_k, layer.W_v):
+                W.weight.copy_(W.weight[rows])                  # (d_model, d_model): output rows, head by head
+            layer.W_o.weight.copy_(layer.W_o.weight[:, rows])   # its input columns, in the same order
+            layer.W_q.weight.mul_(scale)
+    return copy.eval()
+
+
+@functools.lru_cache(maxsize=16)
+def _measured(orders, scales):
+    """(scores (2, n_layers, h), {head: copy loss with it off}) of one relabelled copy, measured on one thread."""
+    model = relabelled(induction.load_trained_model(), orders, scales)
+    tokens, copy = induction.repeated_batch(300, torch.Generator().manual_seed(2024))
+    with cpu_threads(1):
+        return induction.head_scores(model, induction.probes(40)), induction.ablation_table(model, tokens, copy)
+
+
+def _model_case(orders, scales=(1.0, 1.0), drawn=""):
+    scores, table = _measured(orders, scales)
+    swapped = [f"layer {layer}'s heads swapped" for layer, order in enumerate(orders) if order != (0, 1)]
+    kind = ", ".join(swapped or ["the heads numbered as trained"]) + (", layer 1's W_q doubled" * (scales[1] != 1))
+    worst = max((head for head in table if head is not None), key=table.get)
+    return Case(scores.clone(), what=kind + drawn, table=table, worst=worst)
+
+
+def _draw_model(rng) -> Case:
+    orders = tuple(tuple(int(h) for h in rng.permutation(2)) for _ in range(2))
+    return _model_case(orders, SCALES[int(rng.integers(len(SCALES)))], ", drawn at random")
+
+
+def _read_head(result, case):
+    try:
+        layer, head = (int(v) for v in result)
+    except (TypeError, ValueError):
+        return None, (f"on {case.what}: your function returned {result!r:.60}; it should return a (layer, head) "
+                      "pair of whole numbers, e.g. (1, 0).")
+    if (layer, head) not in case.table:
+        return None, f"on {case.what}: there is no head {layer}.{head}: layers 0, 1 and heads 0, 1."
+    return np.asarray([layer, head]), None
+
+
+def _judge_head(case, got, expected):
+    head, table = tuple(int(v) for v in got), case.table
+    label = f"{head[0]}.{head[1]}"
+    rise = table[head] - table[None]
+    name = induction.head_names(case.args[0])[head]
+    worst = table[case.worst] - table[None]
+    if name == "induction head":
+        return (f"on {case.what}: head {label} is an induction head; switching it off raises the copy loss by "
+                f"{rise:+.2f}, but another head's removal costs {worst:+.2f}: the other induction head still copies "
+                "part of the way without it. Which head do both induction heads need?")
+    return (f"on {case.what}: switching head {label} off ({name}) changes the copy loss by {rise:+.2f}; another "
+            f"head's removal costs {worst:+.2f}. Read both scores of every head.")
+
+
+_worst_function = Exercise(
+    reference_worst_head, title="which head's removal hurts most", expects="worst_head(scores) returning (layer, head)",
+    cases=lambda: [_model_case(((0, 1), (0, 1))), _model_case(((1, 0), (0, 1))),
+                   _model_case(((0, 1), (1, 0)), SCALES[1])],
+    draw=_draw_model, draws=1, read=_read_head, judge=_judge_head, expected=lambda case: np.asarray(case.worst),
+    success="the right head on every copy.")
+
+
+@solved_by("which head's removal hurts most", reference_worst_head, "reason = 'b': K-composition.")
+def check_worst_head(worst_head, reason) -> Feedback:
+    """Exercise 2: worst_head(scores) -> (layer, head), checked against the measured table of relabelled copies of
+    the trained model; reason: the letter of the reason, "b" (its output builds the induction heads' keys)."""
+    verdict = _worst_function(worst_head)
+    if not verdict.passed:
+        return verdict
+    letter, problem = text_answer(reason, "the letter 'a', 'b' or 'c'")
+    if problem is not None:
+        return wrong(f"your function finds the right head every time; now the reason: {problem.message}")
+    if letter.lower() not in ("a", "b", "c"):
+        return wrong(f"reason should be 'a', 'b' or 'c', but got {letter!r:.20}.")
+    why = {"a": "it attends to the letter BEFORE each position, which is not the letter to predict: its output is "
+                "read by layer 1",
+           "c": "nothing here looked at the size of its weights; the table measured what breaks without it"}
+    if letter.lower() != "b":
+        return wrong(f"the right head, but not reason {letter!r}: {why[letter.lower()]}. Which heads' keys does "
+                     "it feed?")
+    return correct("the previous-token head: both induction heads build their keys from its output (K-composition), "
+                   "so without it neither finds the earlier copy, although it predicts nothing itself.")

@@ -1,0 +1,90 @@
+"""Notebook 10's checkers: the induction score from a weight matrix, and which head's removal hurts most, each slip
+named; answers that hard-code the page or ignore an argument are refused."""
+import numpy as np
+import pytest
+import torch
+from verdicts import failing, verdict
+
+from helpers import induction
+from helpers.exercises import induction as ex
+
+
+def at(W, queries, offset):
+    i = torch.as_tensor(list(queries))
+    return W[i, i - offset].mean()
+
+
+def test_the_reference_and_a_numpy_answer_pass():
+    assert verdict(ex.check_induction_score(ex.reference_induction_score))[0]
+    numpy_answer = lambda W, n: float(np.mean([np.asarray(W)[i, i - n + 1] for i in range(n, 2 * n)]))  # noqa: E731
+    assert verdict(ex.check_induction_score(numpy_answer))[0]
+    assert verdict(ex.check_induction_score(lambda W, n: induction.induction_score(W, n)))[0]
+
+
+@pytest.mark.parametrize("answer, fragment", [
+    (lambda W, n: at(W, range(n, 2 * n), n), "key i − n: the earlier copy of token i itself"),
+    (lambda W, n: at(W, range(n, 2 * n), n - 2), "one key too far"),
+    (lambda W, n: at(W, range(n), n - 1), "averages over the first half"),
+    (lambda W, n: at(W, range(2 * n), n - 1), "averages over every query"),
+    (lambda W, n: at(W, range(n, 2 * n), 1), "key i − 1, the previous token"),
+    (lambda W, n: at(W, range(1, 2 * n), 1), "that is the previous-token score"),
+    (lambda W, n: at(W.T, range(n, 2 * n), n - 1), "rows are queries and columns keys"),
+    (lambda W, n: n * ex.reference_induction_score(W, n), "the sum of the n weights"),
+    (lambda W, n: W[torch.arange(n, 2 * n), torch.arange(1, n + 1)], "should be one number"),
+    (lambda W, n: None, "returned None"),
+])
+def test_each_slip_of_the_induction_score_is_named(answer, fragment):
+    failing(ex.check_induction_score(answer), fragment)
+
+
+def test_the_induction_score_cannot_be_copied_or_computed_without_n():
+    failing(ex.check_induction_score(lambda W, n: 0.66), "wrong values")              # the page's number
+    failing(ex.check_induction_score(lambda W, n: at(W, range(16, 32), 15) if len(W) >= 32 else 0.0))
+    fixed_n = lambda W, n: ex.reference_induction_score(W, 5)  # noqa: E731       # ignores n
+    assert not verdict(ex.check_induction_score(fixed_n))[0]
+
+
+def test_a_checker_call_draws_fresh_sizes():
+    seen = set()
+    answer = lambda W, n: seen.add(n) or ex.reference_induction_score(W, n)  # noqa: E731
+    for _ in range(3):
+        ex.check_induction_score(answer)
+    assert seen - {4, 5, 7}                                           # sizes the fixed cases do not use
+
+
+def by_previous_token_score(scores):
+    layer, head = divmod(int(scores[0].argmax()), scores.size(2))
+    return layer, head
+
+
+def test_relabelled_copies_compute_the_same_function_under_new_head_numbers():
+    model = induction.load_trained_model()
+    swapped = ex.relabelled(model, ((1, 0), (1, 0)))
+    tokens = torch.randint(0, 20, (2, 32), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        torch.testing.assert_close(swapped(tokens), model(tokens), rtol=0, atol=1e-5)
+    W, W_swapped = induction.attention_patterns(model, tokens), induction.attention_patterns(swapped, tokens)
+    torch.testing.assert_close(W_swapped, W.flip(2), rtol=0, atol=1e-6)
+
+
+def test_the_worst_head_is_measured_and_the_reason_checked():
+    assert verdict(ex.check_worst_head(by_previous_token_score, "b"))[0]
+    assert verdict(ex.check_worst_head(ex.reference_worst_head, " B "))[0]
+    failing(ex.check_worst_head(by_previous_token_score, "a"), "not reason 'a'")
+    failing(ex.check_worst_head(by_previous_token_score, "c"), "not reason 'c'")
+    failing(ex.check_worst_head(by_previous_token_score, None), "now the reason", "still None")
+    failing(ex.check_worst_head(by_previous_token_score, "d"), "'a', 'b' or 'c'")
+
+
+def test_the_worst_head_cannot_be_hard_coded_or_taken_from_the_induction_scores():
+    failing(ex.check_worst_head(lambda scores: (0, 1), "b"), "layer 0's heads swapped", "neither")
+    by_induction = lambda s: divmod(int(s[1].argmax()), s.size(2))  # noqa: E731
+    failing(ex.check_worst_head(by_induction, "b"), "is an induction head", "Which head do both")
+    failing(ex.check_worst_head(lambda scores: "0.1", "b"), "a (layer, head) pair")
+    failing(ex.check_worst_head(lambda scores: (2, 0), "b"), "there is no head 2.0")
+    failing(ex.check_worst_head(by_previous_token_score(torch.rand(2, 2, 2)), "b"), "expected a function")
+
+
+def test_solutions_show_the_reference():
+    assert "i - n + 1" in repr(ex.check_induction_score.solution())
+    assert "scores[0]" in repr(ex.check_worst_head.solution()) and "'b'" in repr(ex.check_worst_head.solution())
