@@ -17,11 +17,11 @@ opposite of nn.MultiheadAttention's masks (True = ignore).
 from __future__ import annotations
 
 import math
+import sys
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from torch.nn.attention.bias import CausalBias
 
 
 def check_attention_inputs(Q, K, V=None, mask=None) -> None:
@@ -49,13 +49,20 @@ def check_attention_inputs(Q, K, V=None, mask=None) -> None:
     check_mask(mask, Q.shape[:-1] + K.shape[-2:-1])
 
 
+def is_causal_bias(mask) -> bool:
+    """Whether `mask` is PyTorch's causal_lower_right(...) object (its module is loaded once one has been made;
+    importing it here would cost every notebook a second)."""
+    bias = sys.modules.get("torch.nn.attention.bias")
+    return bias is not None and isinstance(mask, bias.CausalBias)
+
+
 def check_mask(mask, scores: tuple) -> None:
     """A clear error for a mask that is not a 'may attend' mask broadcasting to the scores' shape (..., T_q, T_k),
     or that hides every key from some query (softmax over nothing is NaN). None passes."""
     if mask is None:
         return
     T_q, T_k = scores[-2:]
-    if isinstance(mask, CausalBias):   # PyTorch's causal_lower_right(...): its storage is not the mask
+    if is_causal_bias(mask):           # PyTorch's causal_lower_right(...): its storage is not the mask
         raise TypeError("mask is PyTorch's causal_lower_right(...) object, which only "
                         "torch.nn.functional.scaled_dot_product_attention understands; here use the course's "
                         f"causal_mask({T_q}, {T_k}), the same bottom-right mask as a tensor of True/False.")

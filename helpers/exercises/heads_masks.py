@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from torch.nn.attention.bias import CausalBias
 
+from helpers.attention_torch import is_causal_bias
 from helpers.exercises.engine import Case, Exercise
 
 # --- Exercise 1: split the heads ----------------------------------------------------------------
@@ -85,7 +85,7 @@ def _as_mask(got, name: str):
     """(0/1 float array, None) for a mask given as bools or 0/1 numbers, else (None, what is wrong)."""
     if got is None:
         return None, f"{name} is None. Did the function forget to `return` the mask?"
-    if isinstance(got, CausalBias):   # its storage is not the mask: only F.scaled_dot_product_attention reads it
+    if is_causal_bias(got):   # its storage is not the mask: only F.scaled_dot_product_attention reads it
         return None, (f"{name} is PyTorch's causal_lower_right(...) object, which only "
                       "torch.nn.functional.scaled_dot_product_attention understands. Build the mask as a tensor of "
                       "True/False: torch.ones(T_q, T_k, dtype=torch.bool).tril(...).")
