@@ -127,6 +127,19 @@ def test_a_negative_control_a_loop_without_its_correction_fails_the_comparison(m
 
 # ---------------------------------------------------------------- the named errors, where a student types
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_a_hidden_pair_weighs_exactly_zero(causal):
+    """A hidden key's value never reaches the output, however large: its weight is 0, not merely tiny (e^-80 of
+    the largest weight times 1e30 would show as 1e-5)."""
+    T = 12
+    Q, K, V = (torch.randn(2, 1, T, 4, dtype=torch.float64) for _ in range(3))
+    mask = padding_mask([5, 9], T)                                        # (2, 1, 1, T): keys 5… and 9… hidden
+    V[0, :, 5:], V[1, :, 9:] = 1e30, 1e30
+    got = flash_attention(Q, K, V, mask, causal, block_q=4, block_k=4)
+    expected = F.scaled_dot_product_attention(Q, K, V, attn_mask=mask & causal_mask(T, T) if causal else mask)
+    torch.testing.assert_close(got, expected, rtol=1e-12, atol=1e-12)
+
+
 def test_a_row_the_mask_hides_completely_is_the_courses_named_error():
     Q, K, V = make_qkv(1, 6, 4)
     mask = torch.ones(6, 6, dtype=torch.bool)
@@ -178,7 +191,7 @@ def test_the_loop_computes_exactly_the_tiles_the_map_marks(monkeypatch, T_q, T_k
     step (one query, the last token) sees every key: nothing to skip."""
     seen = []
     real_bmm = torch.bmm
-    monkeypatch.setattr(torch, "bmm", lambda a, b: seen.append((a.data_ptr(), b.data_ptr())) or real_bmm(a, b))
+    monkeypatch.setattr(torch, "bmm", lambda a, b, out=None: seen.append(a.data_ptr()) or real_bmm(a, b, out=out))
     Q, K, V = (torch.randn(1, T, 4) for T in (T_q, T_k, T_k))
     flash_forward(Q, K, V, None, True, block_q, block_k)
     tiles = tile_map(T_q, T_k, block_q, block_k, causal=True)
