@@ -150,7 +150,6 @@ def flash_forward(Q, K, V, mask=None, causal=False, block_q: int = 256, block_k:
     v = V.expand(*batch, T_k, d_v).reshape(-1, T_k, d_v)                              # (n, T_k, d_v)
     n, like = q.shape[0], dict(dtype=Q.dtype, device=Q.device)
     O, lse = torch.empty(n, T_q, d_v, **like), torch.empty(n, T_q, 1, **like)
-    tile = score_buffer(n * block_q * block_k, Q, K, V)     # one tile's memory, reused by every tile
     for i in range(0, T_q, block_q):
         rows = min(block_q, T_q - i)
         m = torch.full((n, rows, 1), float("-inf"), **like)      # each query's largest score so far
@@ -158,7 +157,7 @@ def flash_forward(Q, K, V, mask=None, causal=False, block_q: int = 256, block_k:
         o = torch.zeros(n, rows, d_v, **like)                    # its sum of exp(score − m) · value
         stop = min(i + rows + T_k - T_q, T_k) if causal else T_k   # later key tiles lie wholly in the future
         for j in range(0, stop, block_k):
-            S, keep = tile_scores(q, k, mask, causal, batch, i, rows, j, block_k, tile)   # (n, rows, cols)
+            S, keep = tile_scores(q, k, mask, causal, batch, i, rows, j, block_k)   # (n, rows, cols)
             m_new = torch.maximum(m, S.detach().amax(-1, keepdim=True))              # (n, rows, 1)
             shift = m_new if keep is None else m_new.masked_fill(m_new == -math.inf, 0.0)  # −∞ − (−∞) is NaN
             P = tile_weights(S, shift, keep, batch)                  # (n, rows, cols) exp(score − m_new)
@@ -166,25 +165,18 @@ def flash_forward(Q, K, V, mask=None, causal=False, block_q: int = 256, block_k:
             l.mul_(correction).add_(P.sum(-1, keepdim=True))         # the old sum rescaled, the tile's added
             o.mul_(correction).baddbmm_(P, v[:, j:j + block_k])      # (n, rows, d_v) the same for the values
             m = m_new
+            del S, P                                                 # free this tile before the next one
         O[:, i:i + rows] = o / l                                     # one division, at the end
         lse[:, i:i + rows] = m + torch.log(l)                        # what a backward pass keeps
     return O.reshape(*batch, T_q, d_v), lse.reshape(*batch, T_q)
 
 
-def score_buffer(size, *inputs):
-    """A flat buffer for the tiles of scores, or None where autograd must keep each tile (it cannot see `out=`).
-    A fresh tile of a few MiB costs more than the arithmetic on it: the allocator maps new pages for each."""
-    grad = torch.is_grad_enabled() and any(x.requires_grad for x in inputs)
-    return None if grad else torch.empty(size, dtype=inputs[0].dtype, device=inputs[0].device)
-
-
-def tile_scores(q, k, mask, causal, batch, i, rows, j, block_k, tile=None):
-    """One tile of scaled scores (n, rows, d_k) @ (n, d_k, cols) -> (n, rows, cols), written into `tile` if given,
-    with −∞ added where a pair is hidden; and `keep`, the pairs it may see (None where all of them may)."""
+def tile_scores(q, k, mask, causal, batch, i, rows, j, block_k):
+    """One tile of scaled scores (n, rows, d_k) @ (n, d_k, cols) -> (n, rows, cols), with −∞ added where a pair
+    is hidden; and `keep`, the pairs it may see (None where all of them may)."""
     T_q, T_k = q.shape[1], k.shape[1]
     cols = min(block_k, T_k - j)
-    out = None if tile is None else tile[:q.shape[0] * rows * cols].view(-1, rows, cols)
-    S = torch.bmm(q[:, i:i + rows], k[:, j:j + cols].transpose(1, 2), out=out)    # (n, rows, cols)
+    S = torch.bmm(q[:, i:i + rows], k[:, j:j + cols].transpose(1, 2))           # (n, rows, cols)
     keep = None if mask is None else mask_tile(mask, i, rows, j, cols) != 0      # broadcasts to (*batch, rows, cols)
     if causal and j + cols - 1 > i + T_k - T_q:                                   # the tile crosses the diagonal
         seen = torch.arange(j, j + cols, device=S.device) <= torch.arange(i, i + rows, device=S.device)[:, None] \
@@ -237,12 +229,11 @@ def flash_backward(dO, Q, K, V, O, lse, mask=None, causal=False, block_q=256, bl
     dO, lse = dO.expand(O.shape).reshape(-1, T_q, d_v), lse.reshape(-1, T_q, 1)
     D = (dO * O.reshape(dO.shape)).sum(-1, keepdim=True)        # (n, T_q, 1) rowsum(dO ∘ O)
     dq, dk, dv = torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v)
-    tile = score_buffer(q.shape[0] * block_q * block_k, q)
     for i in range(0, T_q, block_q):
         rows = min(block_q, T_q - i)
         stop = min(i + rows + T_k - T_q, T_k) if causal else T_k
         for j in range(0, stop, block_k):
-            S, keep = tile_scores(q, k, mask, causal, batch, i, rows, j, block_k, tile)
+            S, keep = tile_scores(q, k, mask, causal, batch, i, rows, j, block_k)
             P = tile_weights(S, lse[:, i:i + rows], keep, batch)   # (n, rows, cols) the forward's, recomputed
             dv[:, j:j + block_k] += P.transpose(1, 2) @ dO[:, i:i + rows]      # (n, cols, d_v)
             dP = dO[:, i:i + rows] @ v[:, j:j + block_k].transpose(1, 2)       # (n, rows, cols)
