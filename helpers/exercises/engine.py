@@ -102,20 +102,21 @@ class Exercise:
     reference(*case.args) gives the expected answer; `cases()` the fixed cases, `draw(rng)` one case drawn afresh
     (`draws` of them per call, after the fixed ones). For each case the engine calls the answer, then asks in turn:
     did it raise (`errors(case, error)`), can its result be read as numbers (`read(result, case)` -> (array, None)
-    or (None, message)), does `judge(case, got, expected)` name a problem, is the shape exactly right, is it one
-    of the `slips(case)` [(value, message)], is it finite, is it within `atol`? Hooks return whole messages, or
-    None to let the engine go on.
+    or (None, message); None: the default reader, which calls it `reads`), does `judge(case, got, expected)` name a
+    problem, is the shape exactly right (else is it a key of `shapes(case)` {shape: message}), is it one of the
+    `slips(case)` [(value, message)], is it finite, is it within `atol`? Hooks return whole messages, or None to let
+    the engine go on.
     `where` and `name` are templates with {what}: the prefix of a case's messages and the result's name.
     `success` is text, or a function of the answer that returns it. `check.solution()` shows `reference`'s source.
     """
 
     def __init__(self, reference, *, title, expects, cases, draw, success, explanation="", draws=3, atol=1e-6,
                  rtol=0.0, name="the result on {what}", where="on {what}: ", hint="", slips=None, judge=None,
-                 errors=None, read=None, call=None, expected=None):
+                 errors=None, read=None, call=None, expected=None, reads="the result", shapes=None):
         self.reference, self.title, self.explanation, self.expects = reference, title, explanation, expects
         self.cases, self.draw, self.draws, self.success = cases, draw, draws, success
-        self.atol, self.rtol, self.name, self.where, self.hint = atol, rtol, name, where, hint
-        self.slips, self.judge, self.errors, self.read = slips, judge, errors, read
+        self.atol, self.rtol, self.name, self.where, self.hint, self.shapes = atol, rtol, name, where, hint, shapes
+        self.slips, self.judge, self.errors, self.read, self.reads = slips, judge, errors, read, reads
         self.call = call or (lambda answer, case: answer(*copy.deepcopy(case.args)))
         self.expected = expected or (lambda case: reference(*case.args))
 
@@ -146,7 +147,7 @@ class Exercise:
                 if placeholder(error):
                     raise Placeholder from None
                 return self.errors and self.errors(case, error) or where + raised(error)
-            got, message = (self.read or self.numbers)(result, case)
+            got, message = self.read and self.read(result, case) or self.numbers(result, case)
             if message is not None:
                 return message
             expected = check.as_array(self.expected(case), "the expected answer")
@@ -154,12 +155,15 @@ class Exercise:
                 return None                    # right here: no judge may name it a slip
             if self.judge is not None and (message := self.judge(case, got, expected)) is not None:
                 return message
+            if self.shapes is not None and got.shape != expected.shape and got.shape in (table := self.shapes(case)):
+                return table[got.shape]
             return compare_numbers(got, expected, self.name.format(what=case.what), atol=self.atol, rtol=self.rtol,
                                    hint=self.hint, slips=self.slips(case) if self.slips else ())
 
     def numbers(self, result, case: Case):
-        """The result as an array, or a message on what came instead (the default `read`)."""
-        got, problem = as_numbers(result, "the result")
+        """The result as an array, or a message on what came instead (the default `read`; a case may have its own
+        `reads`, as its own `where`)."""
+        got, problem = as_numbers(result, getattr(case, "reads", self.reads))
         return got, None if problem is None else self.where_of(case) + problem.message
 
     def where_of(self, case: Case) -> str:

@@ -8,9 +8,8 @@ import torch
 
 from helpers.exercises.engine import Case, Exercise
 
+
 # --- Exercise 1: the running softmax, one key at a time ----------------------------------------------------------
-
-
 def reference_running_softmax(stream, d_v):
     """(score, value) pairs arriving one key at a time -> (m, l, o) after the last one:
     the largest score, the sum of exp(score − m), the sum of exp(score − m) · value (d_v,)."""
@@ -104,12 +103,9 @@ check_running_softmax = Exercise(
             "backward pass keeps.",
     explanation="flash_attention does the same for a whole tile of keys at once, with s.max() of the tile and sums "
                 "over its keys (helpers.fast_attention.online_softmax_step).")
-"""Exercise 1: running(stream, d_v) -> (m, l, o), one (score, value) pair at a time."""
 
 
 # --- Exercise 2: which causal tiles to skip ----------------------------------------------------------------------
-
-
 def reference_tile_is_future(q_start, q_stop, k_start, k_stop, T_q, T_k):
     """True when the causal tile of queries q_start … q_stop − 1 and keys k_start … k_stop − 1 is wholly in the
     future: its first key comes after the last key its last query may see (the queries are the LAST T_q tokens)."""
@@ -137,7 +133,6 @@ TILE_SLIPS = (
      "one tile too many is computed: a tile whose first key is just after the last query's last key is already "
      "wholly in the future (the last query is q_stop − 1, not q_stop)"),
 )
-TILE_CASES = ((8, 8, 2, 2), (3, 12, 2, 4), (9, 9, 4, 3), (1, 10, 1, 3))
 
 
 def tile_grid(rule, T_q, T_k, block_q, block_k) -> np.ndarray:
@@ -160,9 +155,9 @@ def _draw_tiles(rng) -> Case:
 check_tile_is_future = Exercise(
     reference_tile_is_future, title="the causal skip condition",
     expects="future(q_start, q_stop, k_start, k_stop, T_q, T_k) returning True or False",
-    cases=lambda: [_tile_case(*c) for c in TILE_CASES], draw=_draw_tiles,
+    cases=lambda: [_tile_case(*c) for c in ((8, 8, 2, 2), (3, 12, 2, 4), (9, 9, 4, 3), (1, 10, 1, 3))],
     call=lambda answer, case: tile_grid(answer, *case.args),                 # every tile of the grid
-    expected=lambda case: tile_grid(reference_tile_is_future, *case.args),
+    expected=lambda case: tile_grid(reference_tile_is_future, *case.args), draw=_draw_tiles,
     slips=lambda case: [(lambda r=rule: tile_grid(r, *case.args), f"for {case.what}: {message}")
                         for rule, message in TILE_SLIPS],
     where="for {what}: ", name="the tiles skipped (1) for {what}", atol=0.5,
@@ -172,4 +167,3 @@ check_tile_is_future = Exercise(
             "the tiles.",
     explanation="flash_attention's loop stops its key tiles at min(q_stop + T_k − T_q, T_k): the same condition, "
                 "written as the end of a range (helpers.fast_attention.tile_map).")
-"""Exercise 2: future(q_start, q_stop, k_start, k_stop, T_q, T_k) -> True where a causal tile can be skipped."""

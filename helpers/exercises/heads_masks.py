@@ -7,17 +7,13 @@ import torch
 from helpers.attention_torch import is_causal_bias
 from helpers.exercises.engine import Case, Exercise
 
+
 # --- Exercise 1: split the heads ----------------------------------------------------------------
-
-
 def reference_split_heads(x, n_heads):
     """(B, T, d_model) -> (B, H, T, d_k): each token's features cut into H blocks, heads before tokens."""
     B, T, d_model = x.shape
     d_k = d_model // n_heads
     return x.view(B, T, n_heads, d_k).transpose(1, 2)   # (B, T, H, d_k) -> (B, H, T, d_k)
-
-
-SPLIT_CASES = ((2, 5, 12, 3), (1, 3, 8, 2))   # (B, T, d_model, H): T, H and d_k all differ
 
 
 def _split_case(B, T, d_model, h, drawn="") -> Case:
@@ -32,18 +28,15 @@ def _draw_split(rng) -> Case:
     return _split_case(B, T, h * d_k, h, ", drawn at random")
 
 
-def _judge_split(case, got, expected):
+def _split_shapes(case):
     (x, h), what = case.args, case.what
     (B, T, d_model), d_k = x.shape, x.shape[-1] // h
-    shape_slips = {
+    return {shape: f"on {what} you returned shape {shape}: {message}." for shape, message in {
         (B, T, h, d_k): "that is (B, T, H, d_k): the view is right; now swap tokens and heads, .transpose(1, 2)",
         (B, h, d_k, T): "that is (B, H, d_k, T): tokens come before features, (B, H, T, d_k)",
         (B, h, T, d_model): f"each head gets d_k = d_model / H = {d_k} features, not all {d_model}",
         (B, 1, T, d_model): f"that is one head; cut the {d_model} features into H = {h} heads of d_k = {d_k}",
-    }
-    if got.shape != expected.shape and got.shape in shape_slips:
-        return f"on {what} you returned shape {got.shape}: {shape_slips[got.shape]}."
-    return None
+    }.items()}
 
 
 def _split_slips(case):
@@ -61,24 +54,19 @@ def _split_slips(case):
 
 check_split_heads = Exercise(
     reference_split_heads, title="split the heads", expects="split_heads(x, n_heads) returning a (B, H, T, d_k) tensor",
-    cases=lambda: [_split_case(*case) for case in SPLIT_CASES], draw=_draw_split, judge=_judge_split,
-    slips=_split_slips, atol=1e-9, hint="x.view(B, T, H, d_k).transpose(1, 2).",
+    cases=lambda: [_split_case(*case) for case in ((2, 5, 12, 3), (1, 3, 8, 2))],   # T, H and d_k all differ
+    draw=_draw_split, shapes=_split_shapes, slips=_split_slips, atol=1e-9, hint="x.view(B, T, H, d_k).transpose(1, 2).",
     success="view as (B, T, H, d_k), then transpose to (B, H, T, d_k): every head sees every token, each through "
             "its own d_k features.",
     explanation="merge_heads undoes it: Y.transpose(1, 2).contiguous().view(B, T, h * d_k).")
 
 
 # --- Exercise 2: the bottom-right causal mask ---------------------------------------------------
-
-
 def reference_causal_mask(T_q, T_k):
     """(T_q, T_k) bool, True = may attend: the T_q queries are the LAST T_q of the T_k tokens."""
     i = torch.arange(T_q)[:, None]            # (T_q, 1) query i is token T_k − T_q + i
     j = torch.arange(T_k)[None, :]            # (1, T_k)
     return j <= i + (T_k - T_q)               # (T_q, T_k) key j is not in that token's future
-
-
-MASK_CASES = ((4, 4), (2, 5), (1, 6), (3, 7))
 
 
 def _as_mask(got, name: str):
@@ -136,8 +124,8 @@ def _draw_causal(rng) -> Case:
 
 check_causal_mask = Exercise(
     reference_causal_mask, title="the bottom-right causal mask", expects="causal(T_q, T_k) returning a (T_q, T_k) mask",
-    cases=lambda: [Case(T_q, T_k, what=f"T_q={T_q}, T_k={T_k}") for T_q, T_k in MASK_CASES], draw=_draw_causal,
-    read=_read_mask, slips=_causal_slips, where="for {what}: ", name="the mask for {what}", atol=0.5,
+    cases=lambda: [Case(T_q, T_k, what=f"T_q={T_q}, T_k={T_k}") for T_q, T_k in ((4, 4), (2, 5), (1, 6), (3, 7))],
+    draw=_draw_causal, read=_read_mask, slips=_causal_slips, where="for {what}: ", name="the mask for {what}", atol=0.5,
     hint="query i may attend to keys 0 … T_k − T_q + i.",
     success="bottom-right aligned: with 2 queries over 5 keys, query 0 is token 3 and sees keys 0 … 3. "
             "The same mask serves a square sequence and a generation step with a KV cache.",
@@ -146,16 +134,11 @@ check_causal_mask = Exercise(
 
 
 # --- Exercise 3: padding and causal together ----------------------------------------------------
-
-
 def reference_combined_mask(lengths, T):
     """(B,) lengths -> (B, 1, T, T) bool: key j is a real token AND not in query i's future."""
     real_keys = torch.arange(T)[None, :] < torch.as_tensor(lengths)[:, None]   # (B, T)
     causal = torch.ones(T, T, dtype=torch.bool).tril()                         # (T, T)
     return real_keys[:, None, None, :] & causal                               # (B, 1, 1, T) & (T, T) -> (B, 1, T, T)
-
-
-COMBINED_CASES = (([3, 5], 5), ([2, 4, 1], 4))
 
 
 def _read_combined(result, case):
@@ -208,7 +191,7 @@ def _draw_combined(rng) -> Case:
 check_combined_mask = Exercise(
     reference_combined_mask, title="padding combined with causal",
     expects="combined(lengths, T) returning a (B, 1, T, T) mask",
-    cases=lambda: [Case(torch.tensor(n), T, what=f"lengths={n}, T={T}") for n, T in COMBINED_CASES],
+    cases=lambda: [Case(torch.tensor(n), T, what=f"lengths={n}, T={T}") for n, T in (([3, 5], 5), ([2, 4, 1], 4))],
     draw=_draw_combined, read=_read_combined, slips=_combined_slips, where="for {what}: ",
     name="the mask for {what}", atol=0.5, hint="(key j < length) & (j <= i), shaped (B, 1, T, T).",
     success="padding AND causal, (B, 1, T, T): it broadcasts over the heads, and each real token sees itself and "

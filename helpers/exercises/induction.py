@@ -11,9 +11,8 @@ from helpers.attention_torch import causal_mask
 from helpers.exercises.engine import Case, Exercise, Feedback, correct, one_number, solved_by, text_answer, wrong
 from helpers.measure import cpu_threads
 
+
 # --- Exercise 1: the induction score from a weight matrix ------------------------------------------
-
-
 def reference_induction_score(W, n):
     """(2n, 2n) weights on a sequence whose second half repeats its first n tokens -> the mean weight that the
     second half's queries i = n … 2n − 1 give key i − n + 1, the token after the earlier copy of token i."""
@@ -65,25 +64,24 @@ def _score_slips(case):
     ]
 
 
+def _one(result, case):
+    value, problem = one_number(result, "your function", "the mean weight", returned=True)
+    return (None, f"on {case.what}: {problem.message}") if problem is not None else (np.asarray(value), None)
+
+
 check_induction_score = Exercise(
     reference_induction_score, title="the induction score from a weight matrix",
     expects="induction_score(W, n) returning one number",
     cases=lambda: [*(Case(_weights(n, n), n, what=f"random causal weights, n = {n}") for n in (7, 4)),
                    _ideal(5, 4, "a perfect induction head"), _ideal(5, 1, "a perfect previous-token head")],
-    draw=_draw_score, slips=_score_slips, atol=1e-6, read=lambda result, case: _one(result, case),
+    draw=_draw_score, slips=_score_slips, atol=1e-6, read=_one,
     hint="Take the mean of W[i, i − n + 1] over i = n … 2n − 1.",
     success="the mean weight on the token after the earlier copy: 1 for a perfect induction head, 0 for a "
             "previous-token head, whatever n is.",
     explanation="helpers.induction.induction_score does the same for (..., 2n, 2n): one score per head at once.")
 
 
-def _one(result, case):
-    value, problem = one_number(result, "your function", "the mean weight", returned=True)
-    return (None, f"on {case.what}: {problem.message}") if problem is not None else (np.asarray(value), None)
-
-
 # --- Exercise 2: which head's removal hurts most -----------------------------------------------------
-
 def reference_worst_head(scores):
     """(2, n_layers, h) scores -> the (layer, head) with the highest previous-token score: both induction heads
     find the earlier copy with keys built from its output, so without it neither can."""

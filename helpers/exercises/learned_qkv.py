@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from helpers.attention_torch import SelfAttention, count_parameters, scaled_dot_product_attention
-from helpers.exercises.engine import Case, Exercise, Refusal, as_numbers
+from helpers.exercises.engine import Case, Exercise, Refusal, as_numbers, placeholder
 from helpers.learning import soft_lookup
 
 
@@ -198,15 +198,14 @@ def _forward_slips(E, W_q, W_k, W_v) -> list[tuple[torch.Tensor, str]]:
     ]
 
 
-def _forward(seed, T, d_model, d_k, d_v, what="") -> Case:
-    what = what or f"E ({T}, {d_model}), W_q and W_k ({d_model}, {d_k}), W_v ({d_model}, {d_v})"
-    return Case(*_forward_case(seed, T, d_model, d_k, d_v), what=what)
+def _forward(seed, T, d_model, d_k, d_v, drawn="") -> Case:
+    return Case(*_forward_case(seed, T, d_model, d_k, d_v),
+                what=f"E ({T}, {d_model}), W_q and W_k ({d_model}, {d_k}), W_v ({d_model}, {d_v}){drawn}")
 
 
 def _draw_forward(rng) -> Case:
     T, d_model, d_k, d_v = rng.choice([2, 3, 5, 6, 7, 8, 10, 11], size=4, replace=False)   # all differ, d_k ≠ 4
-    return _forward(int(rng.integers(2**31)), T, d_model, d_k, d_v,
-                    f"E ({T}, {d_model}), W_q and W_k ({d_model}, {d_k}), W_v ({d_model}, {d_v}), drawn at random")
+    return _forward(int(rng.integers(2**31)), T, d_model, d_k, d_v, ", drawn at random")
 
 
 def _forward_error(case, error):
@@ -221,25 +220,19 @@ def _read_forward(result, case):
         T, d_v = case.args[0].shape[0], case.args[3].shape[1]
         return None, (f"on {case.what} you returned a pair of arrays (of shapes {tuple(result[0].shape)} and "
                       f"{tuple(result[1].shape)}), perhaps (Y, W). Return only Y, the ({T}, {d_v}) outputs.")
-    got, problem = as_numbers(result, "Y")
-    return got, None if problem is None else f"on {case.what}: {problem.message}"
-
-
-def _judge_forward(case, got, expected):
-    (T, d_model), what = case.args[0].shape, case.what
-    if got.shape == expected.shape:
-        return None
-    if got.shape == (T, T):
-        return f"on {what} you returned a ({T}, {T}) matrix: that is the weights. Finish with Y = W @ V."
-    if got.shape == (T, d_model):
-        return f"on {what} Y has the shape of E: did you mix E instead of V = E @ W_v?"
     return None
+
+
+def _forward_shapes(case):
+    (T, d_model), what = case.args[0].shape, case.what
+    return {(T, d_model): f"on {what} Y has the shape of E: did you mix E instead of V = E @ W_v?",
+            (T, T): f"on {what} you returned a ({T}, {T}) matrix: that is the weights. Finish with Y = W @ V."}
 
 
 check_attention_forward = Exercise(
     reference_attention_forward, title="the forward pass", expects="attention_forward(E, W_q, W_k, W_v) returning Y",
     cases=lambda: [_forward(*case) for case in FORWARD_CASES], draw=_draw_forward, errors=_forward_error,
-    read=_read_forward, judge=_judge_forward, name="Y on {what}", atol=1e-5,   # a float32 result is right too
+    read=_read_forward, reads="Y", shapes=_forward_shapes, name="Y on {what}", atol=1e-5,   # float32 is right too
     expected=lambda case: scaled_dot_product_attention(*(case.args[0] @ W for W in case.args[1:])),
     slips=lambda case: [(v, f"on {case.what} {m}.") for v, m in _forward_slips(*case.args)],
     hint="Q = E @ W_q, K = E @ W_k, V = E @ W_v; W = softmax(Q @ K.T / √d_k, dim=-1); Y = W @ V.",
@@ -267,16 +260,15 @@ def _module_slips(Q, K, V) -> list[tuple[torch.Tensor, str]]:
     ]
 
 
-def _module_case(seed, B, T, d_model, d_k, what="") -> Case:
+def _module_case(seed, B, T, d_model, d_k, drawn="") -> Case:
     x = torch.randn(B, T, d_model, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
-    return Case(x, what=what or f"x of shape ({B}, {T}, {d_model}) with d_k = {d_k}", seed=seed, d_model=d_model,
+    return Case(x, what=f"x of shape ({B}, {T}, {d_model}) with d_k = {d_k}{drawn}", seed=seed, d_model=d_model,
                 d_k=d_k)
 
 
 def _draw_module(rng) -> Case:
     B, T, d_model, d_k = (int(n) for n in (rng.integers(1, 4), *rng.choice([2, 3, 5, 6, 7, 9], 3, replace=False)))
-    return _module_case(int(rng.integers(2**31)), B, T, d_model, d_k,
-                        f"x of shape ({B}, {T}, {d_model}) with d_k = {d_k}, drawn at random")
+    return _module_case(int(rng.integers(2**31)), B, T, d_model, d_k, ", drawn at random")
 
 
 def _reference_module(case) -> SelfAttention:
@@ -292,7 +284,7 @@ def _run_module(student_class, case):
     try:
         model = student_class(d_model, d_k)
     except Exception as error:
-        if type(error) is NotImplementedError and not error.args:
+        if placeholder(error):
             raise
         raise Refusal(f"MySelfAttention({d_model}, {d_k}): raised {type(error).__name__}: {error}") from None
     layers = {name: getattr(model, name, None) for name in ("W_q", "W_k", "W_v")}

@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from helpers.attention_torch import scaled_dot_product_attention
-from helpers.exercises.engine import Case, Exercise, Feedback, as_numbers, correct, named_slip, solved_by, wrong
+from helpers.exercises.engine import Case, Exercise, Feedback, correct, named_slip, solved_by, wrong
 from helpers.luong import decoder_states, encoder_states, luong_dot_attention, projections
 
 
@@ -31,11 +31,6 @@ def _draw_luong(rng) -> Case:
     g = torch.Generator().manual_seed(int(rng.integers(2**31)))
     return Case(torch.randn(d, generator=g), torch.randn(T_k, d, generator=g),
                 what=f"s of dimension {d} and H of shape ({T_k}, {d}), drawn at random")
-
-
-def _read_context(result, case):
-    got, problem = as_numbers(result, "the context")
-    return got, None if problem is None else problem.message
 
 
 def _judge_context(case, got, expected):
@@ -63,7 +58,7 @@ def _context_slips(case):
 check_luong_context = Exercise(
     reference_luong_context, title="one step of Luong's dot attention",
     expects="luong_context(s, H) -> context vector of shape (d,)", where="",
-    cases=lambda: [Case(s, H, what="") for s, H in _luong_cases()], draw=_draw_luong, read=_read_context,
+    cases=lambda: [Case(s, H, what="") for s, H in _luong_cases()], draw=_draw_luong, reads="the context",
     judge=_judge_context, slips=_context_slips, expected=lambda case: luong_dot_attention(*case.args)[0],
     name="the context", atol=1e-4,
     hint="Three steps: scores = H @ s, weights = softmax(scores), context = weights @ H.",
@@ -217,15 +212,10 @@ def _judge_cross(case, got, expected):
     return None
 
 
-def _read_y(result, case):
-    got, problem = as_numbers(result, "Y")
-    return got, None if problem is None else problem.message
-
-
 check_cross_attention = Exercise(
     reference_cross_attention, title="cross-attention with learned projections",
     expects="cross_attention(X_dec, X_enc, W_q, W_k, W_v) -> Y (T_q, d_v)", where="",
-    cases=lambda: [Case(*case, what="") for case in _cross_cases()], draw=_draw_cross, read=_read_y,
+    cases=lambda: [Case(*case, what="") for case in _cross_cases()], draw=_draw_cross, reads="Y",
     judge=_judge_cross, slips=lambda case: _cross_attention_slips(*case.args), name="Y", atol=1e-4,
     hint="Q from X_dec, K and V from X_enc, then scaled_dot_product_attention(Q, K, V).",
     success="queries from the decoder, keys and values from the encoder, one function. "

@@ -25,9 +25,8 @@ from helpers.similarity import softmax
 ROUNDING_TOLERANCE = 5e-3   # answers rounded to 2 decimals (what the heatmaps show) pass
 SUM_TOLERANCE = 1.5e-2      # three numbers rounded to 2 decimals may sum to 1 ± 0.015
 ROW_SENTENCE = "money bank flows"
-ROW_TOKEN = "flows"
 _ROW_WORDS = ROW_SENTENCE.split()
-_ROW = _ROW_WORDS.index(ROW_TOKEN)
+_ROW = _ROW_WORDS.index("flows")   # the token whose row exercise 1 asks for
 
 
 def _fmt_row(x, digits: int = 4) -> str:

@@ -10,9 +10,8 @@ from helpers.attention_torch import SelfAttention
 from helpers.exercises.engine import Case, Exercise, raised
 from helpers.positions import sinusoidal_positions
 
+
 # --- Exercise 1: the sinusoidal encoding --------------------------------------------------------
-
-
 def reference_sinusoidal(T, d):
     """PE[p, 2m] = sin(p / 10000^(2m/d)), PE[p, 2m+1] = cos(p / 10000^(2m/d)): -> (T, d)."""
     p = torch.arange(T, dtype=torch.float64)[:, None]   # (T, 1) positions 0 … T − 1
@@ -59,14 +58,12 @@ def _sinusoid_slips(T: int, d: int) -> list[tuple[torch.Tensor, str]]:
     ]
 
 
-def _judge_sinusoid(case, got, expected):
+def _sinusoid_shapes(case):
     (T, d), what = case.args, case.what
-    if got.shape == (d, T) and d != T:
-        return f"on {what} the result has shape ({d}, {T}), the transpose: positions are the rows, (T, d) = ({T}, {d})."
-    if got.shape == (T, d // 2):
-        return (f"on {what} the result has shape ({T}, {d // 2}): one column per pair. Each pair m "
-                "fills two columns, sin in 2m and cos in 2m+1.")
-    return None
+    return {(T, d // 2): (f"on {what} the result has shape ({T}, {d // 2}): one column per pair. Each pair m "
+                          "fills two columns, sin in 2m and cos in 2m+1."),
+            (d, T): f"on {what} the result has shape ({d}, {T}), the transpose: positions are the rows, (T, d) = "
+                    f"({T}, {d})."}
 
 
 def _draw_sinusoid(rng) -> Case:
@@ -77,7 +74,7 @@ def _draw_sinusoid(rng) -> Case:
 check_sinusoidal = Exercise(
     reference_sinusoidal, title="the sinusoidal encoding", expects="sinusoidal(T, d) returning a (T, d) tensor",
     cases=lambda: [Case(T, d, what=f"T = {T}, d = {d}") for T, d in ((6, 4), (50, 16))], draw=_draw_sinusoid,
-    expected=lambda case: sinusoidal_positions(*case.args, dtype=torch.float64), judge=_judge_sinusoid,
+    expected=lambda case: sinusoidal_positions(*case.args, dtype=torch.float64), shapes=_sinusoid_shapes,
     slips=lambda case: [(v, f"on {case.what}: {m}.") for v, m in _sinusoid_slips(*case.args)],
     name="PE on {what}", atol=1e-5, hint="angle = p / 10000^(2m/d); sin in column 2m, cos in column 2m+1.",
     success="your encoding matches sinusoidal_positions for (T, d) = (6, 4), (50, 16) and three sizes drawn at "
@@ -137,8 +134,6 @@ check_shuffled_outputs = Exercise(
 
 
 # --- Exercise 3: add the positions --------------------------------------------------------------
-
-
 def reference_add_positions(E):
     """E (T, d) -> E + PE (T, d): each token's embedding plus its position's encoding."""
     T, d = E.shape
@@ -152,18 +147,16 @@ def _add_error(case, error):
     return None
 
 
-def _judge_add(case, got, expected):
+def _add_shapes(case):
     (T, d) = case.args[0].shape
-    if got.shape == (T, 2 * d):
-        return (f"on {case.what} the result is ({T}, {2 * d}): you concatenated. Add instead, E + PE, "
-                f"which keeps the shape ({T}, {d}) that attention expects.")
-    return None
+    return {(T, 2 * d): (f"on {case.what} the result is ({T}, {2 * d}): you concatenated. Add instead, E + PE, "
+                         f"which keeps the shape ({T}, {d}) that attention expects.")}
 
 
 def _add_slips(case):
     (E,), (T, d) = case.args, case.args[0].shape
     PE = sinusoidal_positions(T, d, dtype=torch.float64)
-    slips = [
+    return [(v, f"on {case.what}: {m}.") for v, m in [
         (E, "that is E unchanged: the positions were not added"),
         (PE, "that is PE alone: the words are gone. Add the two: E + PE"),
         (E * PE, "you multiplied E by PE; add them"),
@@ -171,8 +164,7 @@ def _add_slips(case):
         (E * math.sqrt(d) + PE, "you scaled E by √d, as the paper does before adding; here add E as it is"),
         (E + sinusoidal_positions(T + 1, d, dtype=torch.float64)[1:], "the positions start at 1; the first "
                                                                       "token is position 0"),
-    ]
-    return [(v, f"on {case.what}: {m}.") for v, m in slips]
+    ]]
 
 
 def _add_case(E, drawn="") -> Case:
@@ -188,7 +180,7 @@ check_add_positions = Exercise(
     reference_add_positions, title="adding the positions", expects="add_positions(E) returning a (T, d) tensor",
     cases=lambda: [_add_case(torch.tensor([[1.0, 0, 1, 0], [1, 1, 0, 0], [0, 1, 1, 1]], dtype=torch.float64)),
                    _add_case(torch.randn(7, 6, generator=torch.Generator().manual_seed(3), dtype=torch.float64))],
-    draw=_draw_add, errors=_add_error, judge=_judge_add, slips=_add_slips, name="the result on {what}", atol=1e-5,
+    draw=_draw_add, errors=_add_error, shapes=_add_shapes, slips=_add_slips, name="the result on {what}", atol=1e-5,
     hint="E + sinusoidal_positions(T, d), with T, d = E.shape.",
     success="E + PE: each token's vector now depends on where it stands. The same word at two positions "
             "gets two different vectors.",

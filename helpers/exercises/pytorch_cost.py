@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from helpers.attention_torch import causal_mask
-from helpers.exercises.engine import Case, Exercise, Feedback, as_numbers, correct, one_number, raised, solved_by, wrong
+from helpers.exercises.engine import Case, Exercise, Feedback, correct, one_number, raised, solved_by, wrong
 
 
 # --- Exercise 1: the course's mask -> PyTorch's additive float mask --------------------------------
@@ -55,8 +55,7 @@ def _read_additive(result, case):
                           "so -inf is stored as True. Start from a float tensor: torch.zeros(mask.shape).")
         return None, ("you returned a boolean mask. SDPA accepts one (True = may attend), but this exercise asks for "
                       "the additive float form: 0.0 where allowed, -inf where hidden.")
-    got, problem = as_numbers(result, "the additive mask")
-    return got, None if problem is None else problem.message
+    return None
 
 
 def _judge_additive(case, got, expected):
@@ -100,7 +99,7 @@ check_additive_mask = Exercise(
     reference_additive_mask, title="the course's mask as an additive float mask",
     expects="additive_mask(mask) -> float tensor of the same shape", where="",
     cases=lambda: [Case(mask, what="") for mask in _mask_cases()], draw=_draw_mask, errors=_mask_error,
-    read=_read_additive, judge=_judge_additive, name="the additive mask",
+    read=_read_additive, reads="the additive mask", judge=_judge_additive, name="the additive mask",
     success="0 where allowed, -inf where hidden: added to the scores, softmax gives the hidden pairs "
             "weight exp(-inf) = 0. The same polarity question, answered in numbers.",
     explanation="torch.where(mask == 0, float('-inf'), 0.0) does the same in one line.")
@@ -164,19 +163,14 @@ _TFLOP_CASES = [  # (B, H, T, d_k, ms, causal); in the first, B, H, 4, 2 and T d
 ]
 
 
-def _keyword_only(function, name: str) -> bool:
-    """Whether `function` takes `name` only by keyword (def f(..., *, causal=False))."""
-    try:
-        parameter = inspect.signature(function).parameters.get(name)
-    except (TypeError, ValueError):  # no signature to read (some builtins): call it positionally
-        return False
-    return parameter is not None and parameter.kind is inspect.Parameter.KEYWORD_ONLY
-
-
 def _call_tflops(answer, case):
     """The student's function, with causal by keyword when it takes it only that way (def f(..., *, causal))."""
     *sizes, causal = case.args
-    if _keyword_only(answer, "causal"):
+    try:
+        parameter = inspect.signature(answer).parameters.get("causal")
+    except (TypeError, ValueError):  # no signature to read (some builtins): call it positionally
+        parameter = None
+    if getattr(parameter, "kind", None) is inspect.Parameter.KEYWORD_ONLY:
         return answer(*sizes, causal=causal)
     return answer(*sizes, causal)
 

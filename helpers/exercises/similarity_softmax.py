@@ -8,17 +8,8 @@ import textwrap
 
 import numpy as np
 
-from helpers.exercises.engine import (
-    Case,
-    Exercise,
-    Feedback,
-    as_numbers,
-    correct,
-    named_slip,
-    one_number,
-    solved_by,
-    wrong,
-)
+from helpers.exercises import Feedback
+from helpers.exercises.engine import Case, Exercise, as_numbers, correct, named_slip, one_number, solved_by, wrong
 from helpers.similarity import cosine, softmax
 
 A, B = np.array([4.0, 2.0]), np.array([6.0, 1.0])

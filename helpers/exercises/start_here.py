@@ -5,16 +5,14 @@ import numbers
 
 from helpers.exercises.engine import Feedback, correct, solved_by, text_answer, wrong
 
-SIZES_T, SIZES_D = 7, 4  #: exercise 1's T tokens, d entries per embedding (no sentence of the notebook has this shape)
-
 
 @solved_by("the numbers in E and in W", """
     T, d = 7, 4
     answer = (T * d, T * T)   # E is (T, d): 28 numbers; W is (T, T): 49, one per pair of tokens
     """)
 def check_sizes(answer) -> Feedback:
-    """Exercise 1: (numbers in E, numbers in W) for a sentence of SIZES_T tokens with d = SIZES_D."""
-    T, d = SIZES_T, SIZES_D
+    """Exercise 1: (numbers in E, numbers in W) for a sentence of T = 7 tokens with d = 4."""
+    T, d = 7, 4   # no sentence of the notebook has this shape
     if answer is None:
         return wrong("answer is still None. Replace None with a tuple of two whole numbers: (numbers in E, "
                      "numbers in W).")
@@ -37,11 +35,6 @@ def check_sizes(answer) -> Feedback:
     return wrong(f"E is right, but W = {in_W} is not: W has one row and one column per token.")
 
 
-_NOT_THE_WEIGHTS = {"S": "S holds the raw scores; the weights come after softmax.",
-                    "Y": "Y holds the outputs: it is (T, d), not (T, T).",
-                    **{n: f"{n} is a learned projection, not the weights." for n in ("W_q", "W_k", "W_v")}}
-
-
 @solved_by("the weights' symbol", 'answer = "W"   # S: scores (T, T), W: weights (T, T), Y: outputs (T, d)')
 def check_weights_symbol(answer) -> Feedback:
     """Exercise 2: which symbol names the (T, T) matrix of attention weights."""
@@ -50,4 +43,7 @@ def check_weights_symbol(answer) -> Feedback:
         return problem
     if symbol == "W":
         return correct("W holds the attention weights: row i says how much token i takes from each token j.")
-    return wrong(_NOT_THE_WEIGHTS.get(symbol, f'{answer!r} is not one of "S", "W", "Y". Look at the notation table.'))
+    not_the_weights = {"S": "S holds the raw scores; the weights come after softmax.",
+                       "Y": "Y holds the outputs: it is (T, d), not (T, T).",
+                       **{n: f"{n} is a learned projection, not the weights." for n in ("W_q", "W_k", "W_v")}}
+    return wrong(not_the_weights.get(symbol, f'{answer!r} is not one of "S", "W", "Y". Look at the notation table.'))
