@@ -211,6 +211,9 @@ def test_the_skip_condition_is_bottom_right_aligned():
     assert tile_is_future(0, 2, 2, 2, 2) and not tile_is_future(0, 2, 1, 2, 2)
 
 
+@pytest.mark.skipif(tuple(int(n) for n in torch.__version__.split(".")[:2]) < (2, 4),
+                    reason="torch 2.3's profiler now and then charges a bmm's output to two of its children as well "
+                           "(aten::resolve_conj), so the replayed peak jumps by a tile or two from run to run")
 def test_the_extra_memory_does_not_grow_with_T():
     """Beyond the scaled copy of Q, the output and the log-sum-exp (all linear in T), the loop holds a few tiles."""
     extras = []
