@@ -182,9 +182,11 @@ def _combined_slips(case):
 
 
 def _draw_combined(rng) -> Case:
-    """A batch whose longest sentence is shorter than T (so T = max(lengths) shows), in another order."""
+    """A batch whose longest sentence, 2 … T − 1 tokens, is shorter than T (so T = max(lengths) shows: its mask,
+    at least 2 wide, cannot broadcast), in another order."""
     B, T = int(rng.integers(2, 5)), int(rng.integers(4, 9))
     lengths = [int(n) for n in rng.integers(1, T, size=B)]
+    lengths[int(rng.integers(B))] = int(rng.integers(2, T))
     return Case(torch.tensor(lengths), T, what=f"lengths={lengths}, T={T} (drawn at random)")
 
 
