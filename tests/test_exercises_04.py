@@ -237,3 +237,7 @@ def test_module_checker_never_raises():
     failing(ex.check_self_attention_module(ex.SelfAttention(4, 3)), "the class itself")
     failing(ex.check_self_attention_module(3), "expected a function")
     assert isinstance(ex.check_self_attention_module.solution(), Solution)
+
+
+def test_a_forward_that_returns_nothing_is_told_by_the_name_of_what_it_should_return():
+    failing(ex.check_attention_forward(lambda E, W_q, W_k, W_v: None), "on E (5, 6)", "Y is None")

@@ -140,6 +140,19 @@ def test_a_hidden_pair_weighs_exactly_zero(causal):
     torch.testing.assert_close(got, expected, rtol=1e-12, atol=1e-12)
 
 
+def test_a_visible_pair_far_below_the_largest_keeps_its_own_weight():
+    """On a masked tile, only weights under e^-80 of the row's largest are raised: one at e^-30 stays e^-30."""
+    Q = torch.ones(1, 1, 1, 4, dtype=torch.float64)
+    K = torch.zeros(1, 1, 8, 4, dtype=torch.float64)
+    K[..., 0, :], K[..., 1, :] = 15.0, 0.0                                 # scores 30 and 0: weights 1 and e^-30
+    V = torch.zeros(1, 1, 8, 1, dtype=torch.float64)
+    V[..., 1, 0] = 1e20                                                    # e^-30 · 1e20 ≈ 9.4e6 in the output
+    mask = padding_mask([2], 8)
+    got = flash_attention(Q, K, V, mask, block_q=1, block_k=8)
+    expected = F.scaled_dot_product_attention(Q, K, V, attn_mask=mask)
+    torch.testing.assert_close(got, expected, rtol=1e-12, atol=0)
+
+
 def test_a_row_the_mask_hides_completely_is_the_courses_named_error():
     Q, K, V = make_qkv(1, 6, 4)
     mask = torch.ones(6, 6, dtype=torch.bool)
