@@ -210,6 +210,7 @@ class RecomputingFlashAttention(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, Q, K, V, mask=None, causal=False, block_q=256, block_k=512):
+        check_flash_inputs(Q, K, V, mask, causal, block_q, block_k)   # as flash_attention: named errors
         O, lse = flash_forward(Q, K, V, mask, causal, block_q, block_k)
         ctx.save_for_backward(Q, K, V, O, lse)                   # linear in T: no tile is kept
         ctx.settings = mask, causal, block_q, block_k

@@ -38,7 +38,7 @@ TWO_LAYERS, ONE_LAYER, FIXED_OFFSET = "two layers", "one layer", "one layer, fix
 #: name -> (n_layers, repeat offset (None: drawn per sequence), training steps)
 RECIPES = {TWO_LAYERS: (2, None, 1500), ONE_LAYER: (1, None, 600), FIXED_OFFSET: (1, CONTEXT // 2, 300)}
 LR, BATCH, SEED, PROBE_SEED = 2e-3, 64, 0, 1234
-PROBE_HALVES = tuple(range(SEGMENT[0], SEGMENT[1] + 1))   # the scores average over every offset the data uses
+PROBE_HALVES = tuple(range(SEGMENT[0], SEGMENT[1] + 1))   # every segment length the data draws, at offset n
 WEIGHTS = Path(__file__).with_name("data") / "induction.pt"
 #: A head is named for a score of at least this much (of a weight of 1 to share).
 NAMED_AT = 0.4

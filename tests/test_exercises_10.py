@@ -80,6 +80,13 @@ def test_the_worst_head_cannot_be_hard_coded_or_taken_from_the_induction_scores(
     failing(ex.check_worst_head(lambda scores: (0, 1), "b"), "layer 0's heads swapped", "neither")
     by_induction = lambda s: divmod(int(s[1].argmax()), s.size(2))  # noqa: E731
     failing(ex.check_worst_head(by_induction, "b"), "is an induction head", "Which head do both")
+    by_any_score = lambda s: divmod(int(s.max(0).values.argmax()), s.size(2))  # noqa: E731
+    failing(ex.check_worst_head(by_any_score, "b"), "flattened", "is an induction head")
+    by_both_scores = lambda s: divmod(int(s.sum(0).argmax()), s.size(2))  # noqa: E731
+    failing(ex.check_worst_head(by_both_scores, "b"), "flattened", "is an induction head")
+    by_lowest_induction = lambda s: divmod(int(s[1].argmin()), s.size(2))  # noqa: E731
+    failing(ex.check_worst_head(by_lowest_induction, "b"), "flattened", "Read both scores")
+    failing(ex.check_worst_head(lambda s: (0, int(s[1, 0].argmin())), "b"), "flattened", "Read both scores")
     failing(ex.check_worst_head(lambda scores: "0.1", "b"), "a (layer, head) pair")
     failing(ex.check_worst_head(lambda scores: (2, 0), "b"), "there is no head 2.0")
     failing(ex.check_worst_head(by_previous_token_score(torch.rand(2, 2, 2)), "b"), "expected a function")

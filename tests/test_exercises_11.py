@@ -33,7 +33,7 @@ def test_the_reference_and_the_library_step_pass():
 @pytest.mark.parametrize("options, fragment", [(options, message[:40]) for options, message in ex11.RUNNING_SLIPS])
 def test_each_running_slip_is_named(options, fragment):
     def slipped(stream, d_v):
-        return ex11.slipped_running_softmax(list(stream), d_v, **options)
+        return ex11.slipped_running_softmax(stream, d_v, **options)
     not_yet(ex11.check_running_softmax(slipped), fragment)
 
 
@@ -66,6 +66,24 @@ def test_answers_that_copy_numbers_or_ignore_the_values_fail():
 def test_only_the_keys_seen_so_far_are_available():
     """The stream is an iterator: a function that asks for all the scores at once gets an error it can read."""
     not_yet(ex11.check_running_softmax(lambda stream, d_v: (stream.max(), 0, 0)), "raised AttributeError")
+
+
+def test_an_answer_that_collects_the_stream_first_is_told_why():
+    def collects(stream, d_v):
+        pairs = list(stream)                                                     # every key before any update
+        s, V = torch.stack([s for s, _ in pairs]), torch.stack([v for _, v in pairs])
+        w = torch.exp(s - s.max())
+        return s.max(), w.sum(), w @ V
+    not_yet(ex11.check_running_softmax(collects), "lasts only until the next key arrives")
+
+    def upside_down(stream, d_v):                                                # NaN of its own: inf · 0
+        m, l, o = torch.tensor(float("-inf"), dtype=torch.float64), torch.tensor(0.0, dtype=torch.float64), 0
+        for s, v in stream:
+            m_new = torch.maximum(m, s)
+            correction, p = torch.exp(m_new - m), torch.exp(s - m_new)
+            m, l, o = m_new, correction * l + p, correction * o + p * v
+        return m, l, o
+    not_yet(ex11.check_running_softmax(upside_down), "contains NaN or infinity")
 
 
 # ---------------------------------------------------------------- Exercise 2: the causal skip condition

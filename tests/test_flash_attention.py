@@ -159,6 +159,8 @@ def test_a_row_the_mask_hides_completely_is_the_courses_named_error():
     mask[2] = False
     with pytest.raises(ValueError, match="The mask hides every key from query row 2"):
         flash_attention(Q, K, V, mask)
+    with pytest.raises(ValueError, match="The mask hides every key from query row 2"):    # not a row of NaN
+        RecomputingFlashAttention.apply(Q, K, V, mask)
 
 
 def test_causal_with_more_queries_than_keys_names_the_first_blind_row():

@@ -6,7 +6,7 @@ import copy
 import numpy as np
 import torch
 
-from helpers.exercises.engine import Case, Exercise
+from helpers.exercises.engine import Case, Exercise, Refusal
 
 
 # --- Exercise 1: the running softmax, one key at a time ----------------------------------------------------------
@@ -67,6 +67,30 @@ def _draw_running(rng) -> Case:
     return _running_case(scores.tolist(), rng.normal(0, 1, (T, d_v)).tolist(), f"{T} keys drawn at random, d_v={d_v}")
 
 
+def _stream(pairs):
+    """The (s, v) pairs one at a time, as from a stream: each value is overwritten with NaN once the next is asked
+    for, so an answer that collects the keys first and computes afterwards reads NaN."""
+    for s, v in copy.deepcopy(pairs):
+        yield s, v
+        v.fill_(np.nan)
+
+
+def _run_running(answer, case):
+    result = answer(_stream(case.args[0]), case.args[1])
+    if _has_nan(result) and not _has_nan(answer(iter(copy.deepcopy(case.args[0])), case.args[1])):
+        raise Refusal(f"on {case.what}: (m, l, o) came back with NaN, because each key's value v lasts only until "
+                      "the next key arrives (here it is then overwritten with NaN). Update m, l and o as each (s, v) "
+                      "comes, without collecting the keys first: that is the point of a running softmax.")
+    return result
+
+
+def _has_nan(result) -> bool:
+    try:
+        return bool(np.isnan(_state(*result)).any())
+    except (TypeError, ValueError, RuntimeError):   # not three numbers: the reader names what came
+        return False
+
+
 def _state(m, l, o) -> np.ndarray:
     """(m, l, o) as one array [m, l, o_0 … o_{d_v−1}]."""
     return np.concatenate([[float(m), float(l)], np.asarray(o, dtype=np.float64)])
@@ -92,7 +116,7 @@ check_running_softmax = Exercise(
     reference_running_softmax, title="the running softmax, one key at a time",
     expects="running(stream, d_v) returning (m, l, o)",
     cases=lambda: [_running_case(*c) for c in RUNNING_CASES], draw=_draw_running,
-    call=lambda answer, case: answer(iter(copy.deepcopy(case.args[0])), case.args[1]),   # no looking ahead
+    call=_run_running,
     expected=lambda case: _state(*reference_running_softmax(*case.args)), read=_read_state,
     slips=lambda case: [(lambda o=options: _state(*slipped_running_softmax(*case.args, **o)), f"on {case.what}: {m}")
                         for options, m in RUNNING_SLIPS],
@@ -127,6 +151,9 @@ TILE_SLIPS = (
     (lambda qa, qb, ka, kb, T_q, T_k: ka > qa + T_k - T_q,
      "a partly visible tile is skipped: you tested the tile's FIRST query; its last query may still see some of "
      "the keys. Use q_stop − 1"),
+    (lambda qa, qb, ka, kb, T_q, T_k: ka > qb - 1 + T_q - T_k,
+     "the shift has the wrong sign: the queries are the LAST T_q tokens, so query i is token i + T_k − T_q and "
+     "sees the keys up to it. Add T_k − T_q, not T_q − T_k"),
     (lambda qa, qb, ka, kb, T_q, T_k: not ka > qb - 1 + T_k - T_q,
      "True and False are swapped: return True for a tile to SKIP (wholly in the future)"),
     (lambda qa, qb, ka, kb, T_q, T_k: ka > qb + T_k - T_q,
@@ -166,4 +193,4 @@ check_tile_is_future = Exercise(
             "that crosses the diagonal is computed, masked inside. Square and causal, that is a bit over half of "
             "the tiles.",
     explanation="flash_attention's loop stops its key tiles at min(q_stop + T_k − T_q, T_k): the same condition, "
-                "written as the end of a range (helpers.fast_attention.tile_map).")
+                "written as the end of a range (helpers.fast_attention.flash_forward).")

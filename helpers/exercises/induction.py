@@ -90,21 +90,25 @@ def reference_worst_head(scores):
     return layer, head
 
 
-SCALES = ((1.0, 1.0), (1.0, 2.0))   # layer 1's W_q doubled: sharper induction heads, another table
+#: W_q scales per head, (layer 0's, layer 1's) as trained: none; layer 1's doubled (sharper induction heads); the
+#: previous-token head flattened and every other head sharpened, so that its previous-token score no longer tops
+#: every score, nor is its induction score the lowest.
+SCALES = (((1.0, 1.0), (1.0, 1.0)), ((1.0, 1.0), (2.0, 2.0)), ((3.0, 0.4), (8.0, 8.0)))
+SCALED = {SCALES[1]: ", layer 1's W_q doubled", SCALES[2]: ", the previous-token head flattened, the others sharpened"}
 
 
-def relabelled(model, orders, scales=(1.0, 1.0)):
+def relabelled(model, orders, scales=SCALES[0]):
     """A copy of `model` whose heads in layer l come in the order orders[l] (the same function, new head numbers),
-    with layer l's W_q multiplied by scales[l] (a head's weights more peaked above 1, flatter below)."""
+    head h of layer l (as trained) with its W_q multiplied by scales[l][h] (its weights more peaked above 1)."""
     copy = induction.AttentionOnlyTransformer(n_layers=model.n_layers)
     copy.load_state_dict(model.state_dict())
     with torch.no_grad():
         for layer, order, scale in zip(copy.layers, orders, scales):
+            layer.W_q.weight.mul_(torch.tensor(scale).repeat_interleave(layer.d_k)[:, None])   # head h's rows
             rows = torch.cat([torch.arange(h * layer.d_k, (h + 1) * layer.d_k) for h in order])   # head blocks
             for W in (layer.W_q, layer.W_k, layer.W_v):
                 W.weight.copy_(W.weight[rows])                  # (d_model, d_model): output rows, head by head
             layer.W_o.weight.copy_(layer.W_o.weight[:, rows])   # its input columns, in the same order
-            layer.W_q.weight.mul_(scale)
     return copy.eval()
 
 
@@ -117,10 +121,10 @@ def _measured(orders, scales):
         return induction.head_scores(model, induction.probes(40)), induction.ablation_table(model, tokens, copy)
 
 
-def _model_case(orders, scales=(1.0, 1.0), drawn=""):
+def _model_case(orders, scales=SCALES[0], drawn=""):
     scores, table = _measured(orders, scales)
     swapped = [f"layer {layer}'s heads swapped" for layer, order in enumerate(orders) if order != (0, 1)]
-    kind = ", ".join(swapped or ["the heads numbered as trained"]) + (", layer 1's W_q doubled" * (scales[1] != 1))
+    kind = ", ".join(swapped or ["the heads numbered as trained"]) + SCALED.get(scales, "")
     worst = max((head for head in table if head is not None), key=table.get)
     return Case(scores.clone(), what=kind + drawn, table=table, worst=worst)
 
@@ -158,7 +162,7 @@ def _judge_head(case, got, expected):
 _worst_function = Exercise(
     reference_worst_head, title="which head's removal hurts most", expects="worst_head(scores) returning (layer, head)",
     cases=lambda: [_model_case(((0, 1), (0, 1))), _model_case(((1, 0), (0, 1))),
-                   _model_case(((0, 1), (1, 0)), SCALES[1])],
+                   _model_case(((0, 1), (1, 0)), SCALES[1]), _model_case(((1, 0), (0, 1)), SCALES[2])],
     draw=_draw_model, draws=1, read=_read_head, judge=_judge_head, expected=lambda case: np.asarray(case.worst),
     success="the right head on every copy.")
 
