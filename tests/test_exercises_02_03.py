@@ -248,7 +248,7 @@ def _global_max_eps(E):
 def test_the_far_apart_case_is_what_catches_one_global_max():
     E, what = pf._cases()[3]
     assert "far apart" in what
-    for other, _ in pf._cases()[:3] + pf._cases()[4:]:
+    for other, _ in pf._cases()[:3] + pf._cases()[4:5]:   # the last two catch other shifts (the self-score, the last)
         np.testing.assert_allclose(_global_max(other), pf.self_attention(other), atol=1e-6)
     assert not np.isfinite(_global_max(E)).all()
 
@@ -387,3 +387,34 @@ def test_a_softmax_built_on_the_students_own_helper_gets_no_nudge():
     feedback = ss.check_stable_softmax(my_softmax)
     _passes(feedback)
     assert "library" not in feedback.message
+
+
+def _shifted_softmax(shift):
+    def softmax_by(x):
+        x = np.asarray(x, dtype=float)
+        e = np.exp(x - shift(x))
+        return e / e.sum(-1, keepdims=True)
+    return softmax_by
+
+
+def test_a_softmax_shifted_by_anything_but_the_row_max_is_refused():
+    last = ss.check_stable_softmax(_shifted_softmax(lambda x: x[..., -1:]))
+    assert not last.passed and "largest first" in last.message and "Subtract the MAX" in last.message
+    only_when_large = ss.check_stable_softmax(
+        _shifted_softmax(lambda x: x.max(-1, keepdims=True) if x.max() > 700 else 0.0))
+    assert not only_when_large.passed and "underflows to 0" in only_when_large.message
+
+
+def _attention_shifted_by(shift):
+    def self_attention(E):
+        S = E @ E.T / np.sqrt(E.shape[1])
+        e = np.exp(S - shift(S))
+        return e / e.sum(-1, keepdims=True) @ E
+    return self_attention
+
+
+def test_self_attention_shifted_by_the_self_score_or_the_last_column_is_refused():
+    by_self = pf.check_self_attention(_attention_shifted_by(lambda S: np.diag(S)[:, None]))
+    assert not by_self.passed and "Nor is its score with itself its largest" in by_self.message
+    by_last = pf.check_self_attention(_attention_shifted_by(lambda S: S[:, -1:]))
+    assert not by_last.passed and "[[0, 40], [0, 1]]" in by_last.message and "exp overflowed" in by_last.message

@@ -241,3 +241,36 @@ def test_module_checker_never_raises():
 
 def test_a_forward_that_returns_nothing_is_told_by_the_name_of_what_it_should_return():
     failing(ex.check_attention_forward(lambda E, W_q, W_k, W_v: None), "on E (5, 6)", "Y is None")
+
+
+def test_a_lookup_shifted_by_anything_but_the_largest_score_is_refused():
+    for shift in (np.mean, np.median, lambda s: s[0]):
+        def lookup(query, keys, values, shift=shift):
+            s = keys @ query
+            w = np.exp(s - shift(s))
+            return float(w / w.sum() @ values)
+        failing(ex.check_soft_lookup(lookup), "exp overflowed")
+
+    def by_the_query(query, keys, values):
+        w = np.exp(keys @ query - query.max())
+        return float(w / w.sum() @ values)
+    failing(ex.check_soft_lookup(by_the_query), "keys twice as long", "exp overflowed")
+
+
+def test_attention_without_the_row_max_is_refused_on_large_scores():
+    def forward(E, W_q, W_k, W_v):
+        Q, K, V = E @ W_q, E @ W_k, E @ W_v
+        e = torch.exp(Q @ K.T / math.sqrt(Q.shape[-1]))
+        return e / e.sum(-1, keepdim=True) @ V
+    failing(ex.check_attention_forward(forward), "30 times longer", "NaN or infinity")
+
+    class Module(torch.nn.Module):
+        def __init__(self, d_model, d_k):
+            super().__init__()
+            self.W_q, self.W_k, self.W_v = (torch.nn.Linear(d_model, d_k, bias=False) for _ in range(3))
+
+        def forward(self, x):
+            Q, K, V = self.W_q(x), self.W_k(x), self.W_v(x)
+            e = torch.exp(Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1]))
+            return e / e.sum(-1, keepdim=True) @ V
+    failing(ex.check_self_attention_module(Module), "100 times longer", "NaN or infinity")

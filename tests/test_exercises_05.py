@@ -291,3 +291,11 @@ def test_solutions_show_code(solution, snippet):
     assert isinstance(shown, Solution)
     assert snippet in shown.code
     assert "<details>" in shown._repr_html_()
+
+
+def test_one_max_for_the_whole_matrix_is_refused_where_rows_lie_far_apart():
+    def one_max(Q, K):
+        S = Q @ K.T / np.sqrt(Q.shape[-1])
+        e = np.exp(S - S.max())
+        return e / e.sum(-1, keepdims=True)
+    fails(check_scaled_weights(one_max), "thousands apart", "one max for the whole matrix")

@@ -213,3 +213,9 @@ def test_from_d_16_on_the_nearest_positions_are_the_neighbours_then_the_curve_wi
 def test_below_d_16_the_neighbours_are_not_the_nearest():
     assert position_snapshot(10, 8)["nearest"] == [4, 16]                 # six apart: 2π ≈ 6.3
     assert min(abs(q - 10) for q in position_snapshot(10, 4)["nearest"]) > 10   # a far position
+
+
+def test_a_table_capped_at_a_printed_length_is_refused():
+    def capped(T, d, max_len=64):
+        return sinusoidal_positions(max_len, d)[:T]
+    failing(ex.check_sinusoidal(capped), "T = 100, d = 8", "shape (64, 8)")

@@ -31,6 +31,8 @@ def _lookup_cases():
         (np.array([1.0, 0.0, 0.0]), keys, values, "the query 'a' over the same dictionary"),
         (rng.normal(size=4), rng.normal(size=(5, 4)), rng.normal(size=5), "random keys (5, 4) and values (5,)"),
         (np.array([800.0, 790.0, 0.0]), keys, values, "the query [800, 790, 0], whose scores overflow exp"),
+        (np.array([0.0, 800.0, 790.0]), keys, values, "the query [0, 800, 790], the largest score second"),
+        (np.array([1000.0, -1000.0, 0.0]), 2 * keys, values, "the query [1000, -1000, 0] over keys twice as long"),
     )
 
 
@@ -203,6 +205,12 @@ def _forward(seed, T, d_model, d_k, d_v, drawn="") -> Case:
                 what=f"E ({T}, {d_model}), W_q and W_k ({d_model}, {d_k}), W_v ({d_model}, {d_v}){drawn}")
 
 
+def _large_forward() -> Case:
+    """The first case with E 30 times longer: scores in the thousands, where exp without the row max overflows."""
+    E, *W = _forward_case()
+    return Case(30 * E, *W, what="E (5, 6) 30 times longer (scores in the thousands), W_q and W_k (6, 4), W_v (6, 3)")
+
+
 def _draw_forward(rng) -> Case:
     T, d_model, d_k, d_v = rng.choice([2, 3, 5, 6, 7, 8, 10, 11], size=4, replace=False)   # all differ, d_k ≠ 4
     return _forward(int(rng.integers(2**31)), T, d_model, d_k, d_v, ", drawn at random")
@@ -231,7 +239,8 @@ def _forward_shapes(case):
 
 check_attention_forward = Exercise(
     reference_attention_forward, title="the forward pass", expects="attention_forward(E, W_q, W_k, W_v) returning Y",
-    cases=lambda: [_forward(*case) for case in FORWARD_CASES], draw=_draw_forward, errors=_forward_error,
+    cases=lambda: [*(_forward(*case) for case in FORWARD_CASES), _large_forward()], draw=_draw_forward,
+    errors=_forward_error,
     read=_read_forward, reads="Y", shapes=_forward_shapes, name="Y on {what}", atol=1e-5,   # float32 is right too
     expected=lambda case: scaled_dot_product_attention(*(case.args[0] @ W for W in case.args[1:])),
     slips=lambda case: [(v, f"on {case.what} {m}.") for v, m in _forward_slips(*case.args)],
@@ -260,10 +269,11 @@ def _module_slips(Q, K, V) -> list[tuple[torch.Tensor, str]]:
     ]
 
 
-def _module_case(seed, B, T, d_model, d_k, drawn="") -> Case:
-    x = torch.randn(B, T, d_model, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
-    return Case(x, what=f"x of shape ({B}, {T}, {d_model}) with d_k = {d_k}{drawn}", seed=seed, d_model=d_model,
-                d_k=d_k)
+def _module_case(seed, B, T, d_model, d_k, drawn="", scale=1.0) -> Case:
+    x = scale * torch.randn(B, T, d_model, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    longer = f", {scale:g} times longer (scores in the thousands)" if scale != 1 else ""
+    return Case(x, what=f"x of shape ({B}, {T}, {d_model}){longer} with d_k = {d_k}{drawn}", seed=seed,
+                d_model=d_model, d_k=d_k)
 
 
 def _draw_module(rng) -> Case:
@@ -322,12 +332,13 @@ def _module_slips_of(case):
 
 check_self_attention_module = Exercise(
     SelfAttention, title="the module", expects="the class MySelfAttention itself",
-    cases=lambda: [_module_case(*case) for case in MODULE_CASES], draw=_draw_module,
+    cases=lambda: [*(_module_case(*case) for case in MODULE_CASES), _module_case(*MODULE_CASES[0], scale=100.0)],
+    draw=_draw_module,
     call=_run_module, errors=_module_error, expected=_module_expected, slips=_module_slips_of,
     name="the output on {what}", hint="Q, K, V = self.W_q(x), self.W_k(x), self.W_v(x); "
                                       "softmax(Q @ K.transpose(-2, -1) / √d_k, dim=-1) @ V.",
-    success="your module gives SelfAttention's outputs with the same weights, on a batch of 2 and of 1 and on three "
-            "drawn at random: you have built the layer the rest of the course uses.",
+    success="your module gives SelfAttention's outputs with the same weights, on a batch of 2 and of 1, with scores "
+            "in the thousands and on three drawn at random: you have built the layer the rest of the course uses.",
     explanation="nn.Linear(d_model, d_k) computes x @ weight.T, and its .weight is W_qᵀ: so self.W_q(x) is X W_q. "
                 "check_tokens(x, self) is the course's one check line: it names an input the module was not built "
                 "for (leave it out in yours, or import it from helpers.attention_torch).")

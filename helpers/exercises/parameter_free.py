@@ -160,6 +160,9 @@ def _cases():
         (np.random.default_rng(3).normal(size=(5, 3)), "a random E of shape (5, 3)"),
         (np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 40.0]]), "E = [[1, 0], [0, 1], [0, 40]] (rows' scores far apart)"),
         (30.0 * embed(SENTENCE_MONEY), "30 × E of 'money bank grows' (large scores)"),
+        (np.array([[1.0, 0.0], [2000.0, 0.0]]), "E = [[1, 0], [2000, 0]] (a long token: row 0's largest score is not "
+                                                "its score with itself)"),
+        (np.array([[0.0, 40.0], [0.0, 1.0]]), "E = [[0, 40], [0, 1]] (row 0's largest score comes first)"),
     )
 
 
@@ -180,8 +183,10 @@ def _judge_attention(case, got, expected):
     low = S.max(axis=-1) < S.max() - 745              # rows that one max for the whole matrix sends to exp(-745) = 0
     if low.any() and (not np.all(np.isfinite(got[low])) or not np.any(got[low])):
         row = int(np.argmax(low))
+        also = (f" Nor is its score with itself its largest: another token's is {S[row].max() - S[row, row]:.0f} "
+                "more." if S[row].max() - S[row, row] > 700 else "")
         return (f"on {what} row {row} came out NaN or 0: one max for the whole matrix leaves it at "
-                f"exp({S[row].max() - S.max():.0f}) = 0, and 0 / 0 = NaN. Subtract each row's own max: "
+                f"exp({S[row].max() - S.max():.0f}) = 0, and 0 / 0 = NaN.{also} Subtract each row's own max: "
                 "S.max(axis=-1, keepdims=True).")
     if not np.all(np.isfinite(got)):
         return f"on {what} you got NaN or inf: exp overflowed. Subtract each row's max before exp."
@@ -207,5 +212,5 @@ check_self_attention = Exercise(
     cases=lambda: [Case(E, what=what) for E, what in _cases()], draw=_draw_embeddings, judge=_judge_attention,
     expected=lambda case: self_attention(*case.args), slips=_attention_slips, name="Y on {what}",
     hint="Recipe: S = E @ E.T / √d; W = softmax of each row; Y = W @ E.",
-    success="your self_attention matches helpers.attention.self_attention on all five inputs and on three drawn at "
+    success="your self_attention matches helpers.attention.self_attention on all seven inputs and on three drawn at "
             "random.")

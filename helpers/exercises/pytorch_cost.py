@@ -23,7 +23,8 @@ def _mask_cases():
     random01 = (torch.rand(5, 6, generator=g) > 0.5).float()
     random01[:, 0] = 1.0  # every query may see at least key 0
     counts = torch.tensor([[2, 0, 1, 0], [1, 2, 0, 0], [0, 0, 2, 1]])  # 2 means "may attend" too: any nonzero
-    return [causal_mask(4), random01, counts]
+    fractions = torch.tensor([[1.0, 0.5, 0.0], [0.25, 1.0, 0.0], [0.0, 3.0, 1.0]])   # and so do 0.5 and 3
+    return [causal_mask(4), random01, counts, fractions]
 
 
 def _draw_mask(rng) -> Case:
@@ -79,8 +80,8 @@ def _judge_additive(case, got, expected):
         values = mask.numpy().astype(np.float64)
         off = allowed & (got != 0)                       # allowed pairs that got something other than 0
         if np.all(values[off] != 1) and np.all(np.isneginf(got[off])):
-            return (f"on a {kind} mask, the pairs where the mask is 2 are hidden, but any nonzero "
-                    "value means 'may attend'. Test mask == 0 (hidden), not mask == 1.")
+            return (f"on a {kind} mask, the pairs where the mask is {values[off][0]:g} are hidden, but any "
+                    "nonzero value means 'may attend'. Test mask == 0 (hidden), not mask == 1 or mask >= 1.")
         if np.allclose(got[allowed], np.log(values[allowed])):
             return (f"on a {kind} mask, where the mask is 2 you give log 2 ≈ 0.693, but any nonzero "
                     "value means 'may attend': compare with 0 instead of taking the log.")

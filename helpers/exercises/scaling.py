@@ -179,12 +179,15 @@ def _same(W: np.ndarray, reference: np.ndarray) -> bool:
 
 
 def _weights_cases():
-    """The first test, then scaled scores around 1,000 (a naive exp overflows), then d_k = 8, not 32."""
+    """The first test, then scaled scores around 1,000 (a naive exp overflows), then d_k = 8, not 32, then rows whose
+    largest scores lie thousands apart (one max for the whole matrix sends a row to 0 / 0)."""
     cut = tuple(X[:, :OTHER_D_K] for X in exercise_inputs())
     return [Case(*exercise_inputs(), what="the first test", where="", reads="the weights", first=True),
             Case(*large_inputs(), what=f"Q and K {LARGE_FACTOR:g} times longer (scaled scores up to "
                                        f"{_largest_large_score():,.0f})"),
-            Case(*cut, what=f"d_k = {OTHER_D_K} (Q (4, {OTHER_D_K}), K (6, {OTHER_D_K}))")]
+            Case(*cut, what=f"d_k = {OTHER_D_K} (Q (4, {OTHER_D_K}), K (6, {OTHER_D_K}))"),
+            Case(np.array([[1.0, 0, 0], [0, 0, 60]]), np.array([[1.0, 0, 0], [0, 1, 0], [0, 0, 60], [1, 1, 1]]),
+                 what="Q (2, 3) and K (4, 3) whose rows' scores lie thousands apart")]
 
 
 def _draw_weights(rng) -> Case:
@@ -212,6 +215,10 @@ def _judge_weights(case, W, expected):
         if Q.shape[-1] != d_k and _same(W, softmax(Q @ K.T / np.sqrt(d_k))):
             return (f"{first} your weights are softmax(Q Kᵀ / √{d_k}): the first test's d_k = {d_k}, hard-coded. "
                     f"Read it from the shapes: d_k = Q.shape[-1] (here {Q.shape[-1]}).")
+        S = Q @ K.T / np.sqrt(Q.shape[-1])
+        if not np.all(np.isfinite(W)) and np.ptp(S.max(axis=-1)) > 745:   # a row far below the matrix's max
+            return (f"{first} a row of weights is NaN: one max for the whole matrix leaves it at exp(-745) = 0 or "
+                    "less, and 0 / 0 = NaN. Subtract each row's own maximum: S - S.max(axis=-1, keepdims=True).")
         if not np.all(np.isfinite(W)):
             return (f"{first} the weights contain NaN or infinity: exp above about 709.8 overflows. Subtract each "
                     "row's maximum first, as notebook 02's stable softmax does: S - S.max(axis=-1, keepdims=True) "

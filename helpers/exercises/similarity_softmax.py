@@ -80,6 +80,8 @@ def _softmax_cases():
         (np.array([1.0, 1.2, 0.9]), "the scores [1.0, 1.2, 0.9]"),
         (np.array([1000.0, 1001.0, 1002.0]), "large scores [1000, 1001, 1002]"),
         (np.array([-1000.0, 0.0, 1000.0]), "widely spread scores [-1000, 0, 1000]"),
+        (np.array([1000.0, 0.0, -1000.0]), "the same scores, largest first, [1000, 0, -1000]"),
+        (np.array([-1000.0, -1001.0, -1002.0]), "scores far below zero [-1000, -1001, -1002]"),
         (np.array([[1.0, 1.2, 0.9], [10.0, 12.0, 9.0]]), "a 2-row matrix (one softmax per row)"),
         (np.array([[0.0, 1.0], [1000.0, 1001.0]]), "a matrix whose rows are far apart, [[0, 1], [1000, 1001]]"),
     )]
@@ -116,7 +118,11 @@ def _judge_softmax(case, got, expected):
             return (f"on {what} a row came out NaN: one max for the whole matrix leaves the low row at "
                     "exp(-1000) = 0, and 0 / 0 = NaN. Subtract each row's own max: x.max(axis=-1, keepdims=True).")
         if np.ptp(x) > 1500:
-            return f"on {what} you got NaN or inf: the min (or mean) shift overflows. Subtract the MAX."
+            return (f"on {what} you got NaN or inf: a shift by anything below the largest score (the min, the mean, "
+                    "the last score) overflows. Subtract the MAX.")
+        if x.max() < -700:
+            return (f"on {what} you got NaN: exp({x.max():.0f}) underflows to 0, and 0 / 0 = NaN. Subtract the "
+                    "largest score whatever the scores are: then the largest exponent is exp(0) = 1.")
         return f"on {what} you got NaN or inf: exp(1000) overflows a float64. Subtract the largest score first."
     sums = got.sum(axis=-1)
     if not np.allclose(sums, 1.0, atol=1e-6):
@@ -128,7 +134,7 @@ def _judge_softmax(case, got, expected):
 
 
 def _softmax_verdict(student_softmax) -> str:
-    verdict = "your softmax matches the stable one on small, huge, widely spread and 2-D scores."
+    verdict = "your softmax matches the stable one on small, huge, very negative, widely spread and 2-D scores."
     if _calls_a_library_softmax(student_softmax):
         verdict += " It calls a library softmax, though: write it yourself with np.exp, .max and .sum."
     return verdict
