@@ -263,7 +263,9 @@ def test_tflops_reference_passes():
     (lambda B, H, T, d, ms, causal=False: 4 * B * H * T**2 * d / (ms / 1e3) / 1e12, "causal mask"),
     (lambda B, H, T, d, ms, causal=False: 2 * B * H * T**2 * d / (ms / 1e3) / 1e12, "two matrix products"),
     (lambda B, H, T, d, ms, causal=False: ex07.reference_achieved_tflops(B, H, T, d, ms, causal) * 1000,
-     "factor of 1000"),
+     "GFLOP/s"),
+    (lambda B, H, T, d, ms, causal=False: ex07.reference_achieved_tflops(B, H, T, d, ms, causal) / 1000,
+     "milliseconds are ÷ 1000 seconds"),
     (lambda B, H, T, d, ms, causal=False: ex07.reference_achieved_tflops(B, H, T, d, ms, causal) * 1e12,
      "not TFLOP/s"),
     (lambda B, H, T, d, ms, causal=False: ex07.reference_achieved_tflops(B, H, T, d, ms, causal) / T,
@@ -337,3 +339,12 @@ def test_solutions_show_code(solution):
 def test_additive_mask_refuses_a_rule_that_only_works_on_whole_numbers(answer):
     verdict(ex07.check_additive_mask(answer), False, "any nonzero value means 'may attend'")
     verdict(ex07.check_additive_mask(lambda m: m.float().clamp(max=1).log()), False, "nonzero value")
+
+
+def test_a_pair_of_output_and_weights_is_told_to_return_the_output_only():
+    verdict(ex06.check_luong_context(lambda s, H: ex06.luong_dot_attention(s, H)), False, "Return only the output")
+
+    def cross_with_weights(X_dec, X_enc, W_q, W_k, W_v):
+        W = torch.softmax((X_dec @ W_q) @ (X_enc @ W_k).T / math.sqrt(W_q.shape[1]), -1)
+        return W @ (X_enc @ W_v), W
+    verdict(ex06.check_cross_attention(cross_with_weights), False, "perhaps (output, weights)")

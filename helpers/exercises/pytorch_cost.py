@@ -137,7 +137,9 @@ def check_scores_gb(answer) -> Feedback:
         (expected * 1e9 / 2**30, "that is GiB (2³⁰ bytes). GB are 10⁹ bytes: divide the bytes by 1e9."),
         (expected / 32, "that is for one head. Every head has its own (T, T) matrix: multiply by 32."),
         (expected * 2, "that counts 4 bytes per number (float32). bfloat16 uses 2."),
-        (expected / 2, "that counts 1 byte per number. bfloat16 uses 2 bytes (16 bits)."),
+        (expected / 2, "that is half: 1 byte per number (bfloat16 uses 2), or half the pairs (a causal mask halves "
+                       "the work a fused kernel does, but the textbook still stores every score of the (T, T) "
+                       "matrix)."),
         (32 * 8192 * 2 / 1e9, "that counts T numbers per head, not T²: one score per (query, key) pair."),
         (32 * 8192 * 2, "that counts T numbers per head, not T²: one score per (query, key) pair."),
     ]
@@ -199,7 +201,8 @@ def _judge_tflops(case, got, expected):
          "the result is B·H times too small: you forgot both the batch size and the number of heads."),
         (True, (0.25,), "the factor 4 is missing: Q Kᵀ and W V cost 2·T²·d_k FLOPs each (multiply and add)."),
         (True, (0.5,), "the result is half the expected value: there are two matrix products, 2·T²·d_k each."),
-        (True, (1000.0, 1e-3), "the result is off by a factor of 1000: milliseconds are ÷ 1000 seconds."),
+        (True, (1e-3,), "the result is 1000 times too small: milliseconds are ÷ 1000 seconds."),
+        (True, (1000.0,), "the result is 1000 times too large: that is GFLOP/s (÷ 10⁹). TFLOP/s divide by 10¹²."),
         (True, (1e12, 1e9, 1e15), "that is FLOP/s, not TFLOP/s: divide by 10¹²."),
         (True, (1 / T,), "the result is T times too small: you used T where the formula has T²."),
     ]
