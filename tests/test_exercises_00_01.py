@@ -9,6 +9,8 @@ from helpers.running_example import EMBEDDINGS, SENTENCE_MONEY, SENTENCE_RIVER, 
 def test_sizes():
     assert ex00.check_sizes((28, 49)).passed
     assert ex00.check_sizes([28, 49]).passed
+    assert ex00.check_sizes(np.array([28, 49])).passed                 # the numbers inside an array count
+    assert ex00.check_sizes((np.int64(28), np.int64(49))).passed
     assert "49 numbers" in ex00.check_sizes((28, 49)).message
 
 

@@ -418,3 +418,11 @@ def test_self_attention_shifted_by_the_self_score_or_the_last_column_is_refused(
     assert not by_self.passed and "Nor is its score with itself its largest" in by_self.message
     by_last = pf.check_self_attention(_attention_shifted_by(lambda S: S[:, -1:]))
     assert not by_last.passed and "[[0, 40], [0, 1]]" in by_last.message and "exp overflowed" in by_last.message
+
+
+def test_self_attention_in_float32_is_right():
+    def in_float32(E):
+        X = torch.tensor(E, dtype=torch.float32)
+        return torch.softmax(X @ X.T / math.sqrt(X.shape[1]), dim=-1) @ X
+    for _ in range(5):                                                   # the drawn inputs change every call
+        assert pf.check_self_attention(in_float32).passed

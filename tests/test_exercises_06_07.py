@@ -348,3 +348,8 @@ def test_a_pair_of_output_and_weights_is_told_to_return_the_output_only():
         W = torch.softmax((X_dec @ W_q) @ (X_enc @ W_k).T / math.sqrt(W_q.shape[1]), -1)
         return W @ (X_enc @ W_v), W
     verdict(ex06.check_cross_attention(cross_with_weights), False, "perhaps (output, weights)")
+
+
+def test_a_float16_additive_mask_is_exact_and_right():
+    verdict(ex07.check_additive_mask(
+        lambda m: torch.zeros(m.shape, dtype=torch.float16).masked_fill(m == 0, float("-inf"))), True)

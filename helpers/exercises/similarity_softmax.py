@@ -203,7 +203,7 @@ def _scale_solution() -> str:
            f"{reference_smallest_scale():.5f}… (rounded up: {quoted_scales()[0]}).")
 def check_scale_for_confidence(scale) -> Feedback:
     """Exercise 3: a scale at which softmax(scale · [1.0, 1.2, 0.9]) puts >= 0.9 on one token."""
-    scale, problem = one_number(scale, "scale", "one number such as scale = 5.0")
+    scale, problem = one_number(scale, "scale", "a number such as scale = 5.0")
     if problem is not None:
         return problem
     smallest = reference_smallest_scale()

@@ -16,6 +16,10 @@ def check_sizes(answer) -> Feedback:
     if answer is None:
         return wrong("answer is still None. Replace None with a tuple of two whole numbers: (numbers in E, "
                      "numbers in W).")
+    if hasattr(answer, "tolist"):                     # an array or a tensor: its numbers
+        answer = answer.tolist()
+    if isinstance(answer, (tuple, list)):             # 0-d tensors and np.int64: the numbers inside
+        answer = tuple(x.item() if hasattr(x, "item") else x for x in answer)
     if not isinstance(answer, (tuple, list)) or len(answer) != 2:
         return wrong(f"expected a tuple of two whole numbers (numbers in E, numbers in W), but got {answer!r}.")
     if not all(isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in answer):
