@@ -210,8 +210,8 @@ check_self_attention = Exercise(
     reference_self_attention, title="self-attention in three steps: two products and a row-wise softmax",
     expects="self_attention(E) taking a (T, d) array and returning (T, d)",
     cases=lambda: [Case(E, what=what) for E, what in _cases()], draw=_draw_embeddings, judge=_judge_attention,
-    expected=lambda case: self_attention(*case.args), slips=_attention_slips, name="Y on {what}", atol=1e-5,
-    # float32 is right too
+    expected=lambda case: self_attention(*case.args), slips=_attention_slips, name="Y on {what}",
+    atol=1e-5,   # float32 is right too
     hint="Recipe: S = E @ E.T / √d; W = softmax of each row; Y = W @ E.",
     success="your self_attention matches helpers.attention.self_attention on all seven inputs and on three drawn at "
             "random.")
