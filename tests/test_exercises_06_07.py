@@ -348,6 +348,7 @@ def test_a_pair_of_output_and_weights_is_told_to_return_the_output_only():
         W = torch.softmax((X_dec @ W_q) @ (X_enc @ W_k).T / math.sqrt(W_q.shape[1]), -1)
         return W @ (X_enc @ W_v), W
     verdict(ex06.check_cross_attention(cross_with_weights), False, "perhaps (output, weights)")
+    assert ex06._one_result([torch.tensor(1.0), torch.tensor(2.0)], None) is None   # a context of d = 2, as numbers
 
 
 def test_a_float16_additive_mask_is_exact_and_right():

@@ -57,7 +57,7 @@ def _context_slips(case):
 
 def _one_result(result, case):
     """A pair of arrays, as luong_dot_attention returns (context, weights), is named; anything else: the default."""
-    if isinstance(result, (tuple, list)) and len(result) == 2 and all(hasattr(r, "shape") for r in result):
+    if isinstance(result, (tuple, list)) and len(result) == 2 and all(len(getattr(r, "shape", ())) for r in result):
         return None, (f"you returned a pair of arrays, of shapes {tuple(result[0].shape)} and "
                       f"{tuple(result[1].shape)}: perhaps (output, weights), as luong_dot_attention returns them. "
                       "Return only the output.")
