@@ -62,7 +62,7 @@ def _running_case(scores, values, what=None) -> Case:
 
 
 def _draw_running(rng) -> Case:
-    T, d_v = int(rng.integers(3, 8)), int(rng.integers(2, 5))
+    T, d_v = int(rng.integers(3, 8)), int(rng.integers(4, 8))   # d_v above the fixed cases' 3 and 2
     scores = np.sort(rng.normal(0, 2, T)) if rng.random() < 0.5 else rng.normal(0, 2, T)   # often rising
     return _running_case(scores.tolist(), rng.normal(0, 1, (T, d_v)).tolist(), f"{T} keys drawn at random, d_v={d_v}")
 
