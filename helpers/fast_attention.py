@@ -140,8 +140,14 @@ def flash_attention(Q, K, V, mask=None, causal=False, block_q: int = 256, block_
     return flash_forward(Q, K, V, mask, causal, block_q, block_k)[0]
 
 
-def flash_forward(Q, K, V, mask=None, causal=False, block_q: int = 256, block_k: int = 512):
-    """FlashAttention's forward loop, unchecked: (output (..., T_q, d_v), log-sum-exp m + log l (..., T_q))."""
+#: A tile is added with the old maximum while each of its rows sums to at most KEPT_SUM per key: no weight is then
+#: above KEPT_SUM · block_k (131,072 for 512 keys), far below float32's and bfloat16's limit, 3.4e38.
+KEPT_SUM = 256
+
+
+def flash_forward(Q, K, V, mask=None, causal=False, block_q: int = 256, block_k: int = 512, lazy: bool = True):
+    """FlashAttention's forward loop, unchecked: (output (..., T_q, d_v), log-sum-exp m + log l (..., T_q)).
+    lazy=False: every tile takes its own maximum and rescales (the textbook step), to compare."""
     extra = () if mask is None else mask.shape[:-2]
     batch = torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2], extra)
     T_q, d_k, T_k, d_v = Q.shape[-2], Q.shape[-1], K.shape[-2], V.shape[-1]
@@ -150,33 +156,48 @@ def flash_forward(Q, K, V, mask=None, causal=False, block_q: int = 256, block_k:
     v = V.expand(*batch, T_k, d_v).reshape(-1, T_k, d_v)                              # (n, T_k, d_v)
     n, like = q.shape[0], dict(dtype=Q.dtype, device=Q.device)
     O, lse = torch.empty(n, T_q, d_v, **like), torch.empty(n, T_q, 1, **like)
+    recording = torch.is_grad_enabled() and any(x.requires_grad for x in (Q, K, V))   # autograd keeps every tile
+    space = None if recording else torch.empty(n * min(block_q, T_q) * min(block_k, T_k), **like)  # one tile, reused
     for i in range(0, T_q, block_q):
         rows = min(block_q, T_q - i)
         m = torch.full((n, rows, 1), float("-inf"), **like)      # each query's largest score so far
         l = torch.zeros(n, rows, 1, **like)                      # its sum of exp(score − m)
         o = torch.zeros(n, rows, d_v, **like)                    # its sum of exp(score − m) · value
+        keep_m = False                                           # the next tile keeps m? (once every m is finite)
         stop = min(i + rows + T_k - T_q, T_k) if causal else T_k   # later key tiles lie wholly in the future
         for j in range(0, stop, block_k):
-            S, keep = tile_scores(q, k, mask, causal, batch, i, rows, j, block_k)   # (n, rows, cols)
-            m_new = torch.maximum(m, S.detach().amax(-1, keepdim=True))              # (n, rows, 1)
-            shift = m_new if keep is None else m_new.masked_fill(m_new == -math.inf, 0.0)  # −∞ − (−∞) is NaN
-            P = tile_weights(S, shift, keep, batch)                  # (n, rows, cols) exp(score − m_new)
-            correction = torch.exp(m - shift)                        # (n, rows, 1) exp(m_old − m_new)
-            l.mul_(correction).add_(P.sum(-1, keepdim=True))         # the old sum rescaled, the tile's added
-            o.mul_(correction).baddbmm_(P, v[:, j:j + block_k])      # (n, rows, d_v) the same for the values
-            m = m_new
+            S, keep = tile_scores(q, k, mask, causal, batch, i, rows, j, block_k, space)   # (n, rows, cols)
+            if keep_m:                                               # the old m kept: no max, no correction
+                P = tile_weights(S, m, keep, batch)                  # (n, rows, cols) exp(score − m)
+                P_sum = P.sum(-1, keepdim=True)                      # (n, rows, 1) no weight is larger
+                keep_m = bool(P_sum.max() <= KEPT_SUM * P.shape[-1])  # False (or NaN): a score rose far above m,
+                if not keep_m:                                       # so this tile again, the exact way
+                    del P
+                    S, keep = tile_scores(q, k, mask, causal, batch, i, rows, j, block_k, space)
+            if not keep_m:
+                m_new = torch.maximum(m, S.detach().amax(-1, keepdim=True))              # (n, rows, 1)
+                shift = m_new if keep is None else m_new.masked_fill(m_new == -math.inf, 0.0)  # −∞ − (−∞) is NaN
+                P = tile_weights(S, shift, keep, batch)              # (n, rows, cols) exp(score − m_new)
+                P_sum = P.sum(-1, keepdim=True)                      # (n, rows, 1)
+                correction = torch.exp(m - shift)                    # (n, rows, 1) exp(m_old − m_new)
+                l.mul_(correction)                                   # the old sums rescaled
+                o.mul_(correction)
+                m, keep_m = m_new, lazy and bool(torch.isfinite(m_new).all())
+            l.add_(P_sum)                                            # the tile's weights added
+            o.baddbmm_(P, v[:, j:j + block_k])                       # (n, rows, d_v) the same for the values
             del S, P                                                 # free this tile before the next one
         O[:, i:i + rows] = o / l                                     # one division, at the end
         lse[:, i:i + rows] = m + torch.log(l)                        # what a backward pass keeps
     return O.reshape(*batch, T_q, d_v), lse.reshape(*batch, T_q)
 
 
-def tile_scores(q, k, mask, causal, batch, i, rows, j, block_k):
-    """One tile of scaled scores (n, rows, d_k) @ (n, d_k, cols) -> (n, rows, cols), with −∞ added where a pair
-    is hidden; and `keep`, the pairs it may see (None where all of them may)."""
+def tile_scores(q, k, mask, causal, batch, i, rows, j, block_k, space=None):
+    """One tile of scaled scores (n, rows, d_k) @ (n, d_k, cols) -> (n, rows, cols), written into `space` (1-D) if
+    given, with −∞ added where a pair is hidden; and `keep`, the pairs it may see (None where all of them may)."""
     T_q, T_k = q.shape[1], k.shape[1]
     cols = min(block_k, T_k - j)
-    S = torch.bmm(q[:, i:i + rows], k[:, j:j + cols].transpose(1, 2))           # (n, rows, cols)
+    out = None if space is None else space[:q.shape[0] * rows * cols].view(-1, rows, cols)   # no fresh memory
+    S = torch.bmm(q[:, i:i + rows], k[:, j:j + cols].transpose(1, 2), out=out)   # (n, rows, cols)
     keep = None if mask is None else mask_tile(mask, i, rows, j, cols) != 0      # broadcasts to (*batch, rows, cols)
     if causal and j + cols - 1 > i + T_k - T_q:                                   # the tile crosses the diagonal
         seen = torch.arange(j, j + cols, device=S.device) <= torch.arange(i, i + rows, device=S.device)[:, None] \

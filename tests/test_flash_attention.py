@@ -116,13 +116,50 @@ def test_the_recomputing_backward_passes_gradcheck(causal):
                                     (Q, K, V))
 
 
+def rising_scores(dtype, T=16, seed=0):
+    """Q, K, V (2, T, 8) whose scores climb key by key: key t is (1 + 3t) times one positive vector and every query
+    is positive, so the largest score of each tile of 4 keys lies at least 8.5 above those before it: every tile
+    rescales."""
+    g = torch.Generator().manual_seed(seed)
+    Q, u, V = (torch.randn(2, n, 8, generator=g, dtype=dtype) for n in (T, 1, T))
+    return Q.abs() + 0.5, (u.abs() + 0.5) * torch.arange(1, 3 * T + 1, 3, dtype=dtype)[:, None], V
+
+
 def test_a_negative_control_a_loop_without_its_correction_fails_the_comparison(monkeypatch):
     """The comparison can fail: the same loop without its correction (exp(m_old − m_new) taken as 1) is caught."""
-    Q, K, V, mask, causal, block_q, block_k = inputs("no mask", torch.float64)
+    Q, K, V = rising_scores(torch.float64)
     real_exp = torch.exp
     monkeypatch.setattr(torch, "exp", lambda x: torch.ones_like(x) if x.shape[-1] == 1 else real_exp(x))
-    got = flash_forward(Q, K, V, mask, causal, block_q, block_k)[0]
-    assert torch.isfinite(got).all() and (got - sdpa_reference(Q, K, V, mask, causal)).abs().max() > 0.01
+    got = flash_forward(Q, K, V, None, False, 4, 4)[0]
+    assert torch.isfinite(got).all() and (got - sdpa_reference(Q, K, V, None, False)).abs().max() > 0.01
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["float32", "float64"])
+@pytest.mark.parametrize("causal", [False, True])
+def test_scores_that_rise_far_above_the_first_tiles_are_rescaled(dtype, causal):
+    """Kept with the old maximum, the later tiles' weights would overflow: they are redone the exact way. Scores of
+    several hundred carry float32 rounding of their size times 1e-7, hence float32's tolerance scaled by the largest."""
+    Q, K, V = rising_scores(dtype, T=40)
+    S = Q @ K.transpose(-1, -2) / math.sqrt(8)
+    assert (S[..., 36:].amax(-1) - S[..., :4].amax(-1)).min() > 80   # the last tile: beyond float32's e^88 from m
+    got = flash_attention(Q, K, V, causal=causal, block_q=8, block_k=4)
+    atol = TOLERANCE[dtype] * (S.abs().max().item() if dtype == torch.float32 else 1)
+    torch.testing.assert_close(got, sdpa_reference(Q, K, V, None, causal), atol=atol, rtol=0)
+
+
+@pytest.mark.parametrize("inputs_of, lazy, maxima", [(lambda: make_qkv(2, 64, 8), True, 4),
+                                                    (lambda: make_qkv(2, 64, 8), False, 64),
+                                                    (lambda: rising_scores(torch.float32, 64), True, 64)])
+def test_ordinary_tiles_keep_the_old_maximum(monkeypatch, inputs_of, lazy, maxima):
+    """Random scores: each row of tiles takes one maximum, in its first tile, and keeps it (lazy=False: every tile
+    takes its own). Rising scores: every tile takes its own (tried with the old maximum first, then exactly)."""
+    taken = []
+    real_amax = torch.Tensor.amax
+    monkeypatch.setattr(torch.Tensor, "amax", lambda x, *a, **kw: taken.append(x.shape) or real_amax(x, *a, **kw))
+    Q, K, V = inputs_of()
+    got = flash_forward(Q, K, V, None, False, 16, 4, lazy)[0]
+    assert len(taken) == maxima
+    torch.testing.assert_close(got, sdpa_reference(Q, K, V, None, False), atol=1e-6, rtol=0)
 
 
 # ---------------------------------------------------------------- the named errors, where a student types
@@ -206,12 +243,25 @@ def test_the_loop_computes_exactly_the_tiles_the_map_marks(monkeypatch, T_q, T_k
     step (one query, the last token) sees every key: nothing to skip."""
     seen = []
     real_bmm = torch.bmm
-    monkeypatch.setattr(torch, "bmm", lambda a, b: seen.append(a.data_ptr()) or real_bmm(a, b))
+    monkeypatch.setattr(torch, "bmm", lambda a, b, **out: seen.append(a.data_ptr()) or real_bmm(a, b, **out))
     Q, K, V = (torch.randn(1, T, 4) for T in (T_q, T_k, T_k))
     flash_forward(Q, K, V, None, True, block_q, block_k)
     tiles = tile_map(T_q, T_k, block_q, block_k, causal=True)
     assert len(seen) == int((tiles > 0).sum()) == tiles.numel() - skipped
     assert tile_map(T_q, T_k, block_q, block_k).eq(2).all()     # without causal, every tile is computed whole
+
+
+def test_without_autograd_every_tile_is_written_into_one_buffer(monkeypatch):
+    """Fresh memory for every tile costs page faults; a loop that autograd records needs each tile of its own."""
+    outs = []
+    real_bmm = torch.bmm
+    monkeypatch.setattr(torch, "bmm", lambda a, b, out=None: outs.append(out) or real_bmm(a, b, out=out))
+    Q, K, V = make_qkv(2, 40, 8)
+    flash_forward(Q, K, V, None, True, 16, 8)
+    assert len(outs) > 1 and len({out.untyped_storage().data_ptr() for out in outs}) == 1
+    outs.clear()
+    flash_attention(Q.requires_grad_(), K, V, None, True, 16, 8)
+    assert len(outs) > 1 and all(out is None for out in outs)
 
 
 def test_tile_map_square_causal():
