@@ -13,15 +13,16 @@
 
 Time: warm-up calls first, CUDA events read after a synchronize, interleaved rounds
 (a, b, c, a, b, c, ...) and their median. Memory: the CUDA allocator's peak counter; on the
-CPU, one call under the PyTorch profiler, its allocations and frees replayed in order.
+CPU, one call under the PyTorch profiler, which records the allocator's running total at every allocation and free.
 """
 from __future__ import annotations
 
 import contextlib
-import itertools
+import json
 import math
 import os
 import statistics
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -174,14 +175,21 @@ def _quiet_stderr():
 
 
 def cpu_peak_bytes(fn: Callable) -> int:
-    """Peak extra bytes torch's CPU allocator handed out during one call of `fn` (profiler replay)."""
-    with _quiet_stderr(), torch.autograd.profiler.profile(profile_memory=True, use_kineto=False) as prof:
+    """Peak extra bytes torch's CPU allocator held during one call of `fn`: the profiler stamps every allocation and
+    free with the allocator's running total, and the peak is the largest total less the one before the first."""
+    with _quiet_stderr(), torch.autograd.profiler.profile(profile_memory=True, use_kineto=True) as prof:
         fn()
-    deltas = []  # allocations counted at an operator's start, frees at its end
-    for event in prof.function_events:
-        if amount := event.self_cpu_memory_usage:
-            deltas.append((event.time_range.start if amount > 0 else event.time_range.end, amount))
-    return max(itertools.accumulate((amount for _, amount in sorted(deltas)), initial=0))  # the running total's peak
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "trace.json")
+        prof.export_chrome_trace(path)
+        with open(path) as trace:
+            events = json.load(trace)["traceEvents"]
+    memory = sorted((e for e in events if e.get("name") == "[memory]" and e["args"].get("Device Type") == 0),
+                    key=lambda e: e["ts"])                         # the CPU's (type 0), in order
+    if not memory:
+        return 0
+    before = memory[0]["args"]["Total Allocated"] - memory[0]["args"]["Bytes"]   # held before the call
+    return max(0, max(e["args"]["Total Allocated"] for e in memory) - before)
 
 
 def peak_memory_bytes(fn: Callable, device="cpu") -> int:

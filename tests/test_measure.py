@@ -9,9 +9,7 @@ stand-ins. The script benchmarks/attention.py is tested in test_benchmark_script
 import ast
 import json
 import tracemalloc
-from contextlib import contextmanager
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 import torch
@@ -191,21 +189,34 @@ def test_synchronize_is_a_no_op_on_the_cpu(monkeypatch):
 
 # ---------------------------------------------------------------- peak memory
 
-def test_replay_peak_counts_allocations_at_start_and_frees_at_end(monkeypatch):
-    """The profiler's events replayed in order, with stand-in events."""
-    def ev(start, end, amount):
-        return SimpleNamespace(time_range=SimpleNamespace(start=start, end=end), self_cpu_memory_usage=amount)
+def test_cpu_peak_is_the_largest_running_total_less_the_one_before_the_call(monkeypatch):
+    """The profiler's trace, with stand-in events: out of order in the file, a CUDA one among them."""
+    def ev(ts, total, nbytes, device_type=0):
+        return {"name": "[memory]", "ts": ts, "args": {"Total Allocated": total, "Bytes": nbytes,
+                                                        "Device Type": device_type}}
 
-    # an operator that allocates 100 inside a child and frees it itself at its end
-    events = [ev(0, 10, -100), ev(1, 2, 100), ev(3, 4, 50), ev(11, 11, -50), ev(5, 6, 0)]
+    # 1,000 bytes held before the call; it allocates 100 and 50, frees the 100, then frees 300 it did not make
+    events = [ev(3, 1150, 50), ev(1, 1100, 100), {"name": "aten::mm", "ts": 2, "args": {}}, ev(4, 1050, -100),
+              ev(2, 9000, 8000, device_type=1), ev(5, 750, -300)]
 
-    @contextmanager
-    def profile(**kwargs):
-        assert kwargs.get("profile_memory") is True
-        yield SimpleNamespace(function_events=events)
+    class Profile:
+        def __init__(self, **kwargs):
+            assert kwargs.get("profile_memory") is True
 
-    monkeypatch.setattr(torch.autograd.profiler, "profile", profile)
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def export_chrome_trace(self, path):
+            with open(path, "w") as trace:
+                json.dump({"traceEvents": events}, trace)
+
+    monkeypatch.setattr(torch.autograd.profiler, "profile", Profile)
     assert measure.cpu_peak_bytes(lambda: None) == 150
+    events = [ev(1, 400, -600)]                                  # a call that only frees
+    assert measure.cpu_peak_bytes(lambda: None) == 0
     events = []
     assert measure.cpu_peak_bytes(lambda: None) == 0
 
