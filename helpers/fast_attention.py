@@ -140,40 +140,46 @@ def flash_attention(Q, K, V, mask=None, causal=False, block_q: int = 256, block_
     return flash_forward(Q, K, V, mask, causal, block_q, block_k)[0]
 
 
-#: A tile is added with the old maximum while each of its rows sums to at most KEPT_SUM per key: no weight is then
-#: above KEPT_SUM · block_k (131,072 for 512 keys), far below float32's and bfloat16's limit, 3.4e38.
+#: A tile is added with the m it finds while each of its rows sums to at most KEPT_SUM per key: no weight is then
+#: above KEPT_SUM · block_k (131,072 for 512 keys), far below float32's and bfloat16's limit, 3.4e38. The guess
+#: m = 0 is kept when each row of the first tile also sums to at least 1 / KEPT_SUM (its largest weight is then at
+#: least 1 / (KEPT_SUM · block_k), 7.6e-6 for 512 keys, far above float32's smallest, 1.2e-38).
 KEPT_SUM = 256
 
 
 def flash_forward(Q, K, V, mask=None, causal=False, block_q: int = 256, block_k: int = 512, lazy: bool = True):
     """FlashAttention's forward loop, unchecked: (output (..., T_q, d_v), log-sum-exp m + log l (..., T_q)).
-    lazy=False: every tile takes its own maximum and rescales (the textbook step), to compare."""
+    lazy=False: m starts at −∞ and every tile takes its own maximum and rescales (the textbook step), to compare.
+    float16 always does: its largest number, 65,504, lies below the sums a kept tile may reach."""
     extra = () if mask is None else mask.shape[:-2]
     batch = torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2], extra)
     T_q, d_k, T_k, d_v = Q.shape[-2], Q.shape[-1], K.shape[-2], V.shape[-1]
     q = (Q * (1.0 / math.sqrt(d_k))).expand(*batch, T_q, d_k).reshape(-1, T_q, d_k)  # (n, T_q, d_k), scale folded
     k = K.expand(*batch, T_k, d_k).reshape(-1, T_k, d_k)                              # (n, T_k, d_k)
     v = V.expand(*batch, T_k, d_v).reshape(-1, T_k, d_v)                              # (n, T_k, d_v)
-    n, like = q.shape[0], dict(dtype=Q.dtype, device=Q.device)
+    n, like, lazy = q.shape[0], dict(dtype=Q.dtype, device=Q.device), lazy and Q.dtype != torch.float16
     O, lse = torch.empty(n, T_q, d_v, **like), torch.empty(n, T_q, 1, **like)
     recording = torch.is_grad_enabled() and any(x.requires_grad for x in (Q, K, V))   # autograd keeps every tile
     space = None if recording else torch.empty(n * min(block_q, T_q) * min(block_k, T_k), **like)  # one tile, reused
     for i in range(0, T_q, block_q):
         rows = min(block_q, T_q - i)
-        m = torch.full((n, rows, 1), float("-inf"), **like)      # each query's largest score so far
+        m = torch.full((n, rows, 1), 0.0 if lazy else -math.inf, **like)   # each query's shift: a guess, 0, at first
         l = torch.zeros(n, rows, 1, **like)                      # its sum of exp(score − m)
         o = torch.zeros(n, rows, d_v, **like)                    # its sum of exp(score − m) · value
-        keep_m = False                                           # the next tile keeps m? (once every m is finite)
+        guess = keep_m = lazy                                    # m is still the guess 0? the next tile keeps m?
         stop = min(i + rows + T_k - T_q, T_k) if causal else T_k   # later key tiles lie wholly in the future
         for j in range(0, stop, block_k):
             S, keep = tile_scores(q, k, mask, causal, batch, i, rows, j, block_k, space)   # (n, rows, cols)
-            if keep_m:                                               # the old m kept: no max, no correction
-                P = tile_weights(S, m, keep, batch)                  # (n, rows, cols) exp(score − m)
+            if keep_m:                                               # m kept: no max, no correction
+                P = tile_weights(S, None if guess else m, keep, batch)   # (n, rows, cols) exp(score − m)
                 P_sum = P.sum(-1, keepdim=True)                      # (n, rows, 1) no weight is larger
-                keep_m = bool(P_sum.max() <= KEPT_SUM * P.shape[-1])  # False (or NaN): a score rose far above m,
-                if not keep_m:                                       # so this tile again, the exact way
-                    del P
-                    S, keep = tile_scores(q, k, mask, causal, batch, i, rows, j, block_k, space)
+                low, high = torch.aminmax(P_sum)                     # and a first tile's: no row sum too small
+                keep_m = bool(high <= KEPT_SUM * P.shape[-1]) and (j > 0 or bool(low >= 1 / KEPT_SUM))   # NaN fails
+                if not keep_m:                                       # a score rose far above m (or a first tile's
+                    del P                                            # all lie far below 0): this tile again,
+                    S, keep = tile_scores(q, k, mask, causal, batch, i, rows, j, block_k, space)   # the exact way
+                    if j == 0:
+                        m = torch.full_like(m, -math.inf)            # from the first tile's own largest scores
             if not keep_m:
                 m_new = torch.maximum(m, S.detach().amax(-1, keepdim=True))              # (n, rows, 1)
                 shift = m_new if keep is None else m_new.masked_fill(m_new == -math.inf, 0.0)  # −∞ − (−∞) is NaN
@@ -182,7 +188,7 @@ def flash_forward(Q, K, V, mask=None, causal=False, block_q: int = 256, block_k:
                 correction = torch.exp(m - shift)                    # (n, rows, 1) exp(m_old − m_new)
                 l.mul_(correction)                                   # the old sums rescaled
                 o.mul_(correction)
-                m, keep_m = m_new, lazy and bool(torch.isfinite(m_new).all())
+                m, guess, keep_m = m_new, False, lazy and bool(torch.isfinite(m_new).all())
             l.add_(P_sum)                                            # the tile's weights added
             o.baddbmm_(P, v[:, j:j + block_k])                       # (n, rows, d_v) the same for the values
             del S, P                                                 # free this tile before the next one
@@ -215,12 +221,13 @@ def mask_tile(mask, i, rows, j, cols):
 
 
 def tile_weights(S, shift, keep, batch):
-    """exp(S − shift) in place (n, rows, cols): the tile's weights before dividing, exactly 0 where `keep` is False.
-    exp of a number below −87 takes a slow path on a CPU, so scores under shift − 80 are first raised to it (a
-    weight under e^−80 ≈ 2e−35 of the largest reads as that), and the hidden ones are then multiplied by 0."""
+    """exp(S − shift) in place (n, rows, cols), exp(S) if shift is None: the tile's weights before dividing, exactly
+    0 where `keep` is False. exp of a number below −87 takes a slow path on a CPU, so scores under shift − 80 are
+    first raised to it (a weight under e^−80 ≈ 2e−35 of the largest reads as that), the hidden ones then times 0."""
     if keep is None:
-        return S.sub_(shift).exp_()
-    P = S.clamp_min_(shift - 80).sub_(shift).exp_().view(*batch, *S.shape[1:])
+        return S.exp_() if shift is None else S.sub_(shift).exp_()
+    S = S.clamp_min_(-80.0) if shift is None else S.clamp_min_(shift - 80).sub_(shift)
+    P = S.exp_().view(*batch, *S.shape[1:])
     return (P * keep if P.requires_grad else P.mul_(keep)).view(S.shape)   # autograd keeps exp_'s own result
 
 

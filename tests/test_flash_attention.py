@@ -147,12 +147,24 @@ def test_scores_that_rise_far_above_the_first_tiles_are_rescaled(dtype, causal):
     torch.testing.assert_close(got, sdpa_reference(Q, K, V, None, causal), atol=atol, rtol=0)
 
 
-@pytest.mark.parametrize("inputs_of, lazy, maxima", [(lambda: make_qkv(2, 64, 8), True, 4),
+def shifted_scores(by, T=64, seed=0):
+    """Q, K, V (2, T, 9) float64 whose scores are make_qkv's plus `by` in every pair: a column of 3 in Q against one
+    of `by` in K (3 · by / √9 = by). The weights, and so the output, are those of the unshifted scores (float64: in
+    float32 a score of 30 alone carries a rounding of 2e-6)."""
+    Q, K, V = make_qkv(2, T, 8, seed=seed, dtype="float64")
+    return torch.cat([Q, torch.full_like(Q[..., :1], 3.0)], -1), torch.cat([K, torch.full_like(K[..., :1], by)], -1), V
+
+
+@pytest.mark.parametrize("inputs_of, lazy, maxima", [(lambda: make_qkv(2, 64, 8), True, 0),
                                                     (lambda: make_qkv(2, 64, 8), False, 64),
+                                                    (lambda: shifted_scores(-30), True, 4),
+                                                    (lambda: shifted_scores(30), True, 4),
                                                     (lambda: rising_scores(torch.float32, 64), True, 64)])
-def test_ordinary_tiles_keep_the_old_maximum(monkeypatch, inputs_of, lazy, maxima):
-    """Random scores: each row of tiles takes one maximum, in its first tile, and keeps it (lazy=False: every tile
-    takes its own). Rising scores: every tile takes its own (tried with the old maximum first, then exactly)."""
+def test_the_guess_and_the_kept_maximum(monkeypatch, inputs_of, lazy, maxima):
+    """Random scores: m stays the guess 0 in every tile and no maximum is taken (lazy=False: every tile takes its
+    own). Scores 30 below or above 0: the first tile of each row of tiles refuses the guess (its rows sum to under 1,
+    or over KEPT_SUM per key) and takes its maximum; the later tiles keep it. Rising scores: every tile takes its
+    own (each tried with the m before it first, then exactly)."""
     taken = []
     real_amax = torch.Tensor.amax
     monkeypatch.setattr(torch.Tensor, "amax", lambda x, *a, **kw: taken.append(x.shape) or real_amax(x, *a, **kw))
@@ -160,6 +172,17 @@ def test_ordinary_tiles_keep_the_old_maximum(monkeypatch, inputs_of, lazy, maxim
     got = flash_forward(Q, K, V, None, False, 16, 4, lazy)[0]
     assert len(taken) == maxima
     torch.testing.assert_close(got, sdpa_reference(Q, K, V, None, False), atol=1e-6, rtol=0)
+
+
+def test_float16_takes_the_textbook_step_every_tile(monkeypatch):
+    """float16 ends at 65,504, below the sums a kept tile may reach: every tile takes its own maximum."""
+    taken = []
+    real_amax = torch.Tensor.amax
+    monkeypatch.setattr(torch.Tensor, "amax", lambda x, *a, **kw: taken.append(x.shape) or real_amax(x, *a, **kw))
+    Q, K, V = make_qkv(2, 64, 8)
+    got = flash_forward(Q.half(), K.half(), V.half(), None, False, 16, 4)[0]
+    assert len(taken) == 64
+    torch.testing.assert_close(got.float(), sdpa_reference(Q, K, V, None, False), atol=2e-3, rtol=0)
 
 
 # ---------------------------------------------------------------- the named errors, where a student types
@@ -239,15 +262,20 @@ def test_a_block_that_is_not_a_whole_number_is_named(blocks, name):
 @pytest.mark.parametrize("T_q, T_k, block_q, block_k, skipped", [(16, 16, 4, 4, 6), (5, 19, 2, 4, 1), (13, 13, 5, 3, 4),
                                                                  (1, 40, 1, 8, 0)])
 def test_the_loop_computes_exactly_the_tiles_the_map_marks(monkeypatch, T_q, T_k, block_q, block_k, skipped):
-    """Every score tile the causal loop computes is a nonzero entry of tile_map; no other is computed. A decode
-    step (one query, the last token) sees every key: nothing to skip."""
+    """Every score tile the causal loop computes is a nonzero entry of tile_map; no other is computed (a tile whose
+    sums refuse the m it was tried with is computed again). A decode step (one query, the last token) sees every
+    key: nothing to skip."""
     seen = []
     real_bmm = torch.bmm
-    monkeypatch.setattr(torch, "bmm", lambda a, b, **out: seen.append(a.data_ptr()) or real_bmm(a, b, **out))
-    Q, K, V = (torch.randn(1, T, 4) for T in (T_q, T_k, T_k))
+    monkeypatch.setattr(torch, "bmm", lambda a, b, **out: seen.append((a.data_ptr(), b.data_ptr()))
+                        or real_bmm(a, b, **out))                # which queries, which keys
+    g = torch.Generator().manual_seed(T_q)
+    Q, K, V = (torch.randn(1, T, 4, generator=g) for T in (T_q, T_k, T_k))
     flash_forward(Q, K, V, None, True, block_q, block_k)
     tiles = tile_map(T_q, T_k, block_q, block_k, causal=True)
-    assert len(seen) == int((tiles > 0).sum()) == tiles.numel() - skipped
+    assert len(set(seen)) == int((tiles > 0).sum()) == tiles.numel() - skipped
+    queries, keys = ({ptr: n for n, ptr in enumerate(sorted({pair[axis] for pair in seen}))} for axis in (0, 1))
+    assert {(queries[a], keys[b]) for a, b in seen} == {tuple(ij) for ij in (tiles > 0).nonzero().tolist()}
     assert tile_map(T_q, T_k, block_q, block_k).eq(2).all()     # without causal, every tile is computed whole
 
 
