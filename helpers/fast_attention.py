@@ -171,7 +171,7 @@ def flash_forward(Q, K, V, mask=None, causal=False, block_q: int = 256, block_k:
         for j in range(0, stop, block_k):
             S, keep = tile_scores(q, k, mask, causal, batch, i, rows, j, block_k, space)   # (n, rows, cols)
             if keep_m:                                               # m kept: no max, no correction
-                P = tile_weights(S, None if guess else m, keep, batch)   # (n, rows, cols) exp(score − m)
+                P = tile_weights(S, None if guess else m, keep, batch)   # (n, rows, cols) exp(score − m) · keep
                 P_sum = P.sum(-1, keepdim=True)                      # (n, rows, 1) no weight is larger
                 low, high = torch.aminmax(P_sum)                     # and a first tile's: no row sum too small
                 keep_m = bool(high <= KEPT_SUM * P.shape[-1]) and (j > 0 or bool(low >= 1 / KEPT_SUM))   # NaN fails
@@ -181,9 +181,11 @@ def flash_forward(Q, K, V, mask=None, causal=False, block_q: int = 256, block_k:
                     if j == 0:
                         m = torch.full_like(m, -math.inf)            # from the first tile's own largest scores
             if not keep_m:
+                if keep is not None:
+                    hide(S, keep, batch)                             # −∞ at the hidden pairs: not in the max
                 m_new = torch.maximum(m, S.detach().amax(-1, keepdim=True))              # (n, rows, 1)
                 shift = m_new if keep is None else m_new.masked_fill(m_new == -math.inf, 0.0)  # −∞ − (−∞) is NaN
-                P = tile_weights(S, shift, keep, batch)              # (n, rows, cols) exp(score − m_new)
+                P = tile_weights(S, shift, keep, batch, None if keep is None else shift - 80)   # exp(score − m_new)
                 P_sum = P.sum(-1, keepdim=True)                      # (n, rows, 1)
                 correction = torch.exp(m - shift)                    # (n, rows, 1) exp(m_old − m_new)
                 l.mul_(correction)                                   # the old sums rescaled
@@ -199,7 +201,7 @@ def flash_forward(Q, K, V, mask=None, causal=False, block_q: int = 256, block_k:
 
 def tile_scores(q, k, mask, causal, batch, i, rows, j, block_k, space=None):
     """One tile of scaled scores (n, rows, d_k) @ (n, d_k, cols) -> (n, rows, cols), written into `space` (1-D) if
-    given, with −∞ added where a pair is hidden; and `keep`, the pairs it may see (None where all of them may)."""
+    given; and `keep`, the pairs it may see (None where all of them may)."""
     T_q, T_k = q.shape[1], k.shape[1]
     cols = min(block_k, T_k - j)
     out = None if space is None else space[:q.shape[0] * rows * cols].view(-1, rows, cols)   # no fresh memory
@@ -209,8 +211,6 @@ def tile_scores(q, k, mask, causal, batch, i, rows, j, block_k, space=None):
         seen = torch.arange(j, j + cols, device=S.device) <= torch.arange(i, i + rows, device=S.device)[:, None] \
             + T_k - T_q                                                           # (rows, cols)
         keep = seen if keep is None else keep & seen
-    if keep is not None:                       # an added −∞ is much faster on a CPU than masked_fill_
-        S.view(*batch, rows, cols).add_(torch.where(keep, 0.0, -math.inf))
     return S, keep
 
 
@@ -220,14 +220,23 @@ def mask_tile(mask, i, rows, j, cols):
                 slice(None) if mask.shape[-1] == 1 else slice(j, j + cols)]
 
 
-def tile_weights(S, shift, keep, batch):
-    """exp(S − shift) in place (n, rows, cols), exp(S) if shift is None: the tile's weights before dividing, exactly
-    0 where `keep` is False. exp of a number below −87 takes a slow path on a CPU, so scores under shift − 80 are
-    first raised to it (a weight under e^−80 ≈ 2e−35 of the largest reads as that), the hidden ones then times 0."""
+def hide(S, keep, batch):
+    """−∞ added in place (n, rows, cols) where `keep` is False, so that the tile's maximum skips those pairs (on a
+    CPU an added −∞ is much faster than masked_fill_)."""
+    S.view(*batch, *S.shape[1:]).add_(torch.where(keep, 0.0, -math.inf))
+
+
+def tile_weights(S, shift, keep, batch, floor=None):
+    """exp(S − shift) in place (n, rows, cols), exp(S) if shift is None, times `keep`: the tile's weights before
+    dividing, exactly 0 at the pairs it may not see, whatever S holds there. `floor`: scores under it are first
+    raised to it, since exp of a number below −87, or of −∞, takes a slow path on a CPU (floor = shift − 80 changes
+    only weights under e^−80 ≈ 2e−35 of the largest)."""
+    if floor is not None:
+        S = S.clamp_min_(floor)
+    P = S.exp_() if shift is None else S.sub_(shift).exp_()
     if keep is None:
-        return S.exp_() if shift is None else S.sub_(shift).exp_()
-    S = S.clamp_min_(-80.0) if shift is None else S.clamp_min_(shift - 80).sub_(shift)
-    P = S.exp_().view(*batch, *S.shape[1:])
+        return P
+    P = P.view(*batch, *S.shape[1:])
     return (P * keep if P.requires_grad else P.mul_(keep)).view(S.shape)   # autograd keeps exp_'s own result
 
 

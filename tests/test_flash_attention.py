@@ -200,6 +200,21 @@ def test_a_hidden_pair_weighs_exactly_zero(causal):
     torch.testing.assert_close(got, expected, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["float32", "float64"])
+def test_a_hidden_key_whose_score_overflows_exp_is_still_ignored(dtype):
+    """A kept tile takes exp of its scores as they are and multiplies the hidden pairs by 0: a hidden score over 10⁴
+    makes exp infinite and inf · 0 NaN, so the tile's sums refuse it and it is done the exact way, with −∞ added."""
+    T = 12
+    g = torch.Generator().manual_seed(5)
+    Q, K, V = (torch.randn(2, 1, T, 4, generator=g, dtype=dtype) for _ in range(3))
+    Q, K[:, :, 10] = Q.abs() + 0.5, 1e4                                   # every score against key 10: over 10⁴
+    mask = padding_mask([10, 9], T)                                       # key 10 hidden in both
+    got = flash_attention(Q, K, V, mask, False, block_q=4, block_k=4)
+    expected = F.scaled_dot_product_attention(Q, K, V, attn_mask=mask)
+    assert torch.isfinite(got).all()
+    torch.testing.assert_close(got, expected, rtol=0, atol=1e-6 if dtype == torch.float32 else 1e-12)
+
+
 def test_a_visible_pair_far_below_the_largest_keeps_its_own_weight():
     """On a masked tile, only weights under e^-80 of the row's largest are raised: one at e^-30 stays e^-30."""
     Q = torch.ones(1, 1, 1, 4, dtype=torch.float64)
