@@ -269,6 +269,8 @@ def test_combined_mask_checker():
     failing(ex.check_combined_mask(one_more), "j < length")
     failing(ex.check_combined_mask(lambda n, T: (padding_mask(n, T) & causal_mask(T))[:, 0]), "head axis")
     failing(ex.check_combined_mask(lambda n, T: torch.ones(3, 3)), "does not broadcast")
+    failing(ex.check_combined_mask(lambda n, T: (padding_mask(n, T) & causal_mask(T)).expand(-1, 4, -1, -1)),
+            "head axis of 4 fits only scores with 4 heads")
     failing(ex.check_combined_mask(lambda n, T: None), "None")
     assert isinstance(ex.check_combined_mask.solution(), Solution)
 

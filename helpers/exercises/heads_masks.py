@@ -151,6 +151,9 @@ def _read_combined(result, case):
     if got.shape == (B, T, T):
         return None, (f"for {what} the mask is (B, T, T) = {got.shape}: against scores (B, H, T, T) its batch "
                       "axis would meet the heads. Add a head axis: (B, 1, T, T).")
+    if got.ndim == 4 and got.shape[0] == B and got.shape[2:] == (T, T) and got.shape[1] > 1:
+        return None, (f"for {what} the mask is {got.shape}: a head axis of {got.shape[1]} fits only scores with "
+                      f"{got.shape[1]} heads. Give it size 1, (B, 1, T, T), and it broadcasts over any number.")
     try:
         return np.broadcast_to(got, (B, 1, T, T)), None
     except ValueError:
