@@ -63,6 +63,22 @@ def test_stable_softmax_reference_and_helper_pass():
     _passes(ss.check_stable_softmax(lambda x: torch.softmax(torch.tensor(x), dim=-1)))
 
 
+def _stable(x, dtype):
+    x = np.asarray(x, dtype=dtype)
+    return _exp_over(x, x.max(axis=-1, keepdims=True))
+
+
+def test_a_float32_softmax_passes_every_time_and_float16_is_named():
+    """float32 rounds a score near 1,000 by up to 3e-5, which the drawn scores around ±1,000 show at atol 1e-6."""
+    for _ in range(10):
+        _passes(ss.check_stable_softmax(lambda x: _stable(x, np.float32)))
+        _passes(ss.check_stable_softmax(lambda x: torch.softmax(torch.from_numpy(x).float(), dim=-1)))
+    x = np.array([1000.1, 1000.2, 1000.3])
+    assert np.abs(_stable(x, np.float32) - ss.reference_softmax(x)).max() > 1e-6
+    _fails(ss.check_stable_softmax(lambda x: _stable(x, np.float16)), "float16", "np.float16")
+    _fails(ss.check_stable_softmax(lambda x: _exp_over(x.astype(np.float32), 0)), "overflows")
+
+
 def _exp_over(x, shift, axis=-1, keepdims=True):
     e = np.exp(x - shift)
     return e / (e.sum() if axis is None else e.sum(axis=axis, keepdims=keepdims))

@@ -4,7 +4,9 @@ import math
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 
+from helpers.attention_torch import causal_mask
 from helpers.attention_torch import scaled_dot_product_attention as sdpa
 from helpers.exercises import luong as ex06
 from helpers.exercises import pytorch_cost as ex07
@@ -165,7 +167,29 @@ def test_cross_attention_wrong_type_and_crash():
 def test_additive_mask_reference_and_alternatives_pass():
     verdict(ex07.check_additive_mask(ex07.reference_additive_mask), True, "exp(-inf) = 0")
     verdict(ex07.check_additive_mask(lambda m: torch.where(m == 0, float("-inf"), 0.0)), True)
-    verdict(ex07.check_additive_mask(lambda m: np.where(m.numpy() == 0, -np.inf, 0.0)), True)
+    verdict(ex07.check_additive_mask(lambda m: torch.full(m.shape, float("-inf")).masked_fill(m != 0, 0.0)), True)
+
+
+@pytest.mark.parametrize("answer, fragment", [
+    (lambda m: np.where(m.numpy() == 0, -np.inf, 0.0), "a NumPy array"),
+    (lambda m: np.where(m.numpy() == 0, -np.inf, 0.0).tolist(), "a list"),
+    (lambda m: torch.zeros(m.shape, dtype=torch.float64).masked_fill(m == 0, float("-inf")), "torch.float64"),
+    (lambda m: torch.zeros(m.shape, dtype=torch.float16).masked_fill(m == 0, float("-inf")), "torch.float16"),
+    (lambda m: torch.zeros(m.shape, dtype=torch.bfloat16).masked_fill(m == 0, float("-inf")), "torch.bfloat16"),
+])
+def test_an_additive_mask_sdpa_would_refuse_is_told_so(answer, fragment):
+    """The right values in a NumPy array or in another dtype than the queries' float32: SDPA raises on both."""
+    verdict(ex07.check_additive_mask(answer), False, "the values are right", fragment)
+    Q, mask = torch.randn(1, 4, 8), ex07.reference_additive_mask(causal_mask(4))
+    with pytest.raises((TypeError, RuntimeError)):
+        F.scaled_dot_product_attention(Q, Q, Q, attn_mask=answer(causal_mask(4)))
+    F.scaled_dot_product_attention(Q, Q, Q, attn_mask=mask)      # float32 is taken
+
+
+def test_a_wrong_mask_in_another_dtype_is_told_its_slip_first():
+    verdict(ex07.check_additive_mask(
+        lambda m: torch.zeros(m.shape, dtype=torch.float16).masked_fill(m != 0, float("-inf"))), False, "polarity")
+    verdict(ex07.check_additive_mask(lambda m: np.where(m.numpy() != 0, -np.inf, 0.0)), False, "polarity")
 
 
 @pytest.mark.parametrize("answer, fragment", [
@@ -349,8 +373,3 @@ def test_a_pair_of_output_and_weights_is_told_to_return_the_output_only():
         return W @ (X_enc @ W_v), W
     verdict(ex06.check_cross_attention(cross_with_weights), False, "perhaps (output, weights)")
     assert ex06._one_result([torch.tensor(1.0), torch.tensor(2.0)], None) is None   # a context of d = 2, as numbers
-
-
-def test_a_float16_additive_mask_is_exact_and_right():
-    verdict(ex07.check_additive_mask(
-        lambda m: torch.zeros(m.shape, dtype=torch.float16).masked_fill(m == 0, float("-inf"))), True)

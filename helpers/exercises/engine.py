@@ -105,17 +105,18 @@ class Exercise:
     or (None, message); None: the default reader, which calls it `reads`), does `judge(case, got, expected)` name a
     problem, is the shape exactly right (else is it a key of `shapes(case)` {shape: message}), is it one of the
     `slips(case)` [(value, message)], is it finite, is it within `atol`? Hooks return whole messages, or None to let
-    the engine go on.
+    the engine go on. `atol32`: the tolerance for a float32 result, where float32's rounding of the inputs shows.
     `where` and `name` are templates with {what}: the prefix of a case's messages and the result's name.
     `success` is text, or a function of the answer that returns it. `check.solution()` shows `reference`'s source.
     """
 
     def __init__(self, reference, *, title, expects, cases, draw, success, explanation="", draws=3, atol=1e-6,
                  rtol=0.0, name="the result on {what}", where="on {what}: ", hint="", slips=None, judge=None,
-                 errors=None, read=None, call=None, expected=None, reads="the result", shapes=None):
+                 errors=None, read=None, call=None, expected=None, reads="the result", shapes=None, atol32=None):
         self.reference, self.title, self.explanation, self.expects = reference, title, explanation, expects
         self.cases, self.draw, self.draws, self.success = cases, draw, draws, success
         self.atol, self.rtol, self.name, self.where, self.hint, self.shapes = atol, rtol, name, where, hint, shapes
+        self.atol32 = atol32 or atol
         self.slips, self.judge, self.errors, self.read, self.reads = slips, judge, errors, read, reads
         self.call = call or (lambda answer, case: answer(*copy.deepcopy(case.args)))
         self.expected = expected or (lambda case: reference(*case.args))
@@ -151,7 +152,8 @@ class Exercise:
             if message is not None:
                 return message
             expected = check.as_array(self.expected(case), "the expected answer")
-            if got.shape == expected.shape and np.isclose(got, expected, atol=self.atol, rtol=self.rtol).all():
+            atol = self.atol32 if str(getattr(result, "dtype", "")).endswith("float32") else self.atol
+            if got.shape == expected.shape and np.isclose(got, expected, atol=atol, rtol=self.rtol).all():
                 return None                    # right here: no judge may name it a slip
             if self.judge is not None and (message := self.judge(case, got, expected)) is not None:
                 return message
@@ -196,9 +198,9 @@ def as_numbers(value, name: str):
     if value is None:
         return None, wrong(f"{name} is None. If it is a variable, replace None with your answer; if a function "
                            "made it, did the function forget to `return` its result?")
-    if str(getattr(value, "dtype", "")) in ("torch.float16", "torch.bfloat16"):
+    if str(getattr(value, "dtype", "")) in ("torch.float16", "torch.bfloat16", "float16"):
         return None, wrong(f"{name} came back as {value.dtype}, which keeps only about 3 significant digits. "
-                           "Compute in the inputs' dtype: no .half() or .bfloat16().")
+                           "Compute in the inputs' dtype: no .half(), .bfloat16() or np.float16.")
     try:
         return check.as_array(value, name), None
     except TypeError as error:

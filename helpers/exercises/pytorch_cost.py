@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from helpers.attention_torch import causal_mask
-from helpers.exercises.engine import Case, Exercise, Feedback, correct, one_number, raised, solved_by, wrong
+from helpers.exercises.engine import Case, Exercise, Feedback, as_numbers, correct, one_number, raised, solved_by, wrong
 
 
 # --- Exercise 1: the course's mask -> PyTorch's additive float mask --------------------------------
@@ -56,9 +56,22 @@ def _read_additive(result, case):
                           "so -inf is stored as True. Start from a float tensor: torch.zeros(mask.shape).")
         return None, ("you returned a boolean mask. SDPA accepts one (True = may attend), but this exercise asks for "
                       "the additive float form: 0.0 where allowed, -inf where hidden.")
-    if isinstance(result, torch.Tensor) and result.dtype in (torch.float16, torch.bfloat16):
-        return result.float().numpy(), None        # 0 and -inf are exact in every float dtype
-    return None
+    low = isinstance(result, torch.Tensor) and result.dtype in (torch.float16, torch.bfloat16)
+    got, problem = as_numbers(result.float() if low else result, "the additive mask")   # 0 and -inf are exact
+    if problem is not None:
+        return None, problem.message
+    if not np.array_equal(got, reference_additive_mask(mask).numpy()):
+        return got, None                           # the judge names what is off
+    if not isinstance(result, torch.Tensor):
+        kind = "a NumPy array" if isinstance(result, np.ndarray) else f"a {type(result).__name__}"
+        return None, (f"the values are right, but you returned {kind}: "
+                      "F.scaled_dot_product_attention takes attn_mask only as a torch tensor. Build it with torch: "
+                      "torch.zeros(mask.shape).masked_fill(mask == 0, float('-inf')).")
+    if result.dtype != torch.float32:              # SDPA: a float mask must have the queries' dtype
+        return None, (f"the values are right, but the mask is {result.dtype}: SDPA adds a float mask only if it has "
+                      "the queries' dtype, and the notebook's queries are torch.float32 (torch's default). Start "
+                      "from torch.zeros(mask.shape), which is float32.")
+    return got, None
 
 
 def _judge_additive(case, got, expected):
