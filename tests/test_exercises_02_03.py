@@ -5,6 +5,7 @@ import re
 import numpy as np
 import pytest
 import torch
+from torch.nn.functional import softmax as sm
 
 from helpers.exercises import parameter_free as pf
 from helpers.exercises import similarity_softmax as ss
@@ -165,6 +166,22 @@ def test_flows_row_reference_passes():
     _passes(pf.check_flows_row([0.0674, 0.1112, 0.8214]))      # four decimals
     _passes(pf.check_flows_row(torch.tensor([0.0674, 0.1112, 0.8214])))
     assert "precision you gave" not in pf.check_flows_row([0.0674, 0.1112, 0.8214]).message
+
+
+@pytest.mark.parametrize("answer, fragment", [
+    ([0.072, 0.107, 0.821], "right to two decimals, as asked"),      # three decimals, the third one off
+    ([0.0715, 0.1070, 0.8215], "right to two decimals, as asked"),
+    ([0.067, 0.111, 0.821], "correct to the precision you gave"),
+])
+def test_flows_row_says_what_precision_it_holds(answer, fragment):
+    feedback = pf.check_flows_row(answer)
+    _passes(feedback)
+    assert fragment in feedback.message
+
+
+def test_flows_row_cut_off_or_off_in_the_second_decimal_is_told_so():
+    _fails(pf.check_flows_row([0.06, 0.11, 0.82]), "cut off after two decimals", "Round")
+    _fails(pf.check_flows_row([0.08, 0.10, 0.82]), "not right to two decimals", "round only at the end")
 
 
 def test_the_row_asked_for_is_not_one_the_notebook_prints():
@@ -391,6 +408,19 @@ def test_a_library_softmax_passes_with_a_nudge_to_write_it():
     assert "library" not in ss.check_stable_softmax(ss.reference_softmax).message
 
 
+def test_the_courses_softmax_passed_as_it_is_or_imported_under_another_name_gets_the_nudge():
+    assert "calls a library softmax" in ss.check_stable_softmax(softmax).message
+    for answer in (_module_softmax, _layer_softmax):
+        assert "calls a library softmax" in ss.check_stable_softmax(answer).message, answer.__name__
+
+
+def test_a_value_error_on_a_matrix_names_both_usual_causes():
+    def builtin_max(x):
+        e = np.exp(x - max(x))
+        return e / sum(e)
+    _fails(ss.check_stable_softmax(builtin_max), "The truth value", "Python's built-in max", "keepdims=True")
+
+
 def test_a_softmax_built_on_the_students_own_helper_gets_no_nudge():
     def softmax_rows(x):
         e = np.exp(x - x.max(axis=-1, keepdims=True))
@@ -403,6 +433,14 @@ def test_a_softmax_built_on_the_students_own_helper_gets_no_nudge():
     feedback = ss.check_stable_softmax(my_softmax)
     _passes(feedback)
     assert "library" not in feedback.message
+
+
+def _module_softmax(x):
+    return sm(torch.from_numpy(x), -1).numpy()        # torch's softmax, imported as sm
+
+
+def _layer_softmax(x):
+    return torch.nn.Softmax(dim=-1)(torch.from_numpy(x)).numpy()
 
 
 def _shifted_softmax(shift):

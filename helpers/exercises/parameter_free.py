@@ -76,13 +76,22 @@ def check_flows_row(w) -> Feedback:
     if not np.isclose(got.sum(), 1.0, atol=SUM_TOLERANCE):
         return wrong(f"your weights sum to {got.sum():.4f}, not 1. Divide each exponential by their sum.")
     if not np.allclose(got, W[_ROW], atol=ROUNDING_TOLERANCE) and np.allclose(got, W[_ROW], atol=0.05):
-        return wrong("close: right to one decimal, but too coarse. Give two decimals.")
+        if np.allclose(got, np.floor(W[_ROW] * 100) / 100, atol=1e-9):
+            return wrong("close: those are the weights cut off after two decimals. Round each to the nearest "
+                         "hundredth instead.")
+        if np.allclose(got, np.round(got, 1), atol=1e-9):
+            return wrong("close: right to one decimal, but too coarse. Give two decimals.")
+        return wrong("close, but not right to two decimals. Keep more digits in the steps by hand (the scores / 2, "
+                     "the exponentials, their sum) and round only at the end.")
     message = compare_numbers(got, W[_ROW], "w_flows", atol=ROUNDING_TOLERANCE, hint=f"Scores / 2 = {scaled}.")
     if message is not None:
         return wrong(message)
     exact = np.round(W[_ROW], 4).tolist()
+    given = next((k for k in (2, 3) if np.allclose(got, np.round(got, k), atol=1e-9)), 4)   # decimals given
     verdict = (f"w_flows = {exact}." if np.allclose(got, W[_ROW], atol=5e-5) else
-               f"your {got.tolist()} is correct to the precision you gave; to four decimals the row is {exact}.")
+               f"your {got.tolist()} is correct to the precision you gave; to four decimals the row is {exact}."
+               if np.allclose(got, W[_ROW], atol=0.5 * 10.0**-given + 1e-9) else
+               f"your {got.tolist()} is right to two decimals, as asked; to four decimals the row is {exact}.")
     return correct(f"{verdict} flows keeps {W[_ROW, _ROW]:.4f} of itself: e_flows · e_flows is its largest score.")
 
 

@@ -9,7 +9,17 @@ import textwrap
 import numpy as np
 
 from helpers.exercises import Feedback
-from helpers.exercises.engine import Case, Exercise, as_numbers, correct, named_slip, one_number, solved_by, wrong
+from helpers.exercises.engine import (
+    Case,
+    Exercise,
+    as_numbers,
+    correct,
+    named_slip,
+    one_number,
+    raised,
+    solved_by,
+    wrong,
+)
 from helpers.similarity import cosine, softmax
 
 A, B = np.array([4.0, 2.0]), np.array([6.0, 1.0])
@@ -95,9 +105,11 @@ def _draw_scores(rng) -> Case:
 
 def _softmax_error(case, error):
     x, = case.args
-    if x.ndim == 2 and isinstance(error, ValueError):   # NumPy's broadcasting error
-        return (f"on {case.what} a row-wise max or sum without keepdims, shape ({len(x)},), cannot broadcast "
-                f"against the matrix. Use keepdims=True: shape ({len(x)}, 1) stretches across each row.")
+    if x.ndim == 2 and isinstance(error, ValueError):   # NumPy's broadcasting error, or Python's max of rows
+        return (f"on {case.what} {raised(error).rstrip('. ')}. Two usual causes on a matrix: a row-wise max or sum "
+                f"without keepdims, shape ({len(x)},), cannot broadcast against it (use keepdims=True: shape "
+                f"({len(x)}, 1) stretches across each row); or Python's built-in max or sum, which compare and add "
+                "whole rows (use x.max(axis=-1, keepdims=True)).")
     return None
 
 
@@ -140,21 +152,27 @@ def _softmax_verdict(student_softmax) -> str:
     return verdict
 
 
+def _a_library(thing) -> bool:
+    """Whether `thing` comes from torch, scipy or the course's helpers (its exercises aside)."""
+    module = getattr(thing, "__module__", None) or ""
+    return module.split(".")[0] in {"torch", "scipy"} or module.startswith("helpers.") and ".exercises" not in module
+
+
 def _calls_a_library_softmax(function) -> bool:
-    """Whether the function's own code (comments aside) calls torch's, scipy's or the course's softmax."""
+    """Whether the function is, or its own code (comments aside) calls, torch's, scipy's or the course's softmax."""
+    if _a_library(function):
+        return True                          # check(softmax) with the course's own, or check(torch.softmax)
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
     except (OSError, TypeError, SyntaxError):   # no source to read (a builtin, a lambda inside an expression)
         return False
     own = next((node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.Lambda))), tree)
     for node in ast.walk(own):                  # a lambda's source is its whole line: read the lambda only
-        called = getattr(node, "func", None)
-        if isinstance(called, ast.Attribute) and "softmax" in called.attr:
-            return True                      # torch.softmax, F.softmax, special.softmax, x.softmax(...)
-        if isinstance(called, ast.Name) and "softmax" in called.id:   # a library's, not one the student wrote
-            module = getattr(function.__globals__.get(called.id), "__module__", None) or ""
-            if module.split(".")[0] in {"torch", "scipy", "helpers"}:
-                return True
+        if isinstance(node, ast.Attribute) and "softmax" in node.attr.lower():
+            return True                      # torch.softmax, F.softmax, nn.Softmax, special.softmax, x.softmax
+        if isinstance(node, ast.Name) and _a_library(named := function.__globals__.get(node.id)) and "softmax" in (
+                getattr(named, "__name__", "") or node.id).lower():
+            return True                      # softmax imported by name, or under another (as sm)
     return False
 
 
