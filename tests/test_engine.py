@@ -15,6 +15,7 @@ from helpers.exercises.engine import (
     not_a_function,
     one_number,
     raised,
+    rounded,
     solved_by,
     wrong,
 )
@@ -115,6 +116,15 @@ def test_compare_numbers_holds_its_tolerance():
     assert "wrong values" in compare_numbers(np.array([1.0 + 2e-6]), np.array([1.0]), "y", atol=1e-6)
     assert compare_numbers(np.array([101.0]), np.array([100.0]), "y", atol=0, rtol=0.011) is None
     assert "wrong values" in compare_numbers(np.array([102.0]), np.array([100.0]), "y", atol=0, rtol=0.011)
+
+
+def test_a_rounded_answer_is_told_so_and_only_when_it_is_off():
+    expected = np.array([0.123456, 2.5])
+    assert rounded(np.round(expected, 2), expected) == 2 and rounded(np.round(expected, 5), expected) == 5
+    assert rounded(expected, expected) is None and rounded(np.array([0.12, 2.6]), expected) is None
+    assert rounded(np.round(expected, 0), expected) is None                       # 0 decimals is not counted
+    assert "rounded to 3 decimals" in compare_numbers(np.round(expected, 3), expected, "y", atol=1e-6)
+    assert compare_numbers(np.round(expected, 3), expected, "y", atol=1e-3) is None   # within the tolerance
 
 
 def test_minus_infinity_is_right_where_the_answer_is_minus_infinity():

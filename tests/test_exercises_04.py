@@ -274,3 +274,28 @@ def test_attention_without_the_row_max_is_refused_on_large_scores():
             e = torch.exp(Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1]))
             return e / e.sum(-1, keepdim=True) @ V
     failing(ex.check_self_attention_module(Module), "100 times longer", "NaN or infinity")
+
+
+def _forward_in_float32(E, W_q, W_k, W_v):
+    E, W_q, W_k, W_v = (X.float() for X in (E, W_q, W_k, W_v))
+    Q, K, V = E @ W_q, E @ W_k, E @ W_v
+    return torch.softmax(Q @ K.T / math.sqrt(Q.shape[-1]), -1) @ V
+
+
+def test_the_forward_pass_in_float32_passes_every_time():
+    for _ in range(30):
+        assert verdict(ex.check_attention_forward(_forward_in_float32))[0]
+
+
+def test_a_product_that_does_not_fit_names_the_scores_too():
+    def keys_not_transposed(E, W_q, W_k, W_v):
+        Q, K, V = E @ W_q, E @ W_k, E @ W_v
+        return torch.softmax(Q @ K / math.sqrt(Q.shape[-1]), -1) @ V
+    failing(ex.check_attention_forward(keys_not_transposed), "a matrix product failed", "cannot be multiplied",
+            "The scores are Q @ K.T")
+
+
+def test_a_count_right_only_when_d_model_is_at_least_d_k_fails_every_time():
+    for _ in range(10):
+        failing(ex.check_qkv_parameters(lambda d_model, d_k: 3 * d_model * min(d_model, d_k)),
+                "for d_model=3, d_k=8", "(d_model, d_model)")

@@ -373,3 +373,17 @@ def test_a_pair_of_output_and_weights_is_told_to_return_the_output_only():
         return W @ (X_enc @ W_v), W
     verdict(ex06.check_cross_attention(cross_with_weights), False, "perhaps (output, weights)")
     assert ex06._one_result([torch.tensor(1.0), torch.tensor(2.0)], None) is None   # a context of d = 2, as numbers
+
+
+def test_a_scale_by_the_value_width_fails_every_time():
+    def by_d_v(X_dec, X_enc, W_q, W_k, W_v):
+        Q, K, V = X_dec @ W_q, X_enc @ W_k, X_enc @ W_v
+        return torch.softmax(Q @ K.T / math.sqrt(W_v.shape[1]), -1) @ V
+    assert not any(ex06.check_cross_attention(by_d_v).passed for _ in range(40))
+
+
+def test_rounded_tflops_and_twice_the_scores_are_named():
+    def rounded_tflops(B, H, T, d_k, milliseconds, causal=False):
+        return round(ex07.reference_achieved_tflops(B, H, T, d_k, milliseconds, causal), 2)
+    verdict(ex07.check_achieved_tflops(rounded_tflops), False, "rounded to 2 decimals", "unrounded")
+    verdict(ex07.check_scores_gb(2 * ex07.reference_scores_gb()), False, "twice", "softmax weights", "scores alone")

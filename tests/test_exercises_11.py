@@ -116,3 +116,45 @@ def test_values_cut_to_the_pages_d_v_fail():
         m, l, o = ex11.reference_running_softmax(stream, d_v)
         return m, l, o[:3]                                                      # the first case's d_v = 3
     not_yet(ex11.check_running_softmax(cut), "shapes")
+
+
+def test_the_state_names_its_wrong_part_and_its_dtype():
+    reference = ex11.reference_running_softmax
+
+    def swapped(stream, d_v):
+        m, l, o = reference(stream, d_v)
+        return l, m, o
+
+    def l_off(stream, d_v):
+        m, l, o = reference(stream, d_v)
+        return m, 1.01 * l, o
+
+    def in_float32(stream, d_v):
+        return tuple(x.float() for x in reference(stream, d_v))
+
+    def divided_at_the_end(stream, d_v):
+        m, l, o = reference(stream, d_v)
+        return m, l, o / l
+
+    def starts_with_the_first_value(stream, d_v):
+        m = l = o = None
+        for s, v in stream:
+            if m is None:
+                m, l, o = s, torch.tensor(1.0, dtype=torch.float64), v                 # o is v itself
+                continue
+            m_new = torch.maximum(m, s)
+            correction, p = torch.exp(m - m_new), torch.exp(s - m_new)
+            m, l, o = m_new, correction * l + p, correction * o + p * v
+        return m, l, o
+    not_yet(ex11.check_running_softmax(swapped), "m and l are swapped")
+    not_yet(ex11.check_running_softmax(l_off), "wrong values: l = ")
+    not_yet(ex11.check_running_softmax(in_float32), "is torch.float32", "float64")
+    not_yet(ex11.check_running_softmax(divided_at_the_end), "or once at the end", "Return o undivided")
+    not_yet(ex11.check_running_softmax(starts_with_the_first_value), "do not start with o = v")
+
+
+def test_a_rule_that_returns_no_truth_value_is_told_so():
+    def forgets_to_return(q_start, q_stop, k_start, k_stop, T_q, T_k):
+        skip = k_start > q_stop - 1 + T_k - T_q   # noqa: F841
+    not_yet(ex11.check_tile_is_future(forgets_to_return), "returned None", "`return`")
+    not_yet(ex11.check_tile_is_future(lambda *tile: "False"), "returned str 'False'")

@@ -8,6 +8,7 @@
                                  no size, order or number printed on the page can be copied into an answer
     solved_by(title, code)       the worked solution of a checker whose answer is a value (counts, a symbol, text)
     readers                      as_numbers, one_number, text_answer: what came, read as what was asked for
+    compare_numbers, named_slip  how an answer differs from the expected one (a wrong shape, a slip, rounding)
 
 A student's exception reaches the diagnosis as the exception object: an exercise's `errors(case, error)`
 dispatches on its type and on the case's inputs, never on its wording.
@@ -274,12 +275,20 @@ def compare_numbers(got, expected, name: str, *, atol: float = 1e-4, rtol: float
     if not np.all(np.isfinite(got) | ~np.isfinite(expected)):   # -inf is right where the answer is -inf
         return f"{name} contains NaN or infinity. Look for a division by zero or an exp that overflowed."
     off = ~np.isclose(got, expected, atol=atol, rtol=rtol)
+    if off.any() and (decimals := rounded(got, expected)) is not None:
+        return f"{name} is rounded to {decimals} decimals: return the numbers as computed, unrounded."
     if off.any():
         where = tuple(int(i) for i in np.argwhere(off)[0])
         at = f" at position {where}" if where else ""
         direction = "too large" if got[where] > expected[where] else "too small"
         return f"{name} has the right shape but the wrong values{at}: {got[where]:.4g} is {direction}.{hint}"
     return None
+
+
+def rounded(got, expected) -> int | None:
+    """How many decimals (1 to 6) `got` is `expected` rounded to, if it is that and not `expected` itself."""
+    return next((k for k in range(1, 7) if got.shape == expected.shape and not np.allclose(got, expected, atol=1e-12)
+                 and np.allclose(got, np.round(expected, k), atol=1e-12, rtol=0)), None)
 
 
 def _kind(value) -> str:

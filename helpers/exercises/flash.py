@@ -6,7 +6,7 @@ import copy
 import numpy as np
 import torch
 
-from helpers.exercises.engine import Case, Exercise, Refusal
+from helpers.exercises.engine import Case, Exercise, Refusal, named_slip
 
 
 # --- Exercise 1: the running softmax, one key at a time ----------------------------------------------------------
@@ -45,8 +45,8 @@ RUNNING_SLIPS = (
                             "exp(m_old − m_new) before adding the new value, as for l"),
     (dict(sign=-1), "the correction is upside down: exp(m_new − m_old) grows the old sums; the old terms "
                     "exp(s − m_old) become exp(s − m_new) = exp(s − m_old) · exp(m_old − m_new), which shrinks them"),
-    (dict(divide=True), "o is divided by l at every step: that gives the finished output row o / l. Keep o "
-                        "undivided (a sum, like l) and divide once, at the end"),
+    (dict(divide=True), "o came back divided by l (at every step, or once at the end): that is the finished output "
+                        "row o / l. Return o undivided, a sum like l: whoever needs the output divides, once"),
     (dict(start=0.0), "m starts at 0: with scores all far below 0, exp(s − 0) underflows to 0 and l stays 0 "
                       "(0 / 0 at the end). Start at −∞ (float('-inf')): nothing seen yet"),
 )
@@ -80,7 +80,8 @@ def _run_running(answer, case):
     if _has_nan(result) and not _has_nan(answer(iter(copy.deepcopy(case.args[0])), case.args[1])):
         raise Refusal(f"on {case.what}: (m, l, o) came back with NaN, because each key's value v lasts only until "
                       "the next key arrives (here it is then overwritten with NaN). Update m, l and o as each (s, v) "
-                      "comes, without collecting the keys first: that is the point of a running softmax.")
+                      "comes, keeping no reference to v: collect no keys first (that is the point of a running "
+                      "softmax), and do not start with o = v, which is v itself (o = v.clone() is a copy).")
     return result
 
 
@@ -109,7 +110,29 @@ def _read_state(result, case):
     if m.size != 1 or l.size != 1 or o.shape != (d_v,):
         return None, (f"{where}m and l should be one number each and o a vector of d_v = {d_v} numbers, but they "
                       f"have shapes {m.shape}, {l.shape} and {o.shape}.")
+    low = next((f"{name} is {x.dtype}" for name, x in zip("mlo", result) if str(getattr(x, "dtype", "")).endswith(
+        ("float32", "float16"))), None)
+    if low is not None and np.allclose(_state(m, l, o), _state(*reference_running_softmax(*case.args)), atol=1e-3):
+        return None, (f"{where}{low}: keep m, l and o in the stream's float64 (float32 keeps about 7 digits, the "
+                      "checker compares 9).")
     return _state(m, l, o), None
+
+
+def _running_slips(case):
+    return [(lambda o=options: _state(*slipped_running_softmax(*case.args, **o)), f"on {case.what}: {m}")
+            for options, m in RUNNING_SLIPS]
+
+
+def _judge_state(case, got, expected):
+    """Which of m, l and o is off, by name; a named slip, NaN or infinity is left to the engine."""
+    if not np.isfinite(got).all() or named_slip(got, _running_slips(case), atol=1e-9, right=expected) is not None:
+        return None
+    if np.allclose(got[[1, 0, *range(2, got.size)]], expected, atol=1e-9):
+        return f"on {case.what}: m and l are swapped: return them in the order (m, l, o)."
+    i = int(np.argmax(~np.isclose(got, expected, atol=1e-9, rtol=0)))
+    names = ["m", "l", *(f"o[{k}]" for k in range(got.size - 2))]
+    return (f"(m, l, o) on {case.what} has the right shape but the wrong values: {names[i]} = {got[i]:.6g} is too "
+            f"{'large' if got[i] > expected[i] else 'small'}.")
 
 
 check_running_softmax = Exercise(
@@ -117,9 +140,8 @@ check_running_softmax = Exercise(
     expects="running(stream, d_v) returning (m, l, o)",
     cases=lambda: [_running_case(*c) for c in RUNNING_CASES], draw=_draw_running,
     call=_run_running,
-    expected=lambda case: _state(*reference_running_softmax(*case.args)), read=_read_state,
-    slips=lambda case: [(lambda o=options: _state(*slipped_running_softmax(*case.args, **o)), f"on {case.what}: {m}")
-                        for options, m in RUNNING_SLIPS],
+    expected=lambda case: _state(*reference_running_softmax(*case.args)), read=_read_state, slips=_running_slips,
+    judge=_judge_state,
     name="(m, l, o) on {what}", atol=1e-9,
     hint="m = max(m, s); l and o: multiply by exp(m_old − m_new), add exp(s − m_new) (times v for o).",
     success="one key at a time: the largest score so far, and two sums kept against it, rescaled by "
@@ -151,6 +173,9 @@ TILE_SLIPS = (
     (lambda qa, qb, ka, kb, T_q, T_k: ka > qa + T_k - T_q,
      "a partly visible tile is skipped: you tested the tile's FIRST query; its last query may still see some of "
      "the keys. Use q_stop − 1"),
+    (lambda qa, qb, ka, kb, T_q, T_k: ka > (qa + qb) // 2 + T_k - T_q,
+     "a partly visible tile is skipped: you tested a query in the MIDDLE of the tile; its last query may still "
+     "see some of the keys. Use q_stop − 1"),
     (lambda qa, qb, ka, kb, T_q, T_k: ka > qb - 1 + T_q - T_k,
      "the shift has the wrong sign: the queries are the LAST T_q tokens, so query i is token i + T_k − T_q and "
      "sees the keys up to it. Add T_k − T_q, not T_q − T_k"),
@@ -179,11 +204,23 @@ def _draw_tiles(rng) -> Case:
                       ", drawn at random")
 
 
+def _run_tiles(answer, case):
+    """The answer's rule on every tile of the grid; a rule that returns no truth value is refused."""
+    def rule(*tile):
+        said = answer(*tile)
+        if said is None:
+            raise Refusal("your function returned None. Did it forget to `return` True (skip) or False?")
+        if not isinstance(said, (bool, np.bool_, int, np.integer, torch.Tensor, np.ndarray)):
+            raise Refusal(f"your function returned {type(said).__name__} {said!r:.40}: return True (skip) or False.")
+        return said
+    return tile_grid(rule, *case.args)
+
+
 check_tile_is_future = Exercise(
     reference_tile_is_future, title="the causal skip condition",
     expects="future(q_start, q_stop, k_start, k_stop, T_q, T_k) returning True or False",
-    cases=lambda: [_tile_case(*c) for c in ((8, 8, 2, 2), (3, 12, 2, 4), (9, 9, 4, 3), (1, 10, 1, 3))],
-    call=lambda answer, case: tile_grid(answer, *case.args),                 # every tile of the grid
+    cases=lambda: [_tile_case(*c) for c in ((8, 8, 2, 2), (3, 12, 2, 4), (12, 12, 6, 2), (9, 9, 4, 3), (1, 10, 1, 3))],
+    call=_run_tiles,
     expected=lambda case: tile_grid(reference_tile_is_future, *case.args), draw=_draw_tiles,
     slips=lambda case: [(lambda r=rule: tile_grid(r, *case.args), f"for {case.what}: {message}")
                         for rule, message in TILE_SLIPS],

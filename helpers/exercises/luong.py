@@ -207,7 +207,8 @@ def _cross_attention_slips(X_dec, X_enc, W_q, W_k, W_v):
 
 
 def _draw_cross(rng) -> Case:
-    T_q, T_k, d, d_k, d_v = (int(n) for n in rng.choice([2, 3, 5, 6, 7, 9], 5))
+    T_q, T_k, d = (int(n) for n in rng.choice([2, 3, 5, 6, 7, 9], 3))
+    d_k, d_v = (int(n) for n in rng.choice([2, 3, 5, 6, 7, 9], 2, replace=False))   # d_v ≠ d_k: √d_v shows
     g = torch.Generator().manual_seed(int(rng.integers(2**31)))
     shapes = ((T_q, d), (T_k, d), (d, d_k), (d, d_k), (d, d_v))
     return Case(*(torch.randn(*shape, generator=g) for shape in shapes),

@@ -8,7 +8,18 @@ import numpy as np
 import torch
 
 from helpers.attention_torch import causal_mask
-from helpers.exercises.engine import Case, Exercise, Feedback, as_numbers, correct, one_number, raised, solved_by, wrong
+from helpers.exercises.engine import (
+    Case,
+    Exercise,
+    Feedback,
+    as_numbers,
+    correct,
+    one_number,
+    raised,
+    rounded,
+    solved_by,
+    wrong,
+)
 
 
 # --- Exercise 1: the course's mask -> PyTorch's additive float mask --------------------------------
@@ -78,13 +89,14 @@ def _judge_additive(case, got, expected):
     """Polarity, 0 · (-inf), 0/1 masks, masks of 2s, finite stand-ins for -inf: each named."""
     mask, = case.args
     kind = str(mask.dtype).removeprefix("torch.")
+    article = "an" if kind.startswith("int") else "a"
     if got.shape != tuple(mask.shape):
         return (f"the mask has shape {got.shape}, expected {tuple(mask.shape)}: one entry per "
                 "(query, key) pair, like the input mask.")
     allowed = (mask != 0).numpy()
     if np.isnan(got).any():
         if np.isnan(got[allowed]).all() and np.all(got[~allowed] == float("-inf")):
-            return (f"NaN where attention is allowed (a {kind} mask): 0 · (-inf) is NaN, not 0. "
+            return (f"NaN where attention is allowed ({article} {kind} mask): 0 · (-inf) is NaN, not 0. "
                     "Choose instead of multiplying: torch.where(mask == 0, float('-inf'), 0.0).")
         return "the mask contains NaN. Use 0.0 and float('-inf') only."
     if np.all(got[allowed] == float("-inf")) and np.all(got[~allowed] == 0):
@@ -95,12 +107,12 @@ def _judge_additive(case, got, expected):
         values = mask.numpy().astype(np.float64)
         off = allowed & (got != 0)                       # allowed pairs that got something other than 0
         if np.all(values[off] != 1) and np.all(np.isneginf(got[off])):
-            return (f"on a {kind} mask, the pairs where the mask is {values[off][0]:g} are hidden, but any "
+            return (f"on {article} {kind} mask, the pairs where the mask is {values[off][0]:g} are hidden, but any "
                     "nonzero value means 'may attend'. Test mask == 0 (hidden), not mask == 1 or mask >= 1.")
         if np.allclose(got[allowed], np.log(values[allowed])):
-            return (f"on a {kind} mask, where the mask is 2 you give log 2 ≈ 0.693, but any nonzero "
+            return (f"on {article} {kind} mask, where the mask is 2 you give log 2 ≈ 0.693, but any nonzero "
                     "value means 'may attend': compare with 0 instead of taking the log.")
-        return f"on a {kind} mask, an allowed pair has a nonzero value: put exactly 0.0 wherever mask != 0."
+        return f"on {article} {kind} mask, an allowed pair has a nonzero value: put exactly 0.0 wherever mask != 0."
     if not np.all(got[~allowed] <= -1e4):
         return "a hidden pair is not pushed to -inf, so softmax still gives it weight."
     if not np.all(np.isneginf(got[~allowed])):
@@ -151,7 +163,8 @@ def check_scores_gb(answer) -> Feedback:
         (expected * 1e9, "that is the number of bytes. Divide by 10⁹ for GB."),
         (expected * 1e9 / 2**30, "that is GiB (2³⁰ bytes). GB are 10⁹ bytes: divide the bytes by 1e9."),
         (expected / 32, "that is for one head. Every head has its own (T, T) matrix: multiply by 32."),
-        (expected * 2, "that counts 4 bytes per number (float32). bfloat16 uses 2."),
+        (expected * 2, "that is twice as much: 4 bytes per number (float32; bfloat16 uses 2), or the scores and "
+                       "the softmax weights together. The question asks for the scores alone, in bfloat16."),
         (expected / 2, "that is half: 1 byte per number (bfloat16 uses 2), or half the pairs (a causal mask halves "
                        "the work a fused kernel does, but the textbook still stores every score of the (T, T) "
                        "matrix)."),
@@ -224,6 +237,9 @@ def _judge_tflops(case, got, expected):
     for applies, ratios, message in diagnoses:
         if applies and any(abs(ratio - x) <= 0.01 * x for x in ratios):
             return f"for {case.what}: {message}"
+    if (decimals := rounded(got, expected)) is not None:
+        return (f"for {case.what} your function gives {got.item():g}: rounded to {decimals} decimals. Return the "
+                "number as computed, unrounded (round only when you print it).")
     return (f"for {case.what} your function gives {got.item():.4g} TFLOP/s, which is not it. "
             "FLOPs = 4·B·H·T²·d_k (÷ 2 if causal); TFLOP/s = FLOPs / seconds / 1e12.")
 

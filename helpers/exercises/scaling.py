@@ -15,6 +15,7 @@ from helpers.exercises.engine import (
     not_a_function,
     one_number,
     raised,
+    rounded,
     solved_by,
     wrong,
 )
@@ -22,8 +23,9 @@ from helpers.scaling import sample_dot_products
 from helpers.similarity import softmax
 
 # ----------------------------------------------------------------------------- Exercise 1: the divisor per head
-#: (d_model, n_heads), the course's 512 / 8 first; 128 / 2 catches "return n_heads", 384 / 4 (d_k = 96) a rounded √.
-DIVISOR_CASES = ((512, 8), (128, 2), (768, 12), (96, 6), (1024, 1), (384, 4))
+#: (d_model, n_heads), the course's 512 / 8 first; 128 / 2 catches "return n_heads", 384 / 4 (d_k = 96) a rounded √,
+#: 256 / 16 (d_k = 16) a hard-coded 8 for many heads (512 / 8 and 768 / 12 both have d_k = 64).
+DIVISOR_CASES = ((512, 8), (128, 2), (768, 12), (96, 6), (1024, 1), (384, 4), (256, 16))
 
 
 def reference_divisor(d_model, n_heads):
@@ -242,6 +244,8 @@ def _judge_weights(case, W, expected):
         (S / np.sqrt(d_k), "these are the scaled scores, before softmax: exp, then divide by the row's sum.")))
     if message is not None:
         return message
+    if (decimals := rounded(W, expected)) is not None:
+        return f"the weights are rounded to {decimals} decimals: return them as computed, unrounded."
     row_sums, column_sums = W.sum(axis=-1), W.sum(axis=0)           # huge entries: the sums may be inf
     if not np.allclose(row_sums, 1.0, atol=1e-6):
         if np.allclose(column_sums, 1.0, atol=1e-6):
@@ -271,6 +275,15 @@ def _judge_weights(case, W, expected):
             "Compute softmax(Q @ K.T / np.sqrt(d_k)) row by row, with d_k = Q.shape[-1].")
 
 
+def _weights_error(case, error):
+    if isinstance(error, ValueError):   # NumPy's error for a product or a broadcast whose shapes do not fit
+        (Q, K), what = case.args, case.what
+        return (f"on {what}: {raised(error).rstrip('. ')}. Q is (T_q, d_k) = {Q.shape} and K is (T_k, d_k) = "
+                f"{K.shape}: the scores are Q @ K.T, (T_q, T_k); a row-wise max or sum needs keepdims=True, shape "
+                "(T_q, 1), to stretch across each row.")
+    return None
+
+
 def _largest_large_score() -> float:
     Q, K = large_inputs()
     return float((Q @ K.T / np.sqrt(Q.shape[-1])).max())
@@ -287,7 +300,8 @@ def _weights_verdict(answer) -> str:
 
 check_scaled_weights = Exercise(
     reference_scaled_weights, title="softmax(Q Kᵀ / √d_k)", expects="scaled_weights(Q, K) returning a (T_q, T_k) array",
-    cases=_weights_cases, draw=_draw_weights, read=_read_weights, judge=_judge_weights, success=_weights_verdict,
+    cases=_weights_cases, draw=_draw_weights, read=_read_weights, judge=_judge_weights, errors=_weights_error,
+    success=_weights_verdict,
     explanation="d_k is read from the shapes (the last axis of Q), so the same function works for any head size. "
                 "Subtracting the row max (notebook 02) keeps it exact when the scores are large (the checker also "
                 "tries scaled scores of about 1,000). helpers.attention_torch.attention_weights does the same in "
