@@ -189,6 +189,12 @@ def test_a_float32_result_is_held_to_its_own_tolerance_and_float16_is_refused():
         assert "float16, which keeps only about 3 significant digits" in check(half).message
 
 
+def test_a_pair_of_arrays_is_told_to_return_only_the_result():
+    message = _doubling(reads="the doubled x")(lambda x: (2 * x, np.ones((len(x), len(x))))).message
+    assert message == ("on [1, 2]: you returned a pair of arrays, of shapes (2,) and (2, 2): perhaps (output, "
+                       "weights). Return only the doubled x.")
+
+
 def test_drawn_cases_are_drawn_afresh_for_every_call():
     per_call = []
     check = _doubling()

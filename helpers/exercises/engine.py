@@ -165,8 +165,12 @@ class Exercise:
 
     def numbers(self, result, case: Case):
         """The result as an array, or a message on what came instead (the default `read`; a case may have its own
-        `reads`, as its own `where`)."""
-        got, problem = as_numbers(result, getattr(case, "reads", self.reads))
+        `reads`, as its own `where`). A pair of arrays, such as (output, weights), is named."""
+        reads = getattr(case, "reads", self.reads)
+        if isinstance(result, (tuple, list)) and len(result) == 2 and all(len(getattr(r, "shape", ())) for r in result):
+            return None, (f"{self.where_of(case)}you returned a pair of arrays, of shapes {tuple(result[0].shape)} and "
+                          f"{tuple(result[1].shape)}: perhaps (output, weights). Return only {reads}.")
+        got, problem = as_numbers(result, reads)
         return got, None if problem is None else self.where_of(case) + problem.message
 
     def where_of(self, case: Case) -> str:

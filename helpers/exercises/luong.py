@@ -55,20 +55,10 @@ def _context_slips(case):
             (H.mean(axis=0), "that is the plain average of the encoder states; weight them by softmax(s · h_j)."))
 
 
-def _one_result(result, case):
-    """A pair of arrays, as luong_dot_attention returns (context, weights), is named; anything else: the default."""
-    if isinstance(result, (tuple, list)) and len(result) == 2 and all(len(getattr(r, "shape", ())) for r in result):
-        return None, (f"you returned a pair of arrays, of shapes {tuple(result[0].shape)} and "
-                      f"{tuple(result[1].shape)}: perhaps (output, weights), as luong_dot_attention returns them. "
-                      "Return only the output.")
-    return None
-
-
 check_luong_context = Exercise(
     reference_luong_context, title="one step of Luong's dot attention",
     expects="luong_context(s, H) -> context vector of shape (d,)", where="",
     cases=lambda: [Case(s, H, what="") for s, H in _luong_cases()], draw=_draw_luong, reads="the context",
-    read=_one_result,
     judge=_judge_context, slips=_context_slips, expected=lambda case: luong_dot_attention(*case.args)[0],
     name="the context", atol=1e-4,
     hint="Three steps: scores = H @ s, weights = softmax(scores), context = weights @ H.",
@@ -226,7 +216,7 @@ def _judge_cross(case, got, expected):
 check_cross_attention = Exercise(
     reference_cross_attention, title="cross-attention with learned projections",
     expects="cross_attention(X_dec, X_enc, W_q, W_k, W_v) -> Y (T_q, d_v)", where="",
-    cases=lambda: [Case(*case, what="") for case in _cross_cases()], draw=_draw_cross, reads="Y", read=_one_result,
+    cases=lambda: [Case(*case, what="") for case in _cross_cases()], draw=_draw_cross, reads="Y",
     judge=_judge_cross, slips=lambda case: _cross_attention_slips(*case.args), name="Y", atol=1e-4,
     hint="Q from X_dec, K and V from X_enc, then scaled_dot_product_attention(Q, K, V).",
     success="queries from the decoder, keys and values from the encoder, one function. "
