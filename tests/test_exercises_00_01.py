@@ -11,13 +11,14 @@ def test_sizes():
     assert ex00.check_sizes([28, 49]).passed
     assert ex00.check_sizes(np.array([28, 49])).passed                 # the numbers inside an array count
     assert ex00.check_sizes((np.int64(28), np.int64(49))).passed
+    assert ex00.check_sizes((28.0, 49.0)).passed                       # whole numbers written as floats
     assert "49 numbers" in ex00.check_sizes((28, 49)).message
 
 
 @pytest.mark.parametrize(
     "answer, message",
     [(None, "still None"), ("28, 49", "expected a tuple"), ((49, 28), "swapped"), ((7, 4), "not one of its sizes"),
-     ((28, 7), "not one of its sizes"), ((28.0, 49.0), "whole numbers"), ((28,), "expected a tuple"),
+     ((28, 7), "not one of its sizes"), ((28.5, 49.0), "whole numbers"), ((28,), "expected a tuple"),
      ((21, 49), "E = 21 is not right"), ((28, 28), "per PAIR of tokens"), ((28, 14), "W = 14 is not")],
 )
 def test_sizes_feedback(answer, message):
@@ -29,7 +30,7 @@ def test_sizes_feedback(answer, message):
     "answer, passed, message",
     [("W", True, "attention weights"), (" W ", True, "attention weights"), ("S", False, "raw scores"),
      ("Y", False, "(T, d)"), ("W_q", False, "projection"), (None, False, "still None"),
-     (2, False, "should be one of the strings"), ("Z", False, "not one of")],
+     (2, False, "should be one of the strings"), ("Z", False, "not one of"), ("w", False, "lower case")],
 )
 def test_weights_symbol(answer, passed, message):
     feedback = ex00.check_weights_symbol(answer)

@@ -20,6 +20,7 @@ def check_sizes(answer) -> Feedback:
         answer = answer.tolist()
     if isinstance(answer, (tuple, list)):             # 0-d tensors and np.int64: the numbers inside
         answer = tuple(x.item() if hasattr(x, "item") else x for x in answer)
+        answer = tuple(int(x) if isinstance(x, float) and x.is_integer() else x for x in answer)   # 28.0 is 28
     if not isinstance(answer, (tuple, list)) or len(answer) != 2:
         return wrong(f"expected a tuple of two whole numbers (numbers in E, numbers in W), but got {answer!r}.")
     if not all(isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in answer):
@@ -50,4 +51,6 @@ def check_weights_symbol(answer) -> Feedback:
     not_the_weights = {"S": "S holds the raw scores; the weights come after softmax.",
                        "Y": "Y holds the outputs: it is (T, d), not (T, T).",
                        **{n: f"{n} is a learned projection, not the weights." for n in ("W_q", "W_k", "W_v")}}
+    if symbol in ("s", "w", "y"):
+        return wrong(f"{answer!r} is lower case, which names one entry (s_ij or w_ij); the matrices are capitals.")
     return wrong(not_the_weights.get(symbol, f'{answer!r} is not one of "S", "W", "Y". Look at the notation table.'))
