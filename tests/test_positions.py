@@ -238,3 +238,10 @@ def test_the_encoding_in_float32_passes_every_time():
         return PE
     for _ in range(30):
         assert verdict(ex.check_sinusoidal(in_float32))[0]
+
+
+def test_a_table_cut_at_the_longest_printed_length_fails_every_time():
+    def capped(T, d):
+        return ex.reference_sinusoidal(min(T, 100), d)
+    for _ in range(10):
+        failing(ex.check_sinusoidal(capped), "T = 300, d = 10", "(100, 10)")

@@ -94,11 +94,12 @@ def _softmax_cases():
         (np.array([-1000.0, -1001.0, -1002.0]), "scores far below zero [-1000, -1001, -1002]"),
         (np.array([[1.0, 1.2, 0.9], [10.0, 12.0, 9.0]]), "a 2-row matrix (one softmax per row)"),
         (np.array([[0.0, 1.0], [1000.0, 1001.0]]), "a matrix whose rows are far apart, [[0, 1], [1000, 1001]]"),
+        (np.array([0.5, -1.0, 2.0, 0.0, 1.5]), "five scores [0.5, -1, 2, 0, 1.5]"),   # wider than the page's 3
     )]
 
 
 def _draw_scores(rng) -> Case:
-    rows, n = rng.integers(2, 6), rng.integers(2, 8)
+    rows, n = rng.integers(2, 6), rng.integers(4, 9)   # wider than the page's 3 scores
     x = rng.normal(size=(rows, n)) * rng.choice([1.0, 10.0]) + rng.choice([-1000.0, 0.0, 1000.0], size=(rows, 1))
     return Case(x, what=f"scores of shape ({rows}, {n}) drawn at random, rows around {x.mean(-1).round().tolist()}")
 
