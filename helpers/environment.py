@@ -39,7 +39,8 @@ def environment_report() -> dict[str, str]:
               "numpy": np.__version__, "matplotlib": matplotlib.__version__, "torch": torch.__version__,
               "cpu threads (torch)": str(torch.get_num_threads()),
               "cuda": "available" if torch.cuda.is_available() else "not available",
-              "mps": "available" if best_device() == "mps" else "not available", "device used": best_device()}
+              "mps": "available" if best_device() == "mps" else "not available",
+              "device used": "cuda" if best_device() == "cuda" else "cpu"}   # an Apple GPU is not timed
     if torch.cuda.is_available():
         report["gpu"] = torch.cuda.get_device_name(0)
         report["cuda version (torch build)"] = str(torch.version.cuda)

@@ -27,8 +27,15 @@ def test_report_names_versions_and_a_device():
     report = environment_report()
     assert report["torch"] == torch.__version__
     assert report["numpy"] == np.__version__
-    assert report["device used"] == best_device() in {"cpu", "cuda", "mps"}
+    assert report["device used"] == ("cuda" if best_device() == "cuda" else "cpu")
     assert report["cuda"] == ("available" if torch.cuda.is_available() else "not available")
+
+
+def test_report_on_an_apple_gpu_uses_the_cpu(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: True)
+    report = environment_report()
+    assert (report["mps"], report["device used"]) == ("available", "cpu")
 
 
 def test_this_environment_has_everything():

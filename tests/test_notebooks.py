@@ -4,6 +4,9 @@ Strict nbval re-executes the notebooks and compares outputs; these tests check
 what it cannot: that the stored run is a clean top-to-bottom one, and that the
 teaching parts (navigation, exercises, figures, widgets, summary) are there.
 """
+import ast
+import builtins
+import importlib
 import json
 import re
 from pathlib import Path
@@ -94,6 +97,41 @@ def test_exercises_figures_and_widgets(path):
         texts = [o.get("data", {}).get("text/plain", "") for o in c["outputs"]]
         assert any("Correct" in "".join(t) or "Not yet" in "".join(t) for t in texts), \
             "a checker cell shows its feedback"
+
+
+def bound_names(tree) -> set[str]:
+    """The names a piece of code imports, assigns or defines (its functions' parameters too)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.arg) or (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)):
+            names.add(node.arg if isinstance(node, ast.arg) else node.id)
+    return names
+
+
+#: names a solution uses that its notebook does not have, each explained in the solution's own text
+EXPLAINED_NAMES = {"check_self_attention_module": {"check_tokens"}}   # "leave it out in yours, or import it"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_solutions_use_only_the_notebooks_names(path):
+    """A revealed solution pasted into its notebook runs: every name it reads is the notebook's, or its own."""
+    trees = [ast.parse(source(c)) for c in code_cells(load(path))]
+    known = set(dir(builtins)).union(*map(bound_names, trees))
+    modules = {alias.asname or alias.name: node.module for tree in trees for node in ast.walk(tree)
+               if isinstance(node, ast.ImportFrom) for alias in node.names}
+    names = [n for tree in trees for n in re.findall(r"^(check_\w+)\.solution\(\)", ast.unparse(tree), re.M)]
+    assert names, "the notebook shows its solutions"
+    for name in names:
+        solution = getattr(importlib.import_module(modules[name]), name).solution()
+        code = ast.parse(solution.code)
+        read = {n.id for n in ast.walk(code) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        unknown = read - known - bound_names(code)
+        assert unknown <= EXPLAINED_NAMES.get(name, set()), f"{name}'s solution reads {sorted(unknown)}"
+        assert all(n in solution.explanation for n in EXPLAINED_NAMES.get(name, ()))
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))

@@ -35,10 +35,10 @@ def _fmt_row(x, digits: int = 4) -> str:
 
 def reference_flows_row() -> np.ndarray:
     """Row 'flows' of W for "money bank flows": softmax of its scaled scores. (3,)"""
-    E = embed(ROW_SENTENCE)                     # (3, 4)
-    s = E[_ROW] @ E.T / math.sqrt(E.shape[1])   # (3,) scores of flows, divided by √4 = 2
+    E = embed("money bank flows")               # (3, 4) one row per token; flows is row 2
+    s = E[2] @ E.T / np.sqrt(E.shape[1])        # (3,) scores of flows, divided by √4 = 2
     exps = np.exp(s - s.max())
-    return exps / exps.sum()
+    return exps / exps.sum()                    # w_flows = reference_flows_row()
 
 
 def _flows_by_hand() -> str:
@@ -192,10 +192,10 @@ def _judge_attention(case, got, expected):
     low = S.max(axis=-1) < S.max() - 745              # rows that one max for the whole matrix sends to exp(-745) = 0
     if low.any() and (not np.all(np.isfinite(got[low])) or not np.any(got[low])):
         row = int(np.argmax(low))
-        also = (f" Nor is its score with itself its largest: another token's is {S[row].max() - S[row, row]:.0f} "
-                "more." if S[row].max() - S[row, row] > 700 else "")
-        return (f"on {what} row {row} came out NaN or 0: one max for the whole matrix leaves it at "
-                f"exp({S[row].max() - S.max():.0f}) = 0, and 0 / 0 = NaN.{also} Subtract each row's own max: "
+        first = (f"its score with itself is not its largest (another token's is {S[row].max() - S[row, row]:.0f} "
+                 "more), so exp overflows if you subtract it; and " if S[row].max() - S[row, row] > 700 else "")
+        return (f"on {what} row {row} came out NaN or 0: {first}one max for the whole matrix leaves it at "
+                f"exp({S[row].max() - S.max():.0f}) = 0, and 0 / 0 = NaN. Subtract each row's own max: "
                 "S.max(axis=-1, keepdims=True).")
     if not np.all(np.isfinite(got)):
         return f"on {what} you got NaN or inf: exp overflowed. Subtract each row's max before exp."
