@@ -323,6 +323,11 @@ def test_pytorchs_causal_bias_is_named_for_what_it_is():
     Q = torch.randn(2, 4)
     with pytest.raises(TypeError, match=r"causal_lower_right\(\.\.\.\) object.*causal_mask\(2, 4\)"):
         scaled_dot_product_attention(Q, torch.randn(4, 4), torch.randn(4, 4), causal_lower_right(2, 4))
+    from helpers.heads import MultiHeadAttention, SeparateHeads
+    x = torch.randn(2, 5, 8)
+    for layer in (SelfAttention(8, 4), SeparateHeads(8, 2), MultiHeadAttention(8, 2)):   # a module names it too
+        with pytest.raises(TypeError, match=r"causal_lower_right\(\.\.\.\) object.*causal_mask\(5, 5\)"):
+            layer(x, causal_lower_right(5, 5))
 
 
 def test_a_hidden_key_gets_no_weight_even_beside_very_low_scores():

@@ -215,6 +215,19 @@ def test_a_hidden_key_whose_score_overflows_exp_is_still_ignored(dtype):
     torch.testing.assert_close(got, expected, rtol=0, atol=1e-6 if dtype == torch.float32 else 1e-12)
 
 
+@pytest.mark.parametrize("causal", [False, True], ids=["padding", "causal"])
+def test_the_recomputing_backward_ignores_a_hidden_score_that_overflows_exp(causal):
+    """Its tiles hide the masked pairs before exp, as the forward's do: exp(106) in float32 is inf, and inf · 0 NaN."""
+    Q = torch.tensor([[[1.0, 0.0], [0.0, 1.0]]], requires_grad=True)
+    K = torch.tensor([[[0.0, 0.0], [150.0, 0.0]]], requires_grad=True)   # query 0 scores key 1 at 150 / √2 = 106
+    V = torch.randn(1, 2, 2, generator=torch.Generator().manual_seed(0)).requires_grad_()
+    mask = None if causal else torch.tensor([[True, False]])                # key 1 hidden from query 0 either way
+    got = torch.autograd.grad(RecomputingFlashAttention.apply(Q, K, V, mask, causal, 2, 2).sum(), (Q, K, V))
+    sdpa = F.scaled_dot_product_attention(Q, K, V, attn_mask=mask, is_causal=causal)
+    for grad, expected in zip(got, torch.autograd.grad(sdpa.sum(), (Q, K, V)), strict=True):
+        torch.testing.assert_close(grad, expected)
+
+
 def test_a_visible_pair_far_below_the_largest_keeps_its_own_weight():
     """On a masked tile, only weights under e^-80 of the row's largest are raised: one at e^-30 stays e^-30."""
     Q = torch.ones(1, 1, 1, 4, dtype=torch.float64)

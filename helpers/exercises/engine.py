@@ -20,6 +20,7 @@ import html
 import inspect
 import textwrap
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -47,12 +48,7 @@ class Feedback:
                 f"{html.escape(self.message)}</div>")
 
 
-def correct(message: str) -> Feedback:
-    return Feedback(True, message)
-
-
-def wrong(message: str) -> Feedback:
-    return Feedback(False, message)
+correct, wrong = partial(Feedback, True), partial(Feedback, False)   # correct(message), wrong(message): a verdict
 
 
 class Solution:
