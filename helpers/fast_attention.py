@@ -274,8 +274,7 @@ def flash_backward(dO, Q, K, V, O, lse, mask=None, causal=False, block_q=256, bl
             S, keep = tile_scores(q, k, mask, causal, batch, i, rows, j, block_k)
             if keep is not None:
                 hide(S, keep, batch)                                 # −∞ where hidden, as the forward: inf · 0 is NaN
-            shift = lse[:, i:i + rows]                               # (n, rows, 1)
-            P = tile_weights(S, shift, keep, batch, None if keep is None else shift - 80)   # the forward's, recomputed
+            P = tile_weights(S, lse[:, i:i + rows], keep, batch, None if keep is None else lse[:, i:i + rows] - 80)
             dv[:, j:j + block_k] += P.transpose(1, 2) @ dO[:, i:i + rows]      # (n, cols, d_v)
             dP = dO[:, i:i + rows] @ v[:, j:j + block_k].transpose(1, 2)       # (n, rows, cols)
             dS = P * (dP - D[:, i:i + rows])                                   # softmax's backward

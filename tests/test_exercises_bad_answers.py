@@ -7,6 +7,7 @@ import torch
 from helpers.exercises import learned_qkv as ex04
 from helpers.exercises import luong as ex06
 from helpers.exercises import parameter_free as ex03
+from helpers.exercises import positions as ex08
 from helpers.exercises import pytorch_cost as ex07
 from helpers.exercises import scaling as ex05
 from helpers.exercises import similarity_softmax as ex02
@@ -39,7 +40,25 @@ def test_an_in_place_edit_of_a_weight_cannot_fool_the_cross_attention_checker():
 
 def test_a_rounded_divisor_is_caught_and_explained():
     not_yet(ex05.check_divisor(lambda m, h: int(math.sqrt(m // h))), "rounded down", "√96")
+    for decimals in (1, 2, 3):   # 9.798 to 9.8 or 9.80 was within the old tolerance of 1e-3
+        not_yet(ex05.check_divisor(lambda m, h, k=decimals: round(math.sqrt(m / h), k)), "rounded to", "unrounded")
     assert ex05.check_divisor(ex05.reference_divisor).passed
+    assert ex05.check_divisor(lambda m, h: np.sqrt(np.float32(m / h))).passed
+
+
+def test_float32_results_rounded_within_the_float32_tolerance_are_refused():
+    """float32 is compared within atol32 (its rounding of the inputs shows there); rounding to 4 decimals is not
+    that, and is named, as it is in float64."""
+    rounded_softmax = [lambda x: np.round(ex02.reference_softmax(x), 4).astype(np.float32),
+                       lambda x: torch.round(torch.softmax(torch.tensor(x), -1), decimals=4).float()]
+    for answer in rounded_softmax:
+        not_yet(ex02.check_stable_softmax(answer), "rounded to 4 decimals")
+    not_yet(ex04.check_attention_forward(lambda *a: torch.round(ex04.reference_attention_forward(*a), decimals=4)
+                                         .float()), "rounded to 4 decimals")
+    not_yet(ex08.check_sinusoidal(lambda T, d: torch.round(torch.as_tensor(ex08.reference_sinusoidal(T, d)),
+                                                           decimals=4).float()), "rounded to 4 decimals")
+    assert ex08.check_sinusoidal(lambda T, d: torch.as_tensor(ex08.reference_sinusoidal(T, d)).float()).passed
+    assert ex02.check_stable_softmax(lambda x: ex02.reference_softmax(x).astype(np.float32)).passed
 
 
 def test_a_soft_lookup_without_the_max_trick_overflows_and_is_told_so():
@@ -84,6 +103,30 @@ def test_a_keyword_only_causal_flag_is_fine():
         return ex07.reference_achieved_tflops(B, H, T, d, milliseconds, causal)
 
     assert ex07.check_achieved_tflops(keyword_only).passed
+
+    def by_keywords(B, H, T, d, milliseconds, **options):   # causal arrives by name, or not at all
+        return ex07.reference_achieved_tflops(B, H, T, d, milliseconds, options.get("causal", False))
+
+    assert ex07.check_achieved_tflops(by_keywords).passed
+    not_yet(ex07.check_achieved_tflops(lambda B, H, T, d, ms: 0.0), "unexpected keyword argument 'causal'")
+
+
+def test_cross_attention_scaled_by_the_values_width_is_named():
+    def by_d_v(X_dec, X_enc, W_q, W_k, W_v):
+        Q, K, V = X_dec @ W_q, X_enc @ W_k, X_enc @ W_v
+        return torch.softmax(Q @ K.T / math.sqrt(V.shape[-1]), -1) @ V
+
+    not_yet(ex06.check_cross_attention(by_d_v), "divided by √d_v", "the scale is √d_k")
+
+
+def test_a_sum_a_hair_off_1_shows_enough_digits():
+    def nearly(x):
+        e = np.exp(x - x.max(-1, keepdims=True))
+        return e / (e.sum(-1, keepdims=True) + 1e-4)
+
+    feedback = ex02.check_stable_softmax(nearly)
+    not_yet(feedback, "not 1")
+    assert "[1.0]" not in feedback.message and "0.9999" in feedback.message
 
 
 def test_a_vanishingly_short_v_gets_a_sensible_hint():

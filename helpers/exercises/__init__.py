@@ -4,6 +4,3 @@ Each checker takes the student's answer (a value, or a function that the engine 
 drawn afresh for every call), returns a `Feedback` that says what is right or what to fix, and never raises.
 `check_x.solution()` reveals a worked solution.
 """
-from helpers.exercises.engine import Feedback, Solution
-
-__all__ = ["Feedback", "Solution"]

@@ -149,7 +149,8 @@ class Exercise:
             if message is not None:
                 return message
             expected = check.as_array(self.expected(case), "the expected answer")
-            atol = self.atol32 if str(getattr(result, "dtype", "")).endswith("float32") else self.atol
+            loose = str(getattr(result, "dtype", "")).endswith("float32") and self.atol32 > self.atol
+            atol = self.atol32 if loose and not rounded(got, expected, range(1, 6)) else self.atol   # rounded: refused
             if got.shape == expected.shape and np.isclose(got, expected, atol=atol, rtol=self.rtol).all():
                 return None                    # right here: no judge may name it a slip
             if self.judge is not None and (message := self.judge(case, got, expected)) is not None:
@@ -285,10 +286,10 @@ def compare_numbers(got, expected, name: str, *, atol: float = 1e-4, rtol: float
     return None
 
 
-def rounded(got, expected) -> int | None:
-    """How many decimals (1 to 6) `got` is `expected` rounded to, if it is that and not `expected` itself."""
-    return next((k for k in range(1, 7) if got.shape == expected.shape and not np.allclose(got, expected, atol=1e-12)
-                 and np.allclose(got, np.round(expected, k), atol=1e-12, rtol=0)), None)
+def rounded(got, expected, decimals=range(1, 7)) -> int | None:
+    """How many decimals `got` is `expected` rounded to (if it is that, in float64 or float32, and not `expected`)."""
+    return next((k for k in decimals if got.shape == expected.shape and not np.allclose(got, expected, atol=1e-12)
+                 and np.allclose(got, np.round(expected, k), atol=1e-12, rtol=1e-7)), None)
 
 
 def _kind(value) -> str:

@@ -180,6 +180,8 @@ def _cross_attention_slips(X_dec, X_enc, W_q, W_k, W_v):
         (lambda: torch.softmax(S, -1) @ V, "the 1/√d_k scale is missing (notebook 05)."),
         (lambda: torch.softmax(S * (1 / d_k), -1) @ V, f"the scores were divided by d_k = {d_k}, not by √d_k."),
         (lambda: torch.softmax(S * math.sqrt(d_k), -1) @ V, "the scores were multiplied by √d_k: divide instead."),
+        (lambda: torch.softmax(S * (1 / math.sqrt(V.shape[1])), -1) @ V, f"the scores were divided by √d_v = "
+         f"√{V.shape[1]}, the values' width; the scale is √d_k = √{d_k}, from the queries and keys."),
         (lambda: torch.softmax(S * (1 / math.sqrt(d)), -1) @ V, f"the scores were divided by √{d}, the square root "
          f"of the input width; d_k = Q.shape[-1] = {d_k}."),
         (lambda: torch.softmax(S * (1 / math.sqrt(d_k)), 0) @ V,

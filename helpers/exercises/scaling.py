@@ -34,7 +34,7 @@ def reference_divisor(d_model, n_heads):
     return math.sqrt(d_k)
 
 
-_close = partial(math.isclose, rel_tol=1e-3, abs_tol=1e-9)
+_close = partial(math.isclose, rel_tol=1e-6, abs_tol=1e-9)
 _SWAP = ("the division is the wrong way round (maybe the arguments are swapped: the checker calls "
          "divisor(d_model, n_heads))")
 #: Slips, named when EVERY case follows the formula (one can mislead: at 512 / 8, √(d_model·n_heads) = 64 = d_k).
@@ -51,6 +51,8 @@ _DIVISOR_SLIPS = (
     (lambda m, h: m * h, "that is d_model · n_heads: heads split d_model, they do not multiply it."),
     (lambda m, h: math.sqrt(m * h), "that is √(d_model · n_heads): heads split d_model, they do not multiply it."),
     (lambda m, h: math.floor(math.sqrt(m / h)), "the square root was rounded down (int() or //): return a float."),
+    *((lambda m, h, k=k: round(math.sqrt(m / h), k), f"the square root was rounded to {k} decimal{'s' * (k > 1)}: "
+       "return it as computed, unrounded (round only when you print it).") for k in range(4, 0, -1)),
     (lambda m, h: m, "that is d_model itself."),
 )
 

@@ -8,10 +8,10 @@ import textwrap
 
 import numpy as np
 
-from helpers.exercises import Feedback
 from helpers.exercises.engine import (
     Case,
     Exercise,
+    Feedback,
     as_numbers,
     correct,
     named_slip,
@@ -142,7 +142,7 @@ def _judge_softmax(case, got, expected):
         if x.ndim == 2 and (np.allclose(got.sum(axis=0), 1.0) or np.isclose(got.sum(), 1.0)):
             return (f"on {what} the rows sum to {np.round(sums, 3).tolist()}: you summed over the wrong axis "
                     "(columns, or the whole matrix). Sum each row: exps.sum(axis=-1, keepdims=True).")
-        return f"on {what} the weights sum to {np.round(sums, 4).tolist()}, not 1. Divide by the sum."
+        return f"on {what} the weights sum to {np.round(sums, 8).tolist()}, not 1. Divide by the sum."
     return None
 
 
