@@ -151,7 +151,7 @@ def function_box(inputs: Sequence[str], outputs: Sequence[str], *, label: str = 
                  input_note: str = "", output_note: str = "", title: str = ""):
     """Draw the goal as a box: one arrow in per input token, one arrow out per output. Returns the Axes."""
     n = len(inputs)
-    fig, ax = plt.subplots(figsize=(9, 1.0 + 0.8 * n))
+    fig, ax = plt.subplots(figsize=(MAX_FIGURE_WIDTH, 1.0 + 0.8 * n))
     ys = np.linspace(n - 1, 0, n) * 0.8
     mid = ys.mean()
     box_h = max(ys.max() - ys.min(), 0.8) + 0.6

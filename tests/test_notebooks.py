@@ -5,9 +5,11 @@ what it cannot: that the stored run is a clean top-to-bottom one, and that the
 teaching parts (navigation, exercises, figures, widgets, summary) are there.
 """
 import ast
+import base64
 import builtins
 import importlib
 import json
+import struct
 import re
 from pathlib import Path
 
@@ -132,6 +134,16 @@ def test_solutions_use_only_the_notebooks_names(path):
         unknown = read - known - bound_names(code)
         assert unknown <= EXPLAINED_NAMES.get(name, set()), f"{name}'s solution reads {sorted(unknown)}"
         assert all(n in solution.explanation for n in EXPLAINED_NAMES.get(name, ()))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_stored_figures_fit_a_projectors_cell(path):
+    """At most about 800 px wide (plotting.MAX_FIGURE_WIDTH at 90 dpi), a title that overflows included."""
+    for index, cell in enumerate(load(path)["cells"]):
+        for output in cell.get("outputs", []):
+            if png := output.get("data", {}).get("image/png"):
+                width = struct.unpack(">I", base64.b64decode(png)[16:20])[0]    # the PNG header's IHDR width
+                assert width <= 800, f"cell {index}: a figure {width} px wide"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
