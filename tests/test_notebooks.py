@@ -9,8 +9,8 @@ import base64
 import builtins
 import importlib
 import json
-import struct
 import re
+import struct
 from pathlib import Path
 
 import pytest
