@@ -36,10 +36,10 @@ def parse_scores(text) -> np.ndarray:
 
 
 def softmax_at_scale(scores, scale: float = 1.0) -> dict:
-    """softmax(scale · scores) and how peaked it is, as a dict: scores, scale, scaled, weights,
-    naive (no max subtracted: NaN once exp overflows or every exp underflows), naive_overflows, naive_why
-    (why naive is NaN, "" if it is not), top, top_weight, entropy_bits (0 for one-hot, log2(n) for uniform)
-    and effective_choices (2 ** entropy_bits). ValueError if scale · scores overflows a float64.
+    """softmax(scale · scores) and how peaked it is, as a dict: scores, scale, scaled, weights, naive (no max
+    subtracted: NaN once exp overflows or every exp underflows), naive_overflows, naive_why (why naive is NaN, ""
+    if it is not), top (the tokens with the top weight: ties share it), top_weight, entropy_bits (0 for one-hot,
+    log2(n) for uniform) and effective_choices (2 ** entropy_bits). ValueError if scale · scores overflows a float64.
     """
     scores = check.vector(scores, "scores")                     # one row of scores: (n,)
     with np.errstate(over="ignore", under="ignore"):           # both are explained, never warned about
@@ -56,7 +56,7 @@ def softmax_at_scale(scores, scale: float = 1.0) -> dict:
     entropy = max(0.0, float(-(positive * np.log2(positive)).sum()))   # no "-0.000" for one-hot weights
     return {"scores": scores, "scale": float(scale), "scaled": scaled, "weights": weights,
             "naive": softmax_naive(scaled), "naive_overflows": overflows, "naive_why": why,
-            "top": int(np.argmax(weights)),
+            "top": np.flatnonzero(np.isclose(weights, weights.max(), rtol=1e-12, atol=0)).tolist(),
             "top_weight": float(weights.max()), "entropy_bits": entropy, "effective_choices": float(2.0 ** entropy)}
 
 

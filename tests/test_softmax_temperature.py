@@ -22,7 +22,8 @@ def test_module_text_numbers():
     np.testing.assert_allclose(soft["weights"], [0.320, 0.391, 0.289], atol=5e-4)
     np.testing.assert_allclose(hard["weights"], [0.114, 0.844, 0.042], atol=5e-4)
     np.testing.assert_allclose(hard["scaled"], [10.0, 12.0, 9.0])
-    assert soft["top"] == hard["top"] == 1
+    assert soft["top"] == hard["top"] == [1]
+    assert softmax_at_scale([5.0, 5.0, 1.0])["top"] == [0, 1]          # ties share the top
     assert hard["top_weight"] == pytest.approx(0.8438, abs=5e-5)
     assert hard["effective_choices"] < soft["effective_choices"] < 3
 
@@ -148,4 +149,7 @@ def test_widget_reports_bad_scores_without_raising():
     w.children[0].value = "1, two"
     assert w.result is None
     assert "not a number" in w.children[3].value
+    assert w.children[2].layout.visibility == "hidden"            # the bars of the last good scores are not shown
+    w.children[0].value = "1, 2"
+    assert w.result is not None and w.children[2].layout.visibility == "visible"
 

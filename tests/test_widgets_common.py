@@ -14,12 +14,12 @@ def test_live_widget_pictures_never_grow_wider_than_the_cell(presenting):
 
     class Demo(LiveWidget):
         def __init__(self):
-            self.slider, self.reading = widgets.IntSlider(value=1), widgets.HTML()
+            self.slider = widgets.IntSlider(value=1)
             self.figure = FastFigure((4, 3))
             self.figure.fig.add_subplot()
             self.own = widgets.Image(format="png", layout=widgets.Layout(width="900px", height="600px"))
             row = widgets.HBox([widgets.HTML("matrices"), self.own])
-            super().__init__([self.slider], [picture(self.figure), row, self.reading])
+            super().__init__([self.slider], [picture(self.figure), row])
 
         def compute(self):
             return self.slider.value
@@ -43,8 +43,8 @@ def test_a_live_widget_computes_once_when_built_and_once_per_move():
 
     class Counter(LiveWidget):
         def __init__(self):
-            self.calls, self.slider, self.reading = [], widgets.IntSlider(value=2, min=0, max=5), widgets.HTML()
-            super().__init__([self.slider], [self.reading])
+            self.calls, self.slider, self.picture = [], widgets.IntSlider(value=2, min=0, max=5), widgets.Image()
+            super().__init__([self.slider], [self.picture])
 
         def compute(self):
             self.calls.append(self.slider.value)
@@ -61,3 +61,6 @@ def test_a_live_widget_computes_once_when_built_and_once_per_move():
     assert w.calls == [2, 3] and w.result == 30 and w.reading.value == "30"
     w.slider.value = 0                                        # a typed input it cannot read: said, not raised
     assert w.result is None and "zero is not allowed here" in w.reading.value
+    assert w.picture.layout.visibility == "hidden"            # no picture of the last good input beside the error
+    w.slider.value = 4
+    assert w.result == 40 and w.picture.layout.visibility == "visible" and w.children[-1] is w.reading

@@ -160,11 +160,12 @@ def reference_cross_attention(X_dec, X_enc, W_q, W_k, W_v):
 
 
 def _cross_cases():
-    """[(X_dec, X_enc, W_q, W_k, W_v)]: the story's states with (4, 4) projections, then random ones with (4, 3)."""
+    """[(X_dec, X_enc, W_q, W_k, W_v)]: the story's, W (4, 4); random, W (4, 3); the same with W_v (4, 2): d_v ≠ d_k."""
     g = torch.Generator().manual_seed(7)
     rectangular = [torch.randn(4, 3, generator=g) for _ in range(3)]   # W_q, W_k, W_v
     X_dec, X_enc = torch.randn(4, 4, generator=g), torch.randn(6, 4, generator=g)
-    return [(decoder_states(), encoder_states(), *projections(4, 4, seed=0).values()), (X_dec, X_enc, *rectangular)]
+    return [(decoder_states(), encoder_states(), *projections(4, 4, seed=0).values()), (X_dec, X_enc, *rectangular),
+            (X_dec, X_enc, *rectangular[:2], torch.randn(4, 2, generator=g))]
 
 
 def _cross_attention_slips(X_dec, X_enc, W_q, W_k, W_v):
@@ -200,7 +201,7 @@ def _cross_attention_slips(X_dec, X_enc, W_q, W_k, W_v):
 
 def _draw_cross(rng) -> Case:
     T_q, T_k, d = (int(n) for n in rng.choice([2, 3, 5, 6, 7, 9], 3))
-    d_k, d_v = (int(n) for n in rng.choice([2, 3, 5, 6, 7, 9], 2, replace=False))   # d_v ≠ d_k: √d_v shows
+    d_k, d_v = (int(n) for n in rng.choice([2, 3, 5, 6, 7], 2, replace=False))   # d_v ≠ d_k, d_k²: √d_v shows
     g = torch.Generator().manual_seed(int(rng.integers(2**31)))
     shapes = ((T_q, d), (T_k, d), (d, d_k), (d, d_k), (d, d_v))
     return Case(*(torch.randn(*shape, generator=g) for shape in shapes),

@@ -120,14 +120,14 @@ def picture(figure: FastFigure) -> widgets.Image:
 class LiveWidget(widgets.VBox):
     """Controls above outputs; moving a control runs `compute()` -> data, then `show(data)`.
 
-    Pictures among the outputs never grow wider than the cell (fit_width). A subclass has a `reading` HTML output,
-    where a TypeError or ValueError from `compute()` (a typed input it cannot read) is shown. `.result`: the latest
-    data, None after such an error; `.last_update_ms`: how long the last update took (for tests, never shown).
+    Pictures among the outputs never grow wider than the cell (fit_width). Under them, `reading` (HTML): what `show`
+    writes, or the TypeError or ValueError of `compute()` (a typed input it cannot read), the outputs hidden then.
+    `.result`: the latest data, None after such an error; `.last_update_ms`: the last update's time (for tests).
     """
 
     def __init__(self, controls: list, outputs: list):
-        self.result, self.last_update_ms = None, float("nan")
-        super().__init__([*controls, *outputs])
+        self.result, self.last_update_ms, self.outputs, self.reading = None, float("nan"), outputs, widgets.HTML()
+        super().__init__([*controls, *outputs, self.reading])
         for output in outputs:
             fit_width(output)
         for control in controls:
@@ -135,13 +135,17 @@ class LiveWidget(widgets.VBox):
         self._update()
 
     def _update(self, _change=None) -> None:
-        start = time.perf_counter()
+        start, failure = time.perf_counter(), None
         try:
             data = self.compute()
         except (TypeError, ValueError) as error:
+            failure = error
+        for output in self.outputs:                 # hidden beside the error: no picture of the last input stays
+            output.layout.visibility = "hidden" if failure else "visible"
+        if failure is not None:
             self.result = None
             self.reading.value = (f"<div style='{reading_style()}'><b style='color:#b3261e'>"
-                                  f"{html.escape(str(error))}</b></div>")
+                                  f"{html.escape(str(failure))}</b></div>")
             return
         self.show(data)
         self.result = data

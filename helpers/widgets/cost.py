@@ -65,8 +65,7 @@ class CostWidget(LiveWidget):
         self.d_k = widgets.SelectionSlider(options=[16, 32, 64, 128, 256], value=64, description="d_k")
         self.heads = widgets.SelectionSlider(options=[1, 2, 4, 8, 16, 32, 64], value=1, description="heads")
         self.dtype = widgets.Dropdown(options=["float32", "bfloat16", "float8"], value="float32", description="dtype")
-        self.reading = widgets.HTML()
-        super().__init__([self.T, self.d_k, self.heads, self.dtype], [self.reading])
+        super().__init__([self.T, self.d_k, self.heads, self.dtype], [])
 
     def compute(self) -> dict:
         return cost_widget_data(self.T.value, self.d_k.value, d_model=self.d_model, heads=self.heads.value,

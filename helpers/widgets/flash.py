@@ -117,12 +117,12 @@ class FlashTilesWidget(LiveWidget):
         self.query = widgets.IntSlider(value=query, min=0, max=T - 1, description="query", continuous_update=True)
         self.causal = widgets.ToggleButtons(options=[("all keys", False), ("causal", True)], value=causal,
                                             description="mask")
-        self.picture, self.reading = widgets.Image(format="png"), widgets.HTML()
+        self.picture = widgets.Image(format="png")
         traces = [flash_widget_data(self.Q, self.K, self.V, i, n_tiles, c, block) for i in range(T) for c in (0, 1)]
         limits = {key: _padded(np.concatenate([t[key][1:].ravel() for t in traces])) for key in ("m", "l", "y")}
         limits["l"] = (0, limits["l"][1])
         self._picture = _Picture(limits, n_tiles, self.V.shape[1])
-        super().__init__([self.tiles_done, self.query, self.causal], [self.picture, self.reading])
+        super().__init__([self.tiles_done, self.query, self.causal], [self.picture])
 
     def compute(self) -> dict:
         return flash_widget_data(self.Q, self.K, self.V, self.query.value, self.tiles_done.value, self.causal.value,

@@ -27,8 +27,7 @@ class HeadsWidget(LiveWidget):
         self.head = widgets.IntSlider(value=head, min=0, max=self.model.n_heads - 1, description="head",
                                       continuous_update=True)
         self.mask = widgets.ToggleButtons(options=MASK_TYPES, value=mask_type, description="mask")
-        self.reading = widgets.HTML()
-        super().__init__([self.sentence, self.head, self.mask], [self.reading])
+        super().__init__([self.sentence, self.head, self.mask], [])
 
     def compute(self) -> dict:
         return head_pattern_data(self.sentence.value, self.head.value, self.mask.value, self.model)

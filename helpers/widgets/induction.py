@@ -81,9 +81,9 @@ class InductionWidget(LiveWidget):
                                           description="query", continuous_update=True)
         self.switches = [widgets.Checkbox(value=True, description=f"head {layer}.{h}", indent=False,
                                           layout=widgets.Layout(width="110px")) for layer, h in self.heads]
-        self.table, self.reading, self._bars = widgets.HTML(), widgets.HTML(), _Bars()
+        self.table, self._bars = widgets.HTML(), _Bars()
         self.picture = picture(self._bars.figure)
-        super().__init__([self.text, self.position, *self.switches], [self.table, self.picture, self.reading])
+        super().__init__([self.text, self.position, *self.switches], [self.table, self.picture])
         self.children = [self.text, self.position, widgets.HBox(self.switches), *self.children[-3:]]
 
     def compute(self) -> dict:

@@ -64,9 +64,9 @@ class TrainingWidget(LiveWidget):
                                             continuous_update=True, layout=widgets.Layout(width="60%"))
         self.sentence = widgets.Dropdown(options=[(s, k) for k, s in enumerate(experiment.examples)],
                                          value=example, description="sentence")
-        self.picture, self.reading = widgets.Image(format="png"), widgets.HTML()
+        self.picture = widgets.Image(format="png")
         self._picture = _LossPicture(experiment)
-        super().__init__([self.step, self.sentence], [self.picture, self.reading])
+        super().__init__([self.step, self.sentence], [self.picture])
 
     def compute(self) -> dict:
         return training_snapshot(self.experiment, self.step.value, self.sentence.value)

@@ -32,8 +32,7 @@ class LineupWidget(LiveWidget):
         self.sequences = widgets.ToggleButtons(options=list(SEQUENCES), description="difference 2")
         for toggle in (self.projections, self.sequences):
             toggle.style.button_width = "230px"
-        self.reading = widgets.HTML()
-        super().__init__([self.projections, self.sequences], [self.reading])
+        super().__init__([self.projections, self.sequences], [])
 
     def compute(self) -> dict:
         return lineup_data(self.projections.value == PROJECTIONS[1], self.sequences.value == SEQUENCES[1])
@@ -68,8 +67,7 @@ class DictionaryWidget(LiveWidget):
                                          continuous_update=True, readout_format=".1f")
         for slider in (self.value_c, self.noise):
             slider.style.description_width = "90px"
-        self.reading = widgets.HTML()
-        super().__init__([self.value_c, self.noise], [self.reading])
+        super().__init__([self.value_c, self.noise], [])
 
     def compute(self) -> dict:
         return dictionary_lookup(self.value_c.value, self.noise.value)

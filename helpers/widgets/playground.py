@@ -79,12 +79,12 @@ class PlaygroundWidget(LiveWidget):
         self.typed = widgets.Text(value=typed, description="or type",
                                   placeholder=f"words from: {', '.join(VOCAB)}", continuous_update=False)
         self.scaled = widgets.Checkbox(value=scaled, description="divide the scores by √d", indent=False)
-        self.matrices, self.reading = widgets.HTML(), widgets.HTML()
+        self.matrices = widgets.HTML()
         self._vectors = _VectorPicture()
         width, height = self._vectors.figure.canvas.get_width_height()   # 1:1 pixels, larger when presenting
         self.picture = widgets.Image(format="png", layout=widgets.Layout(width=f"{width}px", height=f"{height}px"))
         outputs = widgets.HBox([self.matrices, self.picture], layout=widgets.Layout(align_items="flex-start"))
-        super().__init__([self.menu, self.typed, self.scaled], [outputs, self.reading])
+        super().__init__([self.menu, self.typed, self.scaled], [outputs])
 
     def sentence(self) -> str:
         """What the playground shows: the typed words if any, else the menu's sentence."""

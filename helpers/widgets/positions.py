@@ -94,11 +94,10 @@ class PositionsWidget(LiveWidget):
                                          continuous_update=True, style={"description_width": "initial"},
                                          layout=widgets.Layout(width="60%"))
         self.picture = widgets.Image(format="png")
-        self.reading = widgets.HTML()
         self._picture = _Picture(T)
         for other in DIMENSIONS:   # draw each d's background now, so that every later update is a blit
             self._picture.png(position_snapshot(self.p.value, other, T))   # p as the slider keeps it: 0 … T − 1
-        super().__init__([self.p, self.d], [self.picture, self.reading])
+        super().__init__([self.p, self.d], [self.picture])
 
     def compute(self) -> dict:
         return position_snapshot(self.p.value, self.d.value, self.T)

@@ -83,9 +83,9 @@ class ScalingWidget(LiveWidget):
         self.scaled = widgets.ToggleButtons(options=[(_MODE_NAME[True], True), (_MODE_NAME[False], False)],
                                             value=scaled, description="scores")
         self.picture = widgets.Image(format="png")
-        self.reading = widgets.HTML(layout=widgets.Layout(margin="0 0 0 8px"))
         self._picture = None                       # drawn at the first update, over the curves of that data
-        super().__init__([self.d_k, self.scaled], [self.picture, self.reading])
+        super().__init__([self.d_k, self.scaled], [self.picture])
+        self.reading.layout.margin = "0 0 0 8px"
 
     def compute(self) -> dict:
         snapshot = attention_snapshot(self.d_k.value, self.scaled.value, **self._options)

@@ -87,11 +87,10 @@ class SoftmaxTemperatureWidget(LiveWidget):
         self.scores = widgets.Text(value=scores, description="scores", continuous_update=False)
         self.scale = widgets.FloatLogSlider(value=scale, base=10, min=-2, max=3, step=0.05,
                                             description="scale c", readout_format=".3g")
-        self.reading = widgets.HTML()
         self._bars = _Bars()
         width, height = self._bars.figure.canvas.get_width_height()   # 1:1 pixels, larger when presenting
         self.picture = widgets.Image(format="png", layout=widgets.Layout(width=f"{width}px", height=f"{height}px"))
-        super().__init__([self.scores, self.scale], [self.picture, self.reading])
+        super().__init__([self.scores, self.scale], [self.picture])
 
     def compute(self) -> dict:
         return softmax_at_scale(parse_scores(self.scores.value), self.scale.value)
@@ -107,6 +106,7 @@ class SoftmaxTemperatureWidget(LiveWidget):
             + _line("c · scores", scaled) + "<br>"
             + _line("softmax(c · scores)", _fmt(data["weights"])) + " (stable: max subtracted first)<br>"
             + _line("naive exp / sum", naive) + "<br>"
-            + f"top weight {data['top_weight']:.3f} on token {data['top']}; "
+            + f"top weight {data['top_weight']:.3f} on token{'s' * (len(data['top']) > 1)} "
+            + " and ".join(map(str, data["top"])) + "; "
             f"entropy {data['entropy_bits']:.3f} bits, spread over ≈ {data['effective_choices']:.2f} tokens</div>"
         )

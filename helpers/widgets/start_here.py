@@ -28,8 +28,8 @@ class PullSliderWidget(LiveWidget):
         ax.set_ylabel("value", fontsize=13)
         self.title = ax.set_title("", fontsize=14)
         self.figure.set_dynamic([*self.bars, self.title])
-        self.picture, self.reading = picture(self.figure), widgets.HTML()
-        super().__init__([self.amount], [self.picture, self.reading])
+        self.picture = picture(self.figure)
+        super().__init__([self.amount], [self.picture])
 
     def compute(self) -> dict:
         return pull_toward(self.word, self.target, self.amount.value)

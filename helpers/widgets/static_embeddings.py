@@ -44,8 +44,8 @@ class SentenceExplorer(LiveWidget):
         ax.set_ylabel("value", fontsize=13)
         self.legend = fig.legend(loc="upper left", bbox_to_anchor=(0.1, 0.99), fontsize=12, frameon=False)
         self.figure.set_dynamic([*self.static, *self.mixed[0], *self.mixed[1], self.legend])   # redrawn each time
-        self.picture, self.reading = picture(self.figure), widgets.HTML()
-        super().__init__([*self.boxes, self.weight], [self.picture, self.reading])
+        self.picture = picture(self.figure)
+        super().__init__([*self.boxes, self.weight], [self.picture])
 
     def compute(self) -> dict:
         return two_mixtures(words_only(self.boxes[0].value), words_only(self.boxes[1].value), "bank",
