@@ -96,9 +96,10 @@ def format_bytes(n: float) -> str:
 
 def format_count(n: float) -> str:
     """A count in words a reader can say: 196,608 -> '196.6 thousand'; 1.34e12 -> '1.34 trillion'."""
-    for word, size in (("trillion", 1e12), ("billion", 1e9), ("million", 1e6), ("thousand", 1e3)):
+    for name, size in (("quadrillion", 1e15), ("trillion", 1e12), ("billion", 1e9), ("million", 1e6),
+                       ("thousand", 1e3)):
         if abs(n) >= size:
-            return f"{n / size:.3g} {word}"
+            return f"{n / size:.3g} {name}"
     return f"{n:,.0f}"
 
 
@@ -118,7 +119,7 @@ def cost_table(T: int, d_model: int, d_k: int, *, dtype="float32", batch: int = 
     proj = projection_flops(T, d_model, d_k, batch=batch * heads)
     attn = attention_flops(T, d_k, batch=batch, heads=heads)
     bpn = bytes_per_number(dtype)
-    per = "" if batch * heads == 1 else " · B·H"
+    per = "" if batch * heads == 1 else " · H" if batch == 1 else " · B·H"     # B sequences of H heads
     return [
         {"quantity": "parameters W_q, W_k, W_v", "formula": "3 · d_model · d_k" + ("" if heads == 1 else " · H"),
          "value": params, "unit": "numbers"},
@@ -128,21 +129,21 @@ def cost_table(T: int, d_model: int, d_k: int, *, dtype="float32", batch: int = 
         {"quantity": "FLOPs Y = W V", "formula": "2 · T² · d_k" + per, "value": attn["Y = W V"], "unit": "FLOPs"},
         {"quantity": "FLOPs attention (forward)", "formula": "4 · T² · d_k" + per, "value": attn["total"],
          "unit": "FLOPs"},
-        {"quantity": "memory Q, K, V", "formula": f"3 · T · d_k · {bpn} B" + per,
+        {"quantity": "memory Q, K, V", "formula": f"3 · T · d_k · {bpn} bytes" + per,
          "value": 3 * batch * heads * tensor_bytes(T, d_k, dtype=dtype), "unit": "bytes"},
-        {"quantity": "memory (T, T) scores", "formula": f"T² · {bpn} B" + per,
+        {"quantity": "memory (T, T) scores", "formula": f"T² · {bpn} bytes" + per,
          "value": score_matrix_bytes(T, dtype, batch=batch, heads=heads), "unit": "bytes"},
-        {"quantity": "memory K, V cache (generation)", "formula": f"2 · T · d_k · {bpn} B" + per,
+        {"quantity": "memory K, V cache (generation)", "formula": f"2 · T · d_k · {bpn} bytes" + per,
          "value": kv_cache_bytes(1, heads, d_k, dtype, tokens=T, batch=batch), "unit": "bytes"},
     ]
 
 
 def format_cost_table(rows: list[dict]) -> str:
-    """The rows of `cost_table` as aligned text, values in words and bytes in GB."""
-    width, fwidth = max(len(r["quantity"]) for r in rows), max(len(r["formula"]) for r in rows)
+    """The rows of `cost_table` as aligned text: quantity, value (bytes in GB), formula (a narrow cell cuts it)."""
     values = [format_bytes(r["value"]) if r["unit"] == "bytes" else f"{format_count(r['value'])} {r['unit']}"
               for r in rows]
-    return "\n".join(f"{r['quantity']:<{width}}  {r['formula']:<{fwidth}}  {v}" for r, v in zip(rows, values))
+    width, vwidth = max(len(r["quantity"]) for r in rows), max(map(len, values))
+    return "\n".join(f"{r['quantity']:<{width}}  {v:<{vwidth}}  {r['formula']}" for r, v in zip(rows, values))
 
 
 def largest_T_for_memory(budget_bytes: float, dtype="float32", *, batch: int = 1, heads: int = 1,

@@ -94,7 +94,9 @@ def test_cost_table_lines_and_text():
     text = cost.format_cost_table(rows)
     assert "40.0 GB (37.25 GiB)" in text
     assert "3 · d_model · d_k" in text
-    assert "B·H" in cost.format_cost_table(cost.cost_table(10, 8, 4, heads=2))
+    assert "T² · 4 bytes · H" in cost.format_cost_table(cost.cost_table(10, 8, 4, heads=2))
+    assert "T² · 4 bytes · B·H" in cost.format_cost_table(cost.cost_table(10, 8, 4, heads=2, batch=3))
+    assert "quadrillion" in cost.format_cost_table(cost.cost_table(10**6, 512, 256, heads=64))
 
 
 def test_cost_widget_data():

@@ -10,7 +10,7 @@ from helpers.cost import cost_widget_data, format_bytes
 from helpers.plotting import COLORS
 from helpers.widgets.common import LiveWidget, px
 
-LOG_MIN, LOG_MAX = 3, 14  # the bar's axis: 1 kB to 100 TB
+LOG_MIN, LOG_MAX = 3, 14  # the bar's axis: 1 kB to 100 TB (ticks up to 1 TB: room for the labels)
 
 
 def _x(n_bytes: float) -> float:
@@ -35,8 +35,7 @@ def memory_bar_html(bars, devices) -> str:
     legend = " · ".join(f"{html.escape(name)} at {_x(size):.0f}%" for name, size in devices.items())
     ticks = "".join(f"<span style='position:absolute;left:{_x(value):.2f}%;transform:translateX(-50%);"
                     f"white-space:nowrap'>{label}</span>"
-                    for label, value in (("1 kB", 1e3), ("1 MB", 1e6), ("1 GB", 1e9), ("1 TB", 1e12),
-                                         ("100 TB", 1e14)))
+                    for label, value in (("1 kB", 1e3), ("1 MB", 1e6), ("1 GB", 1e9), ("1 TB", 1e12)))
     axis = ("<div style='display:flex'><div style='width:238px'></div>"
             f"<div style='position:relative;flex:1;height:1.4em;opacity:0.75'>{ticks}</div>"
             "<div style='width:208px'></div></div>")
