@@ -23,9 +23,10 @@ def static_and_mixed(sentence, word: str = "bank", self_weight: float = 0.7) -> 
     tokens, self_weight = tokenize(sentence), fraction(self_weight, "self_weight (the share the word keeps)")
     if word not in tokens:
         raise ValueError(f"{word!r} is not in the sentence {' '.join(tokens)!r}.")
-    T = len(tokens)
-    weights = np.full(T, (1.0 - self_weight) / (T - 1)) if T > 1 else np.ones(1)
-    weights[tokens.index(word)] = self_weight if T > 1 else 1.0
+    if not 2 <= (T := len(tokens)) <= 10:      # another word to mix in; a sentence its figure's legend can hold
+        raise ValueError(f"the sentence {' '.join(tokens)!r} has {T} word{'s' * (T > 1)}: give 2 to 10 words.")
+    weights = np.full(T, (1.0 - self_weight) / (T - 1))
+    weights[tokens.index(word)] = self_weight
     E, static = embed(tokens), static_vector(word)
     mixed = mix(E, weights)
     return {"tokens": tokens, "E": E, "weights": weights, "static": static, "mixed": mixed,

@@ -75,3 +75,14 @@ def test_sentence_explorer_reads_punctuation_and_names_unknown_words():
     w.children[0].value = "cash bank grows"
     assert w.result is None
     assert "cash" in w.reading.value and "money, bank, grows, river, flows" in w.reading.value
+
+
+def test_sentence_explorer_asks_for_two_to_ten_words():
+    """One word has nothing to mix in (the slider would do nothing); past ten the legend leaves the figure."""
+    w = SentenceExplorer()
+    for sentence, count in (("bank", "1 word"), (" ".join(["money bank"] * 6), "12 words")):
+        w.children[0].value = sentence
+        assert w.result is None and count in w.reading.value and "give 2 to 10 words" in w.reading.value
+        assert w.picture.layout.visibility == "hidden"
+    w.children[0].value = "bank grows"
+    assert w.result["a"]["weights"].tolist() == [0.7, pytest.approx(0.3)] and w.picture.layout.visibility == "visible"

@@ -143,9 +143,8 @@ class LiveWidget(widgets.VBox):
         for output in self.outputs:                 # hidden beside the error: no picture of the last input stays
             output.layout.visibility = "hidden" if failure else "visible"
         if failure is not None:
-            self.result = None
-            self.reading.value = (f"<div style='{reading_style()}'><b style='color:#b3261e'>"
-                                  f"{html.escape(str(failure))}</b></div>")
+            self.result, self.reading.value = None, (f"<div style='{reading_style()}'><b style='color:#b3261e'>"
+                                                     f"{html.escape(str(failure))}</b></div>")
             return
         self.show(data)
         self.result = data
