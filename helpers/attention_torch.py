@@ -103,7 +103,7 @@ def check_tokens(x, module: nn.Module, mask=None) -> None:
         raise TypeError(f"x is {x.dtype} on {x.device} but the module's weights are {W.dtype} on {W.device}: "
                         "convert one to the other, e.g. x = x.to(module.W_q.weight) "
                         "(torch.tensor(numpy_array) gives float64, nn.Linear float32).")
-    if heads and isinstance(mask, torch.Tensor) and mask.dim() == 3 and not is_causal_bias(mask):
+    if heads and isinstance(mask, torch.Tensor) and not is_causal_bias(mask) and mask.dim() == 3:
         raise ValueError(f"mask has shape {tuple(mask.shape)}: (B, T, T) against scores (B, h, T, T) would meet "
                          "the heads with its batch axis. Add a head axis: mask[:, None] is (B, 1, T, T).")
     T = x.shape[-2]
