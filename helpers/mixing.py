@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from helpers.running_example import VOCAB, embed, static_vector, tokenize
+from helpers.running_example import MAX_WORDS, VOCAB, embed, static_vector, tokenize
 from helpers.similarity import cosine
 from helpers.validation import fraction
 
@@ -23,8 +23,8 @@ def static_and_mixed(sentence, word: str = "bank", self_weight: float = 0.7) -> 
     tokens, self_weight = tokenize(sentence), fraction(self_weight, "self_weight (the share the word keeps)")
     if word not in tokens:
         raise ValueError(f"{word!r} is not in the sentence {' '.join(tokens)!r}.")
-    if not 2 <= (T := len(tokens)) <= 10:      # another word to mix in; a sentence its figure's legend can hold
-        raise ValueError(f"the sentence {' '.join(tokens)!r} has {T} word{'s' * (T > 1)}: give 2 to 10 words.")
+    if not 2 <= (T := len(tokens)) <= MAX_WORDS:      # another word to mix in; a sentence the legend can hold
+        raise ValueError(f"the sentence {' '.join(tokens)!r} has {T} word{'s' * (T > 1)}: give 2 to {MAX_WORDS} words.")
     weights = np.full(T, (1.0 - self_weight) / (T - 1))
     weights[tokens.index(word)] = self_weight
     E, static = embed(tokens), static_vector(word)

@@ -11,15 +11,12 @@ import numpy as np
 
 from helpers.attention import self_attention_steps
 from helpers.plotting import projection_basis
-from helpers.running_example import SENTENCE_MONEY, SENTENCE_RIVER, embed, embedding_table, tokenize
+from helpers.running_example import MAX_WORDS, SENTENCE_MONEY, SENTENCE_RIVER, embed, embedding_table, tokenize
 from helpers.similarity import cosine_matrix
 
 #: Sentences offered in the playground's menu (all built from the course vocabulary).
 PLAYGROUND_SENTENCES: tuple[str, ...] = (SENTENCE_MONEY, SENTENCE_RIVER, "river money bank", "bank bank bank",
                                          "money grows flows", "river bank flows money grows")
-
-#: Longest sentence the playground accepts: a (T, T) heatmap stays readable.
-MAX_WORDS = 10
 
 
 def playground_basis() -> np.ndarray:

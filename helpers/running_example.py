@@ -14,6 +14,7 @@ import numpy as np
 SENTENCE_MONEY = "money bank grows"
 SENTENCE_RIVER = "river bank flows"
 SENTENCES = (SENTENCE_MONEY, SENTENCE_RIVER)
+MAX_WORDS = 10  #: the longest sentence a widget takes: its (T, T) heatmaps and its legends stay readable
 
 #: Static embeddings, d = 4. One row per word, whatever sentence it is in.
 EMBEDDINGS: dict[str, tuple[float, ...]] = {
