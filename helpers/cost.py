@@ -46,9 +46,8 @@ def bytes_per_number(dtype) -> int:
 
 def projection_parameters(d_model: int, d_k: int) -> dict[str, int]:
     """Weights of W_q, W_k, W_v, each (d_model, d_k), no biases: {"W_q", "W_k", "W_v", "total" = 3 · d_model · d_k}."""
-    counts = {"W_q": d_model * d_k, "W_k": d_model * d_k, "W_v": d_model * d_k}
-    counts["total"] = sum(counts.values())
-    return counts
+    one = d_model * d_k
+    return {"W_q": one, "W_k": one, "W_v": one, "total": 3 * one}
 
 
 def matmul_flops(m: int, n: int, p: int) -> int:
@@ -151,8 +150,7 @@ def largest_T_for_memory(budget_bytes: float, dtype="float32", *, batch: int = 1
     """The largest T whose (T, T) matrices fit in `budget_bytes`: floor(√(budget / (bytes·B·H·matrices))).
     `matrices=2` models the textbook implementation, which holds the scores and the softmax output at once.
     """
-    per_entry = bytes_per_number(dtype) * batch * heads * matrices
-    return math.isqrt(int(budget_bytes // per_entry))
+    return math.isqrt(int(budget_bytes // (bytes_per_number(dtype) * batch * heads * matrices)))
 
 
 def cost_widget_data(T: float, d_k: int, *, d_model: int = 512, heads: int = 1, dtype="float32") -> dict:

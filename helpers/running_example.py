@@ -9,6 +9,8 @@ text's vectors; river and flows are chosen so that, after attention, bank in
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 SENTENCE_MONEY = "money bank grows"
@@ -28,9 +30,9 @@ VOCAB: tuple[str, ...] = tuple(EMBEDDINGS)
 
 
 def tokenize(sentence) -> list[str]:
-    """Split a sentence (a string, or a list of words) into lower-case words; a clear error if empty or not in VOCAB."""
+    """Text or a list of words -> lower-case words, punctuation dropped; an error if empty or a word is not in VOCAB."""
     if isinstance(sentence, str):
-        words = sentence.lower().split()
+        words = re.sub(r"[^\w\s]+", " ", sentence).lower().split()
     elif isinstance(sentence, (list, tuple)) and all(isinstance(w, str) for w in sentence):
         words = [w.lower().strip() for w in sentence]
     else:

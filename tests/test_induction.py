@@ -240,5 +240,6 @@ def test_the_widget_follows_its_controls(model):
     assert w.result["weights"].shape == (4, 8) and "Switched off: head 0.1" in w.reading.value
     w.text.value = "abcz"
     assert w.result is None and "&#x27;z&#x27; (letter 4) is not one of the model" in w.reading.value
+    assert w.position.max == 7 and w.position.value == 5               # a refused text leaves the slider alone
     w.text.value = "abcabc"
     assert w.result is not None and w.position.max == 5

@@ -14,7 +14,7 @@ from PIL import Image  # noqa: E402
 from helpers.attention import self_attention_steps  # noqa: E402
 from helpers.attention_plots import convex_hull, inside_hull  # noqa: E402
 from helpers.playground import MAX_WORDS, PLAYGROUND_SENTENCES, playground_basis, playground_data  # noqa: E402
-from helpers.running_example import embed  # noqa: E402
+from helpers.running_example import SENTENCE_RIVER, embed  # noqa: E402
 from helpers.widgets.common import html_heatmap  # noqa: E402
 from helpers.widgets.playground import PlaygroundWidget  # noqa: E402
 
@@ -151,3 +151,10 @@ def test_widget_shows_your_own_sentence_in_the_typed_box():
     w = PlaygroundWidget("bank money")
     assert w.menu.value == PLAYGROUND_SENTENCES[0] and w.typed.value == "bank money"
     assert w.result["words"] == ["bank", "money"]
+
+
+def test_widget_reads_a_sentence_typed_with_punctuation():
+    w = PlaygroundWidget()
+    w.children[1].value = "River, bank... flows!"
+    assert w.result["words"] == ["river", "bank", "flows"]
+    assert w.result["W"] == pytest.approx(playground_data(SENTENCE_RIVER)["W"])

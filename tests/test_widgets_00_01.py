@@ -3,10 +3,10 @@ import numpy as np
 import pytest
 
 from helpers.mixing import pull_toward, two_mixtures
-from helpers.running_example import embed
+from helpers.running_example import embed, tokenize
 from helpers.similarity import cosine
 from helpers.widgets.start_here import PullSliderWidget
-from helpers.widgets.static_embeddings import SentenceExplorer, words_only
+from helpers.widgets.static_embeddings import SentenceExplorer
 
 #: bank keeping 0.7 with 0.15 for each neighbour, in both sentences, computed independently of the widget.
 EVEN_SPLIT_COSINE = cosine(np.array([0.15, 0.7, 0.15]) @ embed("money bank grows"),
@@ -68,7 +68,7 @@ def test_sentence_explorer_shows_a_value_of_2_and_keeps_its_legend_off_the_bars(
 
 
 def test_sentence_explorer_reads_punctuation_and_names_unknown_words():
-    assert words_only("money, bank grows!") == "money bank grows"
+    assert tokenize("money, bank grows!") == ["money", "bank", "grows"]
     w = SentenceExplorer()
     w.children[0].value = "Money, bank... grows!"
     assert w.result["a"]["tokens"] == ["money", "bank", "grows"]

@@ -97,12 +97,13 @@ class Exercise:
     """An exercise whose answer is a function (or a class), judged against `reference` case by case.
 
     reference(*case.args) gives the expected answer; `cases()` the fixed cases, `draw(rng)` one case drawn afresh
-    (`draws` of them per call, after the fixed ones). For each case the engine calls the answer, then asks in turn:
-    did it raise (`errors(case, error)`), can its result be read as numbers (`read(result, case)` -> (array, None)
-    or (None, message); None: the default reader, which calls it `reads`), does `judge(case, got, expected)` name a
-    problem, is the shape exactly right (else is it a key of `shapes(case)` {shape: message}), is it one of the
-    `slips(case)` [(value, message)], is it finite, is it within `atol`? Hooks return whole messages, or None to let
-    the engine go on. `atol32`: the tolerance for a float32 result, where float32's rounding of the inputs shows.
+    (`draws` of them per call, after the fixed ones; a tuple of such functions: one case from each). For each case
+    the engine calls the answer, then asks in turn: did it raise (`errors(case, error)`), can its result be read as
+    numbers (`read(result, case)` -> (array, None) or (None, message); None: the default reader, which calls it
+    `reads`), does `judge(case, got, expected)` name a problem, is the shape exactly right (else is it a key of
+    `shapes(case)` {shape: message}), is it one of the `slips(case)` [(value, message)], is it finite, is it within
+    `atol`? Hooks return whole messages, or None to let the engine go on. `atol32`: the tolerance for a float32
+    result, where float32's rounding of the inputs shows.
     `where` and `name` are templates with {what}: the prefix of a case's messages and the result's name.
     `success` is text, or a function of the answer that returns it. `check.solution()` shows `reference`'s source.
     """
@@ -122,7 +123,8 @@ class Exercise:
         if not callable(answer):
             return not_a_function(answer, self.expects)
         rng = np.random.default_rng()                                     # seeded afresh for every call
-        fixed, drawn = self.cases(), [self.draw(rng) for _ in range(self.draws)]
+        draws = self.draw if isinstance(self.draw, tuple) else (self.draw,) * self.draws
+        fixed, drawn = self.cases(), [draw(rng) for draw in draws]
         try:
             for case in [*fixed, *drawn]:
                 if (message := self.judge_case(answer, case)) is not None:

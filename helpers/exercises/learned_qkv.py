@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from functools import partial
 
 import numpy as np
 import torch
@@ -50,10 +51,15 @@ def _lookup_slips(query, keys, values):
     ]
 
 
-def _draw_lookup(rng) -> Case:
+def _draw_lookup(rng, long=False) -> Case:
+    """Random keys, values and query; `long`: key j alone in the last column, where its score becomes 1,000."""
     n, d = rng.integers(2, 8), rng.integers(2, 7)
     query, keys, values = rng.normal(size=d), rng.normal(size=(n, d)), rng.normal(size=n)
-    return Case(query, keys, values, what=f"random keys ({n}, {d}) and values ({n},), drawn for this check")
+    j = int(rng.integers(n))
+    if long:
+        keys[:, -1], keys[j, -1], query[-1] = 0.0, 1.0, 1000.0   # in that order: key j alone keeps its 1
+    score = f", key {j}'s score near 1,000" * long
+    return Case(query, keys, values, what=f"random keys ({n}, {d}) and values ({n},){score}, drawn for this check")
 
 
 def _read_blend(result, case):
@@ -84,7 +90,8 @@ def _lookup_verdict(answer) -> str:
 check_soft_lookup = Exercise(
     reference_soft_lookup, title="a soft dictionary lookup",
     expects="soft_lookup(query, keys, values) returning one number",
-    cases=lambda: [Case(*args, what=what) for *args, what in _lookup_cases()], draw=_draw_lookup, read=_read_blend,
+    cases=lambda: [Case(*args, what=what) for *args, what in _lookup_cases()], read=_read_blend,
+    draw=(_draw_lookup, _draw_lookup, partial(_draw_lookup, long=True)),
     slips=lambda case: [(v, f"on {case.what}: {m}.") for v, m in _lookup_slips(*case.args)],
     name="the blend on {what}", hint="weights = softmax(keys @ query); result = weights @ values.",
     success=_lookup_verdict,

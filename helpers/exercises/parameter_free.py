@@ -177,7 +177,10 @@ def _cases():
 
 def _draw_embeddings(rng) -> Case:
     T, d = rng.choice([(T, d) for T in range(2, 8) for d in (2, 3, 5, 6) if T != d], axis=0)   # d ≠ 4: not √4 = 2
-    return Case(rng.normal(size=(T, d)) * rng.uniform(0.5, 3), what=f"an E of shape ({T}, {d}) drawn at random")
+    E, j = np.zeros((T, d)), int(rng.integers(T))
+    E[:, :-1], E[j] = rng.normal(size=(T, d - 1)) * rng.uniform(0.5, 3), 0.0
+    E[j, -1] = math.sqrt(1000 * math.sqrt(d))   # token j alone in the last column: its score with itself, 1,000
+    return Case(E, what=f"an E of shape ({T}, {d}) drawn at random, token {j} long (its score with itself 1,000)")
 
 
 def _judge_attention(case, got, expected):
@@ -220,7 +223,7 @@ check_self_attention = Exercise(
     expects="self_attention(E) taking a (T, d) array and returning (T, d)",
     cases=lambda: [Case(E, what=what) for E, what in _cases()], draw=_draw_embeddings, judge=_judge_attention,
     expected=lambda case: self_attention(*case.args), slips=_attention_slips, name="Y on {what}",
-    atol=1e-5,   # float32 is right too
+    atol=1e-5, atol32=1e-4,   # float32 is right too: the long token's weight in other rows, times its length
     hint="Recipe: S = E @ E.T / √d; W = softmax of each row; Y = W @ E.",
     success="your self_attention matches helpers.attention.self_attention on all seven inputs and on three drawn at "
             "random.")

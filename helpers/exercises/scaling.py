@@ -197,7 +197,10 @@ def _weights_cases():
 def _draw_weights(rng) -> Case:
     T_q, T_k, d_k = rng.choice([3, 5, 7, 9], 2, replace=False).tolist() + [int(rng.choice([5, 12, 20, 48]))]
     Q, K = rng.standard_normal((T_q, d_k)), rng.standard_normal((T_k, d_k))
-    return Case(Q, K, what=f"Q ({T_q}, {d_k}) and K ({T_k}, {d_k}) drawn at random")
+    r, j, Q[:, -1], K[:, -1] = rng.integers(T_q), rng.integers(T_k), 0.0, 0.0
+    Q[r, -1], K[j, -1] = 1000 * np.sqrt(d_k), 1.0   # the last column: query r's scaled score with key j alone, 1,000
+    return Case(Q, K, what=f"Q ({T_q}, {d_k}) and K ({T_k}, {d_k}) drawn at random, query {r}'s scaled score "
+                           f"with key {j} near 1,000")
 
 
 def _read_weights(result, case):
@@ -220,7 +223,8 @@ def _judge_weights(case, W, expected):
             return (f"{first} your weights are softmax(Q Kᵀ / √{d_k}): the first test's d_k = {d_k}, hard-coded. "
                     f"Read it from the shapes: d_k = Q.shape[-1] (here {Q.shape[-1]}).")
         S = Q @ K.T / np.sqrt(Q.shape[-1])
-        if not np.all(np.isfinite(W)) and np.ptp(S.max(axis=-1)) > 745:   # a row far below the matrix's max
+        low = S.max(axis=-1) < S.max() - 745                                 # rows far below the matrix's max
+        if not np.all(np.isfinite(W[low])):
             return (f"{first} a row of weights is NaN: one max for the whole matrix leaves it at exp(-745) = 0 or "
                     "less, and 0 / 0 = NaN. Subtract each row's own maximum: S - S.max(axis=-1, keepdims=True).")
         if not np.all(np.isfinite(W)):

@@ -2,7 +2,7 @@
 
     px(15)                    a CSS font size in pixels, grown in presenter mode
     reading_style()           CSS for the text under a widget's picture
-    html_heatmap(M, rows, cols)  a matrix as an HTML table coloured like the course's heatmaps (viridis)
+    html_heatmap(M, rows, cols)  a matrix as an HTML table coloured like the course's heatmaps (viridis_css)
     FastFigure(figsize)       a matplotlib figure that re-renders to PNG fast (blitting)
     picture(figure)           the Image a FastFigure is shown in: 1:1 pixels, never wider than the cell
     LiveWidget(controls, outputs)  a VBox that recomputes and redraws whenever one of its controls moves
@@ -37,24 +37,24 @@ def reading_style() -> str:
     return f"font-size:{px(15)}px;line-height:1.5"
 
 
+def viridis_css(t: float) -> str:
+    """The course's heatmap colour for t in [0, 1], as CSS: 'rgb(68,1,84)' at 0."""
+    return "rgb({:.0f},{:.0f},{:.0f})".format(*(255 * np.array(_VIRIDIS(t)[:3])))
+
+
 def html_heatmap(M, row_labels, col_labels, *, title: str = "", fmt: str = "{:.2f}",
                  vmin: float | None = None, vmax: float | None = None) -> str:
     """A matrix as an HTML table coloured with viridis; vmin, vmax default to M's min and max."""
     M = np.asarray(M, dtype=float)
-    lo = M.min() if vmin is None else vmin
-    hi = M.max() if vmax is None else vmax
+    lo, hi = (M.min() if vmin is None else vmin), (M.max() if vmax is None else vmax)
     span = (hi - lo) or 1.0
     cell = f"padding:6px 9px;text-align:center;font-family:monospace;font-size:{px(15)}px;"
     head = f"padding:4px 8px;font-size:{px(15)}px;color:inherit;"   # the theme's text colour, light or dark
     rows = [f"<tr><th style='{head}'></th>"
             + "".join(f"<th style='{head}'>{html.escape(str(c))}</th>" for c in col_labels) + "</tr>"]
     for label, values in zip(row_labels, M):
-        tds = []
-        for v in values:
-            t = (v - lo) / span
-            r, g, b, _ = _VIRIDIS(t)
-            tds.append(f"<td style='{cell}background:rgb({r*255:.0f},{g*255:.0f},{b*255:.0f});"
-                       f"color:{'white' if t < 0.55 else 'black'}'>{fmt.format(v)}</td>")
+        tds = [f"<td style='{cell}background:{viridis_css((v - lo) / span)};"
+               f"color:{'white' if (v - lo) / span < 0.55 else 'black'}'>{fmt.format(v)}</td>" for v in values]
         rows.append(f"<tr><th style='{head}text-align:right'>{html.escape(str(label))}</th>{''.join(tds)}</tr>")
     caption = (f"<div style='font-weight:bold;margin-bottom:4px;font-size:{px(16)}px'>{html.escape(title)}</div>"
                if title else "")

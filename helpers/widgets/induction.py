@@ -9,14 +9,11 @@ from __future__ import annotations
 import html
 
 import ipywidgets as widgets
-import matplotlib
 import numpy as np
 
-from helpers.induction import CONTEXT, LETTERS, load_trained_model, prediction_data
+from helpers.induction import CONTEXT, LETTERS, encode, load_trained_model, prediction_data
 from helpers.plotting import COLORS
-from helpers.widgets.common import FastFigure, LiveWidget, picture, px, reading_style
-
-_VIRIDIS = matplotlib.colormaps["viridis"]
+from helpers.widgets.common import FastFigure, LiveWidget, picture, px, reading_style, viridis_css
 
 
 def weights_table(data: dict, heads: list[str], off: list[bool]) -> str:
@@ -31,7 +28,7 @@ def weights_table(data: dict, heads: list[str], off: list[bool]) -> str:
                   f"{COLORS['key'] if j == p else 'inherit'}'>{html.escape(c)}</th>" for j, c in enumerate(text))
     rows = []
     for name, w, is_off in zip(heads, data["weights"], off):
-        colours = ["rgb({:.0f},{:.0f},{:.0f})".format(*(255 * np.array(_VIRIDIS(v)[:3]))) for v in w]
+        colours = [viridis_css(v) for v in w]
         label = f"{name}{' (off)' if is_off else ''}"
         rows.append(f"<tr><th style='text-align:right;padding-right:8px;font-size:{px(14)}px;white-space:nowrap'>"
                     f"{label}</th>" + "".join(f"<td style='{cell}background:{c};{edge(j)}'></td>"
@@ -87,8 +84,8 @@ class InductionWidget(LiveWidget):
         self.children = [self.text, self.position, widgets.HBox(self.switches), *self.children[-3:]]
 
     def compute(self) -> dict:
-        T = len(self.text.value.replace(" ", ""))
-        if 1 <= T <= CONTEXT and self.position.max != T - 1:     # the slider follows the typed length
+        T = encode(self.text.value).size(1)        # mistyped letters: a named error, and the slider stays
+        if self.position.max != T - 1:             # the slider follows the typed length
             at_end = self.position.value == self.position.max
             self.position.unobserve(self._update, names="value")
             self.position.max = T - 1

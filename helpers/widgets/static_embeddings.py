@@ -1,8 +1,6 @@
 """Notebook 01's widget: two sentences side by side, bank's static vector the same, its mixtures not."""
 from __future__ import annotations
 
-import re
-
 import ipywidgets as widgets
 import numpy as np
 
@@ -12,11 +10,6 @@ from helpers.running_example import SENTENCES, VOCAB
 from helpers.widgets.common import FastFigure, LiveWidget, picture, reading_style
 
 _WIDTH = 0.27   # of each of the three bars per dimension
-
-
-def words_only(text: str) -> str:
-    """A typed sentence with its punctuation dropped: "money, bank!" -> "money bank"."""
-    return " ".join(re.sub(r"[^\w\s]+", " ", text).split())
 
 
 class SentenceExplorer(LiveWidget):
@@ -48,8 +41,7 @@ class SentenceExplorer(LiveWidget):
         super().__init__([*self.boxes, self.weight], [self.picture])
 
     def compute(self) -> dict:
-        return two_mixtures(words_only(self.boxes[0].value), words_only(self.boxes[1].value), "bank",
-                            self.weight.value)
+        return two_mixtures(self.boxes[0].value, self.boxes[1].value, "bank", self.weight.value)
 
     def show(self, data: dict) -> None:
         tokens = (data["a"]["tokens"], data["b"]["tokens"])
