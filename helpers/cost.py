@@ -32,8 +32,7 @@ DEVICE_MEMORY = {"laptop (16 GB RAM)": 16e9, "A100 (80 GB)": 80e9, "H200 (141 GB
 
 def dtype_name(dtype) -> str:
     """Canonical name of a dtype given as text ("fp32", "bfloat16") or a torch.dtype: 'float32', ..."""
-    name = str(dtype).removeprefix("torch.").strip().lower()
-    name = _ALIASES.get(name, name)
+    name = _ALIASES.get(typed := str(dtype).removeprefix("torch.").strip().lower(), typed)
     if name not in DTYPE_BYTES:
         raise ValueError(f"Unknown dtype {dtype!r}: expected one of {', '.join(DTYPE_BYTES)} (or fp32, bf16, fp16).")
     return name

@@ -53,7 +53,8 @@ class AttentionOnlyTransformer(nn.Module):
     def __init__(self, vocab_size: int = len(LETTERS), context_length: int = CONTEXT, d_model: int = D_MODEL,
                  n_layers: int = 2, n_heads: int = N_HEADS):
         super().__init__()
-        self.vocab_size, self.context_length, self.n_layers, self.n_heads = vocab_size, context_length, n_layers, n_heads
+        self.vocab_size, self.context_length = vocab_size, context_length
+        self.n_layers, self.n_heads = n_layers, n_heads
         self.embed = nn.Embedding(vocab_size, d_model)               # one row per token (notebook 01's table)
         self.positions = LearnedPositions(context_length, d_model)   # one row per position (notebook 08)
         self.layers = nn.ModuleList(MultiHeadAttention(d_model, n_heads) for _ in range(n_layers))   # notebook 09
