@@ -112,19 +112,17 @@ class Exercise:
                  rtol=0.0, name="the result on {what}", where="on {what}: ", hint="", slips=None, judge=None,
                  errors=None, read=None, call=None, expected=None, reads="the result", shapes=None, atol32=None):
         self.reference, self.title, self.explanation, self.expects = reference, title, explanation, expects
-        self.cases, self.draw, self.draws, self.success = cases, draw, draws, success
+        self.cases, self.success, self.draws = cases, success, draw if isinstance(draw, tuple) else (draw,) * draws
         self.atol, self.rtol, self.name, self.where, self.hint, self.shapes = atol, rtol, name, where, hint, shapes
-        self.atol32 = atol32 or atol
         self.slips, self.judge, self.errors, self.read, self.reads = slips, judge, errors, read, reads
-        self.call = call or (lambda answer, case: answer(*copy.deepcopy(case.args)))
+        self.atol32, self.call = atol32 or atol, call or (lambda answer, case: answer(*copy.deepcopy(case.args)))
         self.expected = expected or (lambda case: reference(*case.args))
 
     def __call__(self, answer) -> Feedback:
         if not callable(answer):
             return not_a_function(answer, self.expects)
         rng = np.random.default_rng()                                     # seeded afresh for every call
-        draws = self.draw if isinstance(self.draw, tuple) else (self.draw,) * self.draws
-        fixed, drawn = self.cases(), [draw(rng) for draw in draws]
+        fixed, drawn = self.cases(), [draw(rng) for draw in self.draws]
         try:
             for case in [*fixed, *drawn]:
                 if (message := self.judge_case(answer, case)) is not None:

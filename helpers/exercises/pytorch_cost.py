@@ -150,6 +150,8 @@ def reference_scores_gb() -> float:
     """)
 def check_scores_gb(answer) -> Feedback:
     """Exercise 2: the GB of (T, T) scores for 32 heads, T = 8,192, bfloat16."""
+    if answer is None:
+        return wrong("scores_gb is None. Replace None with your number of GB (a plain number).")
     value, problem = one_number(answer, "scores_gb", "your number of GB")
     if problem is not None:
         return problem
