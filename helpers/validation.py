@@ -28,13 +28,13 @@ def _is_tensor(value) -> bool:
     return hasattr(value, "detach") and hasattr(value, "cpu")
 
 
-def _plain(value):
+def plain(value):
     """Torch tensors, also inside lists and tuples, as NumPy arrays detached from autograd."""
     if _is_tensor(value):
         value = value.detach().cpu()
         return (value.double() if value.is_floating_point() else value).numpy()   # bfloat16 has no NumPy type
     if isinstance(value, (list, tuple)) and any(_is_tensor(v) or isinstance(v, (list, tuple)) for v in value):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     return value
 
 
@@ -46,7 +46,7 @@ def as_array(value, name: str) -> np.ndarray:
     """Convert lists, NumPy arrays and torch tensors to a float64 array of the same shape. TypeError (naming `name`)
     for anything that is not real numbers: None, text (even "1.5"), complex numbers, ragged nesting.
     """
-    value = _plain(value)
+    value = plain(value)
     if value is None or isinstance(value, (str, bytes, dict, set)):
         raise TypeError(f"{name} should be numbers (a list or an array), but got {describe(value)}.")
     try:

@@ -4,6 +4,9 @@ import math
 import numpy as np
 import torch
 
+from helpers.exercises import flash as ex11
+from helpers.exercises import heads_masks as ex09
+from helpers.exercises import induction as ex10
 from helpers.exercises import learned_qkv as ex04
 from helpers.exercises import luong as ex06
 from helpers.exercises import parameter_free as ex03
@@ -165,3 +168,108 @@ def test_an_answer_that_memorises_the_fixed_cases_meets_a_large_score_in_the_dra
         for _ in range(5):   # the large score is in every call's draws, not in some
             not_yet(check(_memorised(check, naive)), *fragments)
         assert check(_memorised(check, check.reference)).passed   # the same lookup, stable elsewhere: right
+
+
+def test_a_count_that_is_nan_infinite_or_huge_is_refused_not_crashed_on():
+    for count in (math.nan, math.inf, np.float64("nan"), 10**400):
+        not_yet(ex04.check_qkv_parameters(lambda d_model, d_k, c=count: c), "counts nothing")
+
+
+def test_a_list_of_the_answers_rows_is_read_as_the_answer_even_with_two_rows():
+    assert ex02.check_stable_softmax(lambda x: [ex02.reference_softmax(r) for r in x] if x.ndim == 2
+                                     else ex02.reference_softmax(x)).passed
+    assert ex03.check_self_attention(lambda E: list(ex03.reference_self_attention(E))).passed
+    assert ex05.check_scaled_weights(lambda Q, K: list(ex05.reference_scaled_weights(Q, K))).passed
+    assert ex08.check_add_positions(lambda E: list(ex08.reference_add_positions(E))).passed
+    not_yet(ex06.check_luong_context(lambda s, H: ex06.luong_dot_attention(s, H)), "perhaps (output, weights)")
+
+
+def test_the_module_in_float32_passes_and_a_dtype_clash_is_not_blamed_on_shapes():
+    class Module(torch.nn.Module):
+        def __init__(self, d_model, d_k):
+            super().__init__()
+            self.W_q, self.W_k, self.W_v = (torch.nn.Linear(d_model, d_k, bias=False) for _ in range(3))
+
+        def forward(self, x):
+            Q, K, V = self.W_q(x), self.W_k(x), self.W_v(x)
+            return (torch.softmax(Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1]), -1) @ V).float()
+
+    class Cast(Module):
+        def forward(self, x):
+            return super().forward(x.float())
+
+    for _ in range(5):
+        assert ex04.check_self_attention_module(Module).passed
+    not_yet(ex04.check_self_attention_module(Cast), "If its dtypes differ: keep x's float64")
+
+
+def test_a_matrix_of_the_right_words_but_wrong_numbers_is_not_blamed_on_the_order():
+    E = ex01.reference_sentence_matrix()
+    assert "word order" not in ex01.check_sentence_matrix(E * np.nan).message
+    assert "word order" not in ex01.check_sentence_matrix(E + 0.3).message
+    not_yet(ex01.check_sentence_matrix(E[[1, 0, 2, 3, 4]]), "Rows follow the word order")
+
+
+def test_memorised_fixed_cases_with_a_shift_other_than_the_max_fail_on_the_drawn_ones():
+    def shifted(x, by):
+        e = np.exp(x - by(x))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    for by in (lambda x: x.mean(axis=-1, keepdims=True), lambda x: x.min(axis=-1, keepdims=True),
+               lambda x: x[..., :1]):
+        for _ in range(5):
+            softmax = _memorised(ex02.check_stable_softmax, lambda x, by=by: shifted(x, by))
+            lookup = _memorised(ex04.check_soft_lookup, lambda q, K, v, by=by: float(shifted(K @ q, by) @ v))
+            assert not ex02.check_stable_softmax(softmax).passed and not ex04.check_soft_lookup(lookup).passed
+
+
+def test_a_lookup_that_ignores_square_keys_fails_every_time():
+    def ignores_keys(query, keys, values):
+        s = query if len(query) == len(values) else keys @ query
+        return float(np.exp(s - s.max()) @ values / np.exp(s - s.max()).sum())
+    for _ in range(10):
+        not_yet(ex04.check_soft_lookup(ignores_keys))
+
+
+def test_odd_answers_get_a_verdict_and_sensible_numbers():
+    class Softmax:
+        def __new__(cls, x):
+            return ex02.reference_softmax(x)
+    assert ex02.check_stable_softmax(Softmax).passed                          # a class: no crash on its source
+    not_yet(ex02.check_stable_softmax(lambda x: np.full(np.shape(x), np.nan)), "[1.0, 1.2, 0.9]", "division by 0")
+    assert "inf" not in ex02.check_longer_not_closer([1e-320, 5e-320]).message
+    just_short = ex02.check_scale_for_confidence(ex02.reference_smallest_scale() - 1e-12).message
+    assert "0.900000 <" not in just_short and "12.2714 " not in just_short
+    exact = ex02.reference_smallest_scale()
+    assert ex02.check_scale_for_confidence(exact).message.startswith(f"with scale = {exact!r} ")
+
+
+def test_answers_in_bfloat16_or_half_precision_are_read_or_named_never_crashed_on():
+    bf16 = torch.bfloat16
+    assert ex07.check_scores_gb(torch.tensor(4.295, dtype=bf16)).passed              # a typed value: its number
+    not_yet(ex07.check_achieved_tflops(lambda *args, **kw: torch.tensor(ex07.reference_achieved_tflops(*args, **kw),
+                                                                         dtype=bf16)), "bfloat16")
+    not_yet(ex10.check_induction_score(lambda W, n: ex10.reference_induction_score(W, n).half()), "float16")
+    assert ex09.check_causal_mask(lambda T_q, T_k: torch.ones(T_q, T_k, dtype=bf16).tril(T_k - T_q)).passed
+    not_yet(ex09.check_causal_mask(lambda T_q, T_k: torch.ones(T_q, T_k).tril(T_k - T_q) + 1j), "complex")
+    not_yet(ex11.check_running_softmax(lambda stream, d_v: tuple(x.to(bf16) for x in ex11.reference_running_softmax(
+        stream, d_v))), "bfloat16", "float64")
+
+
+def test_a_head_or_a_shape_that_is_no_pair_of_whole_numbers_is_refused():
+    for pair in ((0, math.inf), (0.7, 1.9), "10"):
+        not_yet(ex10.check_worst_head(lambda scores, p=pair: p, "b"), "pair of whole numbers")
+    for shape in (np.array(5), torch.tensor(5), {5: 1, 64: 2}, {5, 64}):
+        shapes = {**ex06.reference_cross_attention_shapes(), "Q": shape}
+        not_yet(ex06.check_cross_attention_shapes(shapes), "is not a tuple")
+
+
+def test_split_heads_rebuilt_from_the_shape_alone_fails():
+    not_yet(ex09.check_split_heads(lambda x, h: torch.arange(x.numel(), dtype=x.dtype).view(
+        x.shape[0], x.shape[1], h, -1).transpose(1, 2)), "wrong values")
+
+
+def test_a_flops_count_halved_without_a_causal_mask_is_told_so():
+    def inverted(B, H, T, d_k, milliseconds, causal=False):
+        return ex07.reference_achieved_tflops(B, H, T, d_k, milliseconds, not causal)
+    not_yet(ex07.check_achieved_tflops(inverted), "only causal=True halves the FLOPs")

@@ -162,9 +162,10 @@ class Exercise:
 
     def numbers(self, result, case: Case):
         """The result as an array, or a message on what came instead (the default `read`; a case may have its own
-        `reads`, as its own `where`). A pair of arrays, such as (output, weights), is named."""
+        `reads`, as its own `where`). A pair of arrays, such as (output, weights), is named (not two rows of it)."""
         reads = getattr(case, "reads", self.reads)
-        if isinstance(result, (tuple, list)) and len(result) == 2 and all(len(getattr(r, "shape", ())) for r in result):
+        if (isinstance(result, (tuple, list)) and len(result) == 2 and all(len(getattr(r, "shape", ())) for r in result)
+                and (result[0].shape != result[1].shape or (2, *result[0].shape) != np.shape(self.expected(case)))):
             return None, (f"{self.where_of(case)}you returned a pair of arrays, of shapes {tuple(result[0].shape)} and "
                           f"{tuple(result[1].shape)}: perhaps (output, weights). Return only {reads}.")
         got, problem = as_numbers(result, reads)
@@ -218,8 +219,9 @@ def one_number(value, name: str, what: str = "a number", *, returned: bool = Fal
     if isinstance(value, (str, bytes)):
         return None, wrong(f"{name} is the text {value!r:.40} (a {type(value).__name__}), not a number: it should "
                            "be one number. Remove the quotes (and any units).")
-    if hasattr(value, "detach"):
-        value = value.detach().cpu().numpy()
+    if returned and str(getattr(value, "dtype", "")) in ("torch.float16", "torch.bfloat16", "float16"):
+        return as_numbers(value, name)                    # a function's result kept in 16 bits: named
+    value = check.plain(value)                            # a tensor as NumPy (bfloat16 as float64)
     if isinstance(value, (bool, np.bool_)) or (isinstance(value, np.ndarray) and value.dtype == bool):
         return None, wrong(f"{name} is {value!r}, a truth value: it should be one number, {what}.")
     if isinstance(value, (list, tuple)):

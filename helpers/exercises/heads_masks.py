@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from helpers import validation as check
 from helpers.attention_torch import is_causal_bias
 from helpers.exercises.engine import Case, Exercise
 
@@ -16,8 +17,8 @@ def reference_split_heads(x, n_heads):
     return x.view(B, T, n_heads, d_k).transpose(1, 2)   # (B, T, H, d_k) -> (B, H, T, d_k)
 
 
-def _split_case(B, T, d_model, h, drawn="") -> Case:
-    x = torch.arange(B * T * d_model, dtype=torch.float64).view(B, T, d_model)   # every entry different
+def _split_case(B, T, d_model, h, drawn="", seed=0) -> Case:
+    x = torch.randperm(B * T * d_model, generator=torch.Generator().manual_seed(seed)).double().view(B, T, d_model)
     return Case(x, h, what=f"x of shape ({B}, {T}, {d_model}) with n_heads={h}{drawn}")
 
 
@@ -25,7 +26,7 @@ def _draw_split(rng) -> Case:
     """Sizes drawn afresh: 2, 3, 5 or 6 heads of 2, 3, 5 or 6 features (never the page's d_k = 4), T another size."""
     h, d_k = (int(n) for n in rng.choice([2, 3, 5, 6], size=2))
     B, T = int(rng.integers(1, 4)), int(rng.choice([n for n in (2, 3, 4, 5, 7) if n not in (h, d_k)]))
-    return _split_case(B, T, h * d_k, h, ", drawn at random")
+    return _split_case(B, T, h * d_k, h, ", drawn at random", int(rng.integers(2**31)))   # every entry different
 
 
 def _split_shapes(case):
@@ -78,9 +79,9 @@ def _as_mask(got, name: str):
                       "torch.nn.functional.scaled_dot_product_attention understands. Build the mask as a tensor of "
                       "True/False: torch.ones(T_q, T_k, dtype=torch.bool).tril(...).")
     try:
-        array = np.asarray(got.detach().cpu() if hasattr(got, "detach") else got, dtype=np.float64)
-    except (TypeError, ValueError):
-        return None, f"{name} should be a tensor of True/False (or 1/0), but got {type(got).__name__}."
+        array = check.as_array(got, name)   # bfloat16 too; text or complex numbers named
+    except TypeError as error:
+        return None, f"{error} It should be a tensor of True/False (or 1/0)."
     if np.isnan(array).any():
         return None, (f"{name} holds NaN. A mask holds True (or 1) where a query may attend and False (or 0) where "
                       "not: nothing else.")

@@ -51,11 +51,13 @@ def _lookup_slips(query, keys, values):
     ]
 
 
-def _draw_lookup(rng, long=False) -> Case:
-    """Random keys, values and query; `long`: key j alone in the last column, where its score becomes 1,000."""
-    n, d = rng.integers(2, 8), rng.integers(2, 7)
+def _draw_lookup(rng, long=False, square=False) -> Case:
+    """Random keys, values and query; `long`: key j ≥ 1 of 4 or more alone in the last column, where its score
+    becomes 1,000 (so no shift but the max keeps exp finite); `square`: as many keys as dimensions."""
+    n, d = rng.integers(4 if long else 2, 8), rng.integers(2, 7)
+    n = d if square else n
     query, keys, values = rng.normal(size=d), rng.normal(size=(n, d)), rng.normal(size=n)
-    j = int(rng.integers(n))
+    j = int(rng.integers(1, n))
     if long:
         keys[:, -1], keys[j, -1], query[-1] = 0.0, 1.0, 1000.0   # in that order: key j alone keeps its 1
     score = f", key {j}'s score near 1,000" * long
@@ -91,7 +93,7 @@ check_soft_lookup = Exercise(
     reference_soft_lookup, title="a soft dictionary lookup",
     expects="soft_lookup(query, keys, values) returning one number",
     cases=lambda: [Case(*args, what=what) for *args, what in _lookup_cases()], read=_read_blend,
-    draw=(_draw_lookup, _draw_lookup, partial(_draw_lookup, long=True)),
+    draw=(_draw_lookup, partial(_draw_lookup, square=True), partial(_draw_lookup, long=True)),
     slips=lambda case: [(v, f"on {case.what}: {m}.") for v, m in _lookup_slips(*case.args)],
     name="the blend on {what}", hint="weights = softmax(keys @ query); result = weights @ values.",
     success=_lookup_verdict,
@@ -117,6 +119,9 @@ def _read_count(result, case):
     if isinstance(result, bool) or not isinstance(result, numbers.Real):
         return None, (f"for d_model={case.args[0]}, d_k={case.args[1]} your function returned "
                       f"{type(result).__name__} {result!r:.40}; return a plain int, a whole number such as 48.")
+    if not abs(result) < 1e15:   # NaN, infinity, or more numbers than any model holds
+        return None, (f"for d_model={case.args[0]}, d_k={case.args[1]} your function returned {result!r:.40}, which "
+                      "counts nothing: return a whole number such as 48.")
     return np.asarray(result, dtype=np.float64), None
 
 
@@ -224,10 +229,11 @@ def _draw_forward(rng) -> Case:
 
 
 def _forward_error(case, error):
-    if isinstance(error, RuntimeError):   # what torch raises when the shapes of a product do not fit
-        return (f"on {case.what} a matrix product failed ({str(error).rstrip('.')}). W_q is (d_model, d_k) and the "
-                "tokens are the rows of E, so Q = E @ W_q with no .T (only nn.Linear's .weight is W_qᵀ); the same for "
-                "K, V. The scores are Q @ K.T: (T, d_k) @ (d_k, T).")
+    if isinstance(error, RuntimeError):   # what torch raises when the shapes, or dtypes, of a product do not fit
+        return (f"on {case.what} a matrix product failed ({str(error).rstrip('.')}). If the shapes do not fit: W_q is "
+                "(d_model, d_k) and the tokens are the rows of E, so Q = E @ W_q with no .T (only nn.Linear's .weight "
+                "is W_qᵀ); the same for K, V. The scores are Q @ K.T: (T, d_k) @ (d_k, T). If the dtypes differ: keep "
+                "E's float64 (no .float()).")
     return None
 
 
@@ -313,9 +319,9 @@ def _run_module(student_class, case):
 
 
 def _module_error(case, error):
-    hint = (" A product whose shapes do not fit: let the layers do the products, Q = self.W_q(x) (nn.Linear "
-            "applies .weight.T for you), and on a batch (B, T, d_k) transpose the last two dims: K.transpose(-2, -1), "
-            "not K.T." if isinstance(error, RuntimeError) else "")   # torch's error for shapes that do not fit
+    hint = (" If a product's shapes do not fit: let the layers do the products, Q = self.W_q(x) (nn.Linear applies "
+            ".weight.T for you), and on a batch (B, T, d_k) transpose the last two dims: K.transpose(-2, -1), not K.T."
+            " If its dtypes differ: keep x's float64 (no .float())." if isinstance(error, RuntimeError) else "")
     return f"on {case.what} forward raised {type(error).__name__}: {str(error).rstrip('.')}.{hint}"
 
 
@@ -335,7 +341,7 @@ check_self_attention_module = Exercise(
     SelfAttention, title="the module", expects="the class MySelfAttention itself",
     cases=lambda: [*(_module_case(*case) for case in MODULE_CASES), _module_case(*MODULE_CASES[0], scale=100.0)],
     draw=_draw_module,
-    call=_run_module, errors=_module_error, expected=_module_expected, slips=_module_slips_of,
+    call=_run_module, errors=_module_error, expected=_module_expected, slips=_module_slips_of, atol32=1e-4,
     name="the output on {what}", hint="Q, K, V = self.W_q(x), self.W_k(x), self.W_v(x); "
                                       "softmax(Q @ K.transpose(-2, -1) / √d_k, dim=-1) @ V.",
     success="your module gives SelfAttention's outputs with the same weights, on a batch of 2 and of 1, with scores "

@@ -80,10 +80,10 @@ def reference_cross_attention_shapes() -> dict[str, tuple[int, int]]:
 
 def _whole_numbers(shape):
     """(tuple of ints, None) if `shape` is a sequence of whole numbers, else (None, what is wrong)."""
-    if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
-        return None, f"{shape!r} is not a tuple"
     if hasattr(shape, "tolist"):  # a NumPy array or a torch tensor of sizes
         shape = shape.tolist()
+    if not isinstance(shape, (tuple, list)):   # nor a set (no order), a dict or a range
+        return None, f"{shape!r} is not a tuple"
     sizes = []
     for n in shape:
         if hasattr(n, "item") and getattr(n, "ndim", 1) == 0:  # a 0-d array or tensor

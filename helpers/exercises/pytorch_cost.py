@@ -228,7 +228,8 @@ def _judge_tflops(case, got, expected):
         (not causal and B > 1 and H > 1, (1 / (B * H),),
          "the result is B·H times too small: you forgot both the batch size and the number of heads."),
         (True, (0.25,), "the factor 4 is missing: Q Kᵀ and W V cost 2·T²·d_k FLOPs each (multiply and add)."),
-        (True, (0.5,), "the result is half the expected value: there are two matrix products, 2·T²·d_k each."),
+        (True, (0.5,), "the result is half the expected value: there are two matrix products, 2·T²·d_k each (and "
+                       "only causal=True halves the FLOPs)."),
         (True, (1e-3,), "the result is 1000 times too small: milliseconds are ÷ 1000 seconds."),
         (True, (1000.0,), "the result is 1000 times too large: that is GFLOP/s (÷ 10⁹). TFLOP/s divide by 10¹²."),
         (True, (1e12, 1e9, 1e15), "that is FLOP/s, not TFLOP/s: divide by 10¹²."),

@@ -5,6 +5,7 @@ import ast
 import inspect
 import math
 import textwrap
+from functools import partial
 
 import numpy as np
 
@@ -72,7 +73,8 @@ def check_longer_not_closer(v) -> Feedback:
     if turned:
         short = " v is so short that a · v is practically 0." if dot_v < 1e-90 else ""
         return wrong(f"the angle is fine, but a · v = {dot_v:.4g} is not above a · b = {dot_b:.0f}.{short} "
-                     f"Try: multiply v by a number larger than {dot_b / dot_v:.3g}.")
+                     + (f"Try: multiply v by a number larger than {dot_b / dot_v:.3g}." if dot_b / dot_v < math.inf
+                        else "Try: make v far longer."))
     return wrong(f"a · v = {dot_v:.4g} is not above a · b = {dot_b:.0f}, and cos(a, v) = {cos_v:.3f} is not "
                  f"below cos(a, b) = {cos_b:.3f}. Try: point v further from a than b, then make it long.")
 
@@ -98,10 +100,13 @@ def _softmax_cases():
     )]
 
 
-def _draw_scores(rng) -> Case:
+def _draw_scores(rng, spiked=False) -> Case:
+    """Rows around -1000, 0 or 1000; `spiked`: in each row one score, never the first, 1,000 above the rest."""
     rows, n = rng.integers(2, 6), rng.integers(4, 9)   # wider than the page's 3 scores
     x = rng.normal(size=(rows, n)) * rng.choice([1.0, 10.0]) + rng.choice([-1000.0, 0.0, 1000.0], size=(rows, 1))
-    return Case(x, what=f"scores of shape ({rows}, {n}) drawn at random, rows around {x.mean(-1).round().tolist()}")
+    x[np.arange(rows), rng.integers(1, n, size=rows)] += 1000.0 * spiked
+    return Case(x, what=f"scores of shape ({rows}, {n}) drawn at random, rows around {x.mean(-1).round().tolist()}"
+                        + ", one score in each 1,000 above the rest" * spiked)
 
 
 def _softmax_error(case, error):
@@ -136,6 +141,9 @@ def _judge_softmax(case, got, expected):
         if x.max() < -700:
             return (f"on {what} you got NaN: exp({x.max():.0f}) underflows to 0, and 0 / 0 = NaN. Subtract the "
                     "largest score whatever the scores are: then the largest exponent is exp(0) = 1.")
+        if np.abs(x).max() < 700:   # no exp can overflow here
+            return (f"on {what} you got NaN or inf, though exp of these scores is finite: look for a division by 0 "
+                    "or a log of 0.")
         return f"on {what} you got NaN or inf: exp(1000) overflows a float64. Subtract the largest score first."
     sums = got.sum(axis=-1)
     if not np.allclose(sums, 1.0, atol=1e-6):
@@ -171,15 +179,17 @@ def _calls_a_library_softmax(function) -> bool:
     for node in ast.walk(own):                  # a lambda's source is its whole line: read the lambda only
         if isinstance(node, ast.Attribute) and "softmax" in node.attr.lower():
             return True                      # torch.softmax, F.softmax, nn.Softmax, special.softmax, x.softmax
-        if isinstance(node, ast.Name) and _a_library(named := function.__globals__.get(node.id)) and "softmax" in (
-                getattr(named, "__name__", "") or node.id).lower():
+        named = getattr(function, "__globals__", {}).get(getattr(node, "id", None))   # a class has no globals
+        if isinstance(node, ast.Name) and _a_library(named) and "softmax" in (getattr(named, "__name__", "")
+                                                                              or node.id).lower():
             return True                      # softmax imported by name, or under another (as sm)
     return False
 
 
 check_stable_softmax = Exercise(
     reference_softmax, title="a stable softmax", expects="softmax(x) for a 1-D or 2-D array x",
-    cases=_softmax_cases, draw=_draw_scores, errors=_softmax_error, judge=_judge_softmax, success=_softmax_verdict,
+    cases=_softmax_cases, draw=(_draw_scores, _draw_scores, partial(_draw_scores, spiked=True)),
+    errors=_softmax_error, judge=_judge_softmax, success=_softmax_verdict,
     hint="Compare with exp(x - max) / sum(exp(x - max)).",
     atol32=1e-4,   # float32 rounds a score near 1,000 by up to 3e-5: the weights move by 1.6e-5 at most
     explanation="exp(x - m) / Σ exp(x - m) = exp(x) / Σ exp(x) for any m (the factor exp(-m) cancels). With m the "
@@ -231,12 +241,13 @@ def check_scale_for_confidence(scale) -> Feedback:
         return wrong("with scale = 0 softmax gives the uniform [1/3, 1/3, 1/3]. Try a scale above 1.")
     if scale < 0:
         return wrong("a negative scale favours the LOWEST score (0.9). Use a positive scale.")
+    typed = f"{scale:g}" if float(f"{scale:g}") == scale else repr(scale)   # the exact smallest: all digits
     weight = top_weight(scale)
     if weight < TARGET_TOP_WEIGHT:
-        shown = f"{weight:.3f}" if round(weight, 3) < TARGET_TOP_WEIGHT else f"{weight:.6f}"  # never "0.900 < 0.9"
+        shown = next(f"{weight:.{k}f}" for k in (3, 6, 17) if round(weight, k) < TARGET_TOP_WEIGHT)  # not 0.900 < 0.9
         hint = (f"Just short: the smallest scale is {smallest:.5f}…, so use {quoted_scales()[0]} or more."
                 if scale > 0.99 * smallest else "Try a larger scale.")
-        return wrong(f"with scale = {scale:g} the top weight is {shown} < {TARGET_TOP_WEIGHT}. {hint}")
-    return correct(f"with scale = {scale:g} the top weight is {weight:.3f}. The smallest scale that reaches "
+        return wrong(f"with scale = {typed} the top weight is {shown} < {TARGET_TOP_WEIGHT}. {hint}")
+    return correct(f"with scale = {typed} the top weight is {weight:.3f}. The smallest scale that reaches "
                    f"{TARGET_TOP_WEIGHT} is {smallest:.5f}… (any scale from {quoted_scales()[0]} up, e.g. "
                    f"{quoted_scales()[1]}): a larger scale alone makes softmax nearly one-hot.")

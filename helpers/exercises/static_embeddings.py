@@ -38,8 +38,8 @@ def check_sentence_matrix(E) -> Feedback:
     if got.shape in {(3, 4), (4, 3)}:
         return wrong(f"your matrix has shape {got.shape}, three words: the sentence has {len(words)}.")
     if got.shape == expected.shape:
-        for row, word in enumerate(words):
-            if not np.allclose(got[row], expected[row]):
+        for row, word in enumerate(words):   # a row that is another word's vector: the order
+            if not np.allclose(got[row], expected[row]) and any(np.allclose(got[row], other) for other in expected):
                 return wrong(f"row {row} should be the vector of {word!r}. Rows follow the word order.")
     if (message := compare_numbers(got, expected, "your matrix")) is not None:
         return wrong(message)
