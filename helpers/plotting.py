@@ -61,16 +61,13 @@ def heatmap(M, row_labels=None, col_labels=None, *, title: str = "", ax=None,
     rows, cols = M.shape
     row_labels = range(rows) if row_labels is None else row_labels
     col_labels = range(cols) if col_labels is None else col_labels
-    vmin = M.min() if vmin is None else vmin
-    vmax = M.max() if vmax is None else vmax
+    vmin, vmax = (M.min() if vmin is None else vmin), (M.max() if vmax is None else vmax)
     if ax is None:
         _, ax = plt.subplots(figsize=(1.1 * cols + 2.2, 0.8 * rows + 1.4))
     ax.imshow(M, cmap="viridis", vmin=vmin, vmax=vmax, aspect="auto")
-    ax.set_xticks(range(cols), col_labels)
-    ax.set_yticks(range(rows), row_labels)
+    ax.set(xticks=range(cols), xticklabels=col_labels, yticks=range(rows), yticklabels=row_labels)
     ax.tick_params(length=0)
-    for spine in ax.spines.values():
-        spine.set_visible(False)
+    ax.spines[:].set_visible(False)
     if rows * cols <= 144:
         span = (vmax - vmin) or 1.0
         for i in range(rows):
@@ -137,13 +134,10 @@ def arrows(X, labels: Sequence[str], *, ax=None, basis=None, title: str = ""):
         ax.text(x + 0.04, y + 0.04, text, color=c, fontsize=plt.rcParams["font.size"])
     ax.axhline(0, color="#cccccc", lw=0.8, zorder=0)
     ax.axvline(0, color="#cccccc", lw=0.8, zorder=0)
-    ax.set_aspect("equal")
-    ax.set_title(title)
     pts = np.vstack([P, [[0.0, 0.0]]])
     lo, hi = pts.min(axis=0), pts.max(axis=0)
     pad = 0.15 * max((hi - lo).max(), 1e-9)
-    ax.set_xlim(lo[0] - pad, hi[0] + pad)
-    ax.set_ylim(lo[1] - pad, hi[1] + pad)
+    ax.set(aspect="equal", title=title, xlim=(lo[0] - pad, hi[0] + pad), ylim=(lo[1] - pad, hi[1] + pad))
     return ax
 
 
@@ -168,8 +162,6 @@ def function_box(inputs: Sequence[str], outputs: Sequence[str], *, label: str = 
         ax.text(2.6, ys.max() + 0.65, input_note, ha="center", color=COLORS["static"])
     if output_note:
         ax.text(7.4, ys.max() + 0.65, output_note, ha="center", color=COLORS["contextual"])
-    ax.set_xlim(-0.6, 10.6)
-    ax.set_ylim(ys.min() - 0.7, ys.max() + 1.1)
+    ax.set(xlim=(-0.6, 10.6), ylim=(ys.min() - 0.7, ys.max() + 1.1), title=title)
     ax.axis("off")
-    ax.set_title(title)
     return ax

@@ -76,9 +76,7 @@ def weights_bars(rows, titles, *, suptitle: str = ""):
                 y = uniform + 0.02
             ax.text(k, y, f"{v:.3f}", ha="center", va="bottom", fontsize=plt.rcParams["font.size"] - 1)
         ax.axhline(uniform, color="#888888", ls="--", lw=1)
-        ax.set_xticks(range(len(w)), [f"token {k}" for k in range(len(w))])
-        ax.set_ylim(0, 1.12)
-        ax.set_title(title)
+        ax.set(xticks=range(len(w)), xticklabels=[f"token {k}" for k in range(len(w))], ylim=(0, 1.12), title=title)
     axes[0][0].set_ylabel("weight")
     n_text = "/".join(str(n) for n in sorted(uniform_sizes))
     line = plt.Line2D([], [], color="#888888", ls="--", lw=1)

@@ -52,8 +52,7 @@ def _lookup_slips(query, keys, values):
 
 
 def _draw_lookup(rng, long=False, square=False) -> Case:
-    """Random keys, values and query; `long`: key j ≥ 1 of 4 or more alone in the last column, where its score
-    becomes 1,000 (so no shift but the max keeps exp finite); `square`: as many keys as dimensions."""
+    """Random keys, values, query; `long`: key j ≥ 1 of 4+ alone scores 1,000; `square`: n keys of dimension n."""
     n, d = rng.integers(4 if long else 2, 8), rng.integers(2, 7)
     n = d if square else n
     query, keys, values = rng.normal(size=d), rng.normal(size=(n, d)), rng.normal(size=n)

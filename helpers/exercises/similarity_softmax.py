@@ -142,8 +142,7 @@ def _judge_softmax(case, got, expected):
             return (f"on {what} you got NaN: exp({x.max():.0f}) underflows to 0, and 0 / 0 = NaN. Subtract the "
                     "largest score whatever the scores are: then the largest exponent is exp(0) = 1.")
         if np.abs(x).max() < 700:   # no exp can overflow here
-            return (f"on {what} you got NaN or inf, though exp of these scores is finite: look for a division by 0 "
-                    "or a log of 0.")
+            return f"on {what} you got NaN or inf, though exp of these scores is finite: look for a division by 0."
         return f"on {what} you got NaN or inf: exp(1000) overflows a float64. Subtract the largest score first."
     sums = got.sum(axis=-1)
     if not np.allclose(sums, 1.0, atol=1e-6):

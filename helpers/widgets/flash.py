@@ -49,8 +49,7 @@ class _Picture:
         fig = self.figure.fig
         grid = fig.add_gridspec(2, 2, width_ratios=[1, 1.2], left=0.07, right=0.88, top=0.9, bottom=0.12,
                                 wspace=0.32, hspace=0.55)
-        self.ax_map, self.ax_ml, self.ax_y = fig.add_subplot(grid[:, 0]), fig.add_subplot(grid[0, 1]), \
-            fig.add_subplot(grid[1, 1])
+        self.ax_map, self.ax_ml, self.ax_y = (fig.add_subplot(grid[i]) for i in (np.s_[:, 0], np.s_[0, 1], np.s_[1, 1]))
         self.ax_l = self.ax_ml.twinx()
         ax = self.ax_map
         self.image = ax.imshow(np.zeros((n_tiles, n_tiles)), cmap=_TILES, vmin=-0.5, vmax=4.5, interpolation="nearest")
@@ -58,20 +57,17 @@ class _Picture:
         ax.set_yticks(np.arange(-0.5, n_tiles), minor=True)
         ax.grid(which="minor", color="white", lw=1.5)
         ax.tick_params(which="minor", length=0)
-        ax.set_xticks(range(n_tiles))
-        ax.set_yticks(range(n_tiles))
+        ax.set(xticks=range(n_tiles), yticks=range(n_tiles))
         ax.set_xlabel("key tile", fontsize=_SMALL)
         ax.set_ylabel("query tile", fontsize=_SMALL)
         self.frame = ax.add_patch(Rectangle((-0.5, -0.5), 1, 1, fill=False, lw=2.5, ec="black"))
         steps = np.arange(n_tiles + 1)
         for axis in (self.ax_ml, self.ax_y):
-            axis.set_xlim(-0.3, n_tiles + 0.3)
-            axis.set_xticks(steps)
+            axis.set(xlim=(-0.3, n_tiles + 0.3), xticks=steps)
             axis.tick_params(labelsize=_SMALL)
         self.ax_l.tick_params(labelsize=_SMALL, colors=COLORS["contextual"])
-        self.ax_ml.set_ylim(*limits["m"])
-        self.ax_l.set_ylim(*limits["l"])
-        self.ax_y.set_ylim(*limits["y"])
+        for axis, key in ((self.ax_ml, "m"), (self.ax_l, "l"), (self.ax_y, "y")):
+            axis.set_ylim(*limits[key])
         self.ax_ml.set_ylabel("m", fontsize=_SMALL, color=COLORS["key"])
         self.ax_l.set_ylabel("ℓ", fontsize=_SMALL, color=COLORS["contextual"])
         self.ax_y.set_xlabel("key tiles processed", fontsize=_SMALL)

@@ -30,11 +30,8 @@ class _VectorPicture:
         fig = self.figure.fig
         ax = fig.add_subplot()
         fig.subplots_adjust(left=0.07, right=0.98, top=0.91, bottom=0.17)
-        ax.set_xlim(lo[0] - pad, hi[0] + 2.5 * pad)
-        ax.set_ylim(lo[1] - pad, hi[1] + pad)
-        ax.set_aspect("equal")
-        ax.set_xticks([])
-        ax.set_yticks([])
+        ax.set(xlim=(lo[0] - pad, hi[0] + 2.5 * pad), ylim=(lo[1] - pad, hi[1] + pad), aspect="equal", xticks=[],
+               yticks=[])
         ax.set_xlabel("view axis 1", fontsize=_SMALL)
         ax.set_ylabel("view axis 2", fontsize=_SMALL)
         ax.set_title("Each vector moves toward what it attends to", fontsize=_TEXT)
@@ -46,8 +43,7 @@ class _VectorPicture:
                                                     color=COLORS["accent"], lw=1.6, shrinkA=3, shrinkB=3))
                        for _ in range(MAX_WORDS)]   # one per word at most; the unused ones are hidden
         self.starts = ax.scatter([], [], s=60, color=COLORS["static"], label="static e (start)", zorder=3)
-        self.ends = ax.scatter([], [], s=60, color=COLORS["contextual"], marker="D",
-                               label="contextual y (end)", zorder=3)
+        self.ends = ax.scatter([], [], s=60, c=COLORS["contextual"], marker="D", label="contextual y (end)", zorder=3)
         fig.legend(loc="lower center", ncol=2, fontsize=_SMALL, frameon=False)
         self.figure.set_dynamic([self.hull, *self.arrows, self.starts, self.ends])
 

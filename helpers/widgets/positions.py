@@ -54,8 +54,7 @@ class _Picture:
         ax.set_ylabel("PE(p) · PE(q)", fontsize=_SMALL)
         for axis in (self.ax_pe, self.ax_sim):
             axis.tick_params(labelsize=_SMALL)
-        self.title_pe = self.ax_pe.set_title(" ", fontsize=_TEXT)
-        self.title_sim = self.ax_sim.set_title(" ", fontsize=_TEXT)
+        self.title_pe, self.title_sim = (axis.set_title(" ", fontsize=_TEXT) for axis in (self.ax_pe, self.ax_sim))
         self.figure.set_dynamic([self.row, self.curve, self.marker, self.cursor, self.title_sim])
         self.d = None
 

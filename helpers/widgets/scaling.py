@@ -28,9 +28,7 @@ class _Picture:
         self.bars = ax.bar(range(1, T + 1), np.zeros(T), width=0.7)
         ax.axhline(1 / T, color="#888888", ls="--", lw=1)
         ax.text(T + 0.4, 1 / T + 0.03, f"uniform: 1/{T} each", color="#666666", fontsize=_SMALL, ha="right")
-        ax.set_xlim(0.3, T + 0.7)
-        ax.set_xticks([1, *range(4, T + 1, 4)])
-        ax.set_ylim(0, 1.0)
+        ax.set(xlim=(0.3, T + 0.7), xticks=[1, *range(4, T + 1, 4)], ylim=(0, 1.0))
         ax.set_xlabel("key, by weight", fontsize=_SMALL)
         ax.set_ylabel("mean weight", fontsize=_SMALL)
         ax = self.ax_g
@@ -49,8 +47,7 @@ class _Picture:
         for axis in (self.ax_w, self.ax_g):
             axis.tick_params(labelsize=_SMALL)
             axis.spines[["top", "right"]].set_visible(False)
-        self.title_w = self.ax_w.set_title(" ", fontsize=_TEXT)
-        self.title_g = self.ax_g.set_title(" ", fontsize=_TEXT)
+        self.title_w, self.title_g = (axis.set_title(" ", fontsize=_TEXT) for axis in (self.ax_w, self.ax_g))
         self.figure.set_dynamic([*self.bars, self.marker, self.title_w, self.title_g])
 
     def png(self, data: dict) -> bytes:

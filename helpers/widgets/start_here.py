@@ -22,8 +22,7 @@ class PullSliderWidget(LiveWidget):
         ax = self.figure.fig.add_subplot()
         self.figure.fig.subplots_adjust(left=0.12, right=0.98, top=0.86, bottom=0.12)
         self.bars = ax.bar(range(4), np.zeros(4), color=COLORS["contextual"])   # d = 4
-        ax.set_ylim(0, 1.05)
-        ax.set_xticks(range(4), [f"dim {i}" for i in range(4)])
+        ax.set(ylim=(0, 1.05), xticks=range(4), xticklabels=[f"dim {i}" for i in range(4)])
         ax.tick_params(labelsize=12)   # fixed sizes: in presenter mode FastFigure grows the whole picture
         ax.set_ylabel("value", fontsize=13)
         self.title = ax.set_title("", fontsize=14)
