@@ -24,16 +24,12 @@ def describe(value) -> str:
     return type(value).__name__
 
 
-def _is_tensor(value) -> bool:
-    return hasattr(value, "detach") and hasattr(value, "cpu")
-
-
 def plain(value):
     """Torch tensors, also inside lists and tuples, as NumPy arrays detached from autograd."""
-    if _is_tensor(value):
+    if hasattr(value, "detach"):   # a torch tensor
         value = value.detach().cpu()
         return (value.double() if value.is_floating_point() else value).numpy()   # bfloat16 has no NumPy type
-    if isinstance(value, (list, tuple)) and any(_is_tensor(v) or isinstance(v, (list, tuple)) for v in value):
+    if isinstance(value, (list, tuple)) and any(hasattr(v, "detach") or isinstance(v, (list, tuple)) for v in value):
         return [plain(v) for v in value]
     return value
 
@@ -65,7 +61,10 @@ def as_array(value, name: str) -> np.ndarray:
                 x, (complex, np.complexfloating)) else describe(x)
             at = f" at position {position}" if position else ""
             raise TypeError(f"{name} should hold real numbers, but holds {what}{at}: {x!r:.40}.")
-    return raw.astype(np.float64, copy=False)
+    try:
+        return raw.astype(np.float64, copy=False)
+    except OverflowError:   # a Python int beyond float64's range
+        raise TypeError(f"{name} holds a number too large for a float64 (above 1.8e308).") from None
 
 
 def _checked(value, name: str, ndim: int, layout: str) -> np.ndarray:

@@ -273,3 +273,39 @@ def test_a_flops_count_halved_without_a_causal_mask_is_told_so():
     def inverted(B, H, T, d_k, milliseconds, causal=False):
         return ex07.reference_achieved_tflops(B, H, T, d_k, milliseconds, not causal)
     not_yet(ex07.check_achieved_tflops(inverted), "only causal=True halves the FLOPs")
+
+
+def test_a_number_too_large_for_a_float_gets_a_verdict():
+    huge = 10**400
+    not_yet(ex07.check_scores_gb(huge))
+    not_yet(ex03.check_self_attention(lambda E: np.full(E.shape, huge, dtype=object)), "too large for a float64")
+    not_yet(ex09.check_causal_mask(lambda T_q, T_k: [[huge] * T_k] * T_q), "too large for a float64")
+    not_yet(ex10.check_worst_head(lambda scores: (huge, 0), "b"), "pair of whole numbers")
+    not_yet(ex10.check_worst_head(lambda scores: ("1", "0"), "b"), "pair of whole numbers")
+    not_yet(ex11.check_running_softmax(lambda stream, d_v: (huge, 1.0, [0.0] * d_v)), "should be numbers")
+
+
+def test_a_complex_running_output_is_refused():
+    not_yet(ex11.check_running_softmax(lambda stream, d_v: (lambda m, l, o: (m, l, o.numpy() + 7j))(
+        *ex11.reference_running_softmax(stream, d_v))), "should be numbers")
+
+
+def test_a_shift_by_each_rows_own_ends_is_told_it_overflows_not_one_max():
+    def ends(x):
+        e = np.exp(x - np.maximum(x[..., :1], x[..., -1:]))
+        return e / e.sum(-1, keepdims=True)
+    for _ in range(20):
+        feedback = ex02.check_stable_softmax(ends)
+        assert not feedback.passed and "one max for the whole matrix" not in feedback.message, feedback.message
+
+
+def test_the_float32_tolerance_of_the_module_refuses_a_scale_off_by_a_ten_thousandth():
+    class Module(torch.nn.Module):
+        def __init__(self, d_model, d_k):
+            super().__init__()
+            self.W_q, self.W_k, self.W_v = (torch.nn.Linear(d_model, d_k, bias=False) for _ in range(3))
+
+        def forward(self, x):
+            Q, K, V = self.W_q(x), self.W_k(x), self.W_v(x)
+            return (torch.softmax(Q @ K.transpose(-2, -1) / (1.0001 * math.sqrt(Q.shape[-1])), -1) @ V).float()
+    not_yet(ex04.check_self_attention_module(Module))

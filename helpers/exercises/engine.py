@@ -232,7 +232,7 @@ def one_number(value, name: str, what: str = "a number", *, returned: bool = Fal
         return None, wrong(f"{name} is a complex number ({value!r:.40}); it should be one real number.")
     try:
         array = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None, wrong(f"{name} should be one number, {what}, but got {_kind(value)}.")
     if array.size != 1:
         return None, wrong(f"{name} should be one number, {what}, but has {array.size} numbers (shape {array.shape}).")

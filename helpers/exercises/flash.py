@@ -89,13 +89,13 @@ def _run_running(answer, case):
 def _has_nan(result) -> bool:
     try:
         return bool(np.isnan(_state(*result)).any())
-    except (TypeError, ValueError, RuntimeError):   # not three numbers: the reader names what came
+    except (TypeError, ValueError, RuntimeError, OverflowError):   # not three numbers: the reader names what came
         return False
 
 
 def _state(m, l, o) -> np.ndarray:
     """(m, l, o) as one array [m, l, o_0 … o_{d_v−1}]."""
-    return np.concatenate([[float(m), float(l)], np.asarray(o, dtype=np.float64)])
+    return np.concatenate([[float(m), float(l)], check.as_array(o, "o")])
 
 
 def _read_state(result, case):
@@ -105,7 +105,7 @@ def _read_state(result, case):
         return None, f"{where}the function should return three things, (m, l, o), but returned " \
                      f"{type(result).__name__}{length}."
     try:
-        m, l, o = (np.asarray(check.plain(x), dtype=np.float64) for x in result)   # bfloat16 too
+        m, l, o = (check.as_array(x, name) for name, x in zip("mlo", result))   # bfloat16 too; complex refused
     except (TypeError, ValueError):
         return None, f"{where}m, l and o should be numbers (m and l one each, o a vector of d_v numbers)."
     if m.size != 1 or l.size != 1 or o.shape != (d_v,):

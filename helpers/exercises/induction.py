@@ -136,8 +136,8 @@ def _draw_model(rng) -> Case:
 
 def _read_head(result, case):
     try:
-        pair = [] if isinstance(result, (str, bytes)) else [float(v) for v in result]
-    except (TypeError, ValueError, RuntimeError):
+        pair = [] if isinstance(result, (str, bytes)) else [float(v) for v in result if not isinstance(v, str)]
+    except (TypeError, ValueError, RuntimeError, OverflowError):
         pair = []
     if len(pair) != 2 or not all(v.is_integer() for v in pair):   # 0.7 or inf is no layer
         return None, (f"on {case.what}: your function returned {result!r:.60}; it should return a (layer, head) "

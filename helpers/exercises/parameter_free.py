@@ -223,7 +223,7 @@ check_self_attention = Exercise(
     expects="self_attention(E) taking a (T, d) array and returning (T, d)",
     cases=lambda: [Case(E, what=what) for E, what in _cases()], draw=_draw_embeddings, judge=_judge_attention,
     expected=lambda case: self_attention(*case.args), slips=_attention_slips, name="Y on {what}",
-    atol=1e-5, atol32=1e-4,   # float32 is right too: the long token's weight in other rows, times its length
+    atol=1e-5, atol32=2e-5,   # float32 is right too: its error reached 3.1e-6 over 3,000 drawn cases
     hint="Recipe: S = E @ E.T / √d; W = softmax of each row; Y = W @ E.",
     success="your self_attention matches helpers.attention.self_attention on all seven inputs and on three drawn at "
             "random.")
