@@ -3,6 +3,7 @@ import math
 
 import numpy as np
 import torch
+from verdicts import student_module
 
 from helpers.exercises import flash as ex11
 from helpers.exercises import heads_masks as ex09
@@ -185,18 +186,9 @@ def test_a_list_of_the_answers_rows_is_read_as_the_answer_even_with_two_rows():
 
 
 def test_the_module_in_float32_passes_and_a_dtype_clash_is_not_blamed_on_shapes():
-    class Module(torch.nn.Module):
-        def __init__(self, d_model, d_k):
-            super().__init__()
-            self.W_q, self.W_k, self.W_v = (torch.nn.Linear(d_model, d_k, bias=False) for _ in range(3))
-
-        def forward(self, x):
-            Q, K, V = self.W_q(x), self.W_k(x), self.W_v(x)
-            return (torch.softmax(Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1]), -1) @ V).float()
-
-    class Cast(Module):
-        def forward(self, x):
-            return super().forward(x.float())
+    def in_float32(Q, K, V):
+        return (torch.softmax(Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1]), -1) @ V).float()
+    Module, Cast = student_module(in_float32), student_module(in_float32, prepare=lambda x: x.float())
 
     for _ in range(5):
         assert ex04.check_self_attention_module(Module).passed
@@ -269,6 +261,13 @@ def test_split_heads_rebuilt_from_the_shape_alone_fails():
         x.shape[0], x.shape[1], h, -1).transpose(1, 2)), "wrong values")
 
 
+def test_split_heads_that_guesses_n_heads_from_the_shape_fails_every_time():
+    def guesses(x, n_heads):   # right on both of the page's sizes, without reading n_heads
+        return ex09.reference_split_heads(x, 3 if x.shape[-1] % 3 == 0 else 2)
+    for _ in range(100):   # before the page-shaped draw, 6 % of calls passed it
+        not_yet(ex09.check_split_heads(guesses), "drawn at random")
+
+
 def test_a_flops_count_halved_without_a_causal_mask_is_told_so():
     def inverted(B, H, T, d_k, milliseconds, causal=False):
         return ex07.reference_achieved_tflops(B, H, T, d_k, milliseconds, not causal)
@@ -300,12 +299,5 @@ def test_a_shift_by_each_rows_own_ends_is_told_it_overflows_not_one_max():
 
 
 def test_the_float32_tolerance_of_the_module_refuses_a_scale_off_by_a_ten_thousandth():
-    class Module(torch.nn.Module):
-        def __init__(self, d_model, d_k):
-            super().__init__()
-            self.W_q, self.W_k, self.W_v = (torch.nn.Linear(d_model, d_k, bias=False) for _ in range(3))
-
-        def forward(self, x):
-            Q, K, V = self.W_q(x), self.W_k(x), self.W_v(x)
-            return (torch.softmax(Q @ K.transpose(-2, -1) / (1.0001 * math.sqrt(Q.shape[-1])), -1) @ V).float()
-    not_yet(ex04.check_self_attention_module(Module))
+    not_yet(ex04.check_self_attention_module(student_module(lambda Q, K, V: (torch.softmax(
+        Q @ K.transpose(-2, -1) / (1.0001 * math.sqrt(Q.shape[-1])), -1) @ V).float())))

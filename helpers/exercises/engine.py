@@ -225,8 +225,7 @@ def one_number(value, name: str, what: str = "a number", *, returned: bool = Fal
     if isinstance(value, (bool, np.bool_)) or (isinstance(value, np.ndarray) and value.dtype == bool):
         return None, wrong(f"{name} is {value!r}, a truth value: it should be one number, {what}.")
     if isinstance(value, (list, tuple)):
-        count = len(value)
-        return None, wrong(f"{name} is a {type(value).__name__} of {count} number{'s' if count != 1 else ''}: "
+        return None, wrong(f"{name} is a {type(value).__name__} of {len(value)} number{'s' * (len(value) != 1)}: "
                            f"it should be one number, {what}.")
     if np.iscomplexobj(value):
         return None, wrong(f"{name} is a complex number ({value!r:.40}); it should be one real number.")

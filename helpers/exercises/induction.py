@@ -135,14 +135,11 @@ def _draw_model(rng) -> Case:
 
 
 def _read_head(result, case):
-    try:
-        pair = [] if isinstance(result, (str, bytes)) else [float(v) for v in result if not isinstance(v, str)]
+    try:   # two whole numbers: text, 0.7 or inf is no layer, and leaves too few to unpack
+        layer, head = (int(v) for v in result if not isinstance(v, str) and float(v).is_integer())
     except (TypeError, ValueError, RuntimeError, OverflowError):
-        pair = []
-    if len(pair) != 2 or not all(v.is_integer() for v in pair):   # 0.7 or inf is no layer
         return None, (f"on {case.what}: your function returned {result!r:.60}; it should return a (layer, head) "
                       "pair of whole numbers, e.g. (1, 0).")
-    layer, head = (int(v) for v in pair)
     if (layer, head) not in case.table:
         return None, f"on {case.what}: there is no head {layer}.{head}: layers 0, 1 and heads 0, 1."
     return np.asarray([layer, head]), None
