@@ -1,4 +1,6 @@
 """The checker engine: verdicts, readers, the comparison, and the loop that runs an answer on fixed and drawn cases."""
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -185,8 +187,15 @@ def test_a_float32_result_is_held_to_its_own_tolerance_and_float16_is_refused():
     assert not check(lambda x: 2 * x + 1e-7).passed                           # float64 keeps atol
     assert not check(lambda x: (2 * x + 1e-4).astype(np.float32)).passed      # a real slip in float32 still fails
     assert not _doubling(atol=1e-9)(lambda x: (2 * x + 1e-7).astype(np.float32)).passed   # no atol32: atol
+    assert check(lambda x: [np.float32(v) for v in 2 * x + 3e-6]).passed      # float32 entries in a list too
+    assert check(lambda x: list(torch.from_numpy(2 * x + 3e-6).float())).passed
+    assert not check(lambda x: list(2 * x + 3e-6)).passed                     # float64 entries keep atol
     for half in (lambda x: (2 * x).astype(np.float16), lambda x: torch.from_numpy(2 * x).half()):
         assert "float16, which keeps only about 3 significant digits" in check(half).message
+
+
+def test_an_answer_that_exits_is_told_so_and_the_notebook_goes_on():
+    assert _doubling()(lambda x: sys.exit(3)).message == "on [1, 2]: your function raised SystemExit: 3"
 
 
 def test_a_pair_of_arrays_is_told_to_return_only_the_result():

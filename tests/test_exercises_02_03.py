@@ -1,6 +1,7 @@
 """The exercise checkers of notebooks 02 and 03: the reference passes, typical slips get their own message."""
 import math
 import re
+import types
 
 import numpy as np
 import pytest
@@ -431,6 +432,19 @@ def test_a_softmax_built_on_the_students_own_helper_gets_no_nudge():
 
     my_softmax.__globals__["softmax_rows"] = softmax_rows
     feedback = ss.check_stable_softmax(my_softmax)
+    _passes(feedback)
+    assert "library" not in feedback.message
+
+
+own_utils = types.ModuleType("utils")   # a module of the student's own, as `import utils` gives
+
+
+def test_a_softmax_from_the_students_own_module_gets_no_nudge():
+    def mine(x):
+        return own_utils.stable_softmax(x)
+
+    own_utils.stable_softmax = ss.reference_softmax
+    feedback = ss.check_stable_softmax(mine)
     _passes(feedback)
     assert "library" not in feedback.message
 

@@ -249,7 +249,7 @@ def test_answers_in_bfloat16_or_half_precision_are_read_or_named_never_crashed_o
 
 
 def test_a_head_or_a_shape_that_is_no_pair_of_whole_numbers_is_refused():
-    for pair in ((0, math.inf), (0.7, 1.9), "10"):
+    for pair in ((0, math.inf), (0.7, 1.9), "10", (True, False), np.array([True, False])):
         not_yet(ex10.check_worst_head(lambda scores, p=pair: p, "b"), "pair of whole numbers")
     for shape in (np.array(5), torch.tensor(5), {5: 1, 64: 2}, {5, 64}):
         shapes = {**ex06.reference_cross_attention_shapes(), "Q": shape}
@@ -266,6 +266,14 @@ def test_split_heads_that_guesses_n_heads_from_the_shape_fails_every_time():
         return ex09.reference_split_heads(x, 3 if x.shape[-1] % 3 == 0 else 2)
     for _ in range(100):   # before the page-shaped draw, 6 % of calls passed it
         not_yet(ex09.check_split_heads(guesses), "drawn at random")
+
+
+def test_split_heads_that_takes_the_number_of_tokens_for_n_heads_fails_every_time():
+    def by_tokens(x, n_heads):   # right wherever T does not divide d_model, as on both of the page's sizes
+        T, d_model = x.shape[1:]
+        return ex09.reference_split_heads(x, T if d_model % T == 0 else n_heads)
+    for _ in range(30):   # before the square draw, 59 % of calls passed it
+        not_yet(ex09.check_split_heads(by_tokens), "drawn at random")
 
 
 def test_a_flops_count_halved_without_a_causal_mask_is_told_so():

@@ -141,7 +141,7 @@ class Exercise:
                 result = self.call(answer, case)
             except Refusal as refusal:
                 return str(refusal)
-            except Exception as error:  # the student sees what went wrong, the notebook goes on
+            except (Exception, SystemExit) as error:  # the student sees what went wrong, the notebook goes on
                 if placeholder(error):
                     raise Placeholder from None
                 return self.errors and self.errors(case, error) or where + raised(error)
@@ -149,7 +149,7 @@ class Exercise:
             if message is not None:
                 return message
             expected = check.as_array(self.expected(case), "the expected answer")
-            loose = str(getattr(result, "dtype", "")).endswith("float32") and self.atol32 > self.atol
+            loose = self.atol32 > self.atol and in_float32(result)
             atol = self.atol32 if loose and not rounded(got, expected, range(1, 6)) else self.atol   # rounded: refused
             if got.shape == expected.shape and np.isclose(got, expected, atol=atol, rtol=self.rtol).all():
                 return None                    # right here: no judge may name it a slip
@@ -177,6 +177,13 @@ class Exercise:
 
     def solution(self) -> Solution:
         return Solution(self.title, inspect.getsource(self.reference), self.explanation)
+
+
+def in_float32(result) -> bool:
+    """Whether the result, or an array in a list of them (rows, say), holds float32 numbers."""
+    if isinstance(result, (list, tuple)):
+        return any(map(in_float32, result))
+    return str(getattr(result, "dtype", "")).endswith("float32")
 
 
 def not_a_function(answer, expects: str) -> Feedback:

@@ -1,6 +1,8 @@
 """Exercises of notebook 09: split the heads, the bottom-right causal mask, padding combined with causal."""
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import torch
 
@@ -22,10 +24,12 @@ def _split_case(B, T, d_model, h, drawn="", seed=0) -> Case:
     return Case(x, h, what=f"x of shape ({B}, {T}, {d_model}) with n_heads={h}{drawn}")
 
 
-def _draw_split(rng, like_the_page=False) -> Case:
-    """2, 3, 5 or 6 heads of 2, 3, 5 or 6 features (not d_k = 4); `like_the_page`: x (2, 5, 12) with 2, 4 or 6 heads."""
+def _draw_split(rng, like_the_page=False, square=False) -> Case:
+    """2, 3, 5 or 6 heads of 2, 3, 5 or 6 features (not d_k = 4); `like_the_page`: x (2, 5, 12) with 2, 4 or 6 heads;
+    `square`: as many tokens as features, so the number of tokens, which divides d_model, cannot pass for n_heads."""
     h, d_k = (int(n) for n in rng.choice([2, 3, 5, 6], size=2))
     B, T = int(rng.integers(1, 4)), int(rng.choice([n for n in (2, 3, 4, 5, 7) if n not in (h, d_k)]))
+    T = h * d_k if square else T
     if like_the_page:
         B, T, h, d_k = 2, 5, (h := int(rng.choice([2, 4, 6]))), 12 // h
     return _split_case(B, T, h * d_k, h, ", drawn at random", int(rng.integers(2**31)))   # every entry different
@@ -58,8 +62,8 @@ def _split_slips(case):
 check_split_heads = Exercise(
     reference_split_heads, title="split the heads", expects="split_heads(x, n_heads) returning a (B, H, T, d_k) tensor",
     cases=lambda: [_split_case(*case) for case in ((2, 5, 12, 3), (1, 3, 8, 2))],   # T, H and d_k all differ
-    draw=(_draw_split, _draw_split, lambda rng: _draw_split(rng, like_the_page=True)), shapes=_split_shapes,
-    slips=_split_slips, atol=1e-9, hint="x.view(B, T, H, d_k).transpose(1, 2).",
+    draw=(_draw_split, partial(_draw_split, square=True), partial(_draw_split, like_the_page=True)),
+    shapes=_split_shapes, slips=_split_slips, atol=1e-9, hint="x.view(B, T, H, d_k).transpose(1, 2).",
     success="view as (B, T, H, d_k), then transpose to (B, H, T, d_k): every head sees every token, each through "
             "its own d_k features.",
     explanation="merge_heads undoes it: Y.transpose(1, 2).contiguous().view(B, T, h * d_k).")

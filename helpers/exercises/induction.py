@@ -135,8 +135,8 @@ def _draw_model(rng) -> Case:
 
 
 def _read_head(result, case):
-    try:   # two whole numbers: text, 0.7 or inf is no layer, and leaves too few to unpack
-        layer, head = (int(v) for v in result if not isinstance(v, str) and float(v).is_integer())
+    try:   # two whole numbers: text, True, 0.7 or inf is no layer, and leaves too few to unpack
+        layer, head = (int(v) for v in result if not isinstance(v, (str, bool, np.bool_)) and float(v).is_integer())
     except (TypeError, ValueError, RuntimeError, OverflowError):
         return None, (f"on {case.what}: your function returned {result!r:.60}; it should return a (layer, head) "
                       "pair of whole numbers, e.g. (1, 0).")

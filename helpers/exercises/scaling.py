@@ -75,7 +75,7 @@ def check_divisor(divisor) -> Feedback:
     for d_model, n_heads in cases:
         try:
             got = divisor(d_model, n_heads)
-        except Exception as error:  # the student sees what went wrong, the notebook goes on
+        except (Exception, SystemExit) as error:  # the student sees what went wrong, the notebook goes on
             return wrong(raised(error))
         got, problem = one_number(got, f"divisor({d_model}, {n_heads})", "the constant c", returned=True)
         if problem is not None:

@@ -162,8 +162,8 @@ def _softmax_verdict(student_softmax) -> str:
 
 
 def _a_library(thing) -> bool:
-    """Whether `thing` comes from torch, scipy or the course's helpers (its exercises aside)."""
-    module = getattr(thing, "__module__", None) or ""
+    """Whether `thing` (a function, class or module) is torch's, scipy's or the course's helpers' (exercises aside)."""
+    module = (thing.__name__ if inspect.ismodule(thing) else getattr(thing, "__module__", None)) or ""
     return module.split(".")[0] in {"torch", "scipy"} or module.startswith("helpers.") and ".exercises" not in module
 
 
@@ -176,10 +176,13 @@ def _calls_a_library_softmax(function) -> bool:
     except (OSError, TypeError, SyntaxError):   # no source to read (a builtin, a lambda inside an expression)
         return False
     own = next((node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.Lambda))), tree)
+    names = getattr(function, "__globals__", {})   # a class has no globals
     for node in ast.walk(own):                  # a lambda's source is its whole line: read the lambda only
         if isinstance(node, ast.Attribute) and "softmax" in node.attr.lower():
-            return True                      # torch.softmax, F.softmax, nn.Softmax, special.softmax, x.softmax
-        named = getattr(function, "__globals__", {}).get(getattr(node, "id", None))   # a class has no globals
+            owner = names.get(getattr(node.value, "id", None))   # utils.stable_softmax: the student's own module
+            if not inspect.ismodule(owner) or _a_library(owner):
+                return True                  # torch.softmax, F.softmax, nn.Softmax, special.softmax, x.softmax
+        named = names.get(getattr(node, "id", None))
         if isinstance(node, ast.Name) and _a_library(named) and "softmax" in (getattr(named, "__name__", "")
                                                                               or node.id).lower():
             return True                      # softmax imported by name, or under another (as sm)
