@@ -162,8 +162,12 @@ def test_an_answer_that_memorises_the_fixed_cases_meets_a_large_score_in_the_dra
     def scaled_weights(Q, K):
         return _naive_softmax(Q @ K.T / np.sqrt(Q.shape[1]))
 
+    def forward(E, W_q, W_k, W_v):
+        return torch.from_numpy(scaled_weights((E @ W_q).numpy(), (E @ W_k).numpy())) @ (E @ W_v)
+
     for check, naive, fragments in (
             (ex04.check_soft_lookup, lookup, ("score near 1,000, drawn for this check", "exp overflowed")),
+            (ex04.check_attention_forward, forward, ("score with itself near 1,000", "exp that overflowed")),
             (ex03.check_self_attention, self_attention, ("(its score with itself 1,000)", "exp overflowed")),
             (ex05.check_scaled_weights, scaled_weights, ("score with key", "near 1,000", "overflows"))):
         for _ in range(5):   # the large score is in every call's draws, not in some
@@ -213,6 +217,16 @@ def test_memorised_fixed_cases_with_a_shift_other_than_the_max_fail_on_the_drawn
             softmax = _memorised(ex02.check_stable_softmax, lambda x, by=by: shifted(x, by))
             lookup = _memorised(ex04.check_soft_lookup, lambda q, K, v, by=by: float(shifted(K @ q, by) @ v))
             assert not ex02.check_stable_softmax(softmax).passed and not ex04.check_soft_lookup(lookup).passed
+
+
+def test_memorised_fixed_cases_with_each_row_shifted_by_its_score_with_itself_fail_on_the_drawn_ones():
+    def by_itself(E):   # exact wherever a token's score with itself is within 709 of its row's largest
+        S = E @ E.T / np.sqrt(E.shape[1])
+        e = np.exp(S - np.diag(S)[:, None])
+        return e / e.sum(axis=-1, keepdims=True) @ E
+    for _ in range(5):
+        not_yet(ex03.check_self_attention(_memorised(ex03.check_self_attention, by_itself)),
+                "some 800 above its score with itself", "exp overflows if you subtract it")
 
 
 def test_a_lookup_that_ignores_square_keys_fails_every_time():

@@ -211,6 +211,9 @@ def _forward_slips(E, W_q, W_k, W_v) -> list[tuple[torch.Tensor, str]]:
     ]
 
 
+SPIKE = ", token {}'s score with itself near 1,000"
+
+
 def _forward(seed, T, d_model, d_k, d_v, drawn="") -> Case:
     return Case(*_forward_case(seed, T, d_model, d_k, d_v),
                 what=f"E ({T}, {d_model}), W_q and W_k ({d_model}, {d_k}), W_v ({d_model}, {d_v}){drawn}")
@@ -222,9 +225,17 @@ def _large_forward() -> Case:
     return Case(30 * E, *W, what="E (5, 6) 30 times longer (scores in the thousands), W_q and W_k (6, 4), W_v (6, 3)")
 
 
-def _draw_forward(rng) -> Case:
-    T, d_model, d_k, d_v = rng.choice([2, 3, 5, 6, 7, 8, 10, 11], size=4, replace=False)   # all differ, d_k ≠ 4
-    return _forward(int(rng.integers(2**31)), T, d_model, d_k, d_v, ", drawn at random")
+def _draw_forward(rng, spiked=False) -> Case:
+    """Sizes that all differ (d_k ≠ 4); `spiked`: token r alone in E's last column, which W_q and W_k send to the
+    first query and key component alone: its scaled score with itself is 1,000, every other score as drawn."""
+    T, d_model, d_k, d_v = (int(n) for n in rng.choice([2, 3, 5, 6, 7, 8, 10, 11], size=4, replace=False))
+    r = int(rng.integers(T))
+    case = _forward(int(rng.integers(2**31)), T, d_model, d_k, d_v, f", drawn at random{SPIKE.format(r) * spiked}")
+    E, W_q, W_k, _ = case.args
+    if spiked:
+        E[:, -1], E[r, -1], W_q[:, 0], W_k[:, 0] = 0.0, 1.0, 0.0, 0.0
+        W_q[-1, 0] = W_k[-1, 0] = math.sqrt(1000 * math.sqrt(d_k))
+    return case
 
 
 def _forward_error(case, error):
@@ -244,7 +255,8 @@ def _forward_shapes(case):
 
 check_attention_forward = Exercise(
     reference_attention_forward, title="the forward pass", expects="attention_forward(E, W_q, W_k, W_v) returning Y",
-    cases=lambda: [*(_forward(*case) for case in FORWARD_CASES), _large_forward()], draw=_draw_forward,
+    cases=lambda: [*(_forward(*case) for case in FORWARD_CASES), _large_forward()],
+    draw=(_draw_forward, _draw_forward, partial(_draw_forward, spiked=True)),
     errors=_forward_error,
     reads="Y", shapes=_forward_shapes, name="Y on {what}", atol=1e-5,
     atol32=1e-4,   # float32 is right too: on the drawn sizes its rounding reaches 1.8e-5
