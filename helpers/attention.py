@@ -11,8 +11,6 @@ torch.nn.functional.scaled_dot_product_attention: None means 1/√d_k (divide by
 derived in notebook 05); 1.0 means no scaling. Q and K may have different numbers of
 rows (T_q != T_k, as in cross-attention); K and V must have the same.
 """
-from __future__ import annotations
-
 import math
 
 import numpy as np

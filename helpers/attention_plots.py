@@ -8,8 +8,6 @@
 
 Vectors with d > 2 are drawn in a linear 2-D view `basis` (d, 2), which keeps weighted averages inside the hull.
 """
-from __future__ import annotations
-
 import matplotlib.pyplot as plt
 import numpy as np
 

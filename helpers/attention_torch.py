@@ -14,8 +14,6 @@ This is the polarity of a boolean `attn_mask` in
 torch.nn.functional.scaled_dot_product_attention (True = may attend), and the
 opposite of nn.MultiheadAttention's masks (True = ignore).
 """
-from __future__ import annotations
-
 import math
 import sys
 

@@ -15,8 +15,6 @@ product costs 2·m·n·p), and softmax, scaling and masking are not counted (the
 are O(T²) but not matrix products; FlashAttention's benchmarks count the same
 way). GB means 10⁹ bytes and GiB 2³⁰ bytes.
 """
-from __future__ import annotations
-
 import math
 
 from helpers.validation import count

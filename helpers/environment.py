@@ -1,6 +1,4 @@
 """Reproducibility and the environment check: seeds, versions, devices."""
-from __future__ import annotations
-
 import contextlib
 import platform
 import random

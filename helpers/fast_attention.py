@@ -9,8 +9,6 @@ convention (mask == 0: may not attend). Notebook 07 times them against the textb
 kernel: the gap between them is memory traffic. They check no data (on a GPU a check that scans data makes Python
 wait, and the timing would measure the wait); tiled_attention refuses a causal call with more queries than keys.
 """
-from __future__ import annotations
-
 import math
 
 import torch

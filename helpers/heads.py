@@ -14,8 +14,6 @@
 Masks follow the course (helpers.attention_torch): mask == 0 means "may not attend", broadcast to
 (B, H, T_q, T_k).
 """
-from __future__ import annotations
-
 import torch
 import torch.nn as nn
 

@@ -17,8 +17,6 @@
 
 Tokens are the letters a … t (vocabulary 20); the causal mask is helpers.attention_torch.causal_mask.
 """
-from __future__ import annotations
-
 import contextlib
 import time
 from pathlib import Path

@@ -12,8 +12,6 @@ Each word appears equally in both labels, so only the head + partner *pair*
 decides. The models share frozen random embeddings and a linear readout and
 differ only in their attention layer. Everything runs in float64 on the CPU.
 """
-from __future__ import annotations
-
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass

@@ -14,8 +14,6 @@ every number can be checked by eye.
     lineup_data(learned, same)  the widget's 2 x 2 line-up: the Hindi decoder asks the English encoder (two
                                 sequences) or the English sentence asks itself (one), with or without projections
 """
-from __future__ import annotations
-
 import math
 
 import torch

@@ -15,8 +15,6 @@ Time: warm-up calls first, CUDA events read after a synchronize, interleaved rou
 (a, b, c, a, b, c, ...) and their median. Memory: the CUDA allocator's peak counter; on the
 CPU, one call under the PyTorch profiler, which records the allocator's running total at every allocation and free.
 """
-from __future__ import annotations
-
 import contextlib
 import json
 import math

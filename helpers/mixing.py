@@ -4,8 +4,6 @@
 
 Notebook 01 picks the weights by hand; notebook 03 computes them.
 """
-from __future__ import annotations
-
 import numpy as np
 
 from helpers.running_example import MAX_WORDS, VOCAB, embed, static_vector, tokenize

@@ -5,8 +5,6 @@
 The widget (helpers.widgets.playground) only wires its controls to this
 function and draws what it returns, so everything it shows is tested here.
 """
-from __future__ import annotations
-
 import numpy as np
 
 from helpers.attention import self_attention_steps

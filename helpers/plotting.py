@@ -7,8 +7,6 @@
     projection_basis(X)         a fixed 2-D view of d-dimensional vectors
     arrows(X, labels)           vectors drawn as arrows from the origin
 """
-from __future__ import annotations
-
 import textwrap
 from collections.abc import Sequence
 

@@ -7,8 +7,6 @@
     four_terms(E, P)               (T, d), (T, d) -> the four (T, T) parts of (E + P)(E + P)ᵀ
     position_snapshot(p, d, T)     the data behind notebook 08's widget
 """
-from __future__ import annotations
-
 import math
 
 import torch

@@ -11,8 +11,6 @@
     per_head_dim(d_model, n_heads), scale_constant(d_model, n_heads)
     constant_comparison(d_model, n_heads)               -> dict: the weights under c = 1, √d_k, √d_model
 """
-from __future__ import annotations
-
 import math
 from functools import lru_cache
 

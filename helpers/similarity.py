@@ -5,8 +5,6 @@
     softmax_naive(x)     exp(x) / Σ exp(x) as written: overflows for scores above ~709
     softmax(x, axis=-1)  the stable softmax: subtract the max first
 """
-from __future__ import annotations
-
 import numpy as np
 
 from helpers import validation as check

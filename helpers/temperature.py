@@ -8,8 +8,6 @@ Multiplying scores by a scale c is the same as dividing by a temperature
 τ = 1/c: c > 1 (cold) hardens the distribution toward one-hot, c < 1 (hot)
 softens it toward uniform. The order of the weights never changes.
 """
-from __future__ import annotations
-
 import matplotlib.pyplot as plt
 import numpy as np
 

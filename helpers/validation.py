@@ -5,8 +5,6 @@ functions a student calls with their own arrays. A wrong shape or a NaN is
 reported where it enters, with what was expected and what came, instead of
 surfacing later as a broadcast error or a silent NaN.
 """
-from __future__ import annotations
-
 import numbers
 
 import numpy as np

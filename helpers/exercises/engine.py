@@ -13,8 +13,6 @@
 A student's exception reaches the diagnosis as the exception object: an exercise's `errors(case, error)`
 dispatches on its type and on the case's inputs, never on its wording.
 """
-from __future__ import annotations
-
 import copy
 import html
 import inspect

@@ -1,6 +1,4 @@
 """Exercises of notebook 11: the running softmax of one query, key by key; the causal skip condition of a tile."""
-from __future__ import annotations
-
 import copy
 
 import numpy as np

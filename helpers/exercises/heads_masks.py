@@ -1,6 +1,4 @@
 """Exercises of notebook 09: split the heads, the bottom-right causal mask, padding combined with causal."""
-from __future__ import annotations
-
 from functools import partial
 
 import numpy as np

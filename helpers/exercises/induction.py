@@ -1,6 +1,4 @@
 """Exercises of notebook 10: the induction score from a weight matrix; which head's removal hurts most."""
-from __future__ import annotations
-
 import functools
 
 import numpy as np

@@ -1,7 +1,5 @@
 """Exercises of notebook 04: a soft lookup, the parameter count, the forward pass with W_q, W_k, W_v, the module.
 The course's layout: Q = E W_q with W_q of shape (d_model, d_k), tokens as rows (nn.Linear's .weight is W_qᵀ)."""
-from __future__ import annotations
-
 import math
 import numbers
 from functools import partial

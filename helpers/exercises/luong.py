@@ -1,6 +1,4 @@
 """Exercises of notebook 06: Luong attention, cross-attention and the shapes of each."""
-from __future__ import annotations
-
 import math
 import numbers
 

@@ -1,6 +1,4 @@
 """Exercises of notebook 03: one row of W by hand, a prediction, and self-attention in matrix form."""
-from __future__ import annotations
-
 import math
 from functools import partial
 

@@ -1,6 +1,4 @@
 """Exercises of notebook 08: the sinusoidal encoding, the outputs of a shuffled sentence, positions added."""
-from __future__ import annotations
-
 import math
 
 import numpy as np

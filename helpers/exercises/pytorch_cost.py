@@ -1,6 +1,4 @@
 """Exercises of notebook 07: mask polarity, the memory of the (T, T) matrix, achieved TFLOP/s."""
-from __future__ import annotations
-
 import inspect
 import math
 

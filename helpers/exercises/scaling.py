@@ -1,6 +1,4 @@
 """Exercises of notebook 05: the divisor per head, predicting the variance, scaled weights."""
-from __future__ import annotations
-
 import math
 from functools import partial
 

@@ -1,6 +1,4 @@
 """Exercises of notebook 02: dot product vs cosine, a stable softmax, and the scale that hardens it."""
-from __future__ import annotations
-
 import ast
 import inspect
 import math

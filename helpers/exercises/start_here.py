@@ -1,6 +1,4 @@
 """Exercises of notebook 00: reading the notation."""
-from __future__ import annotations
-
 import numbers
 
 from helpers.exercises.engine import Feedback, correct, solved_by, text_answer, wrong

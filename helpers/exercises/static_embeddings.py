@@ -1,6 +1,4 @@
 """Exercises of notebook 01: static embeddings and hand-made mixtures."""
-from __future__ import annotations
-
 import numpy as np
 
 from helpers.exercises.engine import Feedback, as_numbers, compare_numbers, correct, solved_by, wrong

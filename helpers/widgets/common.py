@@ -7,8 +7,6 @@
     picture(figure)           the Image a FastFigure is shown in: 1:1 pixels, never wider than the cell
     LiveWidget(controls, outputs)  a VBox that recomputes and redraws whenever one of its controls moves
 """
-from __future__ import annotations
-
 import html
 import io
 import time

@@ -1,6 +1,4 @@
 """Notebook 07's widget: sliders for T, d_k, heads and dtype; the cost table and an HTML log-scale memory bar."""
-from __future__ import annotations
-
 import html
 import math
 

@@ -4,8 +4,6 @@ A thin shell over helpers.fast_attention.running_softmax_trace and tile_map. Lef
 whole, on the diagonal, skipped under causal; this query's row, done so far); right, m and ℓ, then the output row
 beside its exact value (dashed). FastFigure blitting: the axes are drawn once, with limits that fit every query.
 """
-from __future__ import annotations
-
 import ipywidgets as widgets
 import numpy as np
 import torch

@@ -2,8 +2,6 @@
 
 A thin shell over helpers.heads.head_pattern_data (tested without a browser).
 """
-from __future__ import annotations
-
 import html
 
 import ipywidgets as widgets

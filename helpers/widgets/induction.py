@@ -4,8 +4,6 @@ model's next-letter probabilities. A thin shell over helpers.induction.predictio
 The weights are an HTML table (a row per head, a column per key, the letters above), so a new sequence costs no
 drawing; the probabilities are bars in a FastFigure whose heights and colours are blitted over a fixed background.
 """
-from __future__ import annotations
-
 import html
 
 import ipywidgets as widgets

@@ -3,8 +3,6 @@
 The loss curves are blitted (a step moves only the cursor, the markers and the title); the attention weights are
 HTML heatmaps, so a new sentence or step costs no matplotlib drawing. The slider offers exactly the recorded steps.
 """
-from __future__ import annotations
-
 import ipywidgets as widgets
 import numpy as np
 

@@ -1,8 +1,6 @@
 """Notebook 06's widgets: a dictionary looked up two ways, and switches for the two differences
 between Luong attention and self-attention (HTML heatmaps, so they answer at once).
 """
-from __future__ import annotations
-
 import html
 
 import ipywidgets as widgets

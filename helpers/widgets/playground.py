@@ -1,6 +1,4 @@
 """Notebook 03's attention playground: pick a sentence, toggle √d, watch S, W and the vectors."""
-from __future__ import annotations
-
 import html
 
 import ipywidgets as widgets

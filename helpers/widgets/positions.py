@@ -4,8 +4,6 @@ Left, the (T, d) encoding as a heatmap with row p outlined; right, p's dot produ
 FastFigure blitting: an update redraws only the outline, the curve, its marker and a title, over a background
 drawn once per d when the widget is built.
 """
-from __future__ import annotations
-
 import ipywidgets as widgets
 import numpy as np
 

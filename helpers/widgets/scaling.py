@@ -1,6 +1,4 @@
 """Notebook 05's widget: a d_k slider and a scaling toggle over helpers.scaling.attention_snapshot."""
-from __future__ import annotations
-
 from functools import lru_cache
 
 import ipywidgets as widgets

@@ -1,6 +1,4 @@
 """Notebook 02's widget: scores, a scale slider, and helpers.temperature.softmax_at_scale as bars."""
-from __future__ import annotations
-
 import html
 
 import ipywidgets as widgets

@@ -1,6 +1,4 @@
 """Notebook 00's widget: one slider that proves widgets work (and previews the mixing idea)."""
-from __future__ import annotations
-
 import ipywidgets as widgets
 import numpy as np
 

@@ -1,6 +1,4 @@
 """Notebook 01's widget: two sentences side by side, bank's static vector the same, its mixtures not."""
-from __future__ import annotations
-
 import ipywidgets as widgets
 import numpy as np
 
