@@ -185,7 +185,7 @@ def _draw_embeddings(rng, pulled=False) -> Case:
     if pulled:
         i, half = (j + 1) % T, math.ceil(math.sqrt(800 * math.sqrt(d)))
         E[i, -1], E[j, -1] = half, 2 * half
-        what = f"token {i}'s score with token {j} some 800 above its score with itself"
+        what = f"token {j} long (token {i}'s score with it some 800 above its score with itself)"
     return Case(E, what=f"an E of shape ({T}, {d}) drawn at random, {what}")
 
 
