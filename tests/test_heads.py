@@ -236,9 +236,14 @@ def test_split_heads_checker():
 
 
 def test_causal_mask_checker():
-    assert verdict(ex.check_causal_mask(ex.reference_causal_mask))[0]
-    assert verdict(ex.check_causal_mask(causal_mask))[0]
-    assert verdict(ex.check_causal_mask(lambda q, k: causal_mask(q, k).int().numpy()))[0]
+    passed, message = verdict(ex.check_causal_mask(ex.reference_causal_mask))
+    assert passed and "causal_mask, though" not in message
+    def wraps(T_q, T_k):
+        return causal_mask(T_q, T_k).int().numpy()
+
+    for courses in (causal_mask, wraps):   # right, with the nudge to write it
+        passed, message = verdict(ex.check_causal_mask(courses))
+        assert passed and "It calls the course's causal_mask, though: build the mask yourself" in message
     failing(ex.check_causal_mask(lambda q, k: torch.ones(q, k).tril()), "top-left", "T_q=2, T_k=5")
     failing(ex.check_causal_mask(lambda q, k: ~causal_mask(q, k)), "polarity is flipped")
     failing(ex.check_causal_mask(lambda q, k: torch.ones(q, k).triu(1)), "flipped")

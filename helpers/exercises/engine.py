@@ -8,11 +8,13 @@
                                  no size, order or number printed on the page can be copied into an answer
     solved_by(title, code)       the worked solution of a checker whose answer is a value (counts, a symbol, text)
     readers                      as_numbers, one_number, text_answer: what came, read as what was asked for
+    calls_library(function, w)   whether an answer is, or calls, torch's, scipy's or the course's own `w` (softmax)
     compare_numbers, named_slip  how an answer differs from the expected one (a wrong shape, a slip, rounding)
 
 A student's exception reaches the diagnosis as the exception object: an exercise's `errors(case, error)`
 dispatches on its type and on the case's inputs, never on its wording.
 """
+import ast
 import copy
 import html
 import inspect
@@ -253,6 +255,36 @@ def text_answer(answer, what: str):
     if not isinstance(answer, str):
         return None, wrong(f"answer should be {what}, but got {type(answer).__name__} {answer!r:.40}.")
     return answer.strip(), None
+
+
+# --- what an answer calls ------------------------------------------------------------------------
+def _a_library(thing) -> bool:
+    """Whether `thing` (a function, class or module) is torch's, scipy's or the course's helpers' (exercises aside)."""
+    module = (thing.__name__ if inspect.ismodule(thing) else getattr(thing, "__module__", None)) or ""
+    return module.split(".")[0] in {"torch", "scipy"} or module.startswith("helpers.") and ".exercises" not in module
+
+
+def calls_library(function, word: str) -> bool:
+    """Whether the function is torch's, scipy's or the course's, or its own code (comments aside) calls one of theirs
+    whose name holds `word`: "softmax" finds torch.softmax, F.softmax, nn.Softmax, x.softmax, the course's softmax."""
+    if _a_library(function):
+        return True                          # check(softmax) with the course's own, or check(torch.softmax)
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    except (OSError, TypeError, SyntaxError):   # no source to read (a builtin, a lambda inside an expression)
+        return False
+    own = next((node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.Lambda))), tree)
+    names = getattr(function, "__globals__", {})   # a class has no globals
+    for node in ast.walk(own):                  # a lambda's source is its whole line: read the lambda only
+        if isinstance(node, ast.Attribute) and word in node.attr.lower():
+            owner = names.get(getattr(node.value, "id", None))   # utils.stable_softmax: the student's own module
+            if not inspect.ismodule(owner) or _a_library(owner):
+                return True                  # torch.softmax, F.softmax, nn.Softmax, special.softmax, x.softmax
+        named = names.get(getattr(node, "id", None))
+        if isinstance(node, ast.Name) and _a_library(named) and word in (getattr(named, "__name__", "")
+                                                                         or node.id).lower():
+            return True                      # imported by name, or under another (softmax as sm)
+    return False
 
 
 # --- comparing numbers -----------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import torch
 
 from helpers import validation as check
 from helpers.attention_torch import is_causal_bias
-from helpers.exercises.engine import Case, Exercise
+from helpers.exercises.engine import Case, Exercise, calls_library
 
 
 # --- Exercise 1: split the heads ----------------------------------------------------------------
@@ -127,13 +127,20 @@ def _draw_causal(rng) -> Case:
     return Case(T_q, T_k, what=f"T_q={T_q}, T_k={T_k} (drawn at random)")
 
 
+def _causal_verdict(answer) -> str:
+    verdict = ("bottom-right aligned: with 2 queries over 5 keys, query 0 is token 3 and sees keys 0 … 3. The same "
+               "mask serves a square sequence and a generation step with a KV cache.")
+    if calls_library(answer, "causal_mask"):
+        verdict += " It calls the course's causal_mask, though: build the mask yourself, with torch.arange or tril."
+    return verdict
+
+
 check_causal_mask = Exercise(
     reference_causal_mask, title="the bottom-right causal mask", expects="causal(T_q, T_k) returning a (T_q, T_k) mask",
     cases=lambda: [Case(T_q, T_k, what=f"T_q={T_q}, T_k={T_k}") for T_q, T_k in ((4, 4), (2, 5), (1, 6), (3, 7))],
     draw=_draw_causal, read=_read_mask, slips=_causal_slips, where="for {what}: ", name="the mask for {what}", atol=0.5,
     hint="query i may attend to keys 0 … T_k − T_q + i.",
-    success="bottom-right aligned: with 2 queries over 5 keys, query 0 is token 3 and sees keys 0 … 3. "
-            "The same mask serves a square sequence and a generation step with a KV cache.",
+    success=_causal_verdict,
     explanation="Shorter: torch.ones(T_q, T_k, dtype=torch.bool).tril(diagonal=T_k - T_q), which is "
                 "helpers.attention_torch.causal_mask.")
 

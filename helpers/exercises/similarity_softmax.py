@@ -1,8 +1,5 @@
 """Exercises of notebook 02: dot product vs cosine, a stable softmax, and the scale that hardens it."""
-import ast
-import inspect
 import math
-import textwrap
 from functools import partial
 
 import numpy as np
@@ -12,6 +9,7 @@ from helpers.exercises.engine import (
     Exercise,
     Feedback,
     as_numbers,
+    calls_library,
     correct,
     named_slip,
     one_number,
@@ -154,37 +152,9 @@ def _judge_softmax(case, got, expected):
 
 def _softmax_verdict(student_softmax) -> str:
     verdict = "your softmax matches the stable one on small, huge, very negative, widely spread and 2-D scores."
-    if _calls_a_library_softmax(student_softmax):
+    if calls_library(student_softmax, "softmax"):
         verdict += " It calls a library softmax, though: write it yourself with np.exp, .max and .sum."
     return verdict
-
-
-def _a_library(thing) -> bool:
-    """Whether `thing` (a function, class or module) is torch's, scipy's or the course's helpers' (exercises aside)."""
-    module = (thing.__name__ if inspect.ismodule(thing) else getattr(thing, "__module__", None)) or ""
-    return module.split(".")[0] in {"torch", "scipy"} or module.startswith("helpers.") and ".exercises" not in module
-
-
-def _calls_a_library_softmax(function) -> bool:
-    """Whether the function is, or its own code (comments aside) calls, torch's, scipy's or the course's softmax."""
-    if _a_library(function):
-        return True                          # check(softmax) with the course's own, or check(torch.softmax)
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
-    except (OSError, TypeError, SyntaxError):   # no source to read (a builtin, a lambda inside an expression)
-        return False
-    own = next((node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.Lambda))), tree)
-    names = getattr(function, "__globals__", {})   # a class has no globals
-    for node in ast.walk(own):                  # a lambda's source is its whole line: read the lambda only
-        if isinstance(node, ast.Attribute) and "softmax" in node.attr.lower():
-            owner = names.get(getattr(node.value, "id", None))   # utils.stable_softmax: the student's own module
-            if not inspect.ismodule(owner) or _a_library(owner):
-                return True                  # torch.softmax, F.softmax, nn.Softmax, special.softmax, x.softmax
-        named = names.get(getattr(node, "id", None))
-        if isinstance(node, ast.Name) and _a_library(named) and "softmax" in (getattr(named, "__name__", "")
-                                                                              or node.id).lower():
-            return True                      # softmax imported by name, or under another (as sm)
-    return False
 
 
 check_stable_softmax = Exercise(
