@@ -209,8 +209,8 @@ def as_numbers(value, name: str):
         return None, wrong(f"{name} is None. If it is a variable, replace None with your answer; if a function "
                            "made it, did the function forget to `return` its result?")
     if str(getattr(value, "dtype", "")) in ("torch.float16", "torch.bfloat16", "float16"):
-        return None, wrong(f"{name} came back as {value.dtype}, which keeps only about 3 significant digits. "
-                           "Compute in the inputs' dtype: no .half(), .bfloat16() or np.float16.")
+        return None, wrong(f"{name} is {value.dtype}, which keeps only about 3 significant digits. Keep float32 "
+                           "or float64: no .half(), .bfloat16() or np.float16.")
     try:
         return check.as_array(value, name), None
     except TypeError as error:
