@@ -209,9 +209,6 @@ def _forward_slips(E, W_q, W_k, W_v) -> list[tuple[torch.Tensor, str]]:
     ]
 
 
-SPIKE = ", token {}'s score with itself near 1,000"
-
-
 def _forward(seed, T, d_model, d_k, d_v, drawn="") -> Case:
     return Case(*_forward_case(seed, T, d_model, d_k, d_v),
                 what=f"E ({T}, {d_model}), W_q and W_k ({d_model}, {d_k}), W_v ({d_model}, {d_v}){drawn}")
@@ -228,7 +225,8 @@ def _draw_forward(rng, spiked=False) -> Case:
     first query and key component alone: its scaled score with itself is 1,000, every other score as drawn."""
     T, d_model, d_k, d_v = (int(n) for n in rng.choice([2, 3, 5, 6, 7, 8, 10, 11], size=4, replace=False))
     r = int(rng.integers(T))
-    case = _forward(int(rng.integers(2**31)), T, d_model, d_k, d_v, f", drawn at random{SPIKE.format(r) * spiked}")
+    spike = f", token {r}'s score with itself near 1,000" if spiked else ""
+    case = _forward(int(rng.integers(2**31)), T, d_model, d_k, d_v, f", drawn at random{spike}")
     E, W_q, W_k, _ = case.args
     if spiked:
         E[:, -1], E[r, -1], W_q[:, 0], W_k[:, 0] = 0.0, 1.0, 0.0, 0.0
@@ -257,7 +255,7 @@ check_attention_forward = Exercise(
     draw=(_draw_forward, _draw_forward, partial(_draw_forward, spiked=True)),
     errors=_forward_error,
     reads="Y", shapes=_forward_shapes, name="Y on {what}", atol=1e-5,
-    atol32=1e-4,   # float32 is right too: on the drawn sizes its rounding reaches 1.8e-5
+    atol32=1e-4,   # float32 is right too: its rounding reached 2.1e-5 over 6,000 drawn cases
     expected=lambda case: scaled_dot_product_attention(*(case.args[0] @ W for W in case.args[1:])),
     slips=lambda case: [(v, f"on {case.what} {m}.") for v, m in _forward_slips(*case.args)],
     hint="Q = E @ W_q, K = E @ W_k, V = E @ W_v; W = softmax(Q @ K.T / √d_k, dim=-1); Y = W @ V.",
