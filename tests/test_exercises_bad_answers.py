@@ -16,6 +16,11 @@ from helpers.exercises import pytorch_cost as ex07
 from helpers.exercises import scaling as ex05
 from helpers.exercises import similarity_softmax as ex02
 from helpers.exercises import static_embeddings as ex01
+from helpers.fast_attention import online_softmax_step, tile_is_future
+from helpers.heads import split_heads
+from helpers.induction import induction_score
+from helpers.luong import luong_dot_attention
+from helpers.positions import sinusoidal_positions
 
 
 def not_yet(feedback, *fragments):
@@ -265,9 +270,39 @@ def test_answers_in_bfloat16_or_half_precision_are_read_or_named_never_crashed_o
 def test_a_head_or_a_shape_that_is_no_pair_of_whole_numbers_is_refused():
     for pair in ((0, math.inf), (0.7, 1.9), "10", (True, False), np.array([True, False])):
         not_yet(ex10.check_worst_head(lambda scores, p=pair: p, "b"), "pair of whole numbers")
+    right = ex10.reference_worst_head
+    not_yet(ex10.check_worst_head(lambda scores: (*right(scores), 0.94), "b"), "pair of whole numbers")
+    not_yet(ex10.check_worst_head(right), "now the reason: answer is still None")   # reason left out
     for shape in (np.array(5), torch.tensor(5), {5: 1, 64: 2}, {5, 64}):
         shapes = {**ex06.reference_cross_attention_shapes(), "Q": shape}
         not_yet(ex06.check_cross_attention_shapes(shapes), "is not a tuple")
+    for Q, why in ((torch.zeros(5, 64), "Q is an array of shape (5, 64): give its shape"), ((10**400, 64), "Count")):
+        not_yet(ex06.check_cross_attention_shapes({**ex06.reference_cross_attention_shapes(), "Q": Q}), why)
+
+
+def test_a_skip_rule_that_returns_the_tiles_mask_is_told_to_return_one_truth_value():
+    def whole_mask(q_start, q_stop, k_start, k_stop, T_q, T_k):
+        return ~torch.ones(T_q, T_k, dtype=torch.bool).tril(T_k - T_q)[q_start:q_stop, k_start:k_stop]
+    not_yet(ex11.check_tile_is_future(whole_mask), "returned a Tensor of shape (2, 2)", "one truth value", ".all()")
+    assert ex11.check_tile_is_future(lambda *tile: whole_mask(*tile).all()).passed
+
+
+def test_an_induction_score_of_0_is_told_it_is_0_before_it_is_told_of_the_transposed_slip():
+    not_yet(ex10.check_induction_score(lambda W, n: 0.0), "you got 0, what W[i − n + 1, i] gives")
+
+
+def test_an_answer_that_hard_codes_the_pages_order_for_five_words_fails_every_time():
+    def page_order(Y, order):
+        return Y[[2, 0, 3, 4, 1]] if len(Y) == 5 else Y[order]
+    for _ in range(20):   # before a draw of five words, 12 calls in 20 passed
+        not_yet(ex08.check_shuffled_outputs(page_order), "drawn at random")
+
+
+def test_a_function_result_is_named_as_returned():
+    for result, said in (((4.29,), "returned a tuple of 1 number"), ((torch.tensor(4.0),) * 2, "returned a tuple of 2"),
+                         ("343.6", "returned the text")):
+        not_yet(ex07.check_achieved_tflops(lambda *sizes, r=result, **causal: r), said)
+    not_yet(ex10.check_induction_score(lambda W, n: math.nan), "returned nan, which is not a finite number")
 
 
 def test_split_heads_rebuilt_from_the_shape_alone_fails():
@@ -323,3 +358,31 @@ def test_a_shift_by_each_rows_own_ends_is_told_it_overflows_not_one_max():
 def test_the_float32_tolerance_of_the_module_refuses_a_scale_off_by_a_ten_thousandth():
     not_yet(ex04.check_self_attention_module(student_module(lambda Q, K, V: (torch.softmax(
         Q @ K.transpose(-2, -1) / (1.0001 * math.sqrt(Q.shape[-1])), -1) @ V).float())))
+
+
+def test_the_courses_own_function_passes_with_the_nudge_to_write_it():   # imported as the notebooks do
+    def sinusoidal(T, d):
+        return sinusoidal_positions(T, d, dtype=torch.float64)
+
+    def context(s, H):
+        return luong_dot_attention(s, H)[0]
+
+    def future(q_start, q_stop, k_start, k_stop, T_q, T_k):
+        return tile_is_future(q_start, q_stop, k_start, T_q, T_k)
+
+    def running(stream, d_v):
+        m, l, o = torch.tensor(-math.inf, dtype=torch.float64), torch.tensor(0.0, dtype=torch.float64), torch.zeros(d_v)
+        for s, v in stream:
+            m, l, o = online_softmax_step(m, l, o, s.reshape(1), v.reshape(1, -1))
+        return m, l, o
+
+    for check, answer, own in ((ex09.check_split_heads, split_heads, "split_heads"),
+                               (ex08.check_sinusoidal, sinusoidal, "sinusoidal_positions"),
+                               (ex10.check_induction_score, induction_score, "induction_score"),
+                               (ex06.check_luong_context, context, "luong_dot_attention"),
+                               (ex11.check_tile_is_future, future, "tile_is_future"),
+                               (ex11.check_running_softmax, running, "online_softmax_step")):
+        feedback = check(answer)
+        assert feedback.passed and feedback.message.endswith(f"It calls the course's {own}, though: write it "
+                                                             "yourself."), feedback.message
+        assert "though" not in check(check.reference).message

@@ -105,18 +105,20 @@ class Exercise:
     `atol`? Hooks return whole messages, or None to let the engine go on. `atol32`: the tolerance for a float32
     result, where float32's rounding of the inputs shows.
     `where` and `name` are templates with {what}: the prefix of a case's messages and the result's name.
-    `success` is text, or a function of the answer that returns it. `check.solution()` shows `reference`'s source.
+    `success` is text, or a function of the answer that returns it; `own`: the course's function that the student is
+    to write, whose use (calls_library) the success message names. `check.solution()` shows `reference`'s source.
     """
 
     def __init__(self, reference, *, title, expects, cases, draw, success, explanation="", draws=3, atol=1e-6,
                  rtol=0.0, name="the result on {what}", where="on {what}: ", hint="", slips=None, judge=None,
-                 errors=None, read=None, call=None, expected=None, reads="the result", shapes=None, atol32=None):
+                 errors=None, read=None, call=None, expected=None, reads="the result", shapes=None, atol32=None,
+                 own=""):
         self.reference, self.title, self.explanation, self.expects = reference, title, explanation, expects
         self.cases, self.success, self.draws = cases, success, draw if isinstance(draw, tuple) else (draw,) * draws
         self.atol, self.rtol, self.name, self.where, self.hint, self.shapes = atol, rtol, name, where, hint, shapes
         self.slips, self.judge, self.errors, self.read, self.reads = slips, judge, errors, read, reads
         self.atol32, self.call = atol32 or atol, call or (lambda answer, case: answer(*copy.deepcopy(case.args)))
-        self.expected = expected or (lambda case: reference(*case.args))
+        self.expected, self.own = expected or (lambda case: reference(*case.args)), own
 
     def __call__(self, answer) -> Feedback:
         if not callable(answer):
@@ -131,7 +133,10 @@ class Exercise:
                     return wrong(message)
         except Placeholder:
             return wrong(raised(NotImplementedError()))
-        return correct(self.success(answer) if callable(self.success) else self.success)
+        verdict = self.success(answer) if callable(self.success) else self.success
+        if self.own and calls_library(answer, self.own):
+            verdict += f" It calls the course's {self.own}, though: write it yourself."
+        return correct(verdict)
 
     def judge_case(self, answer, case: Case) -> str | None:
         """The first problem with the answer on one case, as a message; None if it is right there."""
@@ -223,19 +228,20 @@ def one_number(value, name: str, what: str = "a number", *, returned: bool = Fal
         if returned:
             return None, wrong(f"{name} returned None. Did the function forget to `return` {what}?")
         return None, wrong(f"{name} is still None. Replace None with {what}.")
+    said = "returned" if returned else "is"
     if isinstance(value, (str, bytes)):
-        return None, wrong(f"{name} is the text {value!r:.40} (a {type(value).__name__}), not a number: it should "
+        return None, wrong(f"{name} {said} the text {value!r:.40} (a {type(value).__name__}), not a number: it should "
                            "be one number. Remove the quotes (and any units).")
     if returned and str(getattr(value, "dtype", "")) in ("torch.float16", "torch.bfloat16", "float16"):
         return as_numbers(value, name)                    # a function's result kept in 16 bits: named
-    value = check.plain(value)                            # a tensor as NumPy (bfloat16 as float64)
+    kind, value = type(value).__name__, check.plain(value)   # a tensor as NumPy (bfloat16 as float64)
     if isinstance(value, (bool, np.bool_)) or (isinstance(value, np.ndarray) and value.dtype == bool):
-        return None, wrong(f"{name} is {value!r}, a truth value: it should be one number, {what}.")
+        return None, wrong(f"{name} {said} {value!r}, a truth value: it should be one number, {what}.")
     if isinstance(value, (list, tuple)):
-        return None, wrong(f"{name} is a {type(value).__name__} of {len(value)} number{'s' * (len(value) != 1)}: "
+        return None, wrong(f"{name} {said} a {kind} of {len(value)} number{'s' * (len(value) != 1)}: "
                            f"it should be one number, {what}.")
     if np.iscomplexobj(value):
-        return None, wrong(f"{name} is a complex number ({value!r:.40}); it should be one real number.")
+        return None, wrong(f"{name} {said} a complex number ({value!r:.40}); it should be one real number.")
     try:
         array = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError, OverflowError):
@@ -244,7 +250,8 @@ def one_number(value, name: str, what: str = "a number", *, returned: bool = Fal
         return None, wrong(f"{name} should be one number, {what}, but has {array.size} numbers (shape {array.shape}).")
     number = float(array.reshape(()))
     if finite and not np.isfinite(number):
-        return None, wrong(f"{name} = {number} is not a finite number: it should be {what}.")
+        said = f"returned {number}, which" if returned else f"= {number}"
+        return None, wrong(f"{name} {said} is not a finite number: it should be {what}.")
     return number, None
 
 

@@ -1,5 +1,6 @@
 """Exercises of notebook 11: the running softmax of one query, key by key; the causal skip condition of a tile."""
 import copy
+import math
 
 import numpy as np
 import torch
@@ -137,7 +138,7 @@ def _judge_state(case, got, expected):
 check_running_softmax = Exercise(
     reference_running_softmax, title="the running softmax, one key at a time",
     expects="running(stream, d_v) returning (m, l, o)",
-    cases=lambda: [_running_case(*c) for c in RUNNING_CASES], draw=_draw_running,
+    cases=lambda: [_running_case(*c) for c in RUNNING_CASES], draw=_draw_running, own="online_softmax_step",
     call=_run_running,
     expected=lambda case: _state(*reference_running_softmax(*case.args)), read=_read_state, slips=_running_slips,
     judge=_judge_state,
@@ -211,6 +212,9 @@ def _run_tiles(answer, case):
             raise Refusal("your function returned None. Did it forget to `return` True (skip) or False?")
         if not isinstance(said, (bool, np.bool_, int, np.integer, torch.Tensor, np.ndarray)):
             raise Refusal(f"your function returned {type(said).__name__} {said!r:.40}: return True (skip) or False.")
+        if math.prod(getattr(said, "shape", ())) != 1:   # a whole mask, not one verdict for the tile
+            raise Refusal(f"for {case.what} your function returned a {type(said).__name__} of shape "
+                          f"{tuple(said.shape)}: return one truth value for the whole tile (a mask's .all(), say).")
         return said
     return tile_grid(rule, *case.args)
 
@@ -219,6 +223,7 @@ check_tile_is_future = Exercise(
     reference_tile_is_future, title="the causal skip condition",
     expects="future(q_start, q_stop, k_start, k_stop, T_q, T_k) returning True or False",
     cases=lambda: [_tile_case(*c) for c in ((8, 8, 2, 2), (3, 12, 2, 4), (12, 12, 6, 2), (9, 9, 4, 3), (1, 10, 1, 3))],
+    own="tile_is_future",
     call=_run_tiles,
     expected=lambda case: tile_grid(reference_tile_is_future, *case.args), draw=_draw_tiles,
     slips=lambda case: [(lambda r=rule: tile_grid(r, *case.args), f"for {case.what}: {message}")

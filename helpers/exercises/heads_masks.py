@@ -6,7 +6,7 @@ import torch
 
 from helpers import validation as check
 from helpers.attention_torch import is_causal_bias
-from helpers.exercises.engine import Case, Exercise, calls_library
+from helpers.exercises.engine import Case, Exercise
 
 
 # --- Exercise 1: split the heads ----------------------------------------------------------------
@@ -61,7 +61,8 @@ check_split_heads = Exercise(
     reference_split_heads, title="split the heads", expects="split_heads(x, n_heads) returning a (B, H, T, d_k) tensor",
     cases=lambda: [_split_case(*case) for case in ((2, 5, 12, 3), (1, 3, 8, 2))],   # T, H and d_k all differ
     draw=(_draw_split, partial(_draw_split, square=True), partial(_draw_split, like_the_page=True)),
-    shapes=_split_shapes, slips=_split_slips, atol=1e-9, hint="x.view(B, T, H, d_k).transpose(1, 2).",
+    shapes=_split_shapes, slips=_split_slips, atol=1e-9, own="split_heads",
+    hint="x.view(B, T, H, d_k).transpose(1, 2).",
     success="view as (B, T, H, d_k), then transpose to (B, H, T, d_k): every head sees every token, each through "
             "its own d_k features.",
     explanation="merge_heads undoes it: Y.transpose(1, 2).contiguous().view(B, T, h * d_k).")
@@ -127,20 +128,13 @@ def _draw_causal(rng) -> Case:
     return Case(T_q, T_k, what=f"T_q={T_q}, T_k={T_k} (drawn at random)")
 
 
-def _causal_verdict(answer) -> str:
-    verdict = ("bottom-right aligned: with 2 queries over 5 keys, query 0 is token 3 and sees keys 0 … 3. The same "
-               "mask serves a square sequence and a generation step with a KV cache.")
-    if calls_library(answer, "causal_mask"):
-        verdict += " It calls the course's causal_mask, though: build the mask yourself, with torch.arange or tril."
-    return verdict
-
-
 check_causal_mask = Exercise(
     reference_causal_mask, title="the bottom-right causal mask", expects="causal(T_q, T_k) returning a (T_q, T_k) mask",
     cases=lambda: [Case(T_q, T_k, what=f"T_q={T_q}, T_k={T_k}") for T_q, T_k in ((4, 4), (2, 5), (1, 6), (3, 7))],
     draw=_draw_causal, read=_read_mask, slips=_causal_slips, where="for {what}: ", name="the mask for {what}", atol=0.5,
     hint="query i may attend to keys 0 … T_k − T_q + i.",
-    success=_causal_verdict,
+    success="bottom-right aligned: with 2 queries over 5 keys, query 0 is token 3 and sees keys 0 … 3. The same "
+            "mask serves a square sequence and a generation step with a KV cache.", own="causal_mask",
     explanation="Shorter: torch.ones(T_q, T_k, dtype=torch.bool).tril(diagonal=T_k - T_q), which is "
                 "helpers.attention_torch.causal_mask.")
 
@@ -186,11 +180,9 @@ def _combined_slips(case):
         (1 - right, "the polarity is flipped: True should mean 'may attend' (the course's convention)"),
         (keys[:, None, None, :] | causal.bool(), "the masks were combined with OR; a key must pass both tests: "
          "combine with & (AND)"),
-        (keys[:, None, :, None] & keys[:, None, None, :] & causal.bool(), "you also hid the <pad> QUERIES: their "
-         "rows are now empty, and softmax over an empty row is 0/0 = NaN (section 9). Hide only the keys: index the "
-         "lengths as (B, 1, 1, T)"),
-        (keys[:, None, :, None] & causal.bool(), "the padding hides padded QUERIES (rows) instead of padded KEYS "
-         "(columns): index the lengths as (B, 1, 1, T)"),
+        (keys[:, None, :, None] & causal.bool(), "you hid the <pad> QUERIES (rows): their rows are now empty, and "
+         "softmax over an empty row is 0/0 = NaN (section 9). Hide only the <pad> KEYS (columns): index the lengths "
+         "as (B, 1, 1, T)"),   # with the <pad>s at the end, hiding their keys as well changes nothing
         ((torch.arange(T)[None, :] <= lengths[:, None])[:, None, None, :] & causal.bool(), "one <pad> too many is "
          "visible: key j is real when j < length (j counts from 0)"),
     ]

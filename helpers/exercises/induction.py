@@ -56,7 +56,8 @@ def _score_slips(case):
                                                   "previous-token score. The induction head looks at key i − n + 1"),
         (lambda: _mean_at(W, range(1, 2 * n), 1), "that is the previous-token score (key i − 1, every query). The "
                                                   "induction score looks at key i − n + 1 from the second half"),
-        (lambda: _mean_at(W.T, range(n, 2 * n), n - 1), "that reads W[i − n + 1, i]: rows are queries and columns "
+        (lambda: _mean_at(W.T, range(n, 2 * n), n - 1), "you got 0, what W[i − n + 1, i] gives (a later key, which "
+                                                        "causal weights leave at 0): rows are queries and columns "
                                                         "keys, so the weight query i gives key j is W[i, j]"),
         (lambda: n * reference_induction_score(W, n), "that is the sum of the n weights: the score is their mean"),
     ]
@@ -72,7 +73,7 @@ check_induction_score = Exercise(
     expects="induction_score(W, n) returning one number",
     cases=lambda: [*(Case(_weights(n, n), n, what=f"random causal weights, n = {n}") for n in (7, 4)),
                    _ideal(5, 4, "a perfect induction head"), _ideal(5, 1, "a perfect previous-token head")],
-    draw=_draw_score, slips=_score_slips, atol=1e-6, read=_one,
+    draw=_draw_score, slips=_score_slips, atol=1e-6, read=_one, own="induction_score",
     hint="Take the mean of W[i, i − n + 1] over i = n … 2n − 1.",
     success="the mean weight on the token after the earlier copy: 1 for a perfect induction head, 0 for a "
             "previous-token head, whatever n is.",
@@ -133,8 +134,9 @@ def _draw_model(rng) -> Case:
 
 
 def _read_head(result, case):
-    try:   # two whole numbers: text, True, 0.7 or inf is no layer, and leaves too few to unpack
-        layer, head = (int(v) for v in result if not isinstance(v, (str, bool, np.bool_)) and float(v).is_integer())
+    try:   # exactly two whole numbers: text, True, 0.7, inf or a third entry is no (layer, head)
+        whole = [int(v) for v in result if not isinstance(v, (str, bool, np.bool_)) and float(v).is_integer()]
+        layer, head = whole if len(whole) == len(result) else ()
     except (TypeError, ValueError, RuntimeError, OverflowError):
         return None, (f"on {case.what}: your function returned {result!r:.60}; it should return a (layer, head) "
                       "pair of whole numbers, e.g. (1, 0).")
@@ -166,7 +168,7 @@ _worst_function = Exercise(
 
 
 @solved_by("which head's removal hurts most", reference_worst_head, "reason = 'b': K-composition.")
-def check_worst_head(worst_head, reason) -> Feedback:
+def check_worst_head(worst_head, reason=None) -> Feedback:
     """Exercise 2: worst_head(scores) -> (layer, head), checked against the measured table of relabelled copies of
     the trained model; reason: the letter of the reason, "b" (its output builds the induction heads' keys)."""
     verdict = _worst_function(worst_head)

@@ -58,7 +58,7 @@ check_luong_context = Exercise(
     expects="luong_context(s, H) -> context vector of shape (d,)", where="",
     cases=lambda: [Case(s, H, what="") for s, H in _luong_cases()], draw=_draw_luong, reads="the context",
     judge=_judge_context, slips=_context_slips, expected=lambda case: luong_dot_attention(*case.args)[0],
-    name="the context", atol=1e-4,
+    name="the context", atol=1e-4, own="luong_dot_attention",
     hint="Three steps: scores = H @ s, weights = softmax(scores), context = weights @ H.",
     success="Luong's three steps: s asks (query), each h_j answers (key), the h_j are mixed (value). "
             "The same vectors H served as keys and as values.",
@@ -90,7 +90,7 @@ def _whole_numbers(shape):
             return None, f"{n!r} is a truth value, not a size"
         if not isinstance(n, numbers.Real):
             return None, f"{n!r} is not a number"
-        if not float(n).is_integer():
+        if not isinstance(n, numbers.Integral) and not float(n).is_integer():
             return None, f"{n!r} is not a whole number: a shape counts rows and columns"
         sizes.append(int(n))
     return tuple(sizes), None
@@ -124,11 +124,14 @@ def check_cross_attention_shapes(shapes) -> Feedback:
     if missing := [k for k in expected if k not in shapes]:
         return wrong(f"the dictionary is missing {', '.join(missing)}: give a shape for each of Q, K, V, W, Y.")
     for name, shape in expected.items():
+        if getattr(shapes[name], "ndim", 0) > 1:
+            return wrong(f"{name} is an array of shape {tuple(shapes[name].shape)}: give its shape, a tuple of two "
+                         "whole numbers (rows, columns), not the array itself.")
         got, problem = _whole_numbers(shapes[name])
         if problem is not None or len(got) != 2:
             why = problem or f"it has {len(got)} numbers"
             return wrong(f"the shape of {name} should be a tuple of two whole numbers (rows, columns), but got "
-                         f"{shapes[name]!r}: {why}.")
+                         f"{shapes[name]!r:.60}: {why}.")
         if got == shape:
             continue
         if got == shape[::-1]:

@@ -1,5 +1,6 @@
 """Exercises of notebook 08: the sinusoidal encoding, the outputs of a shuffled sentence, positions added."""
 import math
+from functools import partial
 
 import numpy as np
 import torch
@@ -76,6 +77,7 @@ def _draw_sinusoid(rng) -> Case:
 check_sinusoidal = Exercise(
     reference_sinusoidal, title="the sinusoidal encoding", expects="sinusoidal(T, d) returning a (T, d) tensor",
     cases=lambda: [Case(T, d, what=f"T = {T}, d = {d}") for T, d in SINUSOID_CASES], draw=_draw_sinusoid,
+    own="sinusoidal_positions",
     expected=lambda case: sinusoidal_positions(*case.args, dtype=torch.float64), shapes=_sinusoid_shapes,
     slips=lambda case: [(v, f"on {case.what}: {m}.") for v, m in _sinusoid_slips(*case.args)],
     name="PE on {what}", atol=1e-5, atol32=1e-4,   # float32's angles at T = 400 are off by 1.2e-5
@@ -106,9 +108,10 @@ def _shuffle_case(order=ORDER, seed: int = 8, d_model: int = 6, drawn: str = "")
     return Case(Y, list(order), what=f"order = {list(order)}{drawn}", Y_shuffled=Y_shuffled)
 
 
-def _draw_shuffle(rng) -> Case:
-    """An order of 3 to 8 words: not the identity, not the page's, not its own inverse (so Y[argsort] shows)."""
-    T = int(rng.integers(3, 9))
+def _draw_shuffle(rng, T=None) -> Case:
+    """An order of T words (3 to 8 if None): not the identity, not the page's, not its own inverse (so Y[argsort]
+    shows)."""
+    T = T or int(rng.integers(3, 9))
     order = rng.permutation(T).tolist()
     while order in (sorted(order), ORDER, np.argsort(order).tolist()):
         order = rng.permutation(T).tolist()
@@ -127,7 +130,8 @@ def _shuffle_slips(case):
 check_shuffled_outputs = Exercise(
     reference_shuffled_outputs, title="the outputs of a shuffled sentence",
     expects="shuffled_outputs(Y, order) returning a (T, d_k) tensor", cases=lambda: [_shuffle_case()],
-    draw=_draw_shuffle, expected=lambda case: case.Y_shuffled, slips=_shuffle_slips,
+    draw=(_draw_shuffle, _draw_shuffle, partial(_draw_shuffle, T=len(ORDER))),   # one as long as the page's
+    expected=lambda case: case.Y_shuffled, slips=_shuffle_slips,
     name="the outputs for {what}", atol=1e-6, hint="each word keeps its output vector; only the rows change places.",
     success="your prediction equals what SelfAttention computes on the shuffled sentence, for this order and three "
             "drawn at random: every output is the same vector as before, in the new order. Attention without "
