@@ -285,8 +285,8 @@ def test_a_product_that_does_not_fit_names_the_scores_too():
     def keys_not_transposed(E, W_q, W_k, W_v):
         Q, K, V = E @ W_q, E @ W_k, E @ W_v
         return torch.softmax(Q @ K / math.sqrt(Q.shape[-1]), -1) @ V
-    failing(ex.check_attention_forward(keys_not_transposed), "a matrix product failed", "cannot be multiplied",
-            "The scores are Q @ K.T")
+    failing(ex.check_attention_forward(keys_not_transposed), "If a matrix product's shapes do not fit",
+            "cannot be multiplied", "The scores are Q @ K.T")
 
 
 def test_a_count_right_only_when_d_model_is_at_least_d_k_fails_every_time():

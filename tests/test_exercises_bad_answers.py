@@ -15,6 +15,7 @@ from helpers.exercises import positions as ex08
 from helpers.exercises import pytorch_cost as ex07
 from helpers.exercises import scaling as ex05
 from helpers.exercises import similarity_softmax as ex02
+from helpers.exercises import start_here as ex00
 from helpers.exercises import static_embeddings as ex01
 from helpers.fast_attention import online_softmax_step, tile_is_future
 from helpers.heads import split_heads
@@ -386,3 +387,57 @@ def test_the_courses_own_function_passes_with_the_nudge_to_write_it():   # impor
         assert feedback.passed and feedback.message.endswith(f"It calls the course's {own}, though: write it "
                                                              "yourself."), feedback.message
         assert "though" not in check(check.reference).message
+
+
+def test_a_row_max_or_sum_without_keepdims_is_named_where_the_square_scores_let_it_broadcast():
+    def without(keepdims_max, keepdims_sum):
+        def self_attention(E):
+            S = E @ E.T / np.sqrt(E.shape[1])
+            e = np.exp(S - S.max(axis=-1, keepdims=keepdims_max))
+            return e / e.sum(axis=-1, keepdims=keepdims_sum) @ E
+        return self_attention
+    not_yet(ex03.check_self_attention(without(True, False)), "divided by the wrong sum", "keepdims=True")
+    not_yet(ex03.check_self_attention(without(False, True)), "shifted by the wrong max", "keepdims=True")
+
+
+def test_a_runtime_error_that_is_no_product_gets_no_product_hint():
+    def y_as_wide_as_the_queries(E, W_q, W_k, W_v):
+        Q, K, V = E @ W_q, E @ W_k, E @ W_v
+        Y = torch.zeros(Q.shape, dtype=E.dtype)
+        for i in range(len(Q)):
+            Y[i] = torch.softmax(K @ Q[i] / math.sqrt(Q.shape[1]), 0) @ V
+        return Y
+    not_yet(ex04.check_attention_forward(y_as_wide_as_the_queries), "raised RuntimeError", "Y has V's width, d_v")
+
+    def todo(E, W_q, W_k, W_v):
+        raise NotImplementedError("todo")
+    assert ex04.check_attention_forward(todo).message.endswith("your function raised NotImplementedError: todo")
+
+    class Typo(torch.nn.Module):
+        def __init__(self, d_model, d_k):
+            super().__init__()
+            self.W_q, self.W_k, self.W_v = (torch.nn.Linear(d_model, d_k, bias=False) for _ in range(3))
+
+        def foward(self, x):
+            return x
+    message = ex04.check_self_attention_module(Typo).message
+    assert 'missing the required "forward" function' in message and "product" not in message, message
+
+
+def test_softmax_weights_that_do_not_sum_to_1_are_told_why():
+    def unshifted_sum(x):
+        return np.exp(x - x.max(axis=-1, keepdims=True)) / np.exp(x).sum(axis=-1, keepdims=True)
+
+    def log_softmax(x):
+        shifted = x - x.max(axis=-1, keepdims=True)
+        return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    not_yet(ex02.check_stable_softmax(unshifted_sum), "divided the shifted exponentials by the sum of the unshifted")
+    not_yet(ex02.check_stable_softmax(log_softmax), "some weights are negative", "log-softmax")
+    not_yet(ex03.check_flows_row(100 * ex03.reference_flows_row()), "sum to 100.0000", "percentages")
+
+
+def test_notation_answers_typed_as_arrays_or_in_lower_case_get_a_verdict():
+    E, S = np.zeros((3, 4)), torch.zeros(3, 3)
+    not_yet(ex00.check_sizes((E, S)), "both entries should be whole numbers")
+    not_yet(ex00.check_weights_symbol("s"), "lower case", "And S holds the raw scores")
+    not_yet(ex00.check_weights_symbol("w"), "lower case")

@@ -267,7 +267,7 @@ def text_answer(answer, what: str):
 # --- what an answer calls ------------------------------------------------------------------------
 def _a_library(thing) -> bool:
     """Whether `thing` (a function, class or module) is torch's, scipy's or the course's helpers' (exercises aside)."""
-    module = (thing.__name__ if inspect.ismodule(thing) else getattr(thing, "__module__", None)) or ""
+    module = str((thing.__name__ if inspect.ismodule(thing) else getattr(thing, "__module__", None)) or "")
     return module.split(".")[0] in {"torch", "scipy"} or module.startswith("helpers.") and ".exercises" not in module
 
 

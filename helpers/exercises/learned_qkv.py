@@ -235,11 +235,11 @@ def _draw_forward(rng, spiked=False) -> Case:
 
 
 def _forward_error(case, error):
-    if isinstance(error, RuntimeError):   # what torch raises when the shapes, or dtypes, of a product do not fit
-        return (f"on {case.what} a matrix product failed ({str(error).rstrip('.')}). If the shapes do not fit: W_q is "
-                "(d_model, d_k) and the tokens are the rows of E, so Q = E @ W_q with no .T (only nn.Linear's .weight "
-                "is W_qᵀ); the same for K, V. The scores are Q @ K.T: (T, d_k) @ (d_k, T). If the dtypes differ: keep "
-                "E's float64 (no .float()).")
+    if type(error) is RuntimeError:   # what torch raises when the shapes, or dtypes, of a product do not fit
+        return (f"on {case.what} your function raised RuntimeError ({str(error).rstrip('.')}). If a matrix product's "
+                "shapes do not fit: W_q is (d_model, d_k) and the tokens are the rows of E, so Q = E @ W_q with no .T "
+                "(only nn.Linear's .weight is W_qᵀ); the same for K, V. The scores are Q @ K.T: (T, d_k) @ (d_k, T), "
+                "and Y has V's width, d_v. If the dtypes differ: keep E's float64 (no .float()).")
     return None
 
 
@@ -328,7 +328,7 @@ def _run_module(student_class, case):
 def _module_error(case, error):
     hint = (" If a product's shapes do not fit: let the layers do the products, Q = self.W_q(x) (nn.Linear applies "
             ".weight.T for you), and on a batch (B, T, d_k) transpose the last two dims: K.transpose(-2, -1), not K.T."
-            " If its dtypes differ: keep x's float64 (no .float())." if isinstance(error, RuntimeError) else "")
+            " If its dtypes differ: keep x's float64 (no .float())." if type(error) is RuntimeError else "")
     return f"on {case.what} forward raised {type(error).__name__}: {str(error).rstrip('.')}.{hint}"
 
 

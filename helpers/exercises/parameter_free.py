@@ -73,7 +73,9 @@ def check_flows_row(w) -> Feedback:
     if message is not None:
         return wrong(message)
     if not np.isclose(got.sum(), 1.0, atol=SUM_TOLERANCE):
-        return wrong(f"your weights sum to {got.sum():.4f}, not 1. Divide each exponential by their sum.")
+        fix = "Those are percentages: give the fractions." if np.isclose(got.sum(), 100.0) else (
+            "Divide each exponential by their sum.")
+        return wrong(f"your weights sum to {got.sum():.4f}, not 1. {fix}")
     if not np.allclose(got, W[_ROW], atol=ROUNDING_TOLERANCE) and np.allclose(got, W[_ROW], atol=0.05):
         if np.allclose(got, np.floor(W[_ROW] * 100) / 100, atol=1e-9):
             return wrong("close: those are the weights cut off after two decimals. Round each to the nearest "
@@ -215,7 +217,12 @@ def _judge_attention(case, got, expected):
 def _attention_slips(case):
     (E,), what = case.args, case.what
     T, d = E.shape
+    S = E @ E.T / math.sqrt(d)                                   # (T, T): square, so a (T,) row max or sum broadcasts
+    e, flat = np.exp(S - S.max(axis=-1, keepdims=True)), "has shape (T,) and lines up with the COLUMNS: keepdims=True"
     return [
+        ((e / e.sum(axis=-1)) @ E, f"on {what} each row was divided by the wrong sum: e.sum(axis=-1) {flat}."),
+        (softmax(S - S.max(axis=-1), axis=-1) @ E, f"on {what} each row was shifted by the wrong max: S.max(axis=-1) "
+                                                   f"{flat}."),
         (attend(E, E, E, scale=1.0), f"on {what} you forgot to divide the scores by √d (here √{d})."),
         (attend(E, E, E, scale=1 / math.sqrt(T)), f"on {what} you divided by √T (tokens) instead of √d = √{d}."),
         (attend(E, E, E, scale=1 / d), f"on {what} you divided by d = {d} instead of √d."),

@@ -146,6 +146,15 @@ def _judge_softmax(case, got, expected):
         if x.ndim == 2 and (np.allclose(got.sum(axis=0), 1.0) or np.isclose(got.sum(), 1.0)):
             return (f"on {what} the rows sum to {np.round(sums, 3).tolist()}: you summed over the wrong axis "
                     "(columns, or the whole matrix). Sum each row: exps.sum(axis=-1, keepdims=True).")
+        if (got < 0).any():
+            return (f"on {what} some weights are negative ({got.min():.4g}), but exp is never negative: these are "
+                    "not softmax weights (log-softmax, perhaps). Return exp(x − max) divided by its sum.")
+        with np.errstate(all="ignore"):   # exp(x) of the unshifted scores overflows: the slip's sum is inf
+            unshifted = np.exp(x - x.max(axis=-1, keepdims=True)) / np.exp(x).sum(axis=-1, keepdims=True)
+        if np.allclose(got, unshifted, atol=1e-9):
+            return (f"on {what} the weights sum to {np.round(sums, 8).tolist()}: you divided the shifted "
+                    "exponentials by the sum of the unshifted ones. Shift both by the same max: exp(x − m) / "
+                    "Σ exp(x − m).")
         return f"on {what} the weights sum to {np.round(sums, 8).tolist()}, not 1. Divide by the sum."
     return None
 

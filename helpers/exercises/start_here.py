@@ -1,4 +1,5 @@
 """Exercises of notebook 00: reading the notation."""
+import math
 import numbers
 
 from helpers.exercises.engine import Feedback, correct, solved_by, text_answer, wrong
@@ -17,12 +18,13 @@ def check_sizes(answer) -> Feedback:
     if hasattr(answer, "tolist"):                     # an array or a tensor: its numbers
         answer = answer.tolist()
     if isinstance(answer, (tuple, list)):             # 0-d tensors and np.int64: the numbers inside
-        answer = tuple(x.item() if hasattr(x, "item") else x for x in answer)
+        answer = tuple(x.item() if hasattr(x, "item") and math.prod(getattr(x, "shape", ())) == 1 else x
+                       for x in answer)
         answer = tuple(int(x) if isinstance(x, float) and x.is_integer() else x for x in answer)   # 28.0 is 28
     if not isinstance(answer, (tuple, list)) or len(answer) != 2:
         return wrong(f"expected a tuple of two whole numbers (numbers in E, numbers in W), but got {answer!r}.")
     if not all(isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in answer):
-        return wrong(f"both entries should be whole numbers, but got {answer!r}.")
+        return wrong(f"both entries should be whole numbers, but got {answer!r:.80}.")
     in_E, in_W = answer
     if (in_E, in_W) == (T * d, T * T):
         return correct(f"E is (T, d) = ({T}, {d}): {T * d} numbers. W is (T, T) = ({T}, {T}): {T * T} numbers, "
@@ -50,5 +52,7 @@ def check_weights_symbol(answer) -> Feedback:
                        "Y": "Y holds the outputs: it is (T, d), not (T, T).",
                        **{n: f"{n} is a learned projection, not the weights." for n in ("W_q", "W_k", "W_v")}}
     if symbol in ("s", "w", "y"):
-        return wrong(f"{answer!r} is lower case, which names one entry (s_ij or w_ij); the matrices are capitals.")
+        also = "" if symbol == "w" else f" And {not_the_weights[symbol.upper()]}"
+        return wrong(f"{answer!r} is lower case, which names one entry (s_ij or w_ij); the matrices are "
+                     f"capitals.{also}")
     return wrong(not_the_weights.get(symbol, f'{answer!r} is not one of "S", "W", "Y". Look at the notation table.'))
