@@ -204,6 +204,8 @@ def placeholder(error: Exception) -> bool:
 def raised(error: Exception) -> str:
     if placeholder(error):
         return "the function still raises NotImplementedError. Replace that line with your code."
+    if isinstance(error, SystemExit):
+        return "your function called exit(), which ends the program (SystemExit). Return the result instead."
     return f"your function raised {type(error).__name__}: {error}"
 
 
@@ -233,7 +235,7 @@ def one_number(value, name: str, what: str = "a number", *, returned: bool = Fal
         return None, wrong(f"{name} {said} the text {value!r:.40} (a {type(value).__name__}), not a number: it should "
                            "be one number. Remove the quotes (and any units).")
     if returned and str(getattr(value, "dtype", "")) in ("torch.float16", "torch.bfloat16", "float16"):
-        return as_numbers(value, name)                    # a function's result kept in 16 bits: named
+        return as_numbers(value, f"{name}'s result")     # a function's result kept in 16 bits: named
     kind, value = type(value).__name__, check.plain(value)   # a tensor as NumPy (bfloat16 as float64)
     if isinstance(value, (bool, np.bool_)) or (isinstance(value, np.ndarray) and value.dtype == bool):
         return None, wrong(f"{name} {said} {value!r}, a truth value: it should be one number, {what}.")
@@ -255,12 +257,12 @@ def one_number(value, name: str, what: str = "a number", *, returned: bool = Fal
     return number, None
 
 
-def text_answer(answer, what: str):
+def text_answer(answer, what: str, name: str = "answer"):
     """(the stripped text, None) for a string answer, else (None, Feedback). `what` says what to write."""
     if answer is None:
-        return None, wrong(f"answer is still None. Replace it with {what}.")
+        return None, wrong(f"{name} is still None. Replace it with {what}.")
     if not isinstance(answer, str):
-        return None, wrong(f"answer should be {what}, but got {type(answer).__name__} {answer!r:.40}.")
+        return None, wrong(f"{name} should be {what}, but got {type(answer).__name__} {answer!r:.40}.")
     return answer.strip(), None
 
 
@@ -281,11 +283,13 @@ def calls_library(function, word: str) -> bool:
     except (OSError, TypeError, SyntaxError):   # no source to read (a builtin, a lambda inside an expression)
         return False
     own = next((node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.Lambda))), tree)
-    names = getattr(function, "__globals__", {})   # a class has no globals
+    local = {node.id for node in ast.walk(own) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+    local |= {node.arg for node in ast.walk(own) if isinstance(node, ast.arg)}   # its arguments and its variables
+    names = {k: v for k, v in getattr(function, "__globals__", {}).items() if k not in local}   # a class has none
     for node in ast.walk(own):                  # a lambda's source is its whole line: read the lambda only
         if isinstance(node, ast.Attribute) and word in node.attr.lower():
-            owner = names.get(getattr(node.value, "id", None))   # utils.stable_softmax: the student's own module
-            if not inspect.ismodule(owner) or _a_library(owner):
+            owner = getattr(node.value, "id", None)   # utils.stable_softmax, cfg.split_heads: the student's own
+            if owner not in names or _a_library(names[owner]):
                 return True                  # torch.softmax, F.softmax, nn.Softmax, special.softmax, x.softmax
         named = names.get(getattr(node, "id", None))
         if isinstance(node, ast.Name) and _a_library(named) and word in (getattr(named, "__name__", "")

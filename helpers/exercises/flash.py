@@ -214,7 +214,8 @@ def _run_tiles(answer, case):
             raise Refusal(f"your function returned {type(said).__name__} {said!r:.40}: return True (skip) or False.")
         if math.prod(getattr(said, "shape", ())) != 1:   # a whole mask, not one verdict for the tile
             raise Refusal(f"for {case.what} your function returned a {type(said).__name__} of shape "
-                          f"{tuple(said.shape)}: return one truth value for the whole tile (a mask's .all(), say).")
+                          f"{tuple(said.shape)}: return one truth value for the whole tile (reduce a mask with "
+                          ".all() or .any(), whichever says 'no key of the tile is visible').")
         return said
     return tile_grid(rule, *case.args)
 

@@ -56,9 +56,10 @@ def _score_slips(case):
                                                   "previous-token score. The induction head looks at key i − n + 1"),
         (lambda: _mean_at(W, range(1, 2 * n), 1), "that is the previous-token score (key i − 1, every query). The "
                                                   "induction score looks at key i − n + 1 from the second half"),
-        (lambda: _mean_at(W.T, range(n, 2 * n), n - 1), "you got 0, what W[i − n + 1, i] gives (a later key, which "
-                                                        "causal weights leave at 0): rows are queries and columns "
-                                                        "keys, so the weight query i gives key j is W[i, j]"),
+        (lambda: _mean_at(W.T, range(n, 2 * n), n - 1), "you got 0, the weight causal attention gives a LATER key "
+                                                        "(W[i, j] with j > i; W[i − n + 1, i] reads rows and columns "
+                                                        "swapped): rows are queries and columns keys, and the key "
+                                                        "after the earlier copy, i − n + 1, comes before i"),
         (lambda: n * reference_induction_score(W, n), "that is the sum of the n weights: the score is their mean"),
     ]
 
@@ -135,7 +136,8 @@ def _draw_model(rng) -> Case:
 
 def _read_head(result, case):
     try:   # exactly two whole numbers: text, True, 0.7, inf or a third entry is no (layer, head)
-        whole = [int(v) for v in result if not isinstance(v, (str, bool, np.bool_)) and float(v).is_integer()]
+        whole = [int(v) for v in result if not isinstance(v, (str, bool, np.bool_))
+                 and getattr(v, "dtype", None) != torch.bool and float(v).is_integer()]
         layer, head = whole if len(whole) == len(result) else ()
     except (TypeError, ValueError, RuntimeError, OverflowError):
         return None, (f"on {case.what}: your function returned {result!r:.60}; it should return a (layer, head) "
@@ -174,7 +176,7 @@ def check_worst_head(worst_head, reason=None) -> Feedback:
     verdict = _worst_function(worst_head)
     if not verdict.passed:
         return verdict
-    letter, problem = text_answer(reason, "the letter 'a', 'b' or 'c'")
+    letter, problem = text_answer(reason, "the letter 'a', 'b' or 'c'", "reason")
     if problem is not None:
         return wrong(f"your function finds the right head every time; now the reason: {problem.message}")
     if letter.lower() not in ("a", "b", "c"):

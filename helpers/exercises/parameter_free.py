@@ -73,7 +73,7 @@ def check_flows_row(w) -> Feedback:
     if message is not None:
         return wrong(message)
     if not np.isclose(got.sum(), 1.0, atol=SUM_TOLERANCE):
-        fix = "Those are percentages: give the fractions." if np.isclose(got.sum(), 100.0) else (
+        fix = "Those are percentages: give the fractions." if np.isclose(got.sum(), 100.0, atol=1.5) else (
             "Divide each exponential by their sum.")
         return wrong(f"your weights sum to {got.sum():.4f}, not 1. {fix}")
     if not np.allclose(got, W[_ROW], atol=ROUNDING_TOLERANCE) and np.allclose(got, W[_ROW], atol=0.05):
@@ -228,7 +228,8 @@ def _attention_slips(case):
         (attend(E, E, E, scale=1 / d), f"on {what} you divided by d = {d} instead of √d."),
         (attend(E, E, E, scale=0.5), f"on {what} you hard-coded 2 = √4, but here d = {d}: use np.sqrt(E.shape[1])."),
         (softmax(E @ E.T / math.sqrt(d), axis=0) @ E, f"on {what} the softmax ran down the columns (axis 0), or you "
-                                                      "used W.T. Each ROW of W must sum to 1: axis=-1."),
+                                                      "used W.T, or a row sum without keepdims=True lined up with "
+                                                      "the columns. Each ROW of W must sum to 1: axis=-1."),
     ]
 
 
@@ -238,7 +239,7 @@ check_self_attention = Exercise(
     cases=lambda: [Case(E, what=what) for E, what in _cases()], judge=_judge_attention,
     draw=(_draw_embeddings, _draw_embeddings, partial(_draw_embeddings, pulled=True)),
     expected=lambda case: self_attention(*case.args), slips=_attention_slips, name="Y on {what}",
-    atol=1e-5, atol32=3e-5,   # float32 is right too: its error reached 1.5e-5 over 3,000 drawn cases
+    atol=1e-5, atol32=1e-4,   # float32 is right too: in torch its error reached 3.3e-5 over 20,000 drawn cases
     hint="Recipe: S = E @ E.T / √d; W = softmax of each row; Y = W @ E.",
     success="your self_attention matches helpers.attention.self_attention on all seven inputs and on three drawn at "
             "random.")

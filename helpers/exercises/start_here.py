@@ -53,6 +53,6 @@ def check_weights_symbol(answer) -> Feedback:
                        **{n: f"{n} is a learned projection, not the weights." for n in ("W_q", "W_k", "W_v")}}
     if symbol in ("s", "w", "y"):
         also = "" if symbol == "w" else f" And {not_the_weights[symbol.upper()]}"
-        return wrong(f"{answer!r} is lower case, which names one entry (s_ij or w_ij); the matrices are "
-                     f"capitals.{also}")
+        one = "one row (y_i)" if symbol == "y" else "one entry (s_ij or w_ij)"
+        return wrong(f"{answer!r} is lower case, which names {one}; the matrices are capitals.{also}")
     return wrong(not_the_weights.get(symbol, f'{answer!r} is not one of "S", "W", "Y". Look at the notation table.'))
