@@ -45,7 +45,8 @@ def _lookup_slips(query, keys, values):
         (values.mean(), "that is the plain average of the values; weight each by how well its key matches"),
         (np.exp(scores) @ values, "the exponentials were not divided by their sum, so weights do not add up to 1"),
         (soft_lookup(query / math.sqrt(len(query)), keys, values)[1],
-         f"you divided the scores by √d = √{len(query)}, but this lookup has no scale (√d_k comes in section 8)"),
+         f"you divided the scores by √d = √{len(query)}{' (or by √n, the number of keys)' * (len(keys) == len(query))}"
+         ", but this lookup has no scale (√d_k comes in section 8)"),
     ]
 
 
