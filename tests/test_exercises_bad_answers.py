@@ -405,6 +405,11 @@ def test_a_row_max_or_sum_without_keepdims_is_named_where_the_square_scores_let_
     not_yet(ex03.check_self_attention(without(True, False)), "divided by the wrong sum", "keepdims=True")
     not_yet(ex03.check_self_attention(without(False, True)), "shifted by the wrong max", "keepdims=True")
 
+    def unshifted(E):   # exp(S) is symmetric: its sums without keepdims divide it as an axis-0 softmax would
+        e = np.exp(E @ E.T / np.sqrt(E.shape[1]))
+        return e / e.sum(axis=1) @ E
+    not_yet(ex03.check_self_attention(unshifted), "axis 0", "a row sum without keepdims=True")
+
 
 def test_a_runtime_error_that_is_no_product_gets_no_product_hint():
     def y_as_wide_as_the_queries(E, W_q, W_k, W_v):
