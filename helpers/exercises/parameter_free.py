@@ -227,9 +227,9 @@ def _attention_slips(case):
         (attend(E, E, E, scale=1 / math.sqrt(T)), f"on {what} you divided by √T (tokens) instead of √d = √{d}."),
         (attend(E, E, E, scale=1 / d), f"on {what} you divided by d = {d} instead of √d."),
         (attend(E, E, E, scale=0.5), f"on {what} you hard-coded 2 = √4, but here d = {d}: use np.sqrt(E.shape[1])."),
-        (softmax(E @ E.T / math.sqrt(d), axis=0) @ E, f"on {what} the softmax ran down the columns (axis 0), or you "
-                                                      "used W.T, or a row sum without keepdims=True lined up with "
-                                                      "the columns. Each ROW of W must sum to 1: axis=-1."),
+        (softmax(S, axis=0) @ E, f"on {what} the softmax ran down the columns (axis 0), or you used W.T, or a row "
+                                 "sum without keepdims=True lined up with the columns. Each ROW of W must sum to 1: "
+                                 "axis=-1."),
     ]
 
 
