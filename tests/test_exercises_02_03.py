@@ -75,6 +75,8 @@ def test_a_float32_softmax_passes_every_time_and_float16_is_named():
     for _ in range(10):
         _passes(ss.check_stable_softmax(lambda x: _stable(x, np.float32)))
         _passes(ss.check_stable_softmax(lambda x: torch.softmax(torch.from_numpy(x).float(), dim=-1)))
+        _passes(ss.check_stable_softmax(lambda x: _stable(x, np.float32).tolist()))           # float32's numbers
+        _passes(ss.check_stable_softmax(lambda x: _stable(x, np.float32).astype(np.float64)))  # in float64's clothes
     x = np.array([1000.1, 1000.2, 1000.3])
     assert np.abs(_stable(x, np.float32) - ss.reference_softmax(x)).max() > 1e-6
     _fails(ss.check_stable_softmax(lambda x: _stable(x, np.float16)), "float16", "np.float16")

@@ -78,7 +78,7 @@ def solved_by(title: str, code, explanation: str = ""):
 
 class Case:
     """One input for the student's function: the arguments (each call gets fresh copies), `what` (how a message
-    names this input, sizes included when they were drawn at random) and any sizes the slips need (case.d_k)."""
+    names this input, with any sizes drawn at random), what its slips need (case.d_k) and any own atol32."""
 
     def __init__(self, *args, what: str, **sizes):
         self.args, self.what = args, what
@@ -154,8 +154,8 @@ class Exercise:
             if message is not None:
                 return message
             expected = check.as_array(self.expected(case), "the expected answer")
-            loose = self.atol32 > self.atol and in_float32(result)
-            atol = self.atol32 if loose and not rounded(got, expected, range(1, 6)) else self.atol   # rounded: refused
+            atol32 = getattr(case, "atol32", self.atol32)   # float32 numbers, not rounded ones: float32's tolerance
+            atol = atol32 if in_float32(got) and not rounded(got, expected, range(1, 6)) else self.atol
             if got.shape == expected.shape and np.isclose(got, expected, atol=atol, rtol=self.rtol).all():
                 return None                    # right here: no judge may name it a slip
             if self.judge is not None and (message := self.judge(case, got, expected)) is not None:
@@ -184,11 +184,10 @@ class Exercise:
         return Solution(self.title, inspect.getsource(self.reference), self.explanation)
 
 
-def in_float32(result) -> bool:
-    """Whether the result, or an array in a list of them (rows, say), holds float32 numbers."""
-    if isinstance(result, (list, tuple)):
-        return any(map(in_float32, result))
-    return str(getattr(result, "dtype", "")).endswith("float32")
+def in_float32(got) -> bool:
+    """Whether every number of a result (read as float64) is a float32 number, as in a float32 array, its .tolist()
+    or its .double(): float32's rounding of the inputs may show there."""
+    return np.array_equal(got, got.astype(np.float32))
 
 
 def not_a_function(answer, expects: str) -> Feedback:
