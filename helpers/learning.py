@@ -173,11 +173,6 @@ def idiom_rate_by_word(dataset: Dataset, words: Sequence[str] = HEADS + PARTNERS
     return {word: float(dataset.train_labels[rows].mean()) for word, rows in has.items()}
 
 
-def static_table(d_model: int = 16, seed: int = 0) -> np.ndarray:
-    """The frozen static embeddings: one random N(0, 1) vector per word. (len(VOCAB), d_model)"""
-    return random_table(len(VOCAB), d_model, 10_000 + seed)
-
-
 # ---------------------------------------------------------------- training
 
 
@@ -229,7 +224,7 @@ class Experiment:
 def train_model(name: str, dataset: Dataset, *, steps: int = 150, lr: float = 0.01, d_model: int = 16,
                 seed: int = 0, record_every: int = 5) -> ModelRun:
     """Train one model full-batch with Adam for `steps` updates; return its curves and weights."""
-    table = torch.tensor(static_table(d_model, seed))  # (V, d) float64, frozen
+    table = torch.from_numpy(random_table(len(VOCAB), d_model, 10_000 + seed))  # (V, d) static embeddings, frozen
     torch.manual_seed(seed)
     model = build_model(name, d_model).double()
     optimiser = torch.optim.Adam(model.parameters(), lr=lr)  # the readout learns in every model

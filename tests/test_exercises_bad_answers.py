@@ -130,6 +130,22 @@ def test_cross_attention_scaled_by_the_values_width_is_named():
     not_yet(ex06.check_cross_attention(by_d_v), "divided by √d_v", "the scale is √d_k")
 
 
+def test_every_drawn_cross_attention_case_tells_each_width_apart():
+    """A scale by the input width d, or by d_v, shows on every draw: copying the page's cases cannot hide it."""
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        X_dec, _, W_q, _, W_v = ex06._draw_cross(rng).args
+        assert len({X_dec.shape[1], W_q.shape[1], W_v.shape[1]}) == 3
+
+
+def test_every_drawn_causal_mask_case_has_a_query_that_a_mask_one_key_too_wide_lets_see_the_next():
+    """With one query (the last token), every key is visible and a diagonal one too far right changes nothing."""
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        T_q, T_k = ex09._draw_causal(rng).args
+        assert 2 <= T_q < T_k
+
+
 def test_a_sum_a_hair_off_1_shows_enough_digits():
     def nearly(x):
         e = np.exp(x - x.max(-1, keepdims=True))

@@ -24,10 +24,9 @@ from helpers.learning import (
     plot_loss_curves,
     run_experiment,
     soft_lookup,
-    static_table,
     training_snapshot,
 )
-from helpers.running_example import SENTENCE_MONEY, embed
+from helpers.running_example import SENTENCE_MONEY, embed, random_table
 from helpers.similarity import cosine
 from helpers.widgets.learning import TrainingWidget
 
@@ -81,7 +80,8 @@ def test_learned_values_fold_into_the_linear_readout():
     """readout(mean(W E W_vᵀ)) = mean(W E) (R W_v)ᵀ + b: the values-only control is a linear readout of attempt 1."""
     torch.manual_seed(3)
     model = build_model(VALUES_ONLY, 16).double()
-    E = torch.tensor(static_table(16, seed=5))[torch.from_numpy(make_dataset("idiom", 5).test_ids)]  # (512, 5, 16)
+    table = torch.tensor(random_table(len(learning.VOCAB), 16, 10_005))   # train_model's static table at seed 5
+    E = table[torch.from_numpy(make_dataset("idiom", 5).test_ids)]  # (512, 5, 16)
     with torch.no_grad():
         R, b, W_v = model.readout.weight, model.readout.bias, model.attention.W_v.weight
         folded = ParameterFreeAttention()(E).mean(dim=-2) @ (R @ W_v).T + b
@@ -122,11 +122,11 @@ def test_dataset_is_balanced_disjoint_and_seeded():
     assert all(label == ("cake" in s.split()) for s, label in zip(keyword.sentences(), keyword.train_labels))
 
 
-def test_static_table_is_frozen_random_and_seeded():
-    table = static_table(16, seed=5)
+def test_the_static_table_is_random_and_seeded():
+    table = random_table(len(learning.VOCAB), 16, 10_005)
     assert table.shape == (len(learning.VOCAB), 16)
-    np.testing.assert_array_equal(table, static_table(16, seed=5))
-    assert not np.allclose(table, static_table(16, seed=6))
+    np.testing.assert_array_equal(table, random_table(len(learning.VOCAB), 16, 10_005))
+    assert not np.allclose(table, random_table(len(learning.VOCAB), 16, 10_006))
     assert 0.7 < table.std() < 1.3
 
 

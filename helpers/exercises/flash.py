@@ -1,6 +1,7 @@
 """Exercises of notebook 11: the running softmax of one query, key by key; the causal skip condition of a tile."""
 import copy
 import math
+from functools import partial
 
 import numpy as np
 import torch
@@ -61,10 +62,12 @@ def _running_case(scores, values, what=None) -> Case:
                 what=what or f"scores {np.round(s.numpy(), 2).tolist()} with values of d_v = {V.shape[1]}")
 
 
-def _draw_running(rng) -> Case:
-    T, d_v = int(rng.integers(3, 8)), int(rng.integers(4, 8))   # d_v above the fixed cases' 3 and 2
-    scores = np.sort(rng.normal(0, 2, T)) if rng.random() < 0.5 else rng.normal(0, 2, T)   # often rising
-    return _running_case(scores.tolist(), rng.normal(0, 1, (T, d_v)).tolist(), f"{T} keys drawn at random, d_v={d_v}")
+def _draw_running(rng, low=False) -> Case:
+    """Scores often rising; `low`: all near −1,000 (where m from 0 fails). d_v above the fixed cases' 3 and 2."""
+    T, d_v = int(rng.integers(3, 8)), int(rng.integers(4, 8))
+    scores = (np.sort(rng.normal(0, 2, T)) if rng.random() < 0.5 else rng.normal(0, 2, T)) - 1000 * low
+    return _running_case(scores.tolist(), rng.normal(0, 1, (T, d_v)).tolist(),
+                         f"{T} keys drawn at random{', scores near −1,000' * low}, d_v={d_v}")
 
 
 def _stream(pairs):
@@ -138,8 +141,8 @@ def _judge_state(case, got, expected):
 check_running_softmax = Exercise(
     reference_running_softmax, title="the running softmax, one key at a time",
     expects="running(stream, d_v) returning (m, l, o)",
-    cases=lambda: [_running_case(*c) for c in RUNNING_CASES], draw=_draw_running, own="online_softmax_step",
-    call=_run_running,
+    cases=lambda: [_running_case(*c) for c in RUNNING_CASES], own="online_softmax_step",
+    call=_run_running, draw=(_draw_running, _draw_running, partial(_draw_running, low=True)),
     expected=lambda case: _state(*reference_running_softmax(*case.args)), read=_read_state, slips=_running_slips,
     judge=_judge_state,
     name="(m, l, o) on {what}", atol=1e-9,
@@ -198,9 +201,11 @@ def _tile_case(T_q, T_k, block_q, block_k, drawn="") -> Case:
                                                   f"keys{drawn}")
 
 
-def _draw_tiles(rng) -> Case:
-    T_k = int(rng.integers(6, 20))
-    return _tile_case(int(rng.integers(1, T_k + 1)), T_k, int(rng.integers(1, 5)), int(rng.integers(1, 6)),
+def _draw_tiles(rng, tall=False) -> Case:
+    """Any tiles; `tall`: 2+ rows of 3 to 5 queries by 1 key (first, middle, last differ), more keys than the page."""
+    T_k = int(rng.integers(13 if tall else 6, 20))
+    block_q, block_k = (int(rng.integers(3, 6)), 1) if tall else (int(rng.integers(1, 5)), int(rng.integers(1, 6)))
+    return _tile_case(int(rng.integers(2 * block_q if tall else 1, T_k + 1)), T_k, block_q, block_k,
                       ", drawn at random")
 
 
@@ -224,9 +229,9 @@ check_tile_is_future = Exercise(
     reference_tile_is_future, title="the causal skip condition",
     expects="future(q_start, q_stop, k_start, k_stop, T_q, T_k) returning True or False",
     cases=lambda: [_tile_case(*c) for c in ((8, 8, 2, 2), (3, 12, 2, 4), (12, 12, 6, 2), (9, 9, 4, 3), (1, 10, 1, 3))],
-    own="tile_is_future",
-    call=_run_tiles,
-    expected=lambda case: tile_grid(reference_tile_is_future, *case.args), draw=_draw_tiles,
+    own="tile_is_future", call=_run_tiles,
+    expected=lambda case: tile_grid(reference_tile_is_future, *case.args),
+    draw=(_draw_tiles, _draw_tiles, partial(_draw_tiles, tall=True)),
     slips=lambda case: [(lambda r=rule: tile_grid(r, *case.args), f"for {case.what}: {message}")
                         for rule, message in TILE_SLIPS],
     where="for {what}: ", name="the tiles skipped (1) for {what}", atol=0.5,

@@ -124,7 +124,7 @@ def _causal_slips(case):
 
 
 def _draw_causal(rng) -> Case:
-    T_q, T_k = sorted(int(n) for n in rng.choice(range(1, 10), size=2, replace=False))   # fewer queries than keys
+    T_q, T_k = sorted(int(n) for n in rng.choice(range(2, 10), size=2, replace=False))   # 2+ queries, more keys
     return Case(T_q, T_k, what=f"T_q={T_q}, T_k={T_k} (drawn at random)")
 
 
