@@ -192,6 +192,20 @@ def test_a_wrong_mask_in_another_dtype_is_told_its_slip_first():
     verdict(ex07.check_additive_mask(lambda m: np.where(m.numpy() != 0, -np.inf, 0.0)), False, "polarity")
 
 
+def test_an_answer_right_on_the_pages_masks_and_reading_only_1_as_allowed_elsewhere_fails_every_time():
+    page = ex07._mask_cases()
+
+    def memorised(slip):
+        def answer(m):
+            if any(m.shape == p.shape and torch.equal(m.double(), p.double()) for p in page):
+                return ex07.reference_additive_mask(m)
+            return torch.zeros(m.shape).masked_fill(slip(m.double()), float("-inf"))
+        return answer
+    for _ in range(20):
+        for slip in (lambda m: m != 1, lambda m: m < 1):
+            verdict(ex07.check_additive_mask(memorised(slip)), False, "drawn at random", "Test mask == 0")
+
+
 @pytest.mark.parametrize("answer, fragment", [
     (lambda m: torch.where(m == 0, 0.0, float("-inf")), "polarity is flipped"),
     (lambda m: m.float(), "values are 0 and 1"),
@@ -277,6 +291,14 @@ def test_scores_gb_accepts_any_scalar(answer):
 
 
 # ---------------------------------------------------------------- 07 · exercise 3: TFLOP/s
+
+def test_tflops_that_halve_only_the_pages_causal_case_fail_every_time():
+    def halves_the_page(B, H, T, d, ms, causal=False):
+        page = (B, H, T, d, ms) == ex07._TFLOP_CASES[2][:5]
+        return ex07.reference_achieved_tflops(B, H, T, d, ms, causal=page)
+    for _ in range(20):
+        verdict(ex07.check_achieved_tflops(halves_the_page), False, "drawn at random", "causal mask")
+
 
 def test_tflops_reference_passes():
     verdict(ex07.check_achieved_tflops(ex07.reference_achieved_tflops), True, "989")

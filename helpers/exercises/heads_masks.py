@@ -76,32 +76,28 @@ def reference_causal_mask(T_q, T_k):
     return j <= i + (T_k - T_q)               # (T_q, T_k) key j is not in that token's future
 
 
-def _as_mask(got, name: str):
-    """(0/1 float array, None) for a mask given as bools or 0/1 numbers, else (None, what is wrong)."""
+def _read_mask(got, case):
+    """(0/1 float array, None) for a mask given as bools or 0/1 numbers, else (None, what is wrong on this case)."""
+    where = f"for {case.what}: "
     if got is None:
-        return None, f"{name} is None. Did the function forget to `return` the mask?"
+        return None, f"{where}the mask is None. Did the function forget to `return` the mask?"
     if is_causal_bias(got):   # its storage is not the mask: only F.scaled_dot_product_attention reads it
-        return None, (f"{name} is PyTorch's causal_lower_right(...) object, which only "
+        return None, (f"{where}the mask is PyTorch's causal_lower_right(...) object, which only "
                       "torch.nn.functional.scaled_dot_product_attention understands. Build the mask as a tensor of "
                       "True/False: torch.ones(T_q, T_k, dtype=torch.bool).tril(...).")
     try:
-        array = check.as_array(got, name)   # bfloat16 too; text or complex numbers named
+        array = check.as_array(got, "the mask")   # bfloat16 too; text or complex numbers named
     except TypeError as error:
-        return None, f"{error} It should be a tensor of True/False (or 1/0)."
+        return None, f"{where}{error} It should be a tensor of True/False (or 1/0)."
     if np.isnan(array).any():
-        return None, (f"{name} holds NaN. A mask holds True (or 1) where a query may attend and False (or 0) where "
-                      "not: nothing else.")
+        return None, (f"{where}the mask holds NaN. A mask holds True (or 1) where a query may attend and False (or "
+                      "0) where not: nothing else.")
     if np.any(array < 0) or np.any(np.isneginf(array)):
-        return None, (f"{name} holds negative numbers or -inf: that is an additive mask. This course's mask "
+        return None, (f"{where}the mask holds negative numbers or -inf: that is an additive mask. This course's mask "
                       "is True (or 1) where a query may attend, False (or 0) where not.")
     if np.isposinf(array).any():
-        return None, f"{name} holds inf. A mask holds True (or 1) and False (or 0) only."
+        return None, f"{where}the mask holds inf. A mask holds True (or 1) and False (or 0) only."
     return (array != 0).astype(np.float64), None
-
-
-def _read_mask(result, case):
-    got, message = _as_mask(result, "the mask")
-    return got, None if message is None else f"for {case.what}: {message}"
 
 
 def _causal_slips(case):
@@ -151,9 +147,9 @@ def _read_combined(result, case):
     """The mask as 0/1 numbers, broadcast to (B, 1, T, T); a (B, T, T) mask is told to add the head axis."""
     (lengths, T), what = case.args, case.what
     B = len(lengths)
-    got, message = _as_mask(result, "the mask")
+    got, message = _read_mask(result, case)
     if message is not None:
-        return None, f"for {what}: {message}"
+        return None, message
     if got.shape == (B, T, T):
         return None, (f"for {what} the mask is (B, T, T) = {got.shape}: against scores (B, H, T, T) its batch "
                       "axis would meet the heads. Add a head axis: (B, 1, T, T).")

@@ -1,6 +1,7 @@
 """Exercises of notebook 07: mask polarity, the memory of the (T, T) matrix, achieved TFLOP/s."""
 import inspect
 import math
+from functools import partial
 
 import numpy as np
 import torch
@@ -36,13 +37,14 @@ def _mask_cases():
     return [causal_mask(4), random01, counts, fractions]
 
 
-def _draw_mask(rng) -> Case:
+def _draw_mask(rng, kind) -> Case:
+    """A bool, int (0, 1, 2) or float (0, 0.5, 1) mask: one key at least per query, a pair hidden, a 2 or a 0.5."""
     T_q, T_k = (int(n) for n in rng.integers(2, 9, size=2))
     mask = torch.from_numpy(rng.integers(0, 3, size=(T_q, T_k)))
     mask[:, rng.integers(T_k)] = 1                                  # every query may see at least one key ...
-    mask[rng.integers(T_q), rng.integers(T_k)] = 0                  # ... and one pair is hidden, at least
-    kind = rng.choice(["bool", "float", "int"])
-    mask = mask.bool() if kind == "bool" else mask.float() if kind == "float" else mask
+    hidden, two = rng.choice(T_q * T_k, 2, replace=False)           # ... one pair is hidden, another is a 2
+    mask.view(-1)[hidden], mask.view(-1)[two] = 0, 2
+    mask = mask.bool() if kind == "bool" else torch.where(mask == 2, 0.5, mask.float()) if kind == "float" else mask
     return Case(mask, what=f"{'an' if kind == 'int' else 'a'} {kind} mask of shape ({T_q}, {T_k}), drawn at random")
 
 
@@ -124,7 +126,8 @@ def _judge_additive(case, got, expected):
 check_additive_mask = Exercise(
     reference_additive_mask, title="the course's mask as an additive float mask",
     expects="additive_mask(mask) -> float tensor of the same shape", where="",
-    cases=lambda: [Case(mask, what="") for mask in _mask_cases()], draw=_draw_mask, errors=_mask_error,
+    cases=lambda: [Case(mask, what="") for mask in _mask_cases()], errors=_mask_error,
+    draw=tuple(partial(_draw_mask, kind=kind) for kind in ("bool", "int", "float")),
     read=_read_additive, reads="the additive mask", judge=_judge_additive, name="the additive mask",
     success="0 where allowed, -inf where hidden: added to the scores, softmax gives the hidden pairs "
             "weight exp(-inf) = 0. The same polarity question, answered in numbers.",
@@ -247,17 +250,17 @@ def _tflops_case(B, H, T, d_k, ms, causal, drawn="") -> Case:
     return Case(B, H, T, d_k, ms, causal, what=f"B={B}, H={H}, T={T}, d_k={d_k}, {ms} ms, causal={causal}{drawn}")
 
 
-def _draw_tflops(rng) -> Case:
+def _draw_tflops(rng, causal) -> Case:
     B, H, T, d_k = (int(rng.choice(options)) for options in ([2, 3, 5, 6], [4, 12, 20, 24], [512, 2048, 3072, 6144],
                                                               [32, 80, 96, 256]))
-    return _tflops_case(B, H, T, d_k, float(rng.choice([0.7, 2.5, 4.0, 15.0])), bool(rng.integers(2)),
-                        " (drawn at random)")
+    return _tflops_case(B, H, T, d_k, float(rng.choice([0.7, 2.5, 4.0, 15.0])), causal, " (drawn at random)")
 
 
 check_achieved_tflops = Exercise(
     reference_achieved_tflops, title="achieved TFLOP/s of forward attention",
     expects="achieved_tflops(B, H, T, d_k, milliseconds, causal=False) -> float", where="",
-    cases=lambda: [_tflops_case(*case) for case in _TFLOP_CASES], draw=_draw_tflops, call=_call_tflops,
+    cases=lambda: [_tflops_case(*case) for case in _TFLOP_CASES], call=_call_tflops,
+    draw=tuple(partial(_draw_tflops, causal=causal) for causal in (False, True, True)),
     read=_read_tflops, judge=_judge_tflops, rtol=0.01,
     success="4·B·H·T²·d_k FLOPs (half when causal) over the time: the number to hold against a GPU's nominal peak "
             "(H100 SXM / H200: about 989 dense bf16 TFLOP/s on paper).")
