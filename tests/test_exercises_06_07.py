@@ -192,6 +192,14 @@ def test_a_wrong_mask_in_another_dtype_is_told_its_slip_first():
     verdict(ex07.check_additive_mask(lambda m: np.where(m.numpy() != 0, -np.inf, 0.0)), False, "polarity")
 
 
+def test_every_drawn_mask_lets_each_query_see_a_key_and_hides_a_pair_and_holds_a_value_other_than_1():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        for kind, other in (("int", 2), ("float", 0.5)):
+            mask = ex07._draw_mask(rng, kind).args[0].double()
+            assert (mask != 0).any(-1).all() and (mask == 0).any() and (mask == other).any()
+
+
 def test_an_answer_right_on_the_pages_masks_and_reading_only_1_as_allowed_elsewhere_fails_every_time():
     page = ex07._mask_cases()
 

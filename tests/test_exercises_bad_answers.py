@@ -131,11 +131,11 @@ def test_cross_attention_scaled_by_the_values_width_is_named():
 
 
 def test_every_drawn_cross_attention_case_tells_each_width_apart():
-    """A scale by the input width d, or by d_v, shows on every draw: copying the page's cases cannot hide it."""
+    """A scale by √d (not d_k), or by √d_v, shows on every draw: copying the page's cases cannot hide it."""
     rng = np.random.default_rng(0)
     for _ in range(300):
         X_dec, _, W_q, _, W_v = ex06._draw_cross(rng).args
-        assert len({X_dec.shape[1], W_q.shape[1], W_v.shape[1]}) == 3
+        assert len({X_dec.shape[1], W_q.shape[1], W_v.shape[1]}) == 3 and X_dec.shape[1] != W_q.shape[1] ** 2
 
 
 def test_every_drawn_causal_mask_case_has_a_query_that_a_mask_one_key_too_wide_lets_see_the_next():

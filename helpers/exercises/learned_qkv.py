@@ -292,7 +292,7 @@ def _module_case(seed, B, T, d_model, d_k, drawn="", scale=1.0) -> Case:
 
 
 def _draw_module(rng, longer=False) -> Case:
-    """Sizes that all differ; `longer`: x stretched until its largest score is 2,000 (exp overflows without the max)."""
+    """Sizes that all differ; `longer`: x stretched (447 times at most) until its largest score is 2,000."""
     B, T, d_model, d_k = (int(n) for n in (rng.integers(1, 4), *rng.choice([2, 3, 5, 6, 7, 9], 3, replace=False)))
     case = _module_case(seed := int(rng.integers(2**31)), B, T, d_model, d_k, ", drawn at random")
     if longer:   # float32 near a tie of scores in the thousands: off by up to 1e-4 of the largest output (2,000 draws)

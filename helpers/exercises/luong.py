@@ -202,7 +202,7 @@ def _cross_attention_slips(X_dec, X_enc, W_q, W_k, W_v):
 
 def _draw_cross(rng) -> Case:
     T_q, T_k, d = (int(n) for n in rng.choice([2, 3, 5, 6, 7, 9], 3))
-    d_k, d_v = (int(n) for n in rng.choice([n for n in (2, 3, 5, 6, 7) if n != d], 2, replace=False))   # √d, √d_v show
+    d_k, d_v = (int(n) for n in rng.choice([n for n in (2, 3, 5, 6, 7) if d not in (n, n * n)], 2, replace=False))
     g = torch.Generator().manual_seed(int(rng.integers(2**31)))
     shapes = ((T_q, d), (T_k, d), (d, d_k), (d, d_k), (d, d_v))
     return Case(*(torch.randn(*shape, generator=g) for shape in shapes),

@@ -41,8 +41,8 @@ def _draw_mask(rng, kind) -> Case:
     """A bool, int (0, 1, 2) or float (0, 0.5, 1) mask: one key at least per query, a pair hidden, a 2 or a 0.5."""
     T_q, T_k = (int(n) for n in rng.integers(2, 9, size=2))
     mask = torch.from_numpy(rng.integers(0, 3, size=(T_q, T_k)))
-    mask[:, rng.integers(T_k)] = 1                                  # every query may see at least one key ...
-    hidden, two = rng.choice(T_q * T_k, 2, replace=False)           # ... one pair is hidden, another is a 2
+    mask[:, seen := rng.integers(T_k)] = 1                          # every query may see at least one key ...
+    hidden, two = rng.choice([p for p in range(T_q * T_k) if p % T_k != seen], 2, replace=False)   # ... a 0, a 2
     mask.view(-1)[hidden], mask.view(-1)[two] = 0, 2
     mask = mask.bool() if kind == "bool" else torch.where(mask == 2, 0.5, mask.float()) if kind == "float" else mask
     return Case(mask, what=f"{'an' if kind == 'int' else 'a'} {kind} mask of shape ({T_q}, {T_k}), drawn at random")
