@@ -231,13 +231,14 @@ def test_the_right_rows_in_float32_are_right():
 
 
 def test_the_encoding_in_float32_passes_every_time():
-    def in_float32(T, d):
+    def in_float32(T, d, dtype=torch.float32):
         angles = torch.arange(T)[:, None] / 10000 ** (torch.arange(0, d, 2) / d)   # float32, torch's default
-        PE = torch.zeros(T, d)
+        PE = torch.zeros(T, d, dtype=dtype)
         PE[:, 0::2], PE[:, 1::2] = torch.sin(angles), torch.cos(angles)
         return PE
     for _ in range(30):
         assert verdict(ex.check_sinusoidal(in_float32))[0]
+        assert verdict(ex.check_sinusoidal(lambda T, d: in_float32(T, d, torch.float64)))[0]   # float32's numbers
 
 
 def test_a_table_cut_at_the_longest_printed_length_fails_every_time():
