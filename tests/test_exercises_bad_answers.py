@@ -3,6 +3,7 @@ import math
 import types
 
 import numpy as np
+import pytest
 import torch
 from verdicts import student_module
 
@@ -18,11 +19,13 @@ from helpers.exercises import scaling as ex05
 from helpers.exercises import similarity_softmax as ex02
 from helpers.exercises import start_here as ex00
 from helpers.exercises import static_embeddings as ex01
+from helpers.exercises.engine import Exercise
 from helpers.fast_attention import online_softmax_step, tile_is_future
 from helpers.heads import split_heads
 from helpers.induction import induction_score
 from helpers.luong import luong_dot_attention
 from helpers.positions import sinusoidal_positions
+from helpers.validation import as_array
 
 
 def not_yet(feedback, *fragments):
@@ -489,3 +492,34 @@ def test_a_name_the_answer_assigns_or_an_attribute_of_its_own_object_is_not_the_
 
 
 own_helpers = types.SimpleNamespace()   # an object of the student's own, holding functions
+
+
+def _exercises_with_slips():
+    for module in (ex03, ex04, ex06, ex08, ex09, ex10, ex11):
+        for name, exercise in vars(module).items():
+            if isinstance(exercise, Exercise) and exercise.slips is not None:
+                yield f"{module.__name__.rsplit('.', 1)[-1]}.{name}", exercise
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered")   # a slip without the max overflows, as it should
+@pytest.mark.parametrize("exercise", [e for _, e in _exercises_with_slips()],
+                         ids=[name for name, _ in _exercises_with_slips()])
+def test_no_slip_hides_behind_the_fixed_cases(exercise):
+    """Each slip is named on a fixed case; the cases one call draws must refuse it too, or an answer that copies the
+    fixed cases and makes the slip elsewhere would pass. Over 30 calls' draws, every slip differs from the answer."""
+    rng, hidden = np.random.default_rng(0), set()
+    for _ in range(30):
+        seen = set()
+        for case in [draw(rng) for draw in exercise.draws]:
+            expected = as_array(exercise.expected(case), "expected")
+            for k, (value, _) in enumerate(exercise.slips(case)):
+                try:
+                    value = as_array(value() if callable(value) else value, "slip")
+                except (RuntimeError, ValueError):   # its shapes do not fit this case: the slip would raise
+                    seen.add(k)
+                    continue
+                with np.errstate(all="ignore"):
+                    if value.shape != expected.shape or not np.isclose(value, expected, atol=exercise.atol32).all():
+                        seen.add(k)
+        hidden |= {k for k, _ in enumerate(exercise.slips(case))} - seen
+    assert hidden == set(), [exercise.slips(case)[k][1] for k in sorted(hidden)]
