@@ -197,8 +197,8 @@ def tile_grid(rule, T_q, T_k, block_q, block_k) -> np.ndarray:
 
 
 def _tile_case(T_q, T_k, block_q, block_k, drawn="") -> Case:
-    return Case(T_q, T_k, block_q, block_k, what=f"T_q={T_q}, T_k={T_k} in tiles of {block_q} queries × {block_k} "
-                                                  f"keys{drawn}")
+    tiles = f"{block_q} quer{'ies' if block_q > 1 else 'y'} × {block_k} key{'s' * (block_k > 1)}"
+    return Case(T_q, T_k, block_q, block_k, what=f"T_q={T_q}, T_k={T_k} in tiles of {tiles}{drawn}")
 
 
 def _draw_tiles(rng, tall=False) -> Case:
