@@ -25,7 +25,7 @@ def describe(value) -> str:
 def plain(value):
     """Torch tensors, also inside lists and tuples, as NumPy arrays detached from autograd."""
     if hasattr(value, "detach"):   # a torch tensor
-        value = value.detach().cpu()
+        value = value.detach().cpu().to_dense()   # a sparse tensor as its numbers
         return (value.double() if value.is_floating_point() else value).numpy()   # bfloat16 has no NumPy type
     if isinstance(value, (list, tuple)) and any(hasattr(v, "detach") or isinstance(v, (list, tuple)) for v in value):
         return [plain(v) for v in value]

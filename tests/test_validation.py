@@ -3,12 +3,19 @@ import pytest
 import torch
 
 from helpers import validation as check
+from helpers.exercises.engine import one_number
 
 
 def test_as_array_accepts_lists_arrays_and_tensors():
     np.testing.assert_array_equal(check.as_array([1, 2], "x"), [1.0, 2.0])
     np.testing.assert_array_equal(check.as_array(np.array([3]), "x"), [3.0])
     np.testing.assert_array_equal(check.as_array(torch.tensor([4.0]), "x"), [4.0])
+
+
+def test_a_sparse_tensor_is_read_as_its_numbers():
+    dense = torch.tensor([[0.0, 2.0], [3.0, 0.0]])
+    np.testing.assert_array_equal(check.as_array(dense.to_sparse(), "W"), dense.numpy())
+    assert one_number(torch.tensor([5.0]).to_sparse(), "the result") == (5.0, None)
 
 
 @pytest.mark.parametrize("bad", ["abc", None, {"a": 1}, [[1, 2], [3]]])
