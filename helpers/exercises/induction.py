@@ -84,7 +84,7 @@ check_induction_score = Exercise(
 # --- Exercise 2: which head's removal hurts most -----------------------------------------------------
 def reference_worst_head(scores):
     """(2, n_layers, h) scores -> the (layer, head) with the highest previous-token score: both induction heads
-    find the earlier copy with keys built from its output, so without it neither can."""
+    build their keys, and part of their queries, from its output, so without it neither finds the earlier copy."""
     previous = scores[0]                                        # (n_layers, h)
     layer, head = divmod(int(previous.argmax()), previous.size(1))
     return layer, head
@@ -169,7 +169,7 @@ _worst_function = Exercise(
     success="the right head on every copy.")
 
 
-@solved_by("which head's removal hurts most", reference_worst_head, "reason = 'b': K-composition.")
+@solved_by("which head's removal hurts most", reference_worst_head, "reason = 'b': K- and Q-composition.")
 def check_worst_head(worst_head, reason=None) -> Feedback:
     """Exercise 2: worst_head(scores) -> (layer, head), checked against the measured table of relabelled copies of
     the trained model; reason: the letter of the reason, "b" (its output builds the induction heads' keys)."""
@@ -185,7 +185,7 @@ def check_worst_head(worst_head, reason=None) -> Feedback:
                 "read by layer 1",
            "c": "nothing here looked at the size of its weights; the table measured what breaks without it"}
     if letter.lower() != "b":
-        return wrong(f"the right head, but not reason {letter!r}: {why[letter.lower()]}. Which heads' keys does "
-                     "it feed?")
-    return correct("the previous-token head: both induction heads build their keys from its output (K-composition), "
-                   "so without it neither finds the earlier copy, although it predicts nothing itself.")
+        return wrong(f"the right head, but not reason {letter!r}: {why[letter.lower()]}. Whose keys and queries "
+                     "does it feed?")
+    return correct("the previous-token head, which predicts nothing itself: both induction heads build their keys "
+                   "(K-composition) and part of their queries (Q-composition) from it, so neither works without it.")
