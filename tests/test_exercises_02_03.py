@@ -30,6 +30,8 @@ def test_longer_not_closer_reference_passes():
     _passes(ss.check_longer_not_closer(ss.reference_longer_not_closer()))
     _passes(ss.check_longer_not_closer([1, 20]))
     _passes(ss.check_longer_not_closer(torch.tensor([2.0, 10.0])))
+    feedback = ss.check_longer_not_closer([6.06, 1.009])                       # a hair below b's cosine
+    assert feedback.passed and "26.26 > 26, yet cos(a, v) = 0.9557 < cos(a, b) = 0.9558" in feedback.message
 
 
 @pytest.mark.parametrize("answer, fragments", [
@@ -41,7 +43,8 @@ def test_longer_not_closer_reference_passes():
     ([1, 5], ["angle is fine", "multiply v by a number larger than 1.86"]),   # c: angle passes, dot too small
     ([12, 2], ["beats 26", "exactly the way b does", "never changes its angle"]),     # 2b: long, same direction
     (10 * ss.B, ["beats 26", "exactly the way b does"]),      # 10 b: equal cosines up to float rounding
-    ([13, 3], ["beats 26", "not below", "turn v away from a"]),  # long and closer to a than b
+    ([13, 3], ["beats 26", "not below", "further from a (more downward)"]),  # long, closer to a than b, below a
+    ([6, 4], ["beats 26", "not below", "further from a (more upward)"]),       # long, closer to a than b, above a
     ([-100, 0], ["away from a", "No length helps", "turn v toward a"]),
     ([-2, 4], ["across a", "No length helps"]),                # perpendicular: a · v = 0 for any length
     ([1.0, float("nan")], ["NaN or infinity"]),

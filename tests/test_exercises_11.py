@@ -1,5 +1,7 @@
 """Notebook 11's checkers: the running softmax key by key, the causal skip condition. Each slip the notebook names is
 diagnosed by name, and answers that copy what the page shows, or ignore an argument, are refused."""
+import math
+
 import pytest
 import torch
 
@@ -20,6 +22,15 @@ def not_yet(feedback, *fragments):
 
 def test_the_reference_and_the_library_step_pass():
     passed(ex11.check_running_softmax(ex11.reference_running_softmax))
+
+    def in_python_floats(stream, d_v):
+        m, l, o = float("-inf"), 0.0, [0.0] * d_v
+        for s, v in stream:
+            m_new = max(m, float(s))
+            correction, p = math.exp(m - m_new), math.exp(float(s) - m_new)
+            m, l, o = m_new, correction * l + p, [correction * a + p * b for a, b in zip(o, v.tolist())]
+        return m, l, o
+    passed(ex11.check_running_softmax(in_python_floats))
 
     def with_the_helpers_step(stream, d_v):
         from helpers.fast_attention import online_softmax_step
@@ -69,12 +80,28 @@ def test_only_the_keys_seen_so_far_are_available():
 
 
 def test_an_answer_that_collects_the_stream_first_is_told_why():
-    def collects(stream, d_v):
-        pairs = list(stream)                                                     # every key before any update
-        s, V = torch.stack([s for s, _ in pairs]), torch.stack([v for _, v in pairs])
+    """Right numbers from every key kept, as the stream gave them or copied: the long stream's memory refuses them."""
+    def softmax_of(scores, values):
+        s, V = torch.as_tensor(scores, dtype=torch.float64), torch.as_tensor(values, dtype=torch.float64)
         w = torch.exp(s - s.max())
         return s.max(), w.sum(), w @ V
-    not_yet(ex11.check_running_softmax(collects), "lasts only until the next key arrives")
+
+    def collects(stream, d_v):
+        pairs = list(stream)                                                     # every key before any update
+        return softmax_of(torch.stack([s for s, _ in pairs]), torch.stack([v for _, v in pairs]))
+
+    def copies(stream, d_v):
+        pairs = [(s.item(), v.clone()) for s, v in stream]
+        return softmax_of([s for s, _ in pairs], torch.stack([v for _, v in pairs]))
+
+    def as_numbers(stream, d_v):
+        scores, values = [], []
+        for s, v in stream:
+            scores.append(float(s))
+            values.extend(v.tolist())                                            # one flat list of floats
+        return softmax_of(scores, torch.tensor(values, dtype=torch.float64).view(-1, d_v))
+    for answer in (collects, copies, as_numbers):
+        not_yet(ex11.check_running_softmax(answer), f"on {ex11.LONG} keys drawn at random", "grows with the number")
 
     def upside_down(stream, d_v):                                                # NaN of its own: inf · 0
         m, l, o = torch.tensor(float("-inf"), dtype=torch.float64), torch.tensor(0.0, dtype=torch.float64), 0
@@ -150,7 +177,7 @@ def test_the_state_names_its_wrong_part_and_its_dtype():
     not_yet(ex11.check_running_softmax(l_off), "wrong values: l = ")
     not_yet(ex11.check_running_softmax(in_float32), "is torch.float32", "float64")
     not_yet(ex11.check_running_softmax(divided_at_the_end), "or once at the end", "Return o undivided")
-    not_yet(ex11.check_running_softmax(starts_with_the_first_value), "do not start with o = v")
+    passed(ex11.check_running_softmax(starts_with_the_first_value))             # each v is the answer's own copy
 
 
 def test_a_rule_that_returns_no_truth_value_is_told_so():

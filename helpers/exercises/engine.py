@@ -19,6 +19,7 @@ import copy
 import html
 import inspect
 import textwrap
+import traceback
 from dataclasses import dataclass
 from functools import partial
 
@@ -106,7 +107,8 @@ class Exercise:
     result, where float32's rounding of the inputs shows.
     `where` and `name` are templates with {what}: the prefix of a case's messages and the result's name.
     `success` is text, or a function of the answer that returns it; `own`: the course's function that the student is
-    to write, whose use (calls_library) the success message names. `check.solution()` shows `reference`'s source.
+    to write ("a or b": several), whose use (calls_library) the success message names. `check.solution()` shows
+    `reference`'s source.
     """
 
     def __init__(self, reference, *, title, expects, cases, draw, success, explanation="", draws=3, atol=1e-6,
@@ -131,11 +133,11 @@ class Exercise:
                     if case in drawn and case.what not in message:   # the sizes it used, to try them again
                         message = f"on {case.what}: {message}"
                     return wrong(message)
-        except Placeholder:
-            return wrong(raised(NotImplementedError()))
+        except Placeholder as unfinished:
+            return wrong(raised(NotImplementedError(), *unfinished.args))
         verdict = self.success(answer) if callable(self.success) else self.success
-        if self.own and calls_library(answer, self.own):
-            verdict += f" It calls the course's {self.own}, though: write it yourself."
+        if word := next((w for w in self.own.split(" or ") if self.own and calls_library(answer, w)), None):
+            verdict += f" It calls the course's {word}, though: write it yourself."
         return correct(verdict)
 
     def judge_case(self, answer, case: Case) -> str | None:
@@ -148,8 +150,8 @@ class Exercise:
                 return str(refusal)
             except (Exception, SystemExit) as error:  # the student sees what went wrong, the notebook goes on
                 if placeholder(error):
-                    raise Placeholder from None
-                return self.errors and self.errors(case, error) or where + raised(error)
+                    raise Placeholder(raiser(answer, error)) from None
+                return self.errors and self.errors(case, error) or where + raised(error) + self.given(case, error)
             got, message = self.read and self.read(result, case) or self.numbers(result, case)
             if message is not None:
                 return message
@@ -176,6 +178,14 @@ class Exercise:
         got, problem = as_numbers(result, reads)
         return got, None if problem is None else self.where_of(case) + problem.message
 
+    def given(self, case: Case, error: Exception) -> str:
+        """After NumPy's or torch's error on shapes that do not fit: the shapes the answer was given, and the hint."""
+        given = [f"{name} {tuple(x.shape)}" for name, x in zip(inspect.signature(self.reference).parameters, case.args)
+                 if hasattr(x, "shape")]
+        shapes = isinstance(error, (ValueError, RuntimeError, IndexError)) and not isinstance(error, (
+            NotImplementedError, RecursionError))   # NumPy's ValueError (AxisError too), torch's RuntimeError
+        return given and shapes and f" (it was given {', '.join(given)}). {self.hint}".rstrip() or ""
+
     def where_of(self, case: Case) -> str:
         """The prefix of this case's messages: the exercise's `where`, or the case's own."""
         return getattr(case, "where", self.where).format(what=case.what)
@@ -200,7 +210,17 @@ def placeholder(error: Exception) -> bool:
     return type(error) is NotImplementedError and not error.args
 
 
-def raised(error: Exception) -> str:
+def raiser(answer, error: Exception) -> str:
+    """The name of the function that raised `error`, where that is not the answer itself ('' where it is)."""
+    frames = list(traceback.walk_tb(error.__traceback__))
+    code = frames[-1][0].f_code if frames else None
+    return "" if code is None or getattr(answer, "__code__", code) is code else code.co_name
+
+
+def raised(error: Exception, raiser: str = "") -> str:
+    if placeholder(error) and raiser:
+        return (f"your function calls {raiser}, which still raises NotImplementedError. Finish {raiser} first (or "
+                "call the course's own version of it).")
     if placeholder(error):
         return "the function still raises NotImplementedError. Replace that line with your code."
     if isinstance(error, SystemExit):
@@ -215,7 +235,7 @@ def as_numbers(value, name: str):
         return None, wrong(f"{name} is None. If it is a variable, replace None with your answer; if a function "
                            "made it, did the function forget to `return` its result?")
     if str(getattr(value, "dtype", "")) in ("torch.float16", "torch.bfloat16", "float16"):
-        return None, wrong(f"{name} is {value.dtype}, which keeps only about 3 significant digits. Keep float32 "
+        return None, wrong(f"{name} came as {value.dtype}, which keeps only about 3 significant digits. Keep float32 "
                            "or float64: no .half(), .bfloat16() or np.float16.")
     try:
         return check.as_array(value, name), None
@@ -275,8 +295,8 @@ def _a_library(thing) -> bool:
 def calls_library(function, word: str) -> bool:
     """Whether the function is torch's, scipy's or the course's, or its own code (comments aside) calls one of theirs
     whose name holds `word`: "softmax" finds torch.softmax, F.softmax, nn.Softmax, x.softmax, the course's softmax."""
-    if _a_library(function):
-        return True                          # check(softmax) with the course's own, or check(torch.softmax)
+    if _a_library(function) or any(c.__module__.startswith("helpers.") for c in getattr(function, "__mro__", ())):
+        return True                          # check(softmax) with the course's own, check(torch.softmax), a subclass
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
     except (OSError, TypeError, SyntaxError):   # no source to read (a builtin, a lambda inside an expression)
@@ -284,6 +304,7 @@ def calls_library(function, word: str) -> bool:
     own = next((node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.Lambda))), tree)
     local = {node.id for node in ast.walk(own) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
     local |= {node.arg for node in ast.walk(own) if isinstance(node, ast.arg)}   # its arguments and its variables
+    local |= {node.name for node in ast.walk(own) if isinstance(node, (ast.FunctionDef, ast.ClassDef))}   # own defs
     names = {k: v for k, v in getattr(function, "__globals__", {}).items() if k not in local}   # a class has none
     for node in ast.walk(own):                  # a lambda's source is its whole line: read the lambda only
         if isinstance(node, ast.Attribute) and word in node.attr.lower():
@@ -325,7 +346,7 @@ def compare_numbers(got, expected, name: str, *, atol: float = 1e-4, rtol: float
         return f"{name} contains NaN or infinity. Look for a division by zero or an exp that overflowed."
     off = ~np.isclose(got, expected, atol=atol, rtol=rtol)
     if off.any() and (decimals := rounded(got, expected)) is not None:
-        return f"{name} is rounded to {decimals} decimals: return the numbers as computed, unrounded."
+        return f"{name} is rounded to {decimals} decimal{'s' * (decimals > 1)}: return the numbers unrounded."
     if off.any():
         where = tuple(int(i) for i in np.argwhere(off)[0])
         at = f" at position {where}" if where else ""

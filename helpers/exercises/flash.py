@@ -1,6 +1,6 @@
 """Exercises of notebook 11: the running softmax of one query, key by key; the causal skip condition of a tile."""
-import copy
 import math
+import tracemalloc
 from functools import partial
 
 import numpy as np
@@ -50,7 +50,10 @@ RUNNING_SLIPS = (
                         "row o / l. Return o undivided, a sum like l: whoever needs the output divides, once"),
     (dict(start=0.0), "m starts at 0: with scores all far below 0, exp(s − 0) underflows to 0 and l stays 0 "
                       "(0 / 0 at the end). Start at −∞ (float('-inf')): nothing seen yet"),
+    (dict(rescale_l=False, rescale_o=False), "neither l nor o is rescaled: multiply both by exp(m_old − m_new) when a "
+                                             "larger score arrives (computed before m takes its new value)"),
 )
+LONG = 300   #: the keys of the long stream, on which the answer's memory is measured
 #: (scores, values): the maximum arrives late (rescaling matters), and scores far below 0 (m from 0 fails).
 RUNNING_CASES = (([0.3, 1.2, -0.4, 2.0], [[1, 0, 2], [0, 1, 1], [3, 1, 0], [0, 2, 1]]),
                  ([-1000.0, -998.5, -1001.0], [[1, 2], [0, 1], [2, 0]]))
@@ -62,37 +65,32 @@ def _running_case(scores, values, what=None) -> Case:
                 what=what or f"scores {np.round(s.numpy(), 2).tolist()} with values of d_v = {V.shape[1]}")
 
 
-def _draw_running(rng, low=False) -> Case:
-    """Scores often rising; `low`: all near −1,000 (where m from 0 fails). d_v above the fixed cases' 3 and 2."""
-    T, d_v = int(rng.integers(3, 8)), int(rng.integers(4, 8))
+def _draw_running(rng, low=False, long=False) -> Case:
+    """Scores often rising; `low`: all near −1,000 (where m from 0 fails); `long`: LONG keys. d_v above the fixed
+    cases' 3 and 2."""
+    T, d_v = LONG if long else int(rng.integers(3, 8)), int(rng.integers(4, 8))
     scores = (np.sort(rng.normal(0, 2, T)) if rng.random() < 0.5 else rng.normal(0, 2, T)) - 1000 * low
     return _running_case(scores.tolist(), rng.normal(0, 1, (T, d_v)).tolist(),
                          f"{T} keys drawn at random{', scores near −1,000' * low}, d_v={d_v}")
 
 
-def _stream(pairs):
-    """The (s, v) pairs one at a time, as from a stream: each value is overwritten with NaN once the next is asked
-    for, so an answer that collects the keys first and computes afterwards reads NaN."""
-    for s, v in copy.deepcopy(pairs):
-        yield s, v
-        v.fill_(np.nan)
-
-
 def _run_running(answer, case):
-    result = answer(_stream(case.args[0]), case.args[1])
-    if _has_nan(result) and not _has_nan(answer(iter(copy.deepcopy(case.args[0])), case.args[1])):
-        raise Refusal(f"on {case.what}: (m, l, o) came back with NaN, because each key's value v lasts only until "
-                      "the next key arrives (here it is then overwritten with NaN). Update m, l and o as each (s, v) "
-                      "comes, keeping no reference to v: collect no keys first (that is the point of a running "
-                      "softmax), and do not start with o = v, which is v itself (o = v.clone() is a copy).")
-    return result
-
-
-def _has_nan(result) -> bool:
+    """The answer on the case's keys, each (s, v) a fresh copy as from a stream; on the long stream, the most memory
+    it held too (tracemalloc): a running softmax holds m, l and o, about 1.5 kB; each key it keeps, 150 B or more."""
+    pairs, d_v = case.args
+    stream = ((s.clone(), v.clone()) for s, v in pairs)
+    if len(pairs) < LONG or tracemalloc.is_tracing():
+        return answer(stream, d_v)
+    tracemalloc.start()
     try:
-        return bool(np.isnan(_state(*result)).any())
-    except (TypeError, ValueError, RuntimeError, OverflowError):   # not three numbers: the reader names what came
-        return False
+        result, held = answer(stream, d_v), tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    if held > 50 * LONG:
+        raise Refusal(f"on {case.what}: your function held {held:,} bytes by the last key, memory that grows with the "
+                      "number of keys. A running softmax keeps only m, l and o, however many keys come: update them "
+                      "as each (s, v) arrives, and collect no keys (nor print one per key).")
+    return result
 
 
 def _state(m, l, o) -> np.ndarray:
@@ -142,7 +140,8 @@ check_running_softmax = Exercise(
     reference_running_softmax, title="the running softmax, one key at a time",
     expects="running(stream, d_v) returning (m, l, o)",
     cases=lambda: [_running_case(*c) for c in RUNNING_CASES], own="online_softmax_step",
-    call=_run_running, draw=(_draw_running, _draw_running, partial(_draw_running, low=True)),
+    call=_run_running, draw=(_draw_running, _draw_running, partial(_draw_running, low=True),
+                             partial(_draw_running, long=True)),
     expected=lambda case: _state(*reference_running_softmax(*case.args)), read=_read_state, slips=_running_slips,
     judge=_judge_state,
     name="(m, l, o) on {what}", atol=1e-9,
@@ -170,6 +169,9 @@ TILE_SLIPS = (
     (lambda qa, qb, ka, kb, T_q, T_k: ka >= qb - 1 + T_k - T_q,
      "the diagonal tile is skipped when its first key is exactly the last key its last query may see (off by "
      "one): skip only when k_start is AFTER that key (>, not >=)"),
+    (lambda qa, qb, ka, kb, T_q, T_k: kb - 1 > qb - 1 + T_k - T_q,
+     "a partly visible tile is skipped: you tested the tile's LAST key (k_stop − 1); its earlier keys may still be "
+     "visible to its last query. Test its first key, k_start"),
     (lambda qa, qb, ka, kb, T_q, T_k: kb - 1 > qa + T_k - T_q,
      "a partly visible tile is skipped: its first query cannot see all its keys, but later queries of the tile "
      "can. Skip a tile only when even its LAST query sees none of its keys"),
@@ -201,12 +203,15 @@ def _tile_case(T_q, T_k, block_q, block_k, drawn="") -> Case:
     return Case(T_q, T_k, block_q, block_k, what=f"T_q={T_q}, T_k={T_k} in tiles of {tiles}{drawn}")
 
 
-def _draw_tiles(rng, tall=False) -> Case:
-    """Any tiles; `tall`: 2+ rows of 3 to 5 queries by 1 key (first, middle, last differ), more keys than the page."""
+def _draw_tiles(rng, tall=False, wide=False) -> Case:
+    """Any tiles; `tall`: 2+ rows of 3 to 5 queries by 1 key (first, middle, last differ), more keys than the page;
+    `wide`: 1 query by 2 to 4 keys, fewer queries than keys but more than a tile's keys (some row's last visible key
+    falls inside a tile)."""
     T_k = int(rng.integers(13 if tall else 6, 20))
     block_q, block_k = (int(rng.integers(3, 6)), 1) if tall else (int(rng.integers(1, 5)), int(rng.integers(1, 6)))
-    return _tile_case(int(rng.integers(2 * block_q if tall else 1, T_k + 1)), T_k, block_q, block_k,
-                      ", drawn at random")
+    block_q, block_k = (1, int(rng.integers(2, 5))) if wide else (block_q, block_k)
+    T_q = int(rng.integers(block_k + 1, T_k) if wide else rng.integers(2 * block_q if tall else 1, T_k + 1))
+    return _tile_case(T_q, T_k, block_q, block_k, ", drawn at random")
 
 
 def _run_tiles(answer, case):
@@ -231,7 +236,7 @@ check_tile_is_future = Exercise(
     cases=lambda: [_tile_case(*c) for c in ((8, 8, 2, 2), (3, 12, 2, 4), (12, 12, 6, 2), (9, 9, 4, 3), (1, 10, 1, 3))],
     own="tile_is_future", call=_run_tiles,
     expected=lambda case: tile_grid(reference_tile_is_future, *case.args),
-    draw=(_draw_tiles, _draw_tiles, partial(_draw_tiles, tall=True)),
+    draw=(_draw_tiles, partial(_draw_tiles, wide=True), partial(_draw_tiles, tall=True)),
     slips=lambda case: [(lambda r=rule: tile_grid(r, *case.args), f"for {case.what}: {message}")
                         for rule, message in TILE_SLIPS],
     where="for {what}: ", name="the tiles skipped (1) for {what}", atol=0.5,

@@ -89,15 +89,13 @@ def _read_mask(got, case):
         array = check.as_array(got, "the mask")   # bfloat16 too; text or complex numbers named
     except TypeError as error:
         return None, f"{where}{error} It should be a tensor of True/False (or 1/0)."
-    if np.isnan(array).any():
-        return None, (f"{where}the mask holds NaN. A mask holds True (or 1) where a query may attend and False (or "
-                      "0) where not: nothing else.")
-    if np.any(array < 0) or np.any(np.isneginf(array)):
+    if np.any(array < 0):
         return None, (f"{where}the mask holds negative numbers or -inf: that is an additive mask. This course's mask "
                       "is True (or 1) where a query may attend, False (or 0) where not.")
-    if np.isposinf(array).any():
-        return None, f"{where}the mask holds inf. A mask holds True (or 1) and False (or 0) only."
-    return (array != 0).astype(np.float64), None
+    if (other := array[(array != 0) & (array != 1)]).size:   # NaN, inf, or weights between 0 and 1
+        return None, (f"{where}the mask holds {other[0]:.4g}. A mask holds True (or 1) where a query may attend and "
+                      "False (or 0) where not: nothing else (attention weights are not a mask).")
+    return array, None
 
 
 def _causal_slips(case):

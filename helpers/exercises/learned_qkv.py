@@ -94,7 +94,7 @@ check_soft_lookup = Exercise(
     draw=(_draw_lookup, partial(_draw_lookup, square=True), partial(_draw_lookup, long=True)),
     slips=lambda case: [(v, f"on {case.what}: {m}.") for v, m in _lookup_slips(*case.args)],
     name="the blend on {what}", hint="weights = softmax(keys @ query); result = weights @ values.",
-    success=_lookup_verdict,
+    success=_lookup_verdict, own="soft_lookup",
     explanation="Make the query 10 times longer and the weights approach [1, 0, 0]: the hard lookup d['a'] = 1 is "
                 "the limit of the soft one.")
 
@@ -112,7 +112,7 @@ def _read_count(result, case):
     """A whole number: np.int64(48), np.array([48]) and torch.tensor(48) are read as the number inside."""
     if result is None:
         return None, "your function returned None. Did it forget to `return` the count?"
-    if hasattr(result, "item") and np.asarray(result).size == 1:
+    if hasattr(result, "item") and math.prod(getattr(result, "shape", ())) == 1:
         result = result.item()
     if isinstance(result, bool) or not isinstance(result, numbers.Real):
         return None, (f"for d_model={case.args[0]}, d_k={case.args[1]} your function returned "
@@ -329,7 +329,7 @@ def _run_module(student_class, case):
             raise Refusal(f"for d_model={d_model}, d_k={d_k}, self.{name} should be nn.Linear(d_model, d_k, "
                           f"bias=False), whose .weight is W_qᵀ of shape ({d_k}, {d_model}); yours has .weight "
                           f"{tuple(layer.weight.shape)} and {'a' if layer.bias is not None else 'no'} bias.")
-    model.double().load_state_dict(_reference_module(case).state_dict(), strict=False)  # the same weights in both
+    model.double().eval().load_state_dict(_reference_module(case).state_dict(), strict=False)   # the same weights
     with torch.no_grad():
         return model(case.args[0].clone())
 
@@ -358,7 +358,7 @@ check_self_attention_module = Exercise(
     cases=lambda: [*(_module_case(*case) for case in MODULE_CASES), _module_case(*MODULE_CASES[0], scale=100.0)],
     draw=(_draw_module, _draw_module, partial(_draw_module, longer=True)),
     atol32=3e-5,   # float32 is right too: its error reached 6.2e-6 over 1,500 drawn cases
-    call=_run_module, errors=_module_error, expected=_module_expected, slips=_module_slips_of,
+    call=_run_module, errors=_module_error, expected=_module_expected, slips=_module_slips_of, own="SelfAttention",
     name="the output on {what}", hint="Q, K, V = self.W_q(x), self.W_k(x), self.W_v(x); "
                                       "softmax(Q @ K.transpose(-2, -1) / √d_k, dim=-1) @ V.",
     success="your module gives SelfAttention's outputs with the same weights, on a batch of 2 and of 1, with scores "

@@ -24,11 +24,15 @@ def _luong_cases():
     return [(decoder_states()[0], encoder_states()), (decoder_states()[1], encoder_states()), (s_random, H_random)]
 
 
-def _draw_luong(rng) -> Case:
-    T_k, d = (int(n) for n in rng.integers(2, 9, size=2))
-    g = torch.Generator().manual_seed(int(rng.integers(2**31)))
-    return Case(torch.randn(d, generator=g), torch.randn(T_k, d, generator=g),
-                what=f"s of dimension {d} and H of shape ({T_k}, {d}), drawn at random")
+def _draw_luong(rng, spiked=False) -> Case:
+    """s (d,) and H (T_k, d) in float64; `spiked`: h_j alone in the last dimension, where s is 1,000 (exp overflows)."""
+    T_k, d, j = (int(n) for n in rng.integers(2, 9, size=3))
+    g, j = torch.Generator().manual_seed(int(rng.integers(2**31))), j % T_k
+    s, H = torch.randn(d, generator=g, dtype=torch.float64), torch.randn(T_k, d, generator=g, dtype=torch.float64)
+    if spiked:
+        H[:, -1], H[j, -1], s[-1] = 0.0, 1.0, 1000.0
+    return Case(s, H, what=f"s of dimension {d} and H of shape ({T_k}, {d}), drawn at random"
+                + f", h_{j}'s score near 1,000" * spiked)
 
 
 def _judge_context(case, got, expected):
@@ -56,7 +60,8 @@ def _context_slips(case):
 check_luong_context = Exercise(
     reference_luong_context, title="one step of Luong's dot attention",
     expects="luong_context(s, H) -> context vector of shape (d,)", where="",
-    cases=lambda: [Case(s, H, what="") for s, H in _luong_cases()], draw=_draw_luong, reads="the context",
+    cases=lambda: [Case(s, H, what="") for s, H in _luong_cases()], reads="the context",
+    draw=(_draw_luong, _draw_luong, lambda rng: _draw_luong(rng, spiked=True)),
     judge=_judge_context, slips=_context_slips, expected=lambda case: luong_dot_attention(*case.args)[0],
     name="the context", atol=1e-4, own="luong_dot_attention",
     hint="Three steps: scores = H @ s, weights = softmax(scores), context = weights @ H.",
@@ -129,7 +134,7 @@ def check_cross_attention_shapes(shapes) -> Feedback:
                          "whole numbers (rows, columns), not the array itself.")
         got, problem = _whole_numbers(shapes[name])
         if problem is not None or len(got) != 2:
-            why = problem or f"it has {len(got)} numbers"
+            why = problem or f"it has {len(got)} number{'s' * (len(got) != 1)}"
             return wrong(f"the shape of {name} should be a tuple of two whole numbers (rows, columns), but got "
                          f"{shapes[name]!r:.60}: {why}.")
         if got == shape:
@@ -200,14 +205,19 @@ def _cross_attention_slips(X_dec, X_enc, W_q, W_k, W_v):
     return slips
 
 
-def _draw_cross(rng) -> Case:
+def _draw_cross(rng, spiked=False) -> Case:
+    """Sizes that differ, float64; `spiked`: decoder token i and encoder token j alone in the last input dimension,
+    which W_q and W_k send to the first query and key component alone: their scaled score is 1,000."""
     T_q, T_k, d = (int(n) for n in rng.choice([2, 3, 5, 6, 7, 9], 3))
     d_k, d_v = (int(n) for n in rng.choice([n for n in (2, 3, 5, 6, 7) if d not in (n, n * n)], 2, replace=False))
-    g = torch.Generator().manual_seed(int(rng.integers(2**31)))
+    g, i, j = torch.Generator().manual_seed(int(rng.integers(2**31))), int(rng.integers(T_q)), int(rng.integers(T_k))
     shapes = ((T_q, d), (T_k, d), (d, d_k), (d, d_k), (d, d_v))
-    return Case(*(torch.randn(*shape, generator=g) for shape in shapes),
-                what=f"X_dec ({T_q}, {d}), X_enc ({T_k}, {d}), W_q and W_k ({d}, {d_k}), W_v ({d}, {d_v}), drawn at "
-                     "random")
+    X_dec, X_enc, W_q, W_k, W_v = (torch.randn(*shape, generator=g, dtype=torch.float64) for shape in shapes)
+    if spiked:
+        X_dec[:, -1], X_dec[i, -1], X_enc[:, -1], X_enc[j, -1], W_q[:, 0], W_k[:, 0] = 0.0, 1.0, 0.0, 1.0, 0.0, 0.0
+        W_q[-1, 0] = W_k[-1, 0] = math.sqrt(1000 * math.sqrt(d_k))
+    return Case(X_dec, X_enc, W_q, W_k, W_v, what=f"X_dec ({T_q}, {d}), X_enc ({T_k}, {d}), W_q and W_k ({d}, {d_k}), "
+                f"W_v ({d}, {d_v}), drawn at random" + f", query {i}'s scaled score with key {j} near 1,000" * spiked)
 
 
 def _judge_cross(case, got, expected):
@@ -220,7 +230,8 @@ def _judge_cross(case, got, expected):
 check_cross_attention = Exercise(
     reference_cross_attention, title="cross-attention with learned projections",
     expects="cross_attention(X_dec, X_enc, W_q, W_k, W_v) -> Y (T_q, d_v)", where="",
-    cases=lambda: [Case(*case, what="") for case in _cross_cases()], draw=_draw_cross, reads="Y",
+    cases=lambda: [Case(*case, what="") for case in _cross_cases()], reads="Y",
+    draw=(_draw_cross, _draw_cross, lambda rng: _draw_cross(rng, spiked=True)),
     judge=_judge_cross, slips=lambda case: _cross_attention_slips(*case.args), name="Y", atol=1e-4,
     hint="Q from X_dec, K and V from X_enc, then scaled_dot_product_attention(Q, K, V).",
     success="queries from the decoder, keys and values from the encoder, one function. "

@@ -102,7 +102,8 @@ def _judge_additive(case, got, expected):
     if np.all(got[allowed] == float("-inf")) and np.all(got[~allowed] == 0):
         return "the polarity is flipped: mask == 0 means 'may NOT attend', so -inf goes there."
     if np.isin(got, (0.0, 1.0)).all():
-        return "the values are 0 and 1, but the mask is ADDED to the scores: hidden pairs need -inf."
+        return (f"the values are {' and '.join(f'{v:g}' for v in np.unique(got))} only, but the mask is ADDED to the "
+                "scores: hidden pairs need -inf.")
     if not np.all(got[allowed] == 0):
         values = mask.numpy().astype(np.float64)
         off = allowed & (got != 0)                       # allowed pairs that got something other than 0
@@ -240,8 +241,8 @@ def _judge_tflops(case, got, expected):
         if applies and any(abs(ratio - x) <= 0.01 * x for x in ratios):
             return f"for {case.what}: {message}"
     if (decimals := rounded(got, expected)) is not None:
-        return (f"for {case.what} your function gives {got.item():g}: rounded to {decimals} decimals. Return the "
-                "number as computed, unrounded (round only when you print it).")
+        return (f"for {case.what} your function gives {got.item():g}: rounded to {decimals} "
+                f"decimal{'s' * (decimals > 1)}. Return the number unrounded (round only when you print it).")
     return (f"for {case.what} your function gives {got.item():.4g} TFLOP/s, which is not it. "
             "FLOPs = 4·B·H·T²·d_k (÷ 2 if causal); TFLOP/s = FLOPs / seconds / 1e12.")
 

@@ -249,7 +249,7 @@ def _judge_weights(case, W, expected):
     if message is not None:
         return message
     if (decimals := rounded(W, expected)) is not None:
-        return f"the weights are rounded to {decimals} decimals: return them as computed, unrounded."
+        return f"the weights are rounded to {decimals} decimal{'s' * (decimals > 1)}: return them unrounded."
     row_sums, column_sums = W.sum(axis=-1), W.sum(axis=0)           # huge entries: the sums may be inf
     if not np.allclose(row_sums, 1.0, atol=1e-6):
         if np.allclose(column_sums, 1.0, atol=1e-6):

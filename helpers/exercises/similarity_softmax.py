@@ -55,24 +55,32 @@ def check_longer_not_closer(v) -> Feedback:
         return wrong("v is [0, 0]: it has no direction, so no cosine. Pick a vector that points somewhere.")
     dot_b, cos_b, cos_v = float(A @ B), cosine(A, B), cosine(A, got)
     longer, turned = dot_v > dot_b, cos_v < cos_b - COSINE_TOLERANCE   # turned: strictly, not by rounding
+    (dv, db), (cv, cb) = _apart(dot_v, dot_b, 4), _apart(cos_v, cos_b, 3)   # as text, with digits that tell apart
     if longer and turned:
-        return correct(f"a · v = {dot_v:.4g} > {dot_b:.0f}, yet cos(a, v) = {cos_v:.3f} < cos(a, b) = {cos_b:.3f}. "
+        return correct(f"a · v = {dv} > {db}, yet cos(a, v) = {cv} < cos(a, b) = {cb}. "
                        "The dot product rewards length as well as direction: a long vector gets a loud vote.")
     if longer:
         same = " v points exactly the way b does: stretching never changes its angle." * (
             abs(cos_v - cos_b) <= COSINE_TOLERANCE)
-        return wrong(f"a · v = {dot_v:.4g} beats {dot_b:.0f}, but cos(a, v) = {cos_v:.3f} is not below "
-                     f"cos(a, b) = {cos_b:.3f}.{same} Try: turn v away from a (more upward), then make it long.")
+        side = "upward" if A[0] * got[1] > A[1] * got[0] else "downward"   # v above a's line, or below it
+        return wrong(f"a · v = {dv} beats {db}, but cos(a, v) = {cv} is not below cos(a, b) = {cb}.{same} Try: "
+                     f"turn v further from a (more {side}), then make it long.")
     if cos_v <= 0:
-        return wrong(f"v points {'across' if cos_v == 0 else 'away from'} a (cos(a, v) = {cos_v:.3f}): No length "
-                     f"helps a · v exceed {dot_b:.0f}. Try: turn v toward a, mostly upward like c = [1, 5].")
+        return wrong(f"v points {'across' if cos_v == 0 else 'away from'} a (cos(a, v) = {cv}): No length "
+                     f"helps a · v exceed {db}. Try: turn v toward a, mostly upward like c = [1, 5].")
     if turned:
         short = " v is so short that a · v is practically 0." if dot_v < 1e-90 else ""
-        return wrong(f"the angle is fine, but a · v = {dot_v:.4g} is not above a · b = {dot_b:.0f}.{short} "
+        return wrong(f"the angle is fine, but a · v = {dv} is not above a · b = {db}.{short} "
                      + (f"Try: multiply v by a number larger than {dot_b / dot_v:.3g}." if dot_b / dot_v < math.inf
                         else "Try: make v far longer."))
-    return wrong(f"a · v = {dot_v:.4g} is not above a · b = {dot_b:.0f}, and cos(a, v) = {cos_v:.3f} is not "
-                 f"below cos(a, b) = {cos_b:.3f}. Try: point v further from a than b, then make it long.")
+    return wrong(f"a · v = {dv} is not above a · b = {db}, and cos(a, v) = {cv} is not "
+                 f"below cos(a, b) = {cb}. Try: point v further from a than b, then make it long.")
+
+
+def _apart(x: float, y: float, digits: int) -> tuple[str, str]:
+    """x and y written with `digits` significant digits, or as many more as tell them apart (beyond rounding)."""
+    k = next((k for k in range(digits, 12) if f"{x:.{k}g}" != f"{y:.{k}g}"), digits)
+    return f"{x:.{k}g}", f"{y:.{k}g}"
 
 
 # --- Exercise 2: a stable softmax ---------------------------------------------------------------
@@ -107,11 +115,14 @@ def _draw_scores(rng, spiked=False) -> Case:
 
 def _softmax_error(case, error):
     x, = case.args
-    if x.ndim == 2 and isinstance(error, ValueError):   # NumPy's broadcasting error, or Python's max of rows
+    if x.ndim == 1 and isinstance(error, IndexError):   # NumPy's AxisError: axis=1 of one row of scores
+        return (f"on {case.what} {raised(error).rstrip('. ')}. These scores are one row, with axis 0 only: "
+                "axis=-1, the last axis, is a row's axis for one row and for a matrix alike.")
+    if x.ndim == 2 and isinstance(error, (ValueError, RuntimeError)):   # NumPy's or torch's broadcasting error, or
         return (f"on {case.what} {raised(error).rstrip('. ')}. Two usual causes on a matrix: a row-wise max or sum "
-                f"without keepdims, shape ({len(x)},), cannot broadcast against it (use keepdims=True: shape "
-                f"({len(x)}, 1) stretches across each row); or Python's built-in max or sum, which compare and add "
-                "whole rows (use x.max(axis=-1, keepdims=True)).")
+                f"without keepdims, shape ({len(x)},), cannot broadcast against it (use keepdims=True, in torch "
+                f"keepdim=True: shape ({len(x)}, 1) stretches across each row); or Python's built-in max or sum, "
+                "which compare and add whole rows (use x.max(axis=-1, keepdims=True)).")   # Python's max of rows
     return None
 
 
