@@ -31,7 +31,7 @@ def test_longer_not_closer_reference_passes():
     _passes(ss.check_longer_not_closer([1, 20]))
     _passes(ss.check_longer_not_closer(torch.tensor([2.0, 10.0])))
     feedback = ss.check_longer_not_closer([6.06, 1.009])                       # a hair below b's cosine
-    assert feedback.passed and "26.26 > 26, yet cos(a, v) = 0.9557 < cos(a, b) = 0.9558" in feedback.message
+    assert feedback.passed and "26.258 > 26, yet cos(a, v) = 0.9557 < cos(a, b) = 0.9558" in feedback.message
 
 
 @pytest.mark.parametrize("answer, fragments", [

@@ -307,13 +307,13 @@ def test_a_divisor_of_8_for_many_heads_fails_every_time():
         fails(check_divisor(lambda m, h: 8.0 if h >= 8 else math.sqrt(m / h)), "divisor(256, 16) returned 8")
 
 
-def test_scaled_weights_an_error_names_the_case_and_the_shapes():
+def test_scaled_weights_an_error_names_the_shapes_given():
     def no_keepdims(Q, K):
         S = Q @ K.T / np.sqrt(Q.shape[-1])
         e = np.exp(S - S.max(axis=-1))
         return e / e.sum(axis=-1, keepdims=True)
-    fails(check_scaled_weights(no_keepdims), "on the first test", "ValueError", "(4, 32)", "keepdims=True")
-    fails(check_scaled_weights(lambda Q, K: softmax(Q.T @ K)), "on the first test", "the scores are Q @ K.T")
+    fails(check_scaled_weights(no_keepdims), "ValueError", "it was given Q (4, 32), K (6, 32)", "keepdims=True")
+    fails(check_scaled_weights(lambda Q, K: softmax(Q.T @ K)), "given Q (4, 32), K (6, 32)", "the scores are Q @ K.T")
 
 
 def test_rounded_weights_are_told_they_are_rounded():

@@ -149,8 +149,9 @@ class Exercise:
             except Refusal as refusal:
                 return str(refusal)
             except (Exception, SystemExit) as error:  # the student sees what went wrong, the notebook goes on
-                if placeholder(error):
-                    raise Placeholder(raiser(answer, error)) from None
+                if placeholder(error):   # the answer's own line, or a function of the student's that it calls
+                    code = list(traceback.walk_tb(error.__traceback__))[-1][0].f_code   # where it was raised
+                    raise Placeholder("" if getattr(answer, "__code__", code) is code else code.co_name) from None
                 return self.errors and self.errors(case, error) or where + raised(error) + self.given(case, error)
             got, message = self.read and self.read(result, case) or self.numbers(result, case)
             if message is not None:
@@ -210,19 +211,10 @@ def placeholder(error: Exception) -> bool:
     return type(error) is NotImplementedError and not error.args
 
 
-def raiser(answer, error: Exception) -> str:
-    """The name of the function that raised `error`, where that is not the answer itself ('' where it is)."""
-    frames = list(traceback.walk_tb(error.__traceback__))
-    code = frames[-1][0].f_code if frames else None
-    return "" if code is None or getattr(answer, "__code__", code) is code else code.co_name
-
-
 def raised(error: Exception, raiser: str = "") -> str:
-    if placeholder(error) and raiser:
-        return (f"your function calls {raiser}, which still raises NotImplementedError. Finish {raiser} first (or "
-                "call the course's own version of it).")
     if placeholder(error):
-        return "the function still raises NotImplementedError. Replace that line with your code."
+        return (f"your function calls {raiser}, which still raises NotImplementedError: finish {raiser} first."
+                if raiser else "the function still raises NotImplementedError. Replace that line with your code.")
     if isinstance(error, SystemExit):
         return "your function called exit(), which ends the program (SystemExit). Return the result instead."
     return f"your function raised {type(error).__name__}: {error}"

@@ -279,15 +279,6 @@ def _judge_weights(case, W, expected):
             "Compute softmax(Q @ K.T / np.sqrt(d_k)) row by row, with d_k = Q.shape[-1].")
 
 
-def _weights_error(case, error):
-    if isinstance(error, ValueError):   # NumPy's error for a product or a broadcast whose shapes do not fit
-        (Q, K), what = case.args, case.what
-        return (f"on {what}: {raised(error).rstrip('. ')}. Q is (T_q, d_k) = {Q.shape} and K is (T_k, d_k) = "
-                f"{K.shape}: the scores are Q @ K.T, (T_q, T_k); a row-wise max or sum needs keepdims=True, shape "
-                "(T_q, 1), to stretch across each row.")
-    return None
-
-
 def _largest_large_score() -> float:
     Q, K = large_inputs()
     return float((Q @ K.T / np.sqrt(Q.shape[-1])).max())
@@ -304,8 +295,9 @@ def _weights_verdict(answer) -> str:
 
 check_scaled_weights = Exercise(
     reference_scaled_weights, title="softmax(Q Kᵀ / √d_k)", expects="scaled_weights(Q, K) returning a (T_q, T_k) array",
-    cases=_weights_cases, draw=_draw_weights, read=_read_weights, judge=_judge_weights, errors=_weights_error,
-    success=_weights_verdict,
+    cases=_weights_cases, draw=_draw_weights, read=_read_weights, judge=_judge_weights, success=_weights_verdict,
+    hint="Q is (T_q, d_k), K is (T_k, d_k): the scores are Q @ K.T, (T_q, T_k); a row-wise max or sum needs "
+         "keepdims=True, shape (T_q, 1), to stretch across each row.",
     explanation="d_k is read from the shapes (the last axis of Q), so the same function works for any head size. "
                 "Subtracting the row max (notebook 02) keeps it exact when the scores are large (the checker also "
                 "tries scaled scores of about 1,000). helpers.attention_torch.attention_weights does the same in "

@@ -55,32 +55,25 @@ def check_longer_not_closer(v) -> Feedback:
         return wrong("v is [0, 0]: it has no direction, so no cosine. Pick a vector that points somewhere.")
     dot_b, cos_b, cos_v = float(A @ B), cosine(A, B), cosine(A, got)
     longer, turned = dot_v > dot_b, cos_v < cos_b - COSINE_TOLERANCE   # turned: strictly, not by rounding
-    (dv, db), (cv, cb) = _apart(dot_v, dot_b, 4), _apart(cos_v, cos_b, 3)   # as text, with digits that tell apart
-    if longer and turned:
-        return correct(f"a · v = {dv} > {db}, yet cos(a, v) = {cv} < cos(a, b) = {cb}. "
+    if longer and turned:   # 8 digits and 4 decimals: enough to tell a v at the edge from b
+        return correct(f"a · v = {dot_v:.8g} > {dot_b:.0f}, yet cos(a, v) = {cos_v:.4f} < cos(a, b) = {cos_b:.4f}. "
                        "The dot product rewards length as well as direction: a long vector gets a loud vote.")
     if longer:
         same = " v points exactly the way b does: stretching never changes its angle." * (
             abs(cos_v - cos_b) <= COSINE_TOLERANCE)
         side = "upward" if A[0] * got[1] > A[1] * got[0] else "downward"   # v above a's line, or below it
-        return wrong(f"a · v = {dv} beats {db}, but cos(a, v) = {cv} is not below cos(a, b) = {cb}.{same} Try: "
-                     f"turn v further from a (more {side}), then make it long.")
+        return wrong(f"a · v = {dot_v:.8g} beats {dot_b:.0f}, but cos(a, v) = {cos_v:.4f} is not below "
+                     f"cos(a, b) = {cos_b:.4f}.{same} Try: turn v further from a (more {side}), then make it long.")
     if cos_v <= 0:
-        return wrong(f"v points {'across' if cos_v == 0 else 'away from'} a (cos(a, v) = {cv}): No length "
-                     f"helps a · v exceed {db}. Try: turn v toward a, mostly upward like c = [1, 5].")
+        return wrong(f"v points {'across' if cos_v == 0 else 'away from'} a (cos(a, v) = {cos_v:.3f}): No length "
+                     f"helps a · v exceed {dot_b:.0f}. Try: turn v toward a, mostly upward like c = [1, 5].")
     if turned:
         short = " v is so short that a · v is practically 0." if dot_v < 1e-90 else ""
-        return wrong(f"the angle is fine, but a · v = {dv} is not above a · b = {db}.{short} "
+        return wrong(f"the angle is fine, but a · v = {dot_v:.4g} is not above a · b = {dot_b:.0f}.{short} "
                      + (f"Try: multiply v by a number larger than {dot_b / dot_v:.3g}." if dot_b / dot_v < math.inf
                         else "Try: make v far longer."))
-    return wrong(f"a · v = {dv} is not above a · b = {db}, and cos(a, v) = {cv} is not "
-                 f"below cos(a, b) = {cb}. Try: point v further from a than b, then make it long.")
-
-
-def _apart(x: float, y: float, digits: int) -> tuple[str, str]:
-    """x and y written with `digits` significant digits, or as many more as tell them apart (beyond rounding)."""
-    k = next((k for k in range(digits, 12) if f"{x:.{k}g}" != f"{y:.{k}g}"), digits)
-    return f"{x:.{k}g}", f"{y:.{k}g}"
+    return wrong(f"a · v = {dot_v:.4g} is not above a · b = {dot_b:.0f}, and cos(a, v) = {cos_v:.3f} is not "
+                 f"below cos(a, b) = {cos_b:.3f}. Try: point v further from a than b, then make it long.")
 
 
 # --- Exercise 2: a stable softmax ---------------------------------------------------------------
