@@ -7,7 +7,7 @@
                                  (the witnesses of the slips), then on cases drawn afresh for this call, so that
                                  no size, order or number printed on the page can be copied into an answer
     solved_by(title, code)       the worked solution of a checker whose answer is a value (counts, a symbol, text)
-    readers                      as_numbers, one_number, text_answer: what came, read as what was asked for
+    readers                      as_numbers, one_number, whole_numbers, text_answer: what came, read as asked for
     calls_library(function, w)   whether an answer is, or calls, torch's, scipy's or the course's own `w` (softmax)
     compare_numbers, named_slip  how an answer differs from the expected one (a wrong shape, a slip, rounding)
 
@@ -18,6 +18,7 @@ import ast
 import copy
 import html
 import inspect
+import numbers
 import textwrap
 import traceback
 from dataclasses import dataclass
@@ -103,8 +104,8 @@ class Exercise:
     numbers (`read(result, case)` -> (array, None) or (None, message); None: the default reader, which calls it
     `reads`), does `judge(case, got, expected)` name a problem, is the shape exactly right (else is it a key of
     `shapes(case)` {shape: message}), is it one of the `slips(case)` [(value, message)], is it finite, is it within
-    `atol`? Hooks return whole messages, or None to let the engine go on. `atol32`: the tolerance for a float32
-    result, where float32's rounding of the inputs shows.
+    `atol`? Hooks return whole messages, or None to let the engine go on. `atol32`: the tolerance for a result of
+    float32 numbers (a float32 array, or its .tolist()), where float32's rounding of the inputs shows.
     `where` and `name` are templates with {what}: the prefix of a case's messages and the result's name.
     `success` is text, or a function of the answer that returns it; `own`: the course's function that the student is
     to write ("a or b": several), whose use (calls_library) the success message names. `check.solution()` shows
@@ -157,8 +158,8 @@ class Exercise:
             if message is not None:
                 return message
             expected = check.as_array(self.expected(case), "the expected answer")
-            atol32 = getattr(case, "atol32", self.atol32)   # float32 numbers, not rounded ones: float32's tolerance
-            atol = atol32 if in_float32(got) and not rounded(got, expected, range(1, 6)) else self.atol
+            float32 = np.array_equal(got, got.astype(np.float32)) and not rounded(got, expected, range(1, 6))
+            atol = getattr(case, "atol32", self.atol32) if float32 else self.atol   # float32 numbers (even .tolist())
             if got.shape == expected.shape and np.isclose(got, expected, atol=atol, rtol=self.rtol).all():
                 return None                    # right here: no judge may name it a slip
             if self.judge is not None and (message := self.judge(case, got, expected)) is not None:
@@ -193,12 +194,6 @@ class Exercise:
 
     def solution(self) -> Solution:
         return Solution(self.title, inspect.getsource(self.reference), self.explanation)
-
-
-def in_float32(got) -> bool:
-    """Whether every number of a result (read as float64) is a float32 number, as in a float32 array, its .tolist()
-    or its .double(): float32's rounding of the inputs may show there."""
-    return np.array_equal(got, got.astype(np.float32))
 
 
 def not_a_function(answer, expects: str) -> Feedback:
@@ -266,6 +261,25 @@ def one_number(value, name: str, what: str = "a number", *, returned: bool = Fal
         said = f"returned {number}, which" if returned else f"= {number}"
         return None, wrong(f"{name} {said} is not a finite number: it should be {what}.")
     return number, None
+
+
+def whole_numbers(values):
+    """(tuple of ints, None) for a list, tuple, array or tensor of whole numbers (28.0 and np.int64(28) count), else
+    (None, what is wrong): a set (no order), a dict, text, a truth value or a fraction is no such sequence."""
+    if hasattr(values, "tolist"):   # a NumPy array or a torch tensor of sizes
+        values = values.tolist()
+    if not isinstance(values, (tuple, list)):
+        return None, f"{values!r:.40} is not a tuple"
+    sizes = []
+    for n in values:
+        n = n.item() if hasattr(n, "item") and getattr(n, "ndim", 1) == 0 else n   # a 0-d array or tensor
+        if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Real):
+            what = check.describe(n) if hasattr(n, "shape") else repr(n)[:40]   # an array by its shape
+            return None, f"{n!r} is a truth value" if isinstance(n, bool) else f"{what} is not a number"
+        if not isinstance(n, numbers.Integral) and not float(n).is_integer():
+            return None, f"{n!r} is not a whole number"
+        sizes.append(int(n))
+    return tuple(sizes), None
 
 
 def text_answer(answer, what: str, name: str = "answer"):

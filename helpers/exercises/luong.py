@@ -1,12 +1,11 @@
 """Exercises of notebook 06: Luong attention, cross-attention and the shapes of each."""
 import math
-import numbers
 
 import numpy as np
 import torch
 
 from helpers.attention_torch import scaled_dot_product_attention
-from helpers.exercises.engine import Case, Exercise, Feedback, correct, named_slip, solved_by, wrong
+from helpers.exercises.engine import Case, Exercise, Feedback, correct, named_slip, solved_by, whole_numbers, wrong
 from helpers.luong import decoder_states, encoder_states, luong_dot_attention, projections
 
 
@@ -81,26 +80,6 @@ def reference_cross_attention_shapes() -> dict[str, tuple[int, int]]:
     return {"Q": (T_q, d_k), "K": (T_k, d_k), "V": (T_k, d_k), "W": (T_q, T_k), "Y": (T_q, d_k)}
 
 
-def _whole_numbers(shape):
-    """(tuple of ints, None) if `shape` is a sequence of whole numbers, else (None, what is wrong)."""
-    if hasattr(shape, "tolist"):  # a NumPy array or a torch tensor of sizes
-        shape = shape.tolist()
-    if not isinstance(shape, (tuple, list)):   # nor a set (no order), a dict or a range
-        return None, f"{shape!r} is not a tuple"
-    sizes = []
-    for n in shape:
-        if hasattr(n, "item") and getattr(n, "ndim", 1) == 0:  # a 0-d array or tensor
-            n = n.item()
-        if isinstance(n, (bool, np.bool_)):
-            return None, f"{n!r} is a truth value, not a size"
-        if not isinstance(n, numbers.Real):
-            return None, f"{n!r} is not a number"
-        if not isinstance(n, numbers.Integral) and not float(n).is_integer():
-            return None, f"{n!r} is not a whole number: a shape counts rows and columns"
-        sizes.append(int(n))
-    return tuple(sizes), None
-
-
 _SHAPE_HINTS = {  # what each shape counts, without giving the numbers away
     "Q": "one row per token of the sequence that asks; columns: the dimension of a query after the projection",
     "K": "rows: one key per token of the sequence being looked at; columns: a key's dimension, matching a query's",
@@ -132,7 +111,7 @@ def check_cross_attention_shapes(shapes) -> Feedback:
         if getattr(shapes[name], "ndim", 0) > 1 and math.prod(shapes[name].shape) > 2:
             return wrong(f"{name} is an array of shape {tuple(shapes[name].shape)}: give its shape, a tuple of two "
                          "whole numbers (rows, columns), not the array itself.")
-        got, problem = _whole_numbers(shapes[name])
+        got, problem = whole_numbers(shapes[name])
         if problem is not None or len(got) != 2:
             why = problem or f"it has {len(got)} number{'s' * (len(got) != 1)}"
             return wrong(f"the shape of {name} should be a tuple of two whole numbers (rows, columns), but got "

@@ -1,8 +1,5 @@
 """Exercises of notebook 00: reading the notation."""
-import math
-import numbers
-
-from helpers.exercises.engine import Feedback, correct, solved_by, text_answer, wrong
+from helpers.exercises.engine import Feedback, correct, solved_by, text_answer, whole_numbers, wrong
 
 
 @solved_by("the numbers in E and in W", """
@@ -15,17 +12,11 @@ def check_sizes(answer) -> Feedback:
     if answer is None:
         return wrong("answer is still None. Replace None with a tuple of two whole numbers: (numbers in E, "
                      "numbers in W).")
-    if hasattr(answer, "tolist"):                     # an array or a tensor: its numbers
-        answer = answer.tolist()
-    if isinstance(answer, (tuple, list)):             # 0-d tensors and np.int64: the numbers inside
-        answer = tuple(x.item() if hasattr(x, "item") and math.prod(getattr(x, "shape", ())) == 1 else x
-                       for x in answer)
-        answer = tuple(int(x) if isinstance(x, float) and x.is_integer() else x for x in answer)   # 28.0 is 28
-    if not isinstance(answer, (tuple, list)) or len(answer) != 2:
-        return wrong(f"expected a tuple of two whole numbers (numbers in E, numbers in W), but got {answer!r}.")
-    if not all(isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in answer):
-        return wrong(f"both entries should be whole numbers, but got {answer!r:.80}.")
-    in_E, in_W = answer
+    sizes, problem = whole_numbers(answer)   # an array, a tensor, np.int64(28) and 28.0 are read as numbers
+    if problem is not None or len(sizes) != 2:
+        return wrong("expected a tuple of two whole numbers (numbers in E, numbers in W), but "
+                     f"{problem or f'got {len(sizes)} number' + 's' * (len(sizes) != 1)}.")
+    in_E, in_W = sizes
     if (in_E, in_W) == (T * d, T * T):
         return correct(f"E is (T, d) = ({T}, {d}): {T * d} numbers. W is (T, T) = ({T}, {T}): {T * T} numbers, "
                        "one weight for every pair of tokens, so it grows with the square of the sentence's length.")
