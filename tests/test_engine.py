@@ -5,12 +5,14 @@ import numpy as np
 import pytest
 import torch
 
+from helpers.attention_torch import SelfAttention
 from helpers.exercises.engine import (
     Case,
     Exercise,
     Feedback,
     Refusal,
     as_numbers,
+    calls_library,
     compare_numbers,
     correct,
     named_slip,
@@ -19,8 +21,10 @@ from helpers.exercises.engine import (
     raised,
     rounded,
     solved_by,
+    whole_numbers,
     wrong,
 )
+from helpers.similarity import softmax
 
 
 def test_feedback_prints_a_verdict_and_refuses_truthiness():
@@ -272,3 +276,58 @@ def test_a_case_can_carry_its_own_prefix_and_sizes():
     assert check(lambda a, b: 3.0).message.startswith("the result on drawn has the right shape but the wrong values")
     assert check.solution().code == "def add(a, b):\n    return a + b   # the worked solution"
     assert check.solution().explanation == "one line"
+
+
+def test_a_shape_error_names_the_shapes_given_and_the_hint():
+    message = _doubling(hint="Double each entry.")(lambda x: x @ np.ones((3, 3))).message
+    assert message.startswith("on [1, 2]: your function raised ValueError: matmul")
+    assert message.endswith("(it was given x (2,)). Double each entry.")
+    assert _doubling()(lambda x: torch.ones(3) + torch.from_numpy(x)).message.endswith("(it was given x (2,)).")
+    assert "given" not in _doubling(hint="h")(lambda x: 1 / 0).message                  # no shapes: no shapes named
+    assert "given" not in _doubling(hint="h")(lambda x: exec("raise NotImplementedError('a library')")).message
+
+
+def test_an_unfinished_function_the_answer_calls_is_named():
+    def sinusoidal(x):
+        raise NotImplementedError
+
+    def answer(x):
+        return 2 * x + 0 * sinusoidal(x)
+
+    assert _doubling()(answer).message == ("your function calls sinusoidal, which still raises NotImplementedError: "
+                                           "finish sinusoidal first.")
+
+
+def test_whole_numbers_reads_sizes_of_every_kind_and_names_the_rest():
+    for sizes in ((5, 64), [5, 64.0], np.array([5, 64]), torch.tensor([5, 64]), (np.int64(5), torch.tensor(64))):
+        assert whole_numbers(sizes) == ((5, 64), None)
+    for sizes, says in (({5, 64}, "is not a tuple"), ("5, 64", "is not a tuple"), ((5.5, 64), "5.5 is not a whole"),
+                        ((True, 64), "True is a truth value"), ((np.zeros((2, 2)), 1), "ndarray of shape (2, 2)"),
+                        ((None, 1), "None is not a number")):
+        assert whole_numbers(sizes)[0] is None and says in whole_numbers(sizes)[1], sizes
+
+
+def own_softmax(x):
+    def softmax(row):                     # its own helper, named like the page's import
+        e = np.exp(row - row.max())
+        return e / e.sum()
+    return softmax(x)
+
+
+def pages_softmax(x):
+    return softmax(x)                     # the course's, imported at the top as on the page
+
+
+class MySelfAttention(SelfAttention):
+    """The course's layer, subclassed and passed as the student's own."""
+
+
+def test_calls_library_reads_nested_functions_as_the_students_own_and_subclasses_as_the_courses():
+    assert not calls_library(own_softmax, "softmax")
+    assert calls_library(pages_softmax, "softmax")
+    assert calls_library(MySelfAttention, "SelfAttention") and calls_library(SelfAttention, "SelfAttention")
+
+    class Student(torch.nn.Module):       # torch's nn.Module under it, no course class
+        def forward(self, x):
+            return x
+    assert not calls_library(Student, "SelfAttention")

@@ -8,6 +8,7 @@ import pytest
 import torch
 from torch.nn.functional import softmax as sm
 
+from helpers.attention import attend
 from helpers.exercises import parameter_free as pf
 from helpers.exercises import similarity_softmax as ss
 from helpers.exercises.engine import Feedback, Solution
@@ -506,3 +507,29 @@ def test_a_softmax_cut_to_the_pages_three_scores_fails_every_time():
     for _ in range(20):
         _fails(ss.check_stable_softmax(lambda x: ss.reference_softmax(x[..., :3])), "five scores",
                "keeps the shape of its input")
+
+
+def attention_with_the_course(E):
+    return attend(E, E, E)
+
+
+def test_self_attention_with_the_courses_function_is_named_and_a_shape_error_gets_the_shapes():
+    feedback = pf.check_self_attention(attention_with_the_course)
+    passed, message = feedback.passed, feedback.message
+    assert passed and message.endswith("It calls the course's attend, though: write it yourself.")
+    message = pf.check_self_attention(lambda E: softmax(E.T @ E) @ E).message
+    assert "raised ValueError" in message and "(it was given E (3, 4)). Recipe: S = E @ E.T / √d" in message
+
+
+def test_softmax_errors_on_one_row_and_in_torch_say_which_axis():
+    def axis_one(x):
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+    assert "one row, with axis 0 only: axis=-1" in ss.check_stable_softmax(axis_one).message
+
+    def torch_without_keepdim(x):
+        x = torch.as_tensor(x)
+        e = torch.exp(x - x.max(-1).values)
+        return e / e.sum(-1, keepdim=True)
+    message = ss.check_stable_softmax(torch_without_keepdim).message
+    assert "raised RuntimeError" in message and "in torch keepdim=True" in message

@@ -5,8 +5,10 @@ import numpy as np
 import torch
 from verdicts import failing, student_module, verdict
 
+from helpers.attention_torch import SelfAttention
 from helpers.exercises import learned_qkv as ex
 from helpers.exercises.engine import Solution
+from helpers.learning import soft_lookup
 
 # ----------------------------------------------------------------------------- exercise 1: soft lookup
 
@@ -323,3 +325,35 @@ def test_a_module_in_float32_passes_every_time():
             return super(InFloat32, self.float()).forward(x.float())
     for _ in range(100):
         assert verdict(ex.check_self_attention_module(InFloat32))[0]
+
+
+class WithDropout(torch.nn.Module):
+    """A right module with dropout on its weights, as in training: the checker runs it in eval mode."""
+
+    def __init__(self, d_model, d_k):
+        super().__init__()
+        self.W_q, self.W_k, self.W_v = (torch.nn.Linear(d_model, d_k, bias=False) for _ in range(3))
+        self.dropout = torch.nn.Dropout(0.5)
+
+    def forward(self, x):
+        Q, K, V = self.W_q(x), self.W_k(x), self.W_v(x)
+        return self.dropout(torch.softmax(Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1]), dim=-1)) @ V
+
+
+def lookup_with_the_course(query, keys, values):
+    return soft_lookup(query, keys, values)[1]
+
+
+def test_dropout_is_off_and_the_courses_own_code_is_named():
+    assert verdict(ex.check_self_attention_module(WithDropout))[0]
+    for own in (SelfAttention, type("Mine", (SelfAttention,), {})):
+        passed, message = verdict(ex.check_self_attention_module(own))
+        assert passed and message.endswith("It calls the course's SelfAttention, though: write it yourself.")
+    passed, message = verdict(ex.check_soft_lookup(lookup_with_the_course))
+    assert passed and message.endswith("It calls the course's soft_lookup, though: write it yourself.")
+
+
+def test_a_count_that_requires_grad_is_read():
+    def as_a_tensor(d_model, d_k):
+        return torch.tensor(3.0 * d_model * d_k, requires_grad=True)
+    assert verdict(ex.check_qkv_parameters(as_a_tensor))[0]

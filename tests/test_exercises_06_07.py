@@ -424,3 +424,19 @@ def test_rounded_tflops_and_twice_the_scores_are_named():
         return round(ex07.reference_achieved_tflops(B, H, T, d_k, milliseconds, causal), 2)
     verdict(ex07.check_achieved_tflops(rounded_tflops), False, "rounded to 2 decimals", "unrounded")
     verdict(ex07.check_scores_gb(2 * ex07.reference_scores_gb()), False, "twice", "softmax weights", "scores alone")
+
+
+def test_cross_attention_with_a_plain_exp_overflows_on_the_drawn_spike():
+    def plain_exp(X_dec, X_enc, W_q, W_k, W_v):
+        Q, K, V = X_dec @ W_q, X_enc @ W_k, X_enc @ W_v
+        E = torch.exp(Q @ K.T / math.sqrt(Q.shape[-1]))
+        return E / E.sum(-1, keepdim=True) @ V
+    verdict(ex06.check_cross_attention(plain_exp), False, "scaled score with key", "near 1,000", "NaN or infinity")
+
+
+def test_counts_in_messages_agree_in_number():
+    verdict(ex06.check_cross_attention_shapes({**ex06.reference_cross_attention_shapes(), "Q": (5,)}), False,
+            "it has 1 number.")
+    verdict(ex07.check_additive_mask(lambda mask: torch.zeros(mask.shape)), False, "the values are 0 only")
+    verdict(ex07.check_achieved_tflops(lambda *args: round(ex07.reference_achieved_tflops(*args), 1)), False,
+            "rounded to 1 decimal.")

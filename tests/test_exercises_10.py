@@ -95,3 +95,13 @@ def test_the_worst_head_cannot_be_hard_coded_or_taken_from_the_induction_scores(
 def test_solutions_show_the_reference():
     assert "i - n + 1" in repr(ex.check_induction_score.solution())
     assert "scores[0]" in repr(ex.check_worst_head.solution()) and "'b'" in repr(ex.check_worst_head.solution())
+
+
+def test_the_worst_head_message_quotes_the_pages_copy_losses():
+    """The as-trained case is measured on the page's evaluation batch (500 sequences, seed 12), so the rises the
+    message quotes are the page's table's."""
+    tokens, copy = induction.repeated_batch(500, torch.Generator().manual_seed(12))
+    table = induction.ablation_table(induction.load_trained_model(), tokens, copy)
+    rise = {head: f"{loss - table[None]:+.2f}" for head, loss in table.items() if head is not None}
+    message = failing(ex.check_worst_head(lambda scores: (1, 0), "b"), "the heads numbered as trained")
+    assert f"by {rise[1, 0]}" in message and f"costs {rise[0, 1]}" in message, (rise, message)

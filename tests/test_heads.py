@@ -291,3 +291,11 @@ def test_a_mask_as_wide_as_the_longest_sentence_fails_on_a_drawn_case():
         return padding_mask(lengths, T) & causal_mask(T)
 
     failing(ex.check_combined_mask(as_wide_as_the_longest), "drawn at random", "does not broadcast")
+
+
+def test_attention_weights_are_not_a_mask():
+    def weights(T_q, T_k):
+        allowed = torch.ones(T_q, T_k).tril(T_k - T_q)
+        return allowed / allowed.sum(-1, keepdim=True)            # zero where hidden, but no 1s
+    failing(ex.check_causal_mask(weights), "the mask holds 0.5", "attention weights are not a mask")
+    failing(ex.check_combined_mask(lambda lengths, T: 0.5 * ex.reference_combined_mask(lengths, T)), "holds 0.5")
