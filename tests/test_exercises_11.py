@@ -103,6 +103,19 @@ def test_an_answer_that_collects_the_stream_first_is_told_why():
     for answer in (collects, copies, as_numbers):
         not_yet(ex11.check_running_softmax(answer), f"on {ex11.LONG} keys drawn at random", "grows with the number")
 
+
+def test_a_print_per_key_is_no_memory_the_answer_keeps(capsys):
+    def prints(stream, d_v):
+        m, l, o = float("-inf"), 0.0, torch.zeros(d_v, dtype=torch.float64)
+        for s, v in stream:
+            m_new = max(m, s.item())
+            correction, p = math.exp(m - m_new), math.exp(s.item() - m_new)
+            m, l, o = m_new, correction * l + p, correction * o + p * v
+            print(f"m = {m:.3f}, l = {l:.3f}")                                 # a student's debugging line
+        return m, l, o
+    passed(ex11.check_running_softmax(prints))
+    assert 0 < len(capsys.readouterr().out.splitlines()) < ex11.LONG           # the short streams' lines only
+
     def upside_down(stream, d_v):                                                # NaN of its own: inf · 0
         m, l, o = torch.tensor(float("-inf"), dtype=torch.float64), torch.tensor(0.0, dtype=torch.float64), 0
         for s, v in stream:

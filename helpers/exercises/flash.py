@@ -1,4 +1,5 @@
 """Exercises of notebook 11: the running softmax of one query, key by key; the causal skip condition of a tile."""
+import contextlib
 import math
 import tracemalloc
 from functools import partial
@@ -66,8 +67,7 @@ def _running_case(scores, values, what=None) -> Case:
 
 
 def _draw_running(rng, low=False, long=False) -> Case:
-    """Scores often rising; `low`: all near −1,000 (where m from 0 fails); `long`: LONG keys. d_v above the fixed
-    cases' 3 and 2."""
+    """Scores often rising; `low`: all near −1,000 (m from 0 fails); `long`: LONG keys. d_v above the page's 3, 2."""
     T, d_v = LONG if long else int(rng.integers(3, 8)), int(rng.integers(4, 8))
     scores = (np.sort(rng.normal(0, 2, T)) if rng.random() < 0.5 else rng.normal(0, 2, T)) - 1000 * low
     return _running_case(scores.tolist(), rng.normal(0, 1, (T, d_v)).tolist(),
@@ -75,21 +75,21 @@ def _draw_running(rng, low=False, long=False) -> Case:
 
 
 def _run_running(answer, case):
-    """The answer on the case's keys, each (s, v) a fresh copy as from a stream; on the long stream, the most memory
-    it held too (tracemalloc): a running softmax holds m, l and o, about 1.5 kB; each key it keeps, 150 B or more."""
+    """The answer on the case's keys, each (s, v) a fresh copy as from a stream; on the long one, its memory too."""
     pairs, d_v = case.args
     stream = ((s.clone(), v.clone()) for s, v in pairs)
     if len(pairs) < LONG or tracemalloc.is_tracing():
         return answer(stream, d_v)
-    tracemalloc.start()
-    try:
-        result, held = answer(stream, d_v), tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    if held > 50 * LONG:
+    with contextlib.redirect_stdout(None), contextlib.redirect_stderr(None):   # a print per key: not kept, not shown
+        tracemalloc.start()
+        try:
+            result, held = answer(stream, d_v), tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    if held > 50 * LONG:   # the most it held (tracemalloc): m, l and o are about 1.5 kB; a key kept, 150 B or more
         raise Refusal(f"on {case.what}: your function held {held:,} bytes by the last key, memory that grows with the "
                       "number of keys. A running softmax keeps only m, l and o, however many keys come: update them "
-                      "as each (s, v) arrives, and collect no keys (nor print one per key).")
+                      "as each (s, v) arrives, and collect no keys.")
     return result
 
 
