@@ -35,7 +35,7 @@ def test_luong_context_reference_and_numpy_answers_pass():
     def without_the_max(s, H):                                    # notebook 02's overflow: refused on a drawn case
         e = torch.exp(H @ s)
         return (e / e.sum()) @ H
-    verdict(ex06.check_luong_context(without_the_max), False, "score near 1,000", "NaN or infinity", "overflowed")
+    verdict(ex06.check_luong_context(without_the_max), False, "scores near 1,000 and 997", "NaN or infinity")
 
 
 @pytest.mark.parametrize("answer, fragment", [
@@ -431,7 +431,7 @@ def test_cross_attention_with_a_plain_exp_overflows_on_the_drawn_spike():
         Q, K, V = X_dec @ W_q, X_enc @ W_k, X_enc @ W_v
         E = torch.exp(Q @ K.T / math.sqrt(Q.shape[-1]))
         return E / E.sum(-1, keepdim=True) @ V
-    verdict(ex06.check_cross_attention(plain_exp), False, "scaled score with key", "near 1,000", "NaN or infinity")
+    verdict(ex06.check_cross_attention(plain_exp), False, "scaled scores with keys", "near 1,000", "NaN or infinity")
 
 
 def test_counts_in_messages_agree_in_number():

@@ -148,7 +148,7 @@ def test_a_rule_that_ignores_the_sizes_or_copies_the_square_case_fails():
 
 def test_an_error_in_the_rule_is_reported_with_the_sizes():
     not_yet(ex11.check_tile_is_future(lambda qa, qb, ka, kb, T_q, T_k: 1 / 0),
-            "for T_q=8, T_k=8 in tiles of 2 queries × 2 keys: your function raised ZeroDivisionError")
+            "for T_q=3, T_k=3 in tiles of 2 queries × 2 keys: your function raised ZeroDivisionError")
 
 
 def test_values_cut_to_the_pages_d_v_fail():
@@ -202,8 +202,7 @@ def test_a_rule_that_returns_no_truth_value_is_told_so():
 
 def test_an_answer_right_on_the_pages_cases_and_slipped_elsewhere_fails_every_time():
     """Each slip's witness is a fixed case; the drawn cases refuse it too, so copying the fixed cases does not help."""
-    fixed_tiles = {tuple(ex11._tile_case(*c).args) for c in ((8, 8, 2, 2), (3, 12, 2, 4), (12, 12, 6, 2), (9, 9, 4, 3),
-                                                            (1, 10, 1, 3))}
+    fixed_tiles = {tuple(ex11._tile_case(*c).args) for c in ex11.TILE_CASES}
     partly = next(rule for rule, message in ex11.TILE_SLIPS if "the tile's FIRST query" in message)
     middle = next(rule for rule, message in ex11.TILE_SLIPS if "MIDDLE" in message)
     fixed_scores = {tuple(scores) for scores, _ in ex11.RUNNING_CASES}

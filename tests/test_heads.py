@@ -297,5 +297,5 @@ def test_attention_weights_are_not_a_mask():
     def weights(T_q, T_k):
         allowed = torch.ones(T_q, T_k).tril(T_k - T_q)
         return allowed / allowed.sum(-1, keepdim=True)            # zero where hidden, but no 1s
-    failing(ex.check_causal_mask(weights), "the mask holds 0.5", "attention weights are not a mask")
+    failing(ex.check_causal_mask(weights), "the mask holds 0.5", "weights are no mask")
     failing(ex.check_combined_mask(lambda lengths, T: 0.5 * ex.reference_combined_mask(lengths, T)), "holds 0.5")

@@ -272,7 +272,7 @@ def whole_numbers(values):
         return None, f"{values!r:.40} is not a tuple"
     sizes = []
     for n in values:
-        n = n.item() if hasattr(n, "item") and getattr(n, "ndim", 1) == 0 else n   # a 0-d array or tensor
+        n = n.item() if hasattr(n, "item") and np.prod(getattr(n, "shape", ())) == 1 else n   # one number in an array
         if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Real):
             what = check.describe(n) if hasattr(n, "shape") else repr(n)[:40]   # an array by its shape
             return None, f"{n!r} is a truth value" if isinstance(n, bool) else f"{what} is not a number"
@@ -307,12 +307,14 @@ def calls_library(function, word: str) -> bool:
         tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
     except (OSError, TypeError, SyntaxError):   # no source to read (a builtin, a lambda inside an expression)
         return False
-    own = next((node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.Lambda))), tree)
+    own = tree if inspect.isclass(function) else next(   # a class: all of it; a lambda: itself, not its whole line
+        (node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.Lambda))), tree)
     local = {node.id for node in ast.walk(own) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
     local |= {node.arg for node in ast.walk(own) if isinstance(node, ast.arg)}   # its arguments and its variables
     local |= {node.name for node in ast.walk(own) if isinstance(node, (ast.FunctionDef, ast.ClassDef))}   # own defs
-    names = {k: v for k, v in getattr(function, "__globals__", {}).items() if k not in local}   # a class has none
-    for node in ast.walk(own):                  # a lambda's source is its whole line: read the lambda only
+    scope = getattr(function, "__globals__", None) or getattr(inspect.getmodule(function), "__dict__", {})   # a class's
+    names, word = {k: v for k, v in scope.items() if k not in local}, word.lower()
+    for node in ast.walk(own):
         if isinstance(node, ast.Attribute) and word in node.attr.lower():
             owner = getattr(node.value, "id", None)   # utils.stable_softmax, cfg.split_heads: the student's own
             if owner not in names or _a_library(names[owner]):

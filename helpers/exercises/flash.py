@@ -74,6 +74,17 @@ def _draw_running(rng, low=False, long=False) -> Case:
                          f"{T} keys drawn at random{', scores near −1,000' * low}, d_v={d_v}")
 
 
+class _Largest(torch.overrides.TorchFunctionMode):
+    """Inside it, `most` is the most numbers in one tensor that a torch function or method returned."""
+    most = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        self.most = max([self.most] + [t.numel() for t in (out if isinstance(out, (tuple, list)) else [out])
+                                       if isinstance(t, torch.Tensor)])
+        return out
+
+
 def _run_running(answer, case):
     """The answer on the case's keys, each (s, v) a fresh copy as from a stream; on the long one, its memory too."""
     pairs, d_v = case.args
@@ -86,10 +97,12 @@ def _run_running(answer, case):
             result, held = answer(stream, d_v), tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
-    if held > 50 * LONG:   # the most it held (tracemalloc): m, l and o are about 1.5 kB; a key kept, 150 B or more
-        raise Refusal(f"on {case.what}: your function held {held:,} bytes by the last key, memory that grows with the "
-                      "number of keys. A running softmax keeps only m, l and o, however many keys come: update them "
-                      "as each (s, v) arrives, and collect no keys.")
+        with _Largest() as made:   # again, watching torch (whose own memory tracemalloc does not see)
+            answer(((s.clone(), v.clone()) for s, v in pairs), d_v)
+    if held > 50 * LONG or made.most > LONG * d_v // 2:   # m, l, o: 1.5 kB of Python objects, tensors of d_v numbers
+        raise Refusal(f"on {case.what}: your function held {held:,} bytes of Python objects and made a tensor of "
+                      f"{made.most:,} numbers, memory that grows with the number of keys. A running softmax keeps only "
+                      "m, l and o, however many keys come: update them as each (s, v) arrives, and collect no keys.")
     return result
 
 
@@ -161,6 +174,8 @@ def reference_tile_is_future(q_start, q_stop, k_start, k_stop, T_q, T_k):
     return k_start > last_seen
 
 
+#: (T_q, T_k, block_q, block_k): each slip below differs from the rule first on a case where no earlier slip equals it
+TILE_CASES = ((3, 3, 2, 2), (8, 8, 2, 2), (3, 12, 2, 4), (12, 12, 6, 2), (9, 9, 4, 3), (1, 10, 1, 3))
 #: (wrong rule, message): a tile is skipped when the rule says so.
 TILE_SLIPS = (
     (lambda qa, qb, ka, kb, T_q, T_k: ka > qb - 1,
@@ -181,6 +196,9 @@ TILE_SLIPS = (
     (lambda qa, qb, ka, kb, T_q, T_k: ka > (qa + qb) // 2 + T_k - T_q,
      "a partly visible tile is skipped: you tested a query in the MIDDLE of the tile; its last query may still "
      "see some of the keys. Use q_stop − 1"),
+    (lambda qa, qb, ka, kb, T_q, T_k: kb > qb - 1 + T_k - T_q,
+     "a partly visible tile is skipped: you tested k_stop, one past the tile's last key; its keys from k_start on may "
+     "still be visible to its last query. Test its first key, k_start"),
     (lambda qa, qb, ka, kb, T_q, T_k: ka > qb - 1 + T_q - T_k,
      "the shift has the wrong sign: the queries are the LAST T_q tokens, so query i is token i + T_k − T_q and "
      "sees the keys up to it. Add T_k − T_q, not T_q − T_k"),
@@ -233,7 +251,7 @@ def _run_tiles(answer, case):
 check_tile_is_future = Exercise(
     reference_tile_is_future, title="the causal skip condition",
     expects="future(q_start, q_stop, k_start, k_stop, T_q, T_k) returning True or False",
-    cases=lambda: [_tile_case(*c) for c in ((8, 8, 2, 2), (3, 12, 2, 4), (12, 12, 6, 2), (9, 9, 4, 3), (1, 10, 1, 3))],
+    cases=lambda: [_tile_case(*c) for c in TILE_CASES],
     own="tile_is_future", call=_run_tiles,
     expected=lambda case: tile_grid(reference_tile_is_future, *case.args),
     draw=(_draw_tiles, partial(_draw_tiles, wide=True), partial(_draw_tiles, tall=True)),

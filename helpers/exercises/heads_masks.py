@@ -93,8 +93,8 @@ def _read_mask(got, case):
         return None, (f"{where}the mask holds negative numbers or -inf: that is an additive mask. This course's mask "
                       "is True (or 1) where a query may attend, False (or 0) where not.")
     if (other := array[(array != 0) & (array != 1)]).size:   # NaN, inf, or weights between 0 and 1
-        return None, (f"{where}the mask holds {other[0]:.4g}. A mask holds True (or 1) where a query may attend and "
-                      "False (or 0) where not: nothing else (attention weights are not a mask).")
+        return None, (f"{where}the mask holds {float(other[0])!r}. A mask holds True (or 1) where a query may attend "
+                      "and False (or 0) where not: nothing else (weights are no mask; masks combine with &, not +).")
     return array, None
 
 

@@ -24,14 +24,15 @@ def _luong_cases():
 
 
 def _draw_luong(rng, spiked=False) -> Case:
-    """s (d,) and H (T_k, d) in float64; `spiked`: h_j alone in the last dimension, where s is 1,000 (exp overflows)."""
+    """s (d,) and H (T_k, d) in float64; `spiked`: h_j and h_k alone in the last dimension, where s is 1,000: scores
+    near 1,000 and 997 (a plain exp overflows, a clipped score loses their difference)."""
     T_k, d, j = (int(n) for n in rng.integers(2, 9, size=3))
-    g, j = torch.Generator().manual_seed(int(rng.integers(2**31))), j % T_k
+    g, j, k = torch.Generator().manual_seed(int(rng.integers(2**31))), j % T_k, (j + 1) % T_k
     s, H = torch.randn(d, generator=g, dtype=torch.float64), torch.randn(T_k, d, generator=g, dtype=torch.float64)
     if spiked:
-        H[:, -1], H[j, -1], s[-1] = 0.0, 1.0, 1000.0
+        H[:, -1], H[j, -1], H[k, -1], s[-1] = 0.0, 1.0, 0.997, 1000.0
     return Case(s, H, what=f"s of dimension {d} and H of shape ({T_k}, {d}), drawn at random"
-                + f", h_{j}'s score near 1,000" * spiked)
+                + f", h_{j}'s and h_{k}'s scores near 1,000 and 997" * spiked)
 
 
 def _judge_context(case, got, expected):
@@ -185,18 +186,19 @@ def _cross_attention_slips(X_dec, X_enc, W_q, W_k, W_v):
 
 
 def _draw_cross(rng, spiked=False) -> Case:
-    """Sizes that differ, float64; `spiked`: decoder token i and encoder token j alone in the last input dimension,
-    which W_q and W_k send to the first query and key component alone: their scaled score is 1,000."""
+    """Sizes that differ, float64; `spiked`: decoder token i and encoder tokens j, k alone in the last input dimension,
+    which W_q and W_k send to the first query and key component alone: their scaled scores are 1,000 and 997."""
     T_q, T_k, d = (int(n) for n in rng.choice([2, 3, 5, 6, 7, 9], 3))
     d_k, d_v = (int(n) for n in rng.choice([n for n in (2, 3, 5, 6, 7) if d not in (n, n * n)], 2, replace=False))
     g, i, j = torch.Generator().manual_seed(int(rng.integers(2**31))), int(rng.integers(T_q)), int(rng.integers(T_k))
-    shapes = ((T_q, d), (T_k, d), (d, d_k), (d, d_k), (d, d_v))
+    shapes, k = ((T_q, d), (T_k, d), (d, d_k), (d, d_k), (d, d_v)), (j + 1) % T_k
     X_dec, X_enc, W_q, W_k, W_v = (torch.randn(*shape, generator=g, dtype=torch.float64) for shape in shapes)
     if spiked:
-        X_dec[:, -1], X_dec[i, -1], X_enc[:, -1], X_enc[j, -1], W_q[:, 0], W_k[:, 0] = 0.0, 1.0, 0.0, 1.0, 0.0, 0.0
-        W_q[-1, 0] = W_k[-1, 0] = math.sqrt(1000 * math.sqrt(d_k))
+        X_dec[:, -1], X_dec[i, -1], X_enc[:, -1], X_enc[j, -1], X_enc[k, -1] = 0.0, 1.0, 0.0, 1.0, 0.997
+        W_q[:, 0], W_k[:, 0], W_q[-1, 0], W_k[-1, 0] = 0.0, 0.0, *[math.sqrt(1000 * math.sqrt(d_k))] * 2
     return Case(X_dec, X_enc, W_q, W_k, W_v, what=f"X_dec ({T_q}, {d}), X_enc ({T_k}, {d}), W_q and W_k ({d}, {d_k}), "
-                f"W_v ({d}, {d_v}), drawn at random" + f", query {i}'s scaled score with key {j} near 1,000" * spiked)
+                f"W_v ({d}, {d_v}), drawn at random" + f", query {i}'s scaled scores with keys {j}, {k} near 1,000"
+                * spiked)
 
 
 def _judge_cross(case, got, expected):
