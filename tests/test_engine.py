@@ -299,7 +299,8 @@ def test_an_unfinished_function_the_answer_calls_is_named():
 
 
 def test_whole_numbers_reads_sizes_of_every_kind_and_names_the_rest():
-    for sizes in ((5, 64), [5, 64.0], np.array([5, 64]), torch.tensor([5, 64]), (np.int64(5), torch.tensor(64))):
+    for sizes in ((5, 64), [5, 64.0], np.array([5, 64]), torch.tensor([5, 64]), (np.int64(5), torch.tensor(64)),
+                  (np.array([5]), torch.tensor([64]))):                        # one number in an array, too
         assert whole_numbers(sizes) == ((5, 64), None)
     for sizes, says in (({5, 64}, "is not a tuple"), ("5, 64", "is not a tuple"), ((5.5, 64), "5.5 is not a whole"),
                         ((True, 64), "True is a truth value"), ((np.zeros((2, 2)), 1), "ndarray of shape (2, 2)"),
@@ -322,10 +323,22 @@ class MySelfAttention(SelfAttention):
     """The course's layer, subclassed and passed as the student's own."""
 
 
+class WrapsTheCourses(torch.nn.Module):
+    """The course's layer inside the student's, read from the whole class with its module's names."""
+
+    def __init__(self, d_model, d_k):
+        super().__init__()
+        self.inner = SelfAttention(d_model, d_k)
+
+    def forward(self, x):
+        return self.inner(x)
+
+
 def test_calls_library_reads_nested_functions_as_the_students_own_and_subclasses_as_the_courses():
     assert not calls_library(own_softmax, "softmax")
     assert calls_library(pages_softmax, "softmax")
     assert calls_library(MySelfAttention, "SelfAttention") and calls_library(SelfAttention, "SelfAttention")
+    assert calls_library(WrapsTheCourses, "SelfAttention")
 
     class Student(torch.nn.Module):       # torch's nn.Module under it, no course class
         def forward(self, x):

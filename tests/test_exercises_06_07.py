@@ -364,8 +364,8 @@ def test_tflops_feedback_does_not_give_the_answer_away(answer):
 
 
 def test_tflops_accepts_tensor_and_numpy_results():
-    verdict(ex07.check_achieved_tflops(lambda *a: torch.tensor(ex07.reference_achieved_tflops(*a))), True)
-    verdict(ex07.check_achieved_tflops(lambda *a: np.float64(ex07.reference_achieved_tflops(*a))), True)
+    verdict(ex07.check_achieved_tflops(lambda *a, **k: torch.tensor(ex07.reference_achieved_tflops(*a, **k))), True)
+    verdict(ex07.check_achieved_tflops(lambda *a, **k: np.float64(ex07.reference_achieved_tflops(*a, **k))), True)
 
 
 def test_tflops_names_the_head_size_d_k():
@@ -438,5 +438,5 @@ def test_counts_in_messages_agree_in_number():
     verdict(ex06.check_cross_attention_shapes({**ex06.reference_cross_attention_shapes(), "Q": (5,)}), False,
             "it has 1 number.")
     verdict(ex07.check_additive_mask(lambda mask: torch.zeros(mask.shape)), False, "the values are 0 only")
-    verdict(ex07.check_achieved_tflops(lambda *args: round(ex07.reference_achieved_tflops(*args), 1)), False,
+    verdict(ex07.check_achieved_tflops(lambda *a, **k: round(ex07.reference_achieved_tflops(*a, **k), 1)), False,
             "rounded to 1 decimal.")

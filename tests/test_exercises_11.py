@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from helpers.exercises import flash as ex11
+from helpers.fast_attention import online_softmax_step
 
 
 def passed(feedback):
@@ -220,3 +221,34 @@ def test_an_answer_right_on_the_pages_cases_and_slipped_elsewhere_fails_every_ti
                                                                                                   T_q, T_k)
             not_yet(ex11.check_tile_is_future(rule), "drawn at random")   # named as the slip it equals on that draw
         not_yet(ex11.check_running_softmax(from_zero), "drawn at random", "m starts at 0")
+
+
+def test_a_torch_buffer_of_the_keys_is_refused_and_a_bounded_tile_is_not():
+    def buffer_of(scores, values):
+        w = torch.exp(scores - scores.max())
+        return scores.max(), w.sum(), w @ values
+
+    def concatenates(stream, d_v):                                              # grows a tensor, key by key
+        S, V = torch.empty(0, dtype=torch.float64), torch.empty(0, d_v, dtype=torch.float64)
+        for s, v in stream:
+            S, V = torch.cat([S, s.reshape(1)]), torch.cat([V, v[None]])
+        return buffer_of(S, V)
+
+    def preallocates(stream, d_v):                                              # one tensor, larger than any stream
+        S, V, n = torch.empty(1024, dtype=torch.float64), torch.empty(1024, d_v, dtype=torch.float64), 0
+        for n, (s, v) in enumerate(stream, start=1):
+            S[n - 1], V[n - 1] = s, v
+        return buffer_of(S[:n], V[:n])
+    for answer in (concatenates, preallocates):
+        not_yet(ex11.check_running_softmax(answer), "made a tensor of", "grows with the number of keys")
+
+    def in_tiles_of_32(stream, d_v):                                            # memory bounded by the tile, not T
+        m, l, o, tile = torch.tensor(float("-inf"), dtype=torch.float64), torch.tensor(0.0, dtype=torch.float64), 0, []
+        for s, v in stream:
+            tile.append((s, v))
+            if len(tile) == 32:
+                m, l, o = online_softmax_step(m, l, o, *map(torch.stack, zip(*tile)))
+                tile = []
+        return online_softmax_step(m, l, o, *map(torch.stack, zip(*tile))) if tile else (m, l, o)
+    for _ in range(10):
+        passed(ex11.check_running_softmax(in_tiles_of_32))

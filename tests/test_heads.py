@@ -299,3 +299,5 @@ def test_attention_weights_are_not_a_mask():
         return allowed / allowed.sum(-1, keepdim=True)            # zero where hidden, but no 1s
     failing(ex.check_causal_mask(weights), "the mask holds 0.5", "weights are no mask")
     failing(ex.check_combined_mask(lambda lengths, T: 0.5 * ex.reference_combined_mask(lengths, T)), "holds 0.5")
+    summed = lambda lengths, T: heads.padding_mask(lengths, T).int() + causal_mask(T).int()  # noqa: E731
+    failing(ex.check_combined_mask(summed), "the mask holds 2.0", "masks combine with &, not +")

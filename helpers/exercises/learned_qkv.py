@@ -1,14 +1,13 @@
 """Exercises of notebook 04: a soft lookup, the parameter count, the forward pass with W_q, W_k, W_v, the module.
 The course's layout: Q = E W_q with W_q of shape (d_model, d_k), tokens as rows (nn.Linear's .weight is W_qᵀ)."""
 import math
-import numbers
 from functools import partial
 
 import numpy as np
 import torch
 
 from helpers.attention_torch import SelfAttention, count_parameters, scaled_dot_product_attention
-from helpers.exercises.engine import Case, Exercise, Refusal, as_numbers, placeholder
+from helpers.exercises.engine import Case, Exercise, Refusal, as_numbers, one_number, placeholder
 from helpers.learning import soft_lookup
 
 
@@ -109,18 +108,10 @@ def reference_qkv_parameters(d_model: int, d_k: int) -> int:
 
 
 def _read_count(result, case):
-    """A whole number: np.int64(48), np.array([48]) and torch.tensor(48) are read as the number inside."""
-    if result is None:
-        return None, "your function returned None. Did it forget to `return` the count?"
-    if hasattr(result, "item") and math.prod(getattr(result, "shape", ())) == 1:
-        result = result.item()
-    if isinstance(result, bool) or not isinstance(result, numbers.Real):
-        return None, (f"for d_model={case.args[0]}, d_k={case.args[1]} your function returned "
-                      f"{type(result).__name__} {result!r:.40}; return a plain int, a whole number such as 48.")
-    if not abs(result) < 1e15:   # NaN, infinity, or more numbers than any model holds
-        return None, (f"for d_model={case.args[0]}, d_k={case.args[1]} your function returned {result!r:.40}, which "
-                      "counts nothing: return a whole number such as 48.")
-    return np.asarray(result, dtype=np.float64), None
+    """One number: np.int64(48), np.array([48]) and torch.tensor(48) are read as the number inside."""
+    count, problem = one_number(result, "for d_model={}, d_k={} your function".format(*case.args),
+                                "the count, a whole number such as 48", returned=True)
+    return (None, problem.message) if problem is not None else (np.asarray(count), None)
 
 
 def _judge_count(case, got, expected):

@@ -1,5 +1,4 @@
 """Exercises of notebook 07: mask polarity, the memory of the (T, T) matrix, achieved TFLOP/s."""
-import inspect
 import math
 from functools import partial
 
@@ -196,18 +195,6 @@ _TFLOP_CASES = [  # (B, H, T, d_k, ms, causal); in the first, B, H, 4, 2 and T d
 ]
 
 
-def _call_tflops(answer, case):
-    """The student's function, with causal by keyword where it takes it only by name (f(..., *, causal), **kwargs)."""
-    *sizes, causal = case.args
-    try:
-        inspect.signature(answer).bind(*sizes, causal)
-    except TypeError:   # six positional arguments do not fit its signature
-        return answer(*sizes, causal=causal)
-    except ValueError:  # no signature to read (some builtins): call it positionally
-        pass
-    return answer(*sizes, causal)
-
-
 def _read_tflops(result, case):
     value, problem = one_number(result, "the function", "the TFLOP/s", finite=False, returned=True)
     if problem is not None:
@@ -260,8 +247,8 @@ def _draw_tflops(rng, causal) -> Case:
 check_achieved_tflops = Exercise(
     reference_achieved_tflops, title="achieved TFLOP/s of forward attention",
     expects="achieved_tflops(B, H, T, d_k, milliseconds, causal=False) -> float", where="",
-    cases=lambda: [_tflops_case(*case) for case in _TFLOP_CASES], call=_call_tflops,
+    cases=lambda: [_tflops_case(*case) for case in _TFLOP_CASES], read=_read_tflops, judge=_judge_tflops, rtol=0.01,
     draw=tuple(partial(_draw_tflops, causal=causal) for causal in (False, True, True)),
-    read=_read_tflops, judge=_judge_tflops, rtol=0.01,
+    call=lambda answer, case: answer(*case.args[:5], causal=case.args[5]),   # causal by name, as the page calls it
     success="4·B·H·T²·d_k FLOPs (half when causal) over the time: the number to hold against a GPU's nominal peak "
             "(H100 SXM / H200: about 989 dense bf16 TFLOP/s on paper).")
