@@ -516,7 +516,7 @@ def attention_with_the_course(E):
 def test_self_attention_with_the_courses_function_is_named_and_a_shape_error_gets_the_shapes():
     feedback = pf.check_self_attention(attention_with_the_course)
     passed, message = feedback.passed, feedback.message
-    assert passed and message.endswith("It calls the course's attend, though: write it yourself.")
+    assert passed and message.endswith("It calls a ready-made attend, though: write it yourself.")
     message = pf.check_self_attention(lambda E: softmax(E.T @ E) @ E).message
     assert "raised ValueError" in message and "(it was given E (3, 4)). Recipe: S = E @ E.T / √d" in message
 

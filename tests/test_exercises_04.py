@@ -348,9 +348,9 @@ def test_dropout_is_off_and_the_courses_own_code_is_named():
     assert verdict(ex.check_self_attention_module(WithDropout))[0]
     for own in (SelfAttention, type("Mine", (SelfAttention,), {})):
         passed, message = verdict(ex.check_self_attention_module(own))
-        assert passed and message.endswith("It calls the course's SelfAttention, though: write it yourself.")
+        assert passed and message.endswith("It calls a ready-made SelfAttention, though: write it yourself.")
     passed, message = verdict(ex.check_soft_lookup(lookup_with_the_course))
-    assert passed and message.endswith("It calls the course's soft_lookup, though: write it yourself.")
+    assert passed and message.endswith("It calls a ready-made soft_lookup, though: write it yourself.")
 
 
 def test_a_count_that_requires_grad_is_read():

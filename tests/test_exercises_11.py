@@ -102,7 +102,7 @@ def test_an_answer_that_collects_the_stream_first_is_told_why():
             values.extend(v.tolist())                                            # one flat list of floats
         return softmax_of(scores, torch.tensor(values, dtype=torch.float64).view(-1, d_v))
     for answer in (collects, copies, as_numbers):
-        not_yet(ex11.check_running_softmax(answer), f"on {ex11.LONG} keys drawn at random", "grows with the number")
+        not_yet(ex11.check_running_softmax(answer), f"on {ex11.LONG} keys drawn at random", "grows with the keys")
 
 
 def test_a_print_per_key_is_no_memory_the_answer_keeps(capsys):
@@ -240,7 +240,7 @@ def test_a_torch_buffer_of_the_keys_is_refused_and_a_bounded_tile_is_not():
             S[n - 1], V[n - 1] = s, v
         return buffer_of(S[:n], V[:n])
     for answer in (concatenates, preallocates):
-        not_yet(ex11.check_running_softmax(answer), "made a tensor of", "grows with the number of keys")
+        not_yet(ex11.check_running_softmax(answer), "made a tensor of", "grows with the keys")
 
     def in_tiles_of_32(stream, d_v):                                            # memory bounded by the tile, not T
         m, l, o, tile = torch.tensor(float("-inf"), dtype=torch.float64), torch.tensor(0.0, dtype=torch.float64), 0, []

@@ -409,7 +409,7 @@ def test_the_courses_own_function_passes_with_the_nudge_to_write_it():   # impor
                                (ex11.check_tile_is_future, future, "tile_is_future"),
                                (ex11.check_running_softmax, running, "online_softmax_step")):
         feedback = check(answer)
-        assert feedback.passed and feedback.message.endswith(f"It calls the course's {own}, though: write it "
+        assert feedback.passed and feedback.message.endswith(f"It calls a ready-made {own}, though: write it "
                                                              "yourself."), feedback.message
         assert "though" not in check(check.reference).message
 

@@ -243,7 +243,7 @@ def test_causal_mask_checker():
 
     for courses in (causal_mask, wraps):   # right, with the nudge to write it
         passed, message = verdict(ex.check_causal_mask(courses))
-        assert passed and message.endswith("It calls the course's causal_mask, though: write it yourself.")
+        assert passed and message.endswith("It calls a ready-made causal_mask, though: write it yourself.")
     failing(ex.check_causal_mask(lambda q, k: torch.ones(q, k).tril()), "top-left", "T_q=2, T_k=5")
     failing(ex.check_causal_mask(lambda q, k: ~causal_mask(q, k)), "polarity is flipped")
     failing(ex.check_causal_mask(lambda q, k: torch.ones(q, k).triu(1)), "flipped")

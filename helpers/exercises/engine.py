@@ -3,9 +3,8 @@
     Feedback(passed, message)    the verdict on an answer, never an exception
     Solution(title, code, note)  a worked solution, folded in the notebook
     Case(*args, what=..., **s)   one input for the student's function; `what` names it in messages, `s` its sizes
-    Exercise(reference, ...)     an exercise whose answer is a function: `check(answer)` calls it on the fixed cases
-                                 (the witnesses of the slips), then on cases drawn afresh for this call, so that
-                                 no size, order or number printed on the page can be copied into an answer
+    Exercise(reference, ...)     an exercise whose answer is a function, run on the fixed cases (the slips' witnesses),
+                                 then on cases drawn afresh for each call: nothing printed on the page can be copied
     solved_by(title, code)       the worked solution of a checker whose answer is a value (counts, a symbol, text)
     readers                      as_numbers, one_number, whole_numbers, text_answer: what came, read as asked for
     calls_library(function, w)   whether an answer is, or calls, torch's, scipy's or the course's own `w` (softmax)
@@ -107,9 +106,8 @@ class Exercise:
     `atol`? Hooks return whole messages, or None to let the engine go on. `atol32`: the tolerance for a result of
     float32 numbers (a float32 array, or its .tolist()), where float32's rounding of the inputs shows.
     `where` and `name` are templates with {what}: the prefix of a case's messages and the result's name.
-    `success` is text, or a function of the answer that returns it; `own`: the course's function that the student is
-    to write ("a or b": several), whose use (calls_library) the success message names. `check.solution()` shows
-    `reference`'s source.
+    `success`: text, or a function of the answer giving it; `own`: the course's function ("a or b": several) the
+    student is to write, named in the success message if called (calls_library). `check.solution()`: `reference`.
     """
 
     def __init__(self, reference, *, title, expects, cases, draw, success, explanation="", draws=3, atol=1e-6,
@@ -138,7 +136,7 @@ class Exercise:
             return wrong(raised(NotImplementedError(), *unfinished.args))
         verdict = self.success(answer) if callable(self.success) else self.success
         if word := next((w for w in self.own.split(" or ") if self.own and calls_library(answer, w)), None):
-            verdict += f" It calls the course's {word}, though: write it yourself."
+            verdict += f" It calls a ready-made {word}, though: write it yourself."
         return correct(verdict)
 
     def judge_case(self, answer, case: Case) -> str | None:
@@ -184,8 +182,7 @@ class Exercise:
         """After NumPy's or torch's error on shapes that do not fit: the shapes the answer was given, and the hint."""
         given = [f"{name} {tuple(x.shape)}" for name, x in zip(inspect.signature(self.reference).parameters, case.args)
                  if hasattr(x, "shape")]
-        shapes = isinstance(error, (ValueError, RuntimeError, IndexError)) and not isinstance(error, (
-            NotImplementedError, RecursionError))   # NumPy's ValueError (AxisError too), torch's RuntimeError
+        shapes = type(error) in (ValueError, RuntimeError, IndexError, getattr(np, "exceptions", np).AxisError)
         return given and shapes and f" (it was given {', '.join(given)}). {self.hint}".rstrip() or ""
 
     def where_of(self, case: Case) -> str:
@@ -264,8 +261,7 @@ def one_number(value, name: str, what: str = "a number", *, returned: bool = Fal
 
 
 def whole_numbers(values):
-    """(tuple of ints, None) for a list, tuple, array or tensor of whole numbers (28.0 and np.int64(28) count), else
-    (None, what is wrong): a set (no order), a dict, text, a truth value or a fraction is no such sequence."""
+    """(tuple of ints, None) for a list, tuple, array or tensor of whole numbers (28.0 counts), else (None, why)."""
     if hasattr(values, "tolist"):   # a NumPy array or a torch tensor of sizes
         values = values.tolist()
     if not isinstance(values, (tuple, list)):
@@ -317,7 +313,7 @@ def calls_library(function, word: str) -> bool:
     for node in ast.walk(own):
         if isinstance(node, ast.Attribute) and word in node.attr.lower():
             owner = getattr(node.value, "id", None)   # utils.stable_softmax, cfg.split_heads: the student's own
-            if owner not in names or _a_library(names[owner]):
+            if owner in names and _a_library(names[owner]) or owner not in names and word == "softmax":
                 return True                  # torch.softmax, F.softmax, nn.Softmax, special.softmax, x.softmax
         named = names.get(getattr(node, "id", None))
         if isinstance(node, ast.Name) and _a_library(named) and word in (getattr(named, "__name__", "")

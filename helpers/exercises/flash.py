@@ -2,6 +2,7 @@
 import contextlib
 import math
 import tracemalloc
+import types
 from functools import partial
 
 import numpy as np
@@ -68,7 +69,7 @@ def _running_case(scores, values, what=None) -> Case:
 
 def _draw_running(rng, low=False, long=False) -> Case:
     """Scores often rising; `low`: all near −1,000 (m from 0 fails); `long`: LONG keys. d_v above the page's 3, 2."""
-    T, d_v = LONG if long else int(rng.integers(3, 8)), int(rng.integers(4, 8))
+    T, d_v = (LONG, 64) if long else (int(rng.integers(3, 8)), int(rng.integers(4, 8)))   # long: a head's d_v
     scores = (np.sort(rng.normal(0, 2, T)) if rng.random() < 0.5 else rng.normal(0, 2, T)) - 1000 * low
     return _running_case(scores.tolist(), rng.normal(0, 1, (T, d_v)).tolist(),
                          f"{T} keys drawn at random{', scores near −1,000' * low}, d_v={d_v}")
@@ -78,31 +79,37 @@ class _Largest(torch.overrides.TorchFunctionMode):
     """Inside it, `most` is the most numbers in one tensor that a torch function or method returned."""
     most = 0
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):
+    def __torch_function__(self, func, _types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
         self.most = max([self.most] + [t.numel() for t in (out if isinstance(out, (tuple, list)) else [out])
                                        if isinstance(t, torch.Tensor)])
         return out
 
 
+def _stream(pairs, at):
+    """Fresh copies of the (s, v) pairs; while tracemalloc runs, `at` gets the memory in use at key 30 and the last."""
+    for i, (s, v) in enumerate(pairs):
+        if i in (30, LONG - 1) and tracemalloc.is_tracing():
+            at.append(tracemalloc.get_traced_memory()[0])
+        yield s.clone(), v.clone()
+
+
 def _run_running(answer, case):
-    """The answer on the case's keys, each (s, v) a fresh copy as from a stream; on the long one, its memory too."""
-    pairs, d_v = case.args
-    stream = ((s.clone(), v.clone()) for s, v in pairs)
+    """The answer on the case's keys; on the long stream, its Python memory and the largest tensor it made too."""
+    (pairs, d_v), at, sink = case.args, [], types.SimpleNamespace(write=len, flush=lambda: None)
     if len(pairs) < LONG or tracemalloc.is_tracing():
-        return answer(stream, d_v)
-    with contextlib.redirect_stdout(None), contextlib.redirect_stderr(None):   # a print per key: not kept, not shown
+        return answer(_stream(pairs, at), d_v)
+    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), _Largest() as made:   # prints: dropped
         tracemalloc.start()
         try:
-            result, held = answer(stream, d_v), tracemalloc.get_traced_memory()[1]
+            result = answer(_stream(pairs, at), d_v)
         finally:
             tracemalloc.stop()
-        with _Largest() as made:   # again, watching torch (whose own memory tracemalloc does not see)
-            answer(((s.clone(), v.clone()) for s, v in pairs), d_v)
-    if held > 50 * LONG or made.most > LONG * d_v // 2:   # m, l, o: 1.5 kB of Python objects, tensors of d_v numbers
-        raise Refusal(f"on {case.what}: your function held {held:,} bytes of Python objects and made a tensor of "
-                      f"{made.most:,} numbers, memory that grows with the number of keys. A running softmax keeps only "
-                      "m, l and o, however many keys come: update them as each (s, v) arrives, and collect no keys.")
+    grew = at[1] - at[0] if len(at) == 2 else 0   # m, l, o: none; caches, some kB; the values kept: 8 B each or more
+    if grew > 4 * (LONG - 31) * d_v or made.most > LONG * d_v // 2:   # the largest tensor of m, l, o: d_v numbers
+        raise Refusal(f"on {case.what}: your function kept {grew:,} more bytes of Python objects by the last key than "
+                      f"by key 30 and made a tensor of {made.most:,} numbers, memory that grows with the keys. A "
+                      "running softmax keeps only m, l and o: update them as each (s, v) arrives, and collect no keys.")
     return result
 
 
@@ -223,8 +230,7 @@ def _tile_case(T_q, T_k, block_q, block_k, drawn="") -> Case:
 
 def _draw_tiles(rng, tall=False, wide=False) -> Case:
     """Any tiles; `tall`: 2+ rows of 3 to 5 queries by 1 key (first, middle, last differ), more keys than the page;
-    `wide`: 1 query by 2 to 4 keys, fewer queries than keys but more than a tile's keys (some row's last visible key
-    falls inside a tile)."""
+    `wide`: 1 query by 2 to 4 keys, T_k > T_q > block_k (some row's last visible key falls inside a tile)."""
     T_k = int(rng.integers(13 if tall else 6, 20))
     block_q, block_k = (int(rng.integers(3, 6)), 1) if tall else (int(rng.integers(1, 5)), int(rng.integers(1, 6)))
     block_q, block_k = (1, int(rng.integers(2, 5))) if wide else (block_q, block_k)

@@ -24,8 +24,7 @@ def _luong_cases():
 
 
 def _draw_luong(rng, spiked=False) -> Case:
-    """s (d,) and H (T_k, d) in float64; `spiked`: h_j and h_k alone in the last dimension, where s is 1,000: scores
-    near 1,000 and 997 (a plain exp overflows, a clipped score loses their difference)."""
+    """s (d,), H (T_k, d), float64; `spiked`: h_j, h_k alone in the last dimension, s 1,000 there: scores 1,000, 997."""
     T_k, d, j = (int(n) for n in rng.integers(2, 9, size=3))
     g, j, k = torch.Generator().manual_seed(int(rng.integers(2**31))), j % T_k, (j + 1) % T_k
     s, H = torch.randn(d, generator=g, dtype=torch.float64), torch.randn(T_k, d, generator=g, dtype=torch.float64)
@@ -186,8 +185,7 @@ def _cross_attention_slips(X_dec, X_enc, W_q, W_k, W_v):
 
 
 def _draw_cross(rng, spiked=False) -> Case:
-    """Sizes that differ, float64; `spiked`: decoder token i and encoder tokens j, k alone in the last input dimension,
-    which W_q and W_k send to the first query and key component alone: their scaled scores are 1,000 and 997."""
+    """Sizes that differ, float64; `spiked`: query i's scaled scores with keys j, k: 1,000 and 997 (a spare dim)."""
     T_q, T_k, d = (int(n) for n in rng.choice([2, 3, 5, 6, 7, 9], 3))
     d_k, d_v = (int(n) for n in rng.choice([n for n in (2, 3, 5, 6, 7) if d not in (n, n * n)], 2, replace=False))
     g, i, j = torch.Generator().manual_seed(int(rng.integers(2**31))), int(rng.integers(T_q)), int(rng.integers(T_k))
