@@ -9,9 +9,11 @@ import torch
 from torch.nn.functional import softmax as sm
 
 from helpers.attention import attend
+from helpers.attention_torch import attention_weights
 from helpers.exercises import parameter_free as pf
 from helpers.exercises import similarity_softmax as ss
 from helpers.exercises.engine import Feedback, Solution
+from helpers.learning import ParameterFreeAttention
 from helpers.similarity import softmax
 
 
@@ -513,10 +515,22 @@ def attention_with_the_course(E):
     return attend(E, E, E)
 
 
+def weights_from_the_course(E):
+    E = torch.from_numpy(E)
+    return (attention_weights(E, E) @ E).numpy()
+
+
+def the_course_module(E):
+    return ParameterFreeAttention()(torch.from_numpy(E)[None])[0].numpy()
+
+
 def test_self_attention_with_the_courses_function_is_named_and_a_shape_error_gets_the_shapes():
     feedback = pf.check_self_attention(attention_with_the_course)
     passed, message = feedback.passed, feedback.message
     assert passed and message.endswith("It calls a ready-made attend, though: write it yourself.")
+    for answer, name in ((weights_from_the_course, "attention_weights"), (the_course_module, "ParameterFreeAttention")):
+        feedback = pf.check_self_attention(answer)
+        assert feedback.passed and feedback.message.endswith(f"a ready-made {name}, though: write it yourself.")
     message = pf.check_self_attention(lambda E: softmax(E.T @ E) @ E).message
     assert "raised ValueError" in message and "(it was given E (3, 4)). Recipe: S = E @ E.T / √d" in message
 

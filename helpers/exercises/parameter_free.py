@@ -240,7 +240,7 @@ check_self_attention = Exercise(
     draw=(_draw_embeddings, _draw_embeddings, partial(_draw_embeddings, pulled=True)),
     expected=lambda case: self_attention(*case.args), slips=_attention_slips, name="Y on {what}",
     atol=1e-5, atol32=1e-4,   # float32 is right too: in torch its error reached 3.3e-5 over 20,000 drawn cases
-    own="self_attention or attend or scaled_dot_product_attention",
+    own="self_attention or attend or attention_weights or scaled_dot_product_attention or ParameterFreeAttention",
     hint="Recipe: S = E @ E.T / √d; W = softmax of each row; Y = W @ E.",
     success="your self_attention matches helpers.attention.self_attention on all seven inputs and on three drawn at "
             "random.")
