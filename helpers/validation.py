@@ -19,7 +19,7 @@ def describe(value) -> str:
         return f"{type(value).__name__} of shape {tuple(shape)}"
     if isinstance(value, (list, tuple)):
         return f"{type(value).__name__} of length {len(value)}"
-    return type(value).__name__
+    return f"the text {value!r:.40}" if isinstance(value, (str, bytes)) else type(value).__name__
 
 
 def plain(value):

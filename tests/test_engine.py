@@ -260,7 +260,8 @@ def test_hooks_read_judge_expected_call_and_refusal():
         raise Refusal("cannot be built")
 
     assert _doubling(call=call)(lambda x: 2 * x).message == "cannot be built"
-    assert _doubling(where="for {what} -> ")(lambda x: None).message.startswith("for [1, 2] -> the result is None")
+    forgot = _doubling(where="for {what} -> ")(lambda x: None).message
+    assert forgot.startswith("for [1, 2] -> your function returned None"), forgot
 
 
 def test_a_case_can_carry_its_own_prefix_and_sizes():
@@ -272,7 +273,7 @@ def test_a_case_can_carry_its_own_prefix_and_sizes():
 
     check = Exercise(add, title="sum", expects="add(a, b)", cases=lambda: [case],
                      draw=lambda rng: Case(1, 1, what="drawn"), success="ok", explanation="one line")
-    assert check(lambda a, b: None).message.startswith("the result is None")
+    assert check(lambda a, b: None).message.startswith("your function returned None")
     assert check(lambda a, b: 3.0).message.startswith("the result on drawn has the right shape but the wrong values")
     assert check.solution().code == "def add(a, b):\n    return a + b   # the worked solution"
     assert check.solution().explanation == "one line"

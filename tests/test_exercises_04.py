@@ -227,6 +227,22 @@ def test_module_names_the_slips():
     failing(ex.check_self_attention_module(_module(bias=True)), "bias=False", "a bias")
 
 
+def test_module_scaled_by_the_input_width_or_the_tokens_is_named():
+    class ByWidth(_module()):   # the scores divided by √x.shape[-1] = √d_model, not √d_k
+        axis = -1
+
+        def forward(self, x):
+            Q, K, V = self.W_q(x), self.W_k(x), self.W_v(x)
+            return torch.softmax(Q @ K.transpose(-2, -1) / math.sqrt(x.shape[self.axis]), -1) @ V
+
+    class ByTokens(ByWidth):   # by √x.shape[-2] = √T
+        axis = -2
+
+    failing(ex.check_self_attention_module(ByWidth), "√d_model = √6", "not x.shape[-1]")
+    failing(ex.check_self_attention_module(ByTokens), "√T = √5", "the number of tokens")
+    failing(ex.check_self_attention_module(student_module(lambda Q, K, V: None)), "your forward returned None")
+
+
 def test_module_checker_never_raises():
     class Unsolved(torch.nn.Module):
         def __init__(self, d_model, d_k):
@@ -244,7 +260,7 @@ def test_module_checker_never_raises():
 
 
 def test_a_forward_that_returns_nothing_is_told_by_the_name_of_what_it_should_return():
-    failing(ex.check_attention_forward(lambda E, W_q, W_k, W_v: None), "on E (5, 6)", "Y is None")
+    failing(ex.check_attention_forward(lambda E, W_q, W_k, W_v: None), "on E (5, 6)", "forget to `return` Y?")
 
 
 def test_a_lookup_shifted_by_anything_but_the_largest_score_is_refused():

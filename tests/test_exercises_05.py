@@ -172,7 +172,7 @@ def test_scaled_weights_reference_passes_and_matches_torch():
     (lambda Q, K: np.full((4, 6), 1.7e308), ["row sums are [inf"]),
     (lambda Q, K: softmax(Q @ K.T / 4.0), ["the rows sum to 1", "24 weights are off", "row 0, column 0"]),
     (lambda Q, K: None, ["returned None", "return"]),
-    (lambda Q, K: "weights", ["text", "NumPy array"]),
+    (lambda Q, K: "weights", ["the text 'weights'", "should be numbers"]),
     (lambda Q, K: softmax(Q @ K.T / np.sqrt(Q.shape[1])) + 0j, ["complex"]),
     (lambda Q, K: np.array(0.25), ["shape ()", "(4, 6)"]),
 ])

@@ -45,6 +45,7 @@ def test_luong_context_reference_and_numpy_answers_pass():
     (lambda s, H: ((H @ s) / (H @ s).sum()) @ H, "divided the scores by their sum"),
     (lambda s, H: torch.softmax(H @ s / math.sqrt(H.shape[1]), 0) @ H, "Transformer's addition"),
     (lambda s, H: H.mean(0), "plain average"),
+    (lambda s, H: H[(H @ s).argmax()], "HARD choice"),
     (lambda s, H: torch.softmax(H @ s, 0)[:, None] * H, "expected ("),
     (lambda s, H: torch.softmax(H @ s, 0) @ H + 1, "wrong values"),
     (lambda s, H: None, "None"),
@@ -157,6 +158,8 @@ def test_cross_attention_reference_passes():
     (lambda Xd, Xe, Wq, Wk, Wv: sdpa(Xd @ Wq.T, Xe @ Wk, Xe @ Wv), "W_q was transposed"),
     (lambda Xd, Xe, Wq, Wk, Wv: sdpa(Xd @ Wq, Xe @ Wk, Xe @ Wv) + 0.5, "wrong values"),
     (lambda Xd, Xe, Wq, Wk, Wv: (Xd @ Wq)[:, :2], "has shape"),
+    (lambda Xd, Xe, Wq, Wk, Wv: torch.softmax((Xd @ Wq) @ (Xe @ Wk).T / math.sqrt(Wq.shape[1]), -1),
+     "(2, 3) matrix, one column per encoder token: that is W. Finish with Y = W @ V"),
 ])
 def test_cross_attention_mistakes(answer, fragment):
     verdict(ex06.check_cross_attention(answer), False, fragment)
@@ -283,13 +286,16 @@ def test_scores_gb_reference_passes():
     (2.147, "1 byte per number"),
     (32 * 8192 * 2 / 1e9, "not T²"),
     (17.0, "is not it"),
+    (4294.97, "that is MB"),
+    (34.36, "16 bits, which is 2 bytes"),
+    (8.0, "4 bytes per number, in GiB"),
 ])
 def test_scores_gb_mistakes(answer, fragment):
     verdict(ex07.check_scores_gb(answer), False, fragment)
 
 
 def test_scores_gb_wrong_type():
-    verdict(ex07.check_scores_gb(None), False, "is None")
+    verdict(ex07.check_scores_gb(None), False, "is still None")
     verdict(ex07.check_scores_gb("4.29 GB"), False, "not a number")
     verdict(ex07.check_scores_gb("4.29"), False, "not a number")
     verdict(ex07.check_scores_gb(True), False, "truth value")

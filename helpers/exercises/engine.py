@@ -152,6 +152,9 @@ class Exercise:
                     code = list(traceback.walk_tb(error.__traceback__))[-1][0].f_code   # where it was raised
                     raise Placeholder("" if getattr(answer, "__code__", code) is code else code.co_name) from None
                 return self.errors and self.errors(case, error) or where + raised(error) + self.given(case, error)
+            if result is None:   # a forgotten `return`: named alike in every exercise, before any reader
+                return f"{where}your {'forward' if inspect.isclass(answer) else 'function'} returned None. Did it " \
+                       f"forget to `return` {getattr(case, 'reads', self.reads)}?"
             got, message = self.read and self.read(result, case) or self.numbers(result, case)
             if message is not None:
                 return message

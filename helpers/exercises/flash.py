@@ -163,7 +163,7 @@ check_running_softmax = Exercise(
     call=_run_running, draw=(_draw_running, _draw_running, partial(_draw_running, low=True),
                              partial(_draw_running, long=True)),
     expected=lambda case: _state(*reference_running_softmax(*case.args)), read=_read_state, slips=_running_slips,
-    judge=_judge_state,
+    judge=_judge_state, reads="(m, l, o)",
     name="(m, l, o) on {what}", atol=1e-9,
     hint="m = max(m, s); l and o: multiply by exp(m_old − m_new), add exp(s − m_new) (times v for o).",
     success="one key at a time: the largest score so far, and two sums kept against it, rescaled by "

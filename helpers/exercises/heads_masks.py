@@ -79,8 +79,6 @@ def reference_causal_mask(T_q, T_k):
 def _read_mask(got, case):
     """(0/1 float array, None) for a mask given as bools or 0/1 numbers, else (None, what is wrong on this case)."""
     where = f"for {case.what}: "
-    if got is None:
-        return None, f"{where}the mask is None. Did the function forget to `return` the mask?"
     if is_causal_bias(got):   # its storage is not the mask: only F.scaled_dot_product_attention reads it
         return None, (f"{where}the mask is PyTorch's causal_lower_right(...) object, which only "
                       "torch.nn.functional.scaled_dot_product_attention understands. Build the mask as a tensor of "
@@ -126,7 +124,7 @@ check_causal_mask = Exercise(
     reference_causal_mask, title="the bottom-right causal mask", expects="causal(T_q, T_k) returning a (T_q, T_k) mask",
     cases=lambda: [Case(T_q, T_k, what=f"T_q={T_q}, T_k={T_k}") for T_q, T_k in ((4, 4), (2, 5), (1, 6), (3, 7))],
     draw=_draw_causal, read=_read_mask, slips=_causal_slips, where="for {what}: ", name="the mask for {what}", atol=0.5,
-    hint="query i may attend to keys 0 … T_k − T_q + i.",
+    hint="query i may attend to keys 0 … T_k − T_q + i.", reads="the mask",
     success="bottom-right aligned: with 2 queries over 5 keys, query 0 is token 3 and sees keys 0 … 3. The same "
             "mask serves a square sequence and a generation step with a KV cache.", own="causal_mask",
     explanation="Shorter: torch.ones(T_q, T_k, dtype=torch.bool).tril(diagonal=T_k - T_q), which is "
@@ -195,7 +193,7 @@ check_combined_mask = Exercise(
     reference_combined_mask, title="padding combined with causal",
     expects="combined(lengths, T) returning a (B, 1, T, T) mask",
     cases=lambda: [Case(torch.tensor(n), T, what=f"lengths={n}, T={T}") for n, T in (([3, 5], 5), ([2, 4, 1], 4))],
-    draw=_draw_combined, read=_read_combined, slips=_combined_slips, where="for {what}: ",
+    draw=_draw_combined, read=_read_combined, slips=_combined_slips, where="for {what}: ", reads="the mask",
     name="the mask for {what}", atol=0.5, hint="(key j < length) & (j <= i), shaped (B, 1, T, T).",
     success="padding AND causal, (B, 1, T, T): it broadcasts over the heads, and each real token sees itself and "
             "the real tokens before it.",

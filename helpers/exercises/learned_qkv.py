@@ -145,7 +145,7 @@ check_qkv_parameters = Exercise(
     expects="qkv_parameters(d_model, d_k) returning a whole number",
     cases=lambda: [Case(m, k, what=f"d_model={m}, d_k={k}") for m, k in SIZES], draw=_draw_sizes,
     expected=lambda case: count_parameters(SelfAttention(*case.args)), read=_read_count, judge=_judge_count,
-    where="for {what}: ",
+    where="for {what}: ", reads="the count",
     success="3 · d_model · d_k, checked against count_parameters(SelfAttention(...)) for "
             + ", ".join(f"({m}, {k})" for m, k in SIZES)
             + f" and three sizes drawn at random. At d_model = 512, d_k = 64 that is {3 * 512 * 64:,} numbers, all "
@@ -261,12 +261,15 @@ check_attention_forward = Exercise(
 MODULE_CASES = ((3, 2, 5, 6, 4), (4, 1, 7, 12, 9))  #: (seed, B, T, d_model, d_k): batches of 2 and 1, all sizes differ
 
 
-def _module_slips(Q, K, V) -> list[tuple[torch.Tensor, str]]:
-    """[(what a slip returns, what the slip is)] on a batch Q, K (B, T, d_k), V (B, T, d_k)."""
-    d_k = Q.shape[-1]
+def _module_slips(Q, K, V, d_model) -> list[tuple[torch.Tensor, str]]:
+    """[(what a slip returns, what the slip is)] on a batch Q, K (B, T, d_k), V (B, T, d_k) from x (B, T, d_model)."""
+    T, d_k = Q.shape[-2:]
     S = Q @ K.transpose(-2, -1)  # (B, T, T)
     return [
         (torch.softmax(S, -1) @ V, f"the scale is missing: divide the scores by √d_k (here √{d_k})"),
+        (torch.softmax(S / math.sqrt(d_model), -1) @ V, f"you divided by √d_model = √{d_model}; the scale is √d_k = "
+         f"√{d_k}, the size of a query: Q.shape[-1], not x.shape[-1]"),
+        (torch.softmax(S / math.sqrt(T), -1) @ V, f"you divided by √T = √{T}, the number of tokens; the scale is √d_k"),
         (torch.softmax(K @ Q.transpose(-2, -1) / math.sqrt(d_k), -1) @ V,
          "wrong transpose: the scores are Q @ K.transpose(-2, -1) (row i = query i), not K @ Q.transpose(-2, -1)"),
         (torch.softmax(S / math.sqrt(d_k), -2) @ V, "softmax ran over the queries (dim=-2 or dim=1): "
@@ -340,7 +343,7 @@ def _module_expected(case):
 def _module_slips_of(case):
     reference, (x,) = _reference_module(case), case.args
     with torch.no_grad():
-        slips = _module_slips(reference.W_q(x), reference.W_k(x), reference.W_v(x))
+        slips = _module_slips(reference.W_q(x), reference.W_k(x), reference.W_v(x), case.d_model)
     return [(v, f"on {case.what}: {m}.") for v, m in slips]
 
 

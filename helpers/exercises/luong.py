@@ -53,7 +53,8 @@ def _context_slips(case):
             ((scores / scores.sum()) @ H, "you divided the scores by their sum; use softmax."),
             (torch.softmax(scores / math.sqrt(d), dim=0) @ H, "you divided the scores by √d, the Transformer's "
              "addition (notebook 05); Luong's dot score is plain s · h_j."),
-            (H.mean(axis=0), "that is the plain average of the encoder states; weight them by softmax(s · h_j)."))
+            (H.mean(axis=0), "that is the plain average of the encoder states; weight them by softmax(s · h_j)."),
+            (H[int(scores.argmax())], "that is the best-scoring h_j alone, a HARD choice; softmax blends them all."))
 
 
 check_luong_context = Exercise(
@@ -203,6 +204,8 @@ def _judge_cross(case, got, expected):
     T_q, T_k = case.args[0].shape[0], case.args[1].shape[0]
     if got.shape[:1] == (T_k,) and T_k != T_q:
         return f"Y has {T_k} rows, one per encoder token: the queries come from the decoder, X_dec @ W_q."
+    if got.shape == (T_q, T_k) and T_k != case.args[4].shape[1]:
+        return f"you returned a ({T_q}, {T_k}) matrix, one column per encoder token: that is W. Finish with Y = W @ V."
     return None
 
 

@@ -238,7 +238,7 @@ check_self_attention = Exercise(
     expects="self_attention(E) taking a (T, d) array and returning (T, d)",
     cases=lambda: [Case(E, what=what) for E, what in _cases()], judge=_judge_attention,
     draw=(_draw_embeddings, _draw_embeddings, partial(_draw_embeddings, pulled=True)),
-    expected=lambda case: self_attention(*case.args), slips=_attention_slips, name="Y on {what}",
+    expected=lambda case: self_attention(*case.args), slips=_attention_slips, name="Y on {what}", reads="Y",
     atol=1e-5, atol32=1e-4,   # float32 is right too: in torch its error reached 3.3e-5 over 20,000 drawn cases
     own="self_attention or attend or attention_weights or scaled_dot_product_attention or ParameterFreeAttention",
     hint="Recipe: S = E @ E.T / √d; W = softmax of each row; Y = W @ E.",

@@ -57,8 +57,6 @@ def _mask_error(case, error):
 
 def _read_additive(result, case):
     mask, = case.args
-    if result is None:
-        return None, "the function returned None. Did it forget to `return` the mask?"
     if isinstance(result, torch.Tensor) and result.dtype == torch.bool:
         if mask.dtype == torch.bool:
             which = "nn.MultiheadAttention's polarity" if torch.equal(result, mask == 0) else "a boolean mask"
@@ -151,8 +149,6 @@ def reference_scores_gb() -> float:
     """)
 def check_scores_gb(answer) -> Feedback:
     """Exercise 2: the GB of (T, T) scores for 32 heads, T = 8,192, bfloat16."""
-    if answer is None:
-        return wrong("scores_gb is None. Replace None with your number of GB (a plain number).")
     value, problem = one_number(answer, "scores_gb", "your number of GB")
     if problem is not None:
         return problem
@@ -163,6 +159,9 @@ def check_scores_gb(answer) -> Feedback:
     slips = [
         (expected * 1e9, "that is the number of bytes. Divide by 10⁹ for GB."),
         (expected * 1e9 / 2**30, "that is GiB (2³⁰ bytes). GB are 10⁹ bytes: divide the bytes by 1e9."),
+        (expected * 1e3, "that is MB (10⁶ bytes). GB are 10⁹ bytes: divide the bytes by 1e9."),
+        (expected * 8, "that counts 16 per number: bfloat16 is 16 bits, which is 2 bytes, and GB count bytes."),
+        (expected * 2e9 / 2**30, "that is 4 bytes per number, in GiB: bfloat16 uses 2 bytes, and a GB is 10⁹ bytes."),
         (expected / 32, "that is for one head. Every head has its own (T, T) matrix: multiply by 32."),
         (expected * 2, "that is twice as much: 4 bytes per number (float32; bfloat16 uses 2), or the scores and "
                        "the softmax weights together. The question asks for the scores alone, in bfloat16."),
@@ -249,6 +248,6 @@ check_achieved_tflops = Exercise(
     expects="achieved_tflops(B, H, T, d_k, milliseconds, causal=False) -> float", where="",
     cases=lambda: [_tflops_case(*case) for case in _TFLOP_CASES], read=_read_tflops, judge=_judge_tflops, rtol=0.01,
     draw=tuple(partial(_draw_tflops, causal=causal) for causal in (False, True, True)),
-    call=lambda answer, case: answer(*case.args[:5], causal=case.args[5]),   # causal by name, as the page calls it
+    call=lambda answer, case: answer(*case.args[:5], causal=case.args[5]), reads="the TFLOP/s",   # causal by name
     success="4·B·H·T²·d_k FLOPs (half when causal) over the time: the number to hold against a GPU's nominal peak "
             "(H100 SXM / H200: about 989 dense bf16 TFLOP/s on paper).")

@@ -201,15 +201,6 @@ def _draw_weights(rng) -> Case:
                            f"with key {j} near 1,000")
 
 
-def _read_weights(result, case):
-    if getattr(case, "first", False) and result is None:
-        return None, "scaled_weights returned None. Did the function forget to `return` the weights?"
-    if getattr(case, "first", False) and isinstance(result, (str, bytes)):
-        return None, (f"scaled_weights returned the text {result!r:.40}; it should return a NumPy array "
-                      "of weights, shape (T_q, T_k).")
-    return None
-
-
 def _judge_weights(case, W, expected):
     """The first test names the slip; the later ones say what changed since (a hard-coded d_k, an overflow)."""
     (Q, K), d_k = case.args, exercise_inputs()[0].shape[-1]
@@ -295,7 +286,7 @@ def _weights_verdict(answer) -> str:
 
 check_scaled_weights = Exercise(
     reference_scaled_weights, title="softmax(Q Kᵀ / √d_k)", expects="scaled_weights(Q, K) returning a (T_q, T_k) array",
-    cases=_weights_cases, draw=_draw_weights, read=_read_weights, judge=_judge_weights, success=_weights_verdict,
+    cases=_weights_cases, draw=_draw_weights, judge=_judge_weights, success=_weights_verdict,
     hint="Q is (T_q, d_k), K is (T_k, d_k): the scores are Q @ K.T, (T_q, T_k); a row-wise max or sum needs "
          "keepdims=True, shape (T_q, 1), to stretch across each row.",
     explanation="d_k is read from the shapes (the last axis of Q), so the same function works for any head size. "
