@@ -19,7 +19,7 @@ def describe(value) -> str:
         return f"{type(value).__name__} of shape {tuple(shape)}"
     if isinstance(value, (list, tuple)):
         return f"{type(value).__name__} of length {len(value)}"
-    return f"the text {value!r:.40}" if isinstance(value, (str, bytes)) else type(value).__name__
+    return type(value).__name__
 
 
 def plain(value):
@@ -42,7 +42,8 @@ def as_array(value, name: str) -> np.ndarray:
     """
     value = plain(value)
     if value is None or isinstance(value, (str, bytes, dict, set)):
-        raise TypeError(f"{name} should be numbers (a list or an array), but got {describe(value)}.")
+        got = f"the text {value[:40]!r}{'…' * (len(value) > 40)}" if isinstance(value, (str, bytes)) else None
+        raise TypeError(f"{name} should be numbers (a list or an array), but got {got or describe(value)}.")
     try:
         raw = np.asarray(value)
     except (TypeError, ValueError) as error:

@@ -197,7 +197,7 @@ def test_the_state_names_its_wrong_part_and_its_dtype():
 def test_a_rule_that_returns_no_truth_value_is_told_so():
     def forgets_to_return(q_start, q_stop, k_start, k_stop, T_q, T_k):
         skip = k_start > q_stop - 1 + T_k - T_q   # noqa: F841
-    not_yet(ex11.check_tile_is_future(forgets_to_return), "returned None", "`return`")
+    not_yet(ex11.check_tile_is_future(forgets_to_return), "for T_q=3, T_k=3", "returned None", "`return`")
     not_yet(ex11.check_tile_is_future(lambda *tile: "False"), "returned str 'False'")
 
 

@@ -24,6 +24,13 @@ def test_as_array_names_the_argument_for_non_numbers(bad):
         check.as_array(bad, "E")
 
 
+def test_text_is_quoted_whole_or_cut_with_an_ellipsis():
+    with pytest.raises(TypeError, match=r"but got the text 'abc'\.$"):
+        check.as_array("abc", "E")
+    with pytest.raises(TypeError, match=r"but got the text 'money bank grows money bank grows money '…\.$"):
+        check.as_array("money bank grows " * 5, "E")
+
+
 def test_matrix_reports_expected_and_actual_shape():
     with pytest.raises(ValueError, match=r"E should be 2-D with shape \(T, d\), but got shape \(4,\)"):
         check.matrix([1, 2, 3, 4], "E")

@@ -243,9 +243,10 @@ def _run_tiles(answer, case):
     def rule(*tile):
         said = answer(*tile)
         if said is None:
-            raise Refusal("your function returned None. Did it forget to `return` True (skip) or False?")
+            raise Refusal(f"for {case.what}: your function returned None. Did it forget to `return` its verdict?")
         if not isinstance(said, (bool, np.bool_, int, np.integer, torch.Tensor, np.ndarray)):
-            raise Refusal(f"your function returned {type(said).__name__} {said!r:.40}: return True (skip) or False.")
+            raise Refusal(f"for {case.what}: your function returned {type(said).__name__} {said!r:.30}: return True "
+                          "(skip) or False.")
         if math.prod(getattr(said, "shape", ())) != 1:   # a whole mask, not one verdict for the tile
             raise Refusal(f"for {case.what} your function returned a {type(said).__name__} of shape "
                           f"{tuple(said.shape)}: return one truth value for the whole tile (reduce a mask with "

@@ -150,9 +150,8 @@ def _read_head(result, case):
 def _judge_head(case, got, expected):
     head, table = tuple(int(v) for v in got), case.table
     label = f"{head[0]}.{head[1]}"
-    rise = table[head] - table[None]
+    rise, worst = table[head] - table[None], table[case.worst] - table[None]   # its copy loss rise, the worst
     name = induction.head_names(case.args[0])[head]
-    worst = table[case.worst] - table[None]
     if name == "induction head":
         return (f"on {case.what}: head {label} is an induction head; switching it off raises the copy loss by "
                 f"{rise:+.2f}, but another head's removal costs {worst:+.2f}: the other induction head still copies "

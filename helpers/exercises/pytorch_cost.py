@@ -160,8 +160,7 @@ def check_scores_gb(answer) -> Feedback:
         (expected * 1e9, "that is the number of bytes. Divide by 10⁹ for GB."),
         (expected * 1e9 / 2**30, "that is GiB (2³⁰ bytes). GB are 10⁹ bytes: divide the bytes by 1e9."),
         (expected * 1e3, "that is MB (10⁶ bytes). GB are 10⁹ bytes: divide the bytes by 1e9."),
-        (expected * 8, "that counts 16 per number: bfloat16 is 16 bits, which is 2 bytes, and GB count bytes."),
-        (expected * 2e9 / 2**30, "that is 4 bytes per number, in GiB: bfloat16 uses 2 bytes, and a GB is 10⁹ bytes."),
+        (expected * 8, "that uses 16 bytes per number: bfloat16 has 16 bits, which is 2 bytes."),
         (expected / 32, "that is for one head. Every head has its own (T, T) matrix: multiply by 32."),
         (expected * 2, "that is twice as much: 4 bytes per number (float32; bfloat16 uses 2), or the scores and "
                        "the softmax weights together. The question asks for the scores alone, in bfloat16."),
