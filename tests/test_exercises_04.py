@@ -6,6 +6,7 @@ import torch
 from verdicts import failing, student_module, verdict
 
 from helpers.attention_torch import SelfAttention
+from helpers.attention_torch import scaled_dot_product_attention as sdpa
 from helpers.exercises import learned_qkv as ex
 from helpers.exercises.engine import Solution
 from helpers.learning import soft_lookup
@@ -373,3 +374,9 @@ def test_a_count_that_requires_grad_is_read():
     def as_a_tensor(d_model, d_k):
         return torch.tensor(3.0 * d_model * d_k, requires_grad=True)
     assert verdict(ex.check_qkv_parameters(as_a_tensor))[0]
+
+
+def test_a_forward_made_of_the_courses_attention_passes_with_a_nudge():
+    passed, message = verdict(ex.check_attention_forward(lambda E, W_q, W_k, W_v: sdpa(E @ W_q, E @ W_k, E @ W_v)))
+    assert passed and message.endswith("It calls a ready-made scaled_dot_product_attention, though: write it yourself.")
+    assert "ready-made" not in verdict(ex.check_attention_forward(ex.reference_attention_forward))[1]

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import torch
 
+from helpers.attention_torch import attention_weights
 from helpers.exercises.engine import Feedback, Solution
 from helpers.exercises.scaling import (
     OTHER_D_K,
@@ -320,3 +321,9 @@ def test_rounded_weights_are_told_they_are_rounded():
     for decimals in (2, 4):
         fails(check_scaled_weights(lambda Q, K, k=decimals: np.round(reference_scaled_weights(Q, K), k)),
               f"rounded to {decimals} decimals", "unrounded")
+
+
+def test_scaled_weights_from_the_courses_attention_weights_pass_with_a_nudge_and_softmax_without():
+    message = passes(check_scaled_weights(lambda Q, K: attention_weights(torch.tensor(Q), torch.tensor(K)).numpy()))
+    assert "It calls a ready-made attention_weights, though: write it yourself." in message
+    assert "ready-made" not in passes(check_scaled_weights(lambda Q, K: softmax(Q @ K.T / np.sqrt(Q.shape[-1]))))

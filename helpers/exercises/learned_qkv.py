@@ -245,7 +245,7 @@ check_attention_forward = Exercise(
     reference_attention_forward, title="the forward pass", expects="attention_forward(E, W_q, W_k, W_v) returning Y",
     cases=lambda: [*(_forward(*case) for case in FORWARD_CASES), _large_forward()],
     draw=(_draw_forward, _draw_forward, partial(_draw_forward, spiked=True)),
-    errors=_forward_error,
+    errors=_forward_error, own="scaled_dot_product_attention or attention_weights or SelfAttention",
     reads="Y", shapes=_forward_shapes, name="Y on {what}", atol=1e-5,
     atol32=1e-4,   # float32 is right too: its rounding reached 2.1e-5 over 6,000 drawn cases
     expected=lambda case: scaled_dot_product_attention(*(case.args[0] @ W for W in case.args[1:])),

@@ -286,7 +286,7 @@ def _weights_verdict(answer) -> str:
 
 check_scaled_weights = Exercise(
     reference_scaled_weights, title="softmax(Q Kᵀ / √d_k)", expects="scaled_weights(Q, K) returning a (T_q, T_k) array",
-    cases=_weights_cases, draw=_draw_weights, judge=_judge_weights, success=_weights_verdict,
+    cases=_weights_cases, draw=_draw_weights, judge=_judge_weights, success=_weights_verdict, own="attention_weights",
     hint="Q is (T_q, d_k), K is (T_k, d_k): the scores are Q @ K.T, (T_q, T_k); a row-wise max or sum needs "
          "keepdims=True, shape (T_q, 1), to stretch across each row.",
     explanation="d_k is read from the shapes (the last axis of Q), so the same function works for any head size. "
