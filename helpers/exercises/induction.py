@@ -150,7 +150,7 @@ def _read_head(result, case):
 def _judge_head(case, got, expected):
     head, table = tuple(int(v) for v in got), case.table
     label = f"{head[0]}.{head[1]}"
-    rise, worst = table[head] - table[None], table[case.worst] - table[None]   # its copy loss rise, the worst
+    rise, worst = table[head] - table[None], table[case.worst] - table[None]   # its removal's cost; the worst one's
     name = induction.head_names(case.args[0])[head]
     if name == "induction head":
         return (f"on {case.what}: head {label} is an induction head; switching it off raises the copy loss by "

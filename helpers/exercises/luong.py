@@ -186,8 +186,8 @@ def _cross_attention_slips(X_dec, X_enc, W_q, W_k, W_v):
 
 
 def _draw_cross(rng, spiked=False) -> Case:
-    """Sizes that differ, float64; `spiked`: query i's scaled scores with keys j, k: 1,000 and 997 (a spare dim), where
-    float32's rounding reached 1.6e-4 of the largest output over 3,000 draws (so its tolerance: 1e-3 of that)."""
+    """Sizes that differ, float64; `spiked`: query i's scaled scores with keys j, k: 1,000 and 997 (a spare dim).
+    There float32's rounding reached 1.6e-4 of the largest output over 3,000 draws: atol32 is 1e-3 of it."""
     T_q, T_k, d = (int(n) for n in rng.choice([2, 3, 5, 6, 7, 9], 3))
     d_k, d_v = (int(n) for n in rng.choice([n for n in (2, 3, 5, 6, 7) if d not in (n, n * n)], 2, replace=False))
     g, i, j = torch.Generator().manual_seed(int(rng.integers(2**31))), int(rng.integers(T_q)), int(rng.integers(T_k))
