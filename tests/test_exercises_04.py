@@ -228,19 +228,26 @@ def test_module_names_the_slips():
     failing(ex.check_self_attention_module(_module(bias=True)), "bias=False", "a bias")
 
 
-def test_module_scaled_by_the_input_width_or_the_tokens_is_named():
+def test_module_scaled_by_the_input_width_the_tokens_or_the_pages_d_k_is_named():
     class ByWidth(_module()):   # the scores divided by √x.shape[-1] = √d_model, not √d_k
-        axis = -1
+        def size(self, x):
+            return x.shape[-1]
 
         def forward(self, x):
             Q, K, V = self.W_q(x), self.W_k(x), self.W_v(x)
-            return torch.softmax(Q @ K.transpose(-2, -1) / math.sqrt(x.shape[self.axis]), -1) @ V
+            return torch.softmax(Q @ K.transpose(-2, -1) / math.sqrt(self.size(x)), -1) @ V
 
     class ByTokens(ByWidth):   # by √x.shape[-2] = √T
-        axis = -2
+        def size(self, x):
+            return x.shape[-2]
+
+    class ByFour(ByWidth):   # by √4, the first case's d_k, hard-coded
+        def size(self, x):
+            return 4
 
     failing(ex.check_self_attention_module(ByWidth), "√d_model = √6", "not x.shape[-1]")
     failing(ex.check_self_attention_module(ByTokens), "√T = √5", "the number of tokens")
+    failing(ex.check_self_attention_module(ByFour), "with d_k = 9: you divided by 2 = √4, but here d_k = 9")
     failing(ex.check_self_attention_module(student_module(lambda Q, K, V: None)), "your forward returned None")
 
 

@@ -270,6 +270,7 @@ def _module_slips(Q, K, V, d_model) -> list[tuple[torch.Tensor, str]]:
         (torch.softmax(S / math.sqrt(d_model), -1) @ V, f"you divided by √d_model = √{d_model}; the scale is √d_k = "
          f"√{d_k}, the size of a query: Q.shape[-1], not x.shape[-1]"),
         (torch.softmax(S / math.sqrt(T), -1) @ V, f"you divided by √T = √{T}, the number of tokens; the scale is √d_k"),
+        (torch.softmax(S / 2, -1) @ V, f"you divided by 2 = √4, but here d_k = {d_k}: take it from Q.shape[-1]"),
         (torch.softmax(K @ Q.transpose(-2, -1) / math.sqrt(d_k), -1) @ V,
          "wrong transpose: the scores are Q @ K.transpose(-2, -1) (row i = query i), not K @ Q.transpose(-2, -1)"),
         (torch.softmax(S / math.sqrt(d_k), -2) @ V, "softmax ran over the queries (dim=-2 or dim=1): "
