@@ -2,6 +2,7 @@
 diagnosed by name, and answers that copy what the page shows, or ignore an argument, are refused."""
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -101,8 +102,31 @@ def test_an_answer_that_collects_the_stream_first_is_told_why():
             scores.append(float(s))
             values.extend(v.tolist())                                            # one flat list of floats
         return softmax_of(scores, torch.tensor(values, dtype=torch.float64).view(-1, d_v))
-    for answer in (collects, copies, as_numbers):
+    def into_a_buffer(stream, d_v):
+        S, V, n = np.empty(20_000), np.empty((20_000, d_v)), 0                   # made before the first key
+        for s, v in stream:
+            S[n], V[n], n = s.item(), v.numpy(), n + 1
+        return softmax_of(S[:n], V[:n])
+
+    def two_passes(stream, d_v):                                                 # no tensor made of all the keys
+        pairs = list(stream)
+        m = max(s for s, _ in pairs)
+        return m, sum(torch.exp(s - m) for s, _ in pairs), sum(torch.exp(s - m) * v for s, v in pairs)
+
+    def largest_first(stream, d_v):                                              # sorted: nothing to rescale
+        return ex11.slipped_running_softmax(sorted(stream, key=lambda pair: -pair[0]), d_v, rescale_l=False,
+                                            rescale_o=False)
+    for answer in (collects, copies, as_numbers, into_a_buffer, two_passes, largest_first):
         not_yet(ex11.check_running_softmax(answer), f"on {ex11.LONG} keys drawn at random", "grows with the keys")
+    not_yet(ex11.check_running_softmax(two_passes), "still held", "numbers in tensors at the last key")
+    not_yet(ex11.check_running_softmax(into_a_buffer), "bytes of Python objects")
+
+
+def test_m_and_l_as_tensors_of_one_number_pass():
+    def one_element(stream, d_v):
+        m, l, o = ex11.reference_running_softmax(stream, d_v)
+        return m.reshape(1), l.reshape(1, 1), o
+    passed(ex11.check_running_softmax(one_element))
 
 
 def test_a_print_per_key_is_no_memory_the_answer_keeps(capsys):
@@ -145,6 +169,7 @@ def test_a_rule_that_ignores_the_sizes_or_copies_the_square_case_fails():
     square = {(i, j) for i in range(4) for j in range(4) if j > i}               # the 8 × 8 case's tiles, memorised
     not_yet(ex11.check_tile_is_future(lambda qa, qb, ka, kb, T_q, T_k: (qa // 2, ka // 2) in square))
     not_yet(ex11.check_tile_is_future(lambda *args: "yes"))                     # a text is truthy, everywhere
+    not_yet(ex11.check_tile_is_future(lambda *args: False), "skipped no tile", "True for a tile to SKIP")
 
 
 def test_an_error_in_the_rule_is_reported_with_the_sizes():
@@ -199,6 +224,11 @@ def test_a_rule_that_returns_no_truth_value_is_told_so():
         skip = k_start > q_stop - 1 + T_k - T_q   # noqa: F841
     not_yet(ex11.check_tile_is_future(forgets_to_return), "for T_q=3, T_k=3", "returned None", "`return`")
     not_yet(ex11.check_tile_is_future(lambda *tile: "False"), "returned str 'False'")
+    for verdict in (torch.tensor(0.5), torch.tensor(float("nan")), np.float64(1.0)):   # truthy, but no verdict
+        not_yet(ex11.check_tile_is_future(lambda *tile, v=verdict: v), "return True (skip) or False")
+    right = ex11.reference_tile_is_future
+    passed(ex11.check_tile_is_future(lambda *tile: torch.tensor(right(*tile))))      # a bool or int tensor passes
+    passed(ex11.check_tile_is_future(lambda *tile: np.int8(right(*tile))))
 
 
 def test_an_answer_right_on_the_pages_cases_and_slipped_elsewhere_fails_every_time():

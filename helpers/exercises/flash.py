@@ -3,6 +3,7 @@ import contextlib
 import math
 import tracemalloc
 import types
+import weakref
 from functools import partial
 
 import numpy as np
@@ -75,47 +76,55 @@ def _draw_running(rng, low=False, long=False) -> Case:
                          f"{T} keys drawn at random{', scores near −1,000' * low}, d_v={d_v}")
 
 
-class _Largest(torch.overrides.TorchFunctionMode):
-    """Inside it, `most` is the most numbers in one tensor that a torch function or method returned."""
-    most = 0
+class _Watch(torch.overrides.TorchFunctionMode):
+    """Inside it: `most`, the most numbers in one tensor that a torch function or method returned; `alive`, the
+    tensors returned that are still in use (weakly held: a tensor the answer lets go of leaves it)."""
+
+    def __init__(self):
+        super().__init__()
+        self.most, self.alive = 0, weakref.WeakValueDictionary()   # by id: a tensor's == compares its numbers
 
     def __torch_function__(self, func, _types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
-        self.most = max([self.most] + [t.numel() for t in (out if isinstance(out, (tuple, list)) else [out])
-                                       if isinstance(t, torch.Tensor)])
+        for t in out if isinstance(out, (tuple, list)) else [out]:
+            if isinstance(t, torch.Tensor):
+                self.most, self.alive[id(t)] = max(self.most, t.numel()), t
         return out
 
 
-def _stream(pairs, at):
-    """Fresh copies of the (s, v) pairs; while tracemalloc runs, `at` gets the memory in use at key 30 and the last."""
+def _stream(pairs, watch=None):
+    """Fresh copies of the (s, v) pairs; with a `watch`, the numbers its tensors still hold at the last key."""
     for i, (s, v) in enumerate(pairs):
-        if i in (30, LONG - 1) and tracemalloc.is_tracing():
-            at.append(tracemalloc.get_traced_memory()[0])
+        if watch is not None and i == len(pairs) - 1:
+            watch.kept = sum(t.numel() for t in list(watch.alive.values()))   # the keys kept so far, and m, l, o
         yield s.clone(), v.clone()
 
 
 def _run_running(answer, case):
-    """The answer on the case's keys; on the long stream, its Python memory and the largest tensor it made too."""
-    (pairs, d_v), at, sink = case.args, [], types.SimpleNamespace(write=len, flush=lambda: None)
+    """The answer on the case's keys; on the long stream, its Python memory and the tensors it keeps too."""
+    (pairs, d_v), sink = case.args, types.SimpleNamespace(write=len, flush=lambda: None)
     if len(pairs) < LONG or tracemalloc.is_tracing():
-        return answer(_stream(pairs, at), d_v)
-    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), _Largest() as made:   # prints: dropped
+        return answer(_stream(pairs), d_v)
+    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), _Watch() as watch:   # prints: dropped
         tracemalloc.start()
         try:
-            result = answer(_stream(pairs, at), d_v)
+            result = answer(_stream(pairs, watch), d_v)
+            peak = tracemalloc.get_traced_memory()[1]   # m, l, o: some kB; the values kept: 8 bytes each or more
         finally:
             tracemalloc.stop()
-    grew = at[1] - at[0] if len(at) == 2 else 0   # m, l, o: none; caches, some kB; the values kept: 8 B each or more
-    if grew > 4 * (LONG - 31) * d_v or made.most > LONG * d_v // 2:   # the largest tensor of m, l, o: d_v numbers
-        raise Refusal(f"on {case.what}: your function kept {grew:,} more bytes of Python objects by the last key than "
-                      f"by key 30 and made a tensor of {made.most:,} numbers, memory that grows with the keys. A "
+    limit = LONG * d_v // 2                             # m, l and o hold d_v + 2 numbers; the values, LONG · d_v
+    kept = [f"still held {watch.kept:,} numbers in tensors at the last key"] * (watch.kept > limit) + [
+        f"made a tensor of {watch.most:,} numbers"] * (watch.most > limit) + [
+        f"used {peak:,} bytes of Python objects (NumPy arrays, lists)"] * (peak > 8 * limit)
+    if kept:
+        raise Refusal(f"on {case.what}: your function {' and '.join(kept)}, memory that grows with the keys. A "
                       "running softmax keeps only m, l and o: update them as each (s, v) arrives, and collect no keys.")
     return result
 
 
 def _state(m, l, o) -> np.ndarray:
     """(m, l, o) as one array [m, l, o_0 … o_{d_v−1}]."""
-    return np.concatenate([[float(m), float(l)], check.as_array(o, "o")])
+    return np.concatenate([check.as_array(x, name).reshape(-1) for name, x in zip("mlo", (m, l, o))])
 
 
 def _read_state(result, case):
@@ -244,15 +253,20 @@ def _run_tiles(answer, case):
         said = answer(*tile)
         if said is None:
             raise Refusal(f"for {case.what}: your function returned None. Did it forget to `return` its verdict?")
-        if not isinstance(said, (bool, np.bool_, int, np.integer, torch.Tensor, np.ndarray)):
-            raise Refusal(f"for {case.what}: your function returned {type(said).__name__} {said!r:.30}: return True "
-                          "(skip) or False.")
         if math.prod(getattr(said, "shape", ())) != 1:   # a whole mask, not one verdict for the tile
             raise Refusal(f"for {case.what} your function returned a {type(said).__name__} of shape "
                           f"{tuple(said.shape)}: return one truth value for the whole tile (reduce a mask with "
                           ".all() or .any(), whichever says 'no key of the tile is visible').")
+        if not isinstance(said, (bool, int, np.bool_, np.integer)) and not str(getattr(said, "dtype", "")).startswith(
+                ("torch.bool", "torch.int", "torch.uint", "bool", "int", "uint")):   # 0.5, nan: no truth value
+            raise Refusal(f"for {case.what}: your function returned {type(said).__name__} {said!r:.30}: return True "
+                          "(skip) or False.")
         return said
-    return tile_grid(rule, *case.args)
+    grid = tile_grid(rule, *case.args)
+    if not grid.any() and tile_grid(reference_tile_is_future, *case.args).any() and not rule(0, 1, 7, 8, 8, 8):
+        raise Refusal(f"for {case.what}: your function skipped no tile, not even query 0's tile of key 7 when T_q = "
+                      "T_k = 8, which is wholly in the future: return True for a tile to SKIP.")
+    return grid
 
 
 check_tile_is_future = Exercise(
