@@ -13,6 +13,7 @@ from helpers.attention_torch import attention_weights
 from helpers.exercises import parameter_free as pf
 from helpers.exercises import similarity_softmax as ss
 from helpers.exercises.engine import Feedback, Solution
+from helpers.fast_attention import lean_attention
 from helpers.learning import ParameterFreeAttention
 from helpers.similarity import softmax
 
@@ -191,6 +192,7 @@ def test_flows_row_says_what_precision_it_holds(answer, fragment):
 def test_flows_row_cut_off_or_off_in_the_second_decimal_is_told_so():
     _fails(pf.check_flows_row([0.06, 0.11, 0.82]), "cut off after two decimals", "Round")
     _fails(pf.check_flows_row([0.08, 0.10, 0.82]), "not right to two decimals", "round only at the end")
+    _fails(pf.check_flows_row([0.063, 0.116, 0.821]), "not right to two decimals")   # 0.116 rounds to 0.12
 
 
 def test_the_row_asked_for_is_not_one_the_notebook_prints():
@@ -531,6 +533,8 @@ def test_self_attention_with_the_courses_function_is_named_and_a_shape_error_get
     for answer, name in ((weights_from_the_course, "attention_weights"), (the_course_module, "ParameterFreeAttention")):
         feedback = pf.check_self_attention(answer)
         assert feedback.passed and feedback.message.endswith(f"a ready-made {name}, though: write it yourself.")
+    feedback = pf.check_self_attention(lambda E: lean_attention(*[torch.from_numpy(E)] * 3).numpy())
+    assert feedback.passed and feedback.message.endswith("a ready-made lean_attention, though: write it yourself.")
     message = pf.check_self_attention(lambda E: softmax(E.T @ E) @ E).message
     assert "raised ValueError" in message and "(it was given E (3, 4)). Recipe: S = E @ E.T / √d" in message
 
@@ -547,3 +551,8 @@ def test_softmax_errors_on_one_row_and_in_torch_say_which_axis():
         return e / e.sum(-1, keepdim=True)
     message = ss.check_stable_softmax(torch_without_keepdim).message
     assert "raised RuntimeError" in message and "in torch keepdim=True" in message
+
+
+def test_a_softmax_that_squeezes_a_single_row_fails():
+    fails_with = ss.check_stable_softmax(lambda x: ss.reference_softmax(x).squeeze())
+    assert not fails_with.passed and "one row" in fails_with.message and "(4,)" in fails_with.message

@@ -5,7 +5,7 @@ import numpy as np
 import torch
 from verdicts import failing, student_module, verdict
 
-from helpers.attention_torch import SelfAttention
+from helpers.attention_torch import SelfAttention, count_parameters
 from helpers.attention_torch import scaled_dot_product_attention as sdpa
 from helpers.exercises import learned_qkv as ex
 from helpers.exercises.engine import Solution
@@ -387,3 +387,14 @@ def test_a_forward_made_of_the_courses_attention_passes_with_a_nudge():
     passed, message = verdict(ex.check_attention_forward(lambda E, W_q, W_k, W_v: sdpa(E @ W_q, E @ W_k, E @ W_v)))
     assert passed and message.endswith("It calls a ready-made scaled_dot_product_attention, though: write it yourself.")
     assert "ready-made" not in verdict(ex.check_attention_forward(ex.reference_attention_forward))[1]
+
+    def torchs(E, W_q, W_k, W_v):                                               # by its dotted path
+        return torch.nn.functional.scaled_dot_product_attention(E @ W_q, E @ W_k, E @ W_v)
+    passed, message = verdict(ex.check_attention_forward(torchs))
+    assert passed and message.endswith("It calls a ready-made scaled_dot_product_attention, though: write it yourself.")
+
+
+def test_a_count_is_exact_and_the_courses_counter_is_named():
+    assert not verdict(ex.check_qkv_parameters(lambda d_model, d_k: 3 * d_model * d_k + 1e-7))[0]
+    passed, message = verdict(ex.check_qkv_parameters(lambda m, k: count_parameters(SelfAttention(m, k))))
+    assert passed and message.endswith("It calls a ready-made count_parameters, though: write it yourself.")

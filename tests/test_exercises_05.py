@@ -17,6 +17,7 @@ from helpers.exercises.scaling import (
     reference_divisor,
     reference_scaled_weights,
 )
+from helpers.scaling import scale_constant
 from helpers.similarity import softmax
 
 
@@ -327,3 +328,11 @@ def test_scaled_weights_from_the_courses_attention_weights_pass_with_a_nudge_and
     message = passes(check_scaled_weights(lambda Q, K: attention_weights(torch.tensor(Q), torch.tensor(K)).numpy()))
     assert "It calls a ready-made attention_weights, though: write it yourself." in message
     assert "ready-made" not in passes(check_scaled_weights(lambda Q, K: softmax(Q @ K.T / np.sqrt(Q.shape[-1]))))
+
+
+def test_one_query_keeps_its_row_and_the_pages_scale_constant_is_named():
+    def squeezed(Q, K):
+        return reference_scaled_weights(Q, K).squeeze()                          # (T_k,) when T_q = 1
+    fails(check_scaled_weights(squeezed), "with one query", "(6,)", "(1, 6)")
+    feedback = check_divisor(lambda d_model, n_heads: scale_constant(d_model, n_heads))
+    assert feedback.passed and feedback.message.endswith("a ready-made scale_constant, though: write it yourself.")

@@ -134,10 +134,7 @@ class Exercise:
                     return wrong(message)
         except Placeholder as unfinished:
             return wrong(raised(NotImplementedError(), *unfinished.args))
-        verdict = self.success(answer) if callable(self.success) else self.success
-        if word := next((w for w in self.own.split(" or ") if self.own and calls_library(answer, w)), None):
-            verdict += f" It calls a ready-made {word}, though: write it yourself."
-        return correct(verdict)
+        return correct((self.success(answer) if callable(self.success) else self.success) + nudge(answer, self.own))
 
     def judge_case(self, answer, case: Case) -> str | None:
         """The first problem with the answer on one case, as a message; None if it is right there."""
@@ -315,7 +312,7 @@ def calls_library(function, word: str) -> bool:
     names, word = {k: v for k, v in scope.items() if k not in local}, word.lower()
     for node in ast.walk(own):
         if isinstance(node, ast.Attribute) and word in node.attr.lower():
-            owner = getattr(node.value, "id", None)   # utils.stable_softmax, cfg.split_heads: the student's own
+            owner = ast.unparse(node.value).split(".")[0]   # nn.functional.x: nn's; utils.softmax: the student's
             if owner in names and _a_library(names[owner]) or owner not in names and word == "softmax":
                 return True                  # torch.softmax, F.softmax, nn.Softmax, special.softmax, x.softmax
         named = names.get(getattr(node, "id", None))
@@ -323,6 +320,12 @@ def calls_library(function, word: str) -> bool:
                                                                          or node.id).lower():
             return True                      # imported by name, or under another (softmax as sm)
     return False
+
+
+def nudge(answer, own: str) -> str:
+    """" It calls a ready-made …" if the answer calls the course's `own` ("a or b": any of several), else ""."""
+    word = next((w for w in own.split(" or ") if own and calls_library(answer, w)), None)
+    return f" It calls a ready-made {word}, though: write it yourself." if word else ""
 
 
 # --- comparing numbers -----------------------------------------------------------------------------

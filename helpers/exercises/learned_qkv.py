@@ -145,7 +145,7 @@ check_qkv_parameters = Exercise(
     expects="qkv_parameters(d_model, d_k) returning a whole number",
     cases=lambda: [Case(m, k, what=f"d_model={m}, d_k={k}") for m, k in SIZES], draw=_draw_sizes,
     expected=lambda case: count_parameters(SelfAttention(*case.args)), read=_read_count, judge=_judge_count,
-    where="for {what}: ", reads="the count",
+    where="for {what}: ", reads="the count", atol=0.0, own="count_parameters or SelfAttention",   # exactly
     success="3 · d_model · d_k, checked against count_parameters(SelfAttention(...)) for "
             + ", ".join(f"({m}, {k})" for m, k in SIZES)
             + f" and three sizes drawn at random. At d_model = 512, d_k = 64 that is {3 * 512 * 64:,} numbers, all "

@@ -76,7 +76,7 @@ def check_flows_row(w) -> Feedback:
         fix = "Those are percentages: give the fractions." if np.isclose(got.sum(), 100.0, atol=1.5) else (
             "Divide each exponential by their sum.")
         return wrong(f"your weights sum to {got.sum():.4f}, not 1. {fix}")
-    if not np.allclose(got, W[_ROW], atol=ROUNDING_TOLERANCE) and np.allclose(got, W[_ROW], atol=0.05):
+    if not np.array_equal(np.round(got, 2), np.round(W[_ROW], 2)) and np.allclose(got, W[_ROW], atol=0.05):
         if np.allclose(got, np.floor(W[_ROW] * 100) / 100, atol=1e-9):
             return wrong("close: those are the weights cut off after two decimals. Round each to the nearest "
                          "hundredth instead.")
@@ -240,7 +240,8 @@ check_self_attention = Exercise(
     draw=(_draw_embeddings, _draw_embeddings, partial(_draw_embeddings, pulled=True)),
     expected=lambda case: self_attention(*case.args), slips=_attention_slips, name="Y on {what}", reads="Y",
     atol=1e-5, atol32=1e-4,   # float32 is right too: in torch its error reached 3.3e-5 over 20,000 drawn cases
-    own="self_attention or attend or attention_weights or scaled_dot_product_attention or ParameterFreeAttention",
+    own="self_attention or attend or attention_weights or scaled_dot_product_attention or ParameterFreeAttention "
+        "or flash_attention or tiled_attention or lean_attention",
     hint="Recipe: S = E @ E.T / √d; W = softmax of each row; Y = W @ E.",
     success="your self_attention matches helpers.attention.self_attention on all seven inputs and on three drawn at "
             "random.")

@@ -11,6 +11,7 @@ from helpers.exercises.engine import (
     correct,
     named_slip,
     not_a_function,
+    nudge,
     one_number,
     raised,
     rounded,
@@ -81,8 +82,9 @@ def check_divisor(divisor) -> Feedback:
         answers.append(got)
     failed = [(case, c) for case, c in zip(cases, answers, strict=True) if not _close(c, reference_divisor(*case))]
     if not failed:
-        return correct("c = √(d_model / n_heads): 8 for d_model = 512 with 8 heads (not √512 ≈ 22.6), "
-                       "and 8 again for 768 with 12 heads: many real models use d_k = 64 per head.")
+        return correct("c = √(d_model / n_heads): 8 for d_model = 512 with 8 heads (not √512 ≈ 22.6), and 8 again "
+                       "for 768 with 12 heads: many real models use d_k = 64 per head."
+                       + nudge(divisor, "scale_constant"))
     (d_model, n_heads), _ = failed[0]
     d_k = d_model // n_heads
     right = f" d_k = {d_model} / {n_heads} = {d_k}, so c = √{d_k} = {math.sqrt(d_k):.4g}."
@@ -189,7 +191,8 @@ def _weights_cases():
                                        f"{_largest_large_score():,.0f})"),
             Case(*cut, what=f"d_k = {OTHER_D_K} (Q (4, {OTHER_D_K}), K (6, {OTHER_D_K}))"),
             Case(np.array([[1.0, 0, 0], [0, 0, 60]]), np.array([[1.0, 0, 0], [0, 1, 0], [0, 0, 60], [1, 1, 1]]),
-                 what="Q (2, 3) and K (4, 3) whose rows' scores lie thousands apart")]
+                 what="Q (2, 3) and K (4, 3) whose rows' scores lie thousands apart"),
+            Case(exercise_inputs()[0][:1], exercise_inputs()[1], what="one query, Q (1, 32), K (6, 32)")]
 
 
 def _draw_weights(rng) -> Case:
