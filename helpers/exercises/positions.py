@@ -132,7 +132,7 @@ check_shuffled_outputs = Exercise(
     expects="shuffled_outputs(Y, order) returning a (T, d_k) tensor", cases=lambda: [_shuffle_case()],
     draw=(_draw_shuffle, _draw_shuffle, partial(_draw_shuffle, T=len(ORDER))),   # one as long as the page's
     expected=lambda case: case.Y_shuffled, slips=_shuffle_slips,
-    name="the outputs for {what}", atol=1e-6, hint="each word keeps its output vector; only the rows change places.",
+    name="the result for {what}", atol=1e-6, hint="each word keeps its output vector; only the rows change places.",
     success="your prediction equals what SelfAttention computes on the shuffled sentence, for this order and three "
             "drawn at random: every output is the same vector as before, in the new order. Attention without "
             "positions cannot tell the two orders apart.",
