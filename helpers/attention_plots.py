@@ -58,7 +58,7 @@ def inside_hull(points, hull, tol: float = 1e-9) -> np.ndarray:
 
 
 def gravity_plot(E, Y, labels, *, basis=None, ax=None, title: str = "", color=None,
-                 hull: bool = True, show_labels: bool = True, start_label: str | None = "static e",
+                 hull: bool = True, start_label: str | None = "static e",
                  end_label: str | None = "contextual y"):
     """Static points e_i, their hull, an arrow e_i -> y_i per token; call twice on one Axes to compare."""
     E, Y = np.asarray(E, dtype=float), np.asarray(Y, dtype=float)
@@ -77,10 +77,9 @@ def gravity_plot(E, Y, labels, *, basis=None, ax=None, title: str = "", color=No
                     arrowprops=dict(arrowstyle="-|>", color=end_color, lw=2, shrinkA=4, shrinkB=4))
     ax.scatter(Pe[:, 0], Pe[:, 1], s=80, color=COLORS["static"], zorder=3, label=start_label or "_nolegend_")
     ax.scatter(Py[:, 0], Py[:, 1], s=80, color=end_color, marker="D", zorder=3, label=end_label or "_nolegend_")
-    if show_labels:
-        size = plt.rcParams["font.size"]
-        for (x, y), word in zip(Pe, labels):
-            ax.annotate(word, (x, y), xytext=(6, 6), textcoords="offset points", color=COLORS["static"], fontsize=size)
+    for (x, y), word in zip(Pe, labels):
+        ax.annotate(word, (x, y), xytext=(6, 6), textcoords="offset points", color=COLORS["static"],
+                    fontsize=plt.rcParams["font.size"])
     ax.margins(x=0.1, y=0.14)   # room for the word labels (drawn up and right of each point) below the title
     ax.set(aspect="equal", xlabel="view axis 1", ylabel="view axis 2", title=title)
     return ax

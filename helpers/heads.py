@@ -149,14 +149,6 @@ MASK_TYPES = ("none", "causal", "padding", "padding + causal")
 D_MODEL, N_HEADS = 16, 4
 
 
-def embed_words(words, d_model: int = D_MODEL, seed: int = 9):
-    """(T,) words -> (T, d_model) float64: a fixed random vector per word of BATCH_SENTENCES, zeros for PAD."""
-    vocabulary = sorted({w for s in BATCH_SENTENCES for w in s.split()})
-    table = torch.from_numpy(random_table(len(vocabulary), d_model, seed))   # (V, d_model)
-    return torch.stack([table[vocabulary.index(w)] if w != PAD else torch.zeros(d_model, dtype=torch.float64)
-                        for w in words])
-
-
 def demo_model(d_model: int = D_MODEL, n_heads: int = N_HEADS, seed: int = 0, scale: float = 0.6):
     """An untrained float64 MultiHeadAttention with weights N(0, scale²) from `seed`, the same on every PyTorch."""
     mha = MultiHeadAttention(d_model, n_heads).double()
@@ -168,11 +160,15 @@ def demo_model(d_model: int = D_MODEL, n_heads: int = N_HEADS, seed: int = 0, sc
 
 
 def padded_batch(sentences=BATCH_SENTENCES):
-    """Sentences -> (padded word lists, lengths (B,), X (B, T_max, d_model)), padded at the end with PAD."""
+    """Sentences -> (padded word lists, lengths (B,), X (B, T_max, d_model)), padded at the end with PAD. X is float64:
+    a fixed random vector per word of BATCH_SENTENCES, zeros for PAD."""
     rows = [s.split() for s in sentences]
     T = max(len(r) for r in rows)
     words = [r + [PAD] * (T - len(r)) for r in rows]
-    return words, torch.tensor([len(r) for r in rows]), torch.stack([embed_words(w) for w in words])
+    vocabulary = sorted({w for s in BATCH_SENTENCES for w in s.split()})   # (V,) words; PAD: a zero row after them
+    table = torch.cat([torch.from_numpy(random_table(len(vocabulary), D_MODEL, 9)), torch.zeros(1, D_MODEL).double()])
+    ids = torch.tensor([[vocabulary.index(w) if w != PAD else -1 for w in r] for r in words])   # (B, T_max)
+    return words, torch.tensor([len(r) for r in rows]), table[ids]
 
 
 def head_pattern_data(sentence: str, head: int, mask_type: str = "none", model=None) -> dict:

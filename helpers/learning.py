@@ -71,10 +71,8 @@ class SentenceClassifier(nn.Module):
     def __init__(self, attention: nn.Module, d_out: int, n_classes: int = 2, hidden: int | None = None):
         super().__init__()
         self.attention = attention
-        if hidden is None:
-            self.readout = nn.Linear(d_out, n_classes)
-        else:
-            self.readout = nn.Sequential(nn.Linear(d_out, hidden), nn.ReLU(), nn.Linear(hidden, n_classes))
+        self.readout = nn.Linear(d_out, n_classes) if hidden is None else nn.Sequential(
+            nn.Linear(d_out, hidden), nn.ReLU(), nn.Linear(hidden, n_classes))
 
     def forward(self, E: torch.Tensor) -> torch.Tensor:
         Y = self.attention(E)  # (B, T, d) -> (B, T, d_out)
@@ -119,9 +117,7 @@ _INDEX = {word: i for i, word in enumerate(VOCAB)}
 
 def label_of(words, task: str = "idiom") -> int:
     """1 or 0 for a sentence's five words. 'idiom': is head + partner an idiom? 'keyword': is 'cake' there?"""
-    if task == "idiom":
-        return int((words[0], words[2]) in IDIOMS)
-    return int(words[2] == "cake")
+    return int((words[0], words[2]) in IDIOMS if task == "idiom" else words[2] == "cake")
 
 
 @dataclass(frozen=True)
@@ -254,11 +250,8 @@ def train_model(name: str, dataset: Dataset, *, steps: int = 150, lr: float = 0.
             test_ids = torch.from_numpy(dataset.test_ids)  # (N_test, T)
             correct = model(table[test_ids]).argmax(dim=-1) == torch.from_numpy(dataset.test_labels)  # (N_test,)
             outputs = model.attention(E_examples).numpy().copy()  # (4, T, d_out)
-    by_pair = np.zeros((len(HEADS), len(PARTNERS)))
-    for h, head in enumerate(HEADS):
-        for p, partner in enumerate(PARTNERS):
-            rows = (test_ids[:, 0] == _INDEX[head]) & (test_ids[:, 2] == _INDEX[partner])
-            by_pair[h, p] = float(correct[rows].double().mean())
+    by_pair = np.array([[float(correct[(test_ids[:, 0] == _INDEX[head]) & (test_ids[:, 2] == _INDEX[partner])]
+                               .double().mean()) for partner in PARTNERS] for head in HEADS])   # (heads, partners)
     return ModelRun(name, count_parameters(model), count_parameters(model.attention), np.array(losses),
                     np.array(accuracies), float(correct.double().mean()), by_pair, np.array(snap_steps),
                     np.stack(snaps), outputs)

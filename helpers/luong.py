@@ -71,9 +71,6 @@ def qkv_attention(X_q, X_kv, P: dict | None = None) -> dict[str, torch.Tensor]:
     return {"Q": Q, "K": K, "V": V, "W": attention_weights(Q, K), "Y": scaled_dot_product_attention(Q, K, V)}
 
 
-DICTIONARY_KEYS = ("a", "b", "c")
-
-
 def dictionary_lookup(value_c: float = 4.0, noise: float = 1.0) -> dict:
     """Look up 'b' in {'a': 1, 'b': 2, 'c': value_c} three ways: Luong's (whole h_j), with a learned W_q only
     (keys and values still the whole h_j), and with separate W_q, W_k, W_v. Each h_j is (one-hot key code | value);
@@ -86,7 +83,7 @@ def dictionary_lookup(value_c: float = 4.0, noise: float = 1.0) -> dict:
     W_v = torch.eye(4)[:, 3:]                                                        # (4, 1) reads the value
     w_query = torch.softmax(H_dict[:, :3] @ (q @ W_q), dim=0)                        # (3,) only the query projected
     w_roles = torch.softmax((H_dict @ W_k) @ (q @ W_q), dim=0)                       # (3,)
-    return {"keys": list(DICTIONARY_KEYS), "weights_luong": w_luong.numpy(), "weights_query_only": w_query.numpy(),
+    return {"keys": ["a", "b", "c"], "weights_luong": w_luong.numpy(), "weights_query_only": w_query.numpy(),
             "weights_roles": w_roles.numpy(), "answer_luong": float((w_luong @ H_dict)[3]),
             "answer_query_only": float((w_query @ H_dict)[3]),
             "answer_roles": float((w_roles @ (H_dict @ W_v))[0]), "true": 2.0}

@@ -396,13 +396,12 @@ def piece_calls(batch_heads: int = 8, T: int = 1024, d_k: int = 64, *, seed: int
     Q, K, V = make_qkv(batch_heads, T, d_k, seed=seed)    # each (1, B·H, T, d_k)
     q = (Q[0] / math.sqrt(d_k)).contiguous()               # (B·H, T, d_k)
     k_t = K[0].transpose(1, 2).contiguous()                # (B·H, d_k, T)
-    v = V[0].contiguous()                                  # (B·H, T, d_k)
     S = torch.bmm(q, k_t)                                  # (B·H, T, T): the buffer, allocated once
     Q3, K3, V3 = (x[0].contiguous() for x in (Q, K, V))    # (B·H, T, d_k): 3-D, same numbers
     return {
         "Q Kᵀ into a (T, T) buffer": lambda: torch.bmm(q, k_t, out=S),
         "softmax of the buffer, in place": lambda: torch.softmax(S, dim=-1, out=S),
-        "S · V": lambda: torch.bmm(S, v),
+        "S · V": lambda: torch.bmm(S, V3),
         "SDPA, whole call, 4-D inputs": lambda: F.scaled_dot_product_attention(Q, K, V),
         "SDPA, whole call, 3-D inputs": lambda: F.scaled_dot_product_attention(Q3, K3, V3),
     }

@@ -83,8 +83,7 @@ def heatmaps(matrices: Sequence, titles: Sequence[str], row_labels=None, col_lab
     """Several heatmaps side by side, one title each (or None), the labels shared. Returns (fig, axes)."""
     arrays = [np.asarray(M, dtype=float) for M in matrices]
     titles = [""] * len(arrays) if titles is None else titles
-    vmin = min(a.min() for a in arrays) if shared_scale else None
-    vmax = max(a.max() for a in arrays) if shared_scale else None
+    vmin, vmax = (min(a.min() for a in arrays), max(a.max() for a in arrays)) if shared_scale else (None, None)
     width = sum(1.0 * a.shape[1] + 1.6 for a in arrays)
     height = max(0.75 * a.shape[0] + 1.6 for a in arrays)
     shrink = min(1.0, MAX_FIGURE_WIDTH / width)

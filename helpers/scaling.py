@@ -113,9 +113,7 @@ def attention_snapshot(d_k: int, scaled: bool = True, *, T: int = 16, n_queries:
     """
     d_k, T = check.count(d_k, "d_k (the dimension of each query and key)"), check.count(T, "T (the keys)")
     S, G = _scores_and_upstream(d_k, T, n_queries, seed)
-    result = _summarise(S, G, math.sqrt(d_k) if scaled else 1.0)
-    result.update({"d_k": d_k, "scaled": bool(scaled), "T": T})
-    return result
+    return _summarise(S, G, math.sqrt(d_k) if scaled else 1.0) | {"d_k": d_k, "scaled": bool(scaled), "T": T}
 
 
 def saturation_table(d_values=POWERS_OF_TWO, *, T: int = 16, n_queries: int = 512, seed: int = 0) -> dict:
@@ -175,9 +173,7 @@ def gradient_measurements(d_values=POWERS_OF_TWO, scaled: bool = True, *, n_seq:
                             f"{prefix}_p90": np.percentile(values, 90)})
             for key, value in row.items():
                 out.setdefault(key, []).append(value)
-    result = {k: np.array(v, dtype=np.float64) for k, v in out.items()}
-    result.update({"d": np.array(d_values), "scaled": bool(scaled)})
-    return result
+    return {k: np.array(v, dtype=float) for k, v in out.items()} | {"d": np.array(d_values), "scaled": bool(scaled)}
 
 
 # --------------------------------------------------------------------------- Step 4: the constant, per head

@@ -63,10 +63,8 @@ def weights_bars(rows, titles, *, suptitle: str = ""):
     grow = plt.rcParams["font.size"] / 13   # larger fonts (presenter mode) get a larger figure
     fig, axes = plt.subplots(1, len(rows), figsize=(4.2 * grow * len(rows), 3.9 * grow), sharey=True, squeeze=False)
     label_height = 0.1   # of a value label, in weight units (the y axis runs from 0 to 1.12)
-    uniform_sizes = set()
     for ax, w, title in zip(axes[0], rows, titles):
         uniform = 1 / len(w)
-        uniform_sizes.add(len(w))
         ax.bar(range(len(w)), w, color=COLORS["contextual"], width=0.6)
         for k, v in enumerate(w):
             y = v + 0.02
@@ -76,7 +74,7 @@ def weights_bars(rows, titles, *, suptitle: str = ""):
         ax.axhline(uniform, color="#888888", ls="--", lw=1)
         ax.set(xticks=range(len(w)), xticklabels=[f"token {k}" for k in range(len(w))], ylim=(0, 1.12), title=title)
     axes[0][0].set_ylabel("weight")
-    n_text = "/".join(str(n) for n in sorted(uniform_sizes))
+    n_text = "/".join(str(n) for n in sorted({len(w) for w in rows}))
     line = plt.Line2D([], [], color="#888888", ls="--", lw=1)
     fig.legend([line], [f"uniform weight 1/{n_text}: every token the same"], loc="lower center", frameon=False)
     if suptitle:

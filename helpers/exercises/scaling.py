@@ -223,10 +223,8 @@ def _judge_weights(case, W, expected):
             return (f"{first} the weights contain NaN or infinity: exp above about 709.8 overflows. Subtract each "
                     "row's maximum first, as notebook 02's stable softmax does: S - S.max(axis=-1, keepdims=True) "
                     "(or use softmax from helpers.similarity).")
-        if not _same(W, expected):
-            return (f"{first} some weights are off. Read d_k = Q.shape[-1], subtract each row's maximum before "
-                    "exp, and do not clip or round the scores.")
-        return None
+        return (f"{first} some weights are off. Read d_k = Q.shape[-1], subtract each row's maximum before "
+                "exp, and do not clip or round the scores.")   # the engine has passed the right ones already
     (t_q, t_k) = expected.shape
     if W.shape != expected.shape:
         swapped = " = (T_k, T_q): keys and queries are swapped" if W.shape == (t_k, t_q) else ""
@@ -254,8 +252,6 @@ def _judge_weights(case, W, expected):
                     "each row of Q Kᵀ / √d_k: exp, then divide by the row's sum.")
         return (f"row sums are {np.round(row_sums, 4).tolist()}, but each row of weights must sum to 1. "
                 "If you took exp, divide each row by its own sum (axis=-1, keepdims=True).")
-    if _same(W, expected):
-        return None
     peak = expected.max(axis=-1).mean()
     for divisor, slip in ((1.0, "the scores were not divided by √d_k"),
                           (d_k, f"the scores were divided by d_k = {d_k}, not by its square root"),

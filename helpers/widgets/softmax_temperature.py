@@ -62,9 +62,7 @@ class _Bars:
             if not shown:
                 continue
             x, w = (k + 0.5) / n, weights[k]
-            bar.set_x(x - 0.3 / n)
-            bar.set_width(0.6 / n)
-            bar.set_height(w)
+            bar.set_bounds(x - 0.3 / n, 0, 0.6 / n, w)   # left, bottom, width, height
             y = w + 0.01
             if y < uniform < y + _LABEL_HEIGHT:   # the label would sit on the dashed line: lift it above
                 y = uniform + 0.01
