@@ -274,7 +274,7 @@ def test_a_case_can_carry_its_own_prefix_and_sizes():
     check = Exercise(add, title="sum", expects="add(a, b)", cases=lambda: [case],
                      draw=lambda rng: Case(1, 1, what="drawn"), success="ok", explanation="one line")
     assert check(lambda a, b: None).message.startswith("your function returned None")
-    assert check(lambda a, b: 3.0).message.startswith("the result on drawn has the right shape but the wrong values")
+    assert check(lambda a, b: 3.0).message.startswith("the result on drawn is not right: 3 is too ")
     assert check.solution().code == "def add(a, b):\n    return a + b   # the worked solution"
     assert check.solution().explanation == "one line"
 

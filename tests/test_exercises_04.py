@@ -41,7 +41,7 @@ def test_soft_lookup_names_the_slips():
     failing(ex.check_soft_lookup(lambda q, K, v: np.ones(5)), "one number")
     failing(ex.check_soft_lookup(lambda q, K, v: math.nan), "overflowed")
     failing(ex.check_soft_lookup(lambda q, K, v: None), "None")
-    failing(ex.check_soft_lookup(lambda q, K, v: 1.0), "wrong values")
+    failing(ex.check_soft_lookup(lambda q, K, v: 1.0), "is not right: 1 is too")
     failing(ex.check_soft_lookup(lambda q, K, v: _softmax(K @ q / np.sqrt(len(q))) @ v), "√d = √3", "no scale")
     failing(ex.check_soft_lookup(lambda q, K, v: _softmax(K @ q / np.sqrt(len(K))) @ v),
             "(or by √n, the number of keys)", "no scale")

@@ -359,9 +359,9 @@ def compare_numbers(got, expected, name: str, *, atol: float = 1e-4, rtol: float
         return f"{name} is rounded to {decimals} decimal{'s' * (decimals > 1)}: return the numbers unrounded."
     if off.any():
         where = tuple(int(i) for i in np.argwhere(off)[0])
-        at = f" at position {where}" if where else ""
         direction = "too large" if got[where] > expected[where] else "too small"
-        return f"{name} has the right shape but the wrong values{at}: {got[where]:.4g} is {direction}.{hint}"
+        said = f"has the right shape but the wrong values at position {where}" if where else "is not right"
+        return f"{name} {said}: {got[where]:.4g} is {direction}.{hint}"
     return None
 
 
