@@ -398,3 +398,13 @@ def test_a_count_is_exact_and_the_courses_counter_is_named():
     assert not verdict(ex.check_qkv_parameters(lambda d_model, d_k: 3 * d_model * d_k + 1e-7))[0]
     passed, message = verdict(ex.check_qkv_parameters(lambda m, k: count_parameters(SelfAttention(m, k))))
     assert passed and message.endswith("It calls a ready-made count_parameters, though: write it yourself.")
+
+
+def test_a_row_max_or_sum_without_keepdim_is_named():
+    def shifted(E, W_q, W_k, W_v, keep_max=False, keep_sum=True):
+        Q, K, V = E @ W_q, E @ W_k, E @ W_v
+        S = Q @ K.T / math.sqrt(Q.shape[-1])                                     # (T, T): square, so (T,) broadcasts
+        e = torch.exp(S - S.max(-1, keepdim=keep_max).values)
+        return (e / e.sum(-1, keepdim=keep_sum)) @ V
+    failing(ex.check_attention_forward(shifted), "shifted by the wrong max", "keepdim=True")
+    failing(ex.check_attention_forward(lambda *a: shifted(*a, keep_max=True, keep_sum=False)), "the wrong sum")

@@ -182,6 +182,8 @@ def _forward_slips(E, W_q, W_k, W_v) -> list[tuple[torch.Tensor, str]]:
     Q, K, V = E @ W_q, E @ W_k, E @ W_v
     (T, d_model), d_k, d_v = E.shape, Q.shape[-1], V.shape[-1]
     S = Q @ K.T
+    A, flat = S / math.sqrt(d_k), "has shape (T,) and lines up with the COLUMNS: keepdim=True"
+    e = torch.exp(A - A.amax(-1, keepdim=True))   # S is square: a (T,) max or sum broadcasts without an error
     which = f"the scale is √d_k, the length of the query and key vectors (here d_k = {d_k})"
     divisors = [
         (1.0, f"you forgot to divide the scores by √d_k (here √{d_k} = {math.sqrt(d_k):g})"),
@@ -196,6 +198,8 @@ def _forward_slips(E, W_q, W_k, W_v) -> list[tuple[torch.Tensor, str]]:
         (torch.softmax(S / math.sqrt(d_k), 0) @ V, "softmax ran over dim 0: each ROW must sum to 1, use dim=-1"),
         (S / math.sqrt(d_k) @ V, "softmax is missing: the raw scores were used as weights"),
         (torch.softmax(K @ Q.T / math.sqrt(d_k), -1) @ V, "queries and keys are swapped: S = Q @ K.T, not K @ Q.T"),
+        (torch.softmax(A - A.amax(-1), -1) @ V, f"each row was shifted by the wrong max: S.max(-1).values {flat}"),
+        ((e / e.sum(-1)) @ V, f"each row was divided by the wrong sum: e.sum(-1) {flat}"),
     ]
 
 
