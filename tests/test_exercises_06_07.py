@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from helpers.attention_torch import causal_mask
+from helpers.attention_torch import attention_weights, causal_mask
 from helpers.attention_torch import scaled_dot_product_attention as sdpa
 from helpers.exercises import luong as ex06
 from helpers.exercises import pytorch_cost as ex07
@@ -464,3 +464,9 @@ def test_counts_in_messages_agree_in_number():
     verdict(ex07.check_additive_mask(lambda mask: torch.zeros(mask.shape)), False, "the values are 0 only")
     verdict(ex07.check_achieved_tflops(lambda *a, **k: round(ex07.reference_achieved_tflops(*a, **k), 1)), False,
             "rounded to 1 decimal.")
+
+
+def test_cross_attention_weights_returned_transposed_are_named():
+    def transposed_weights(X_dec, X_enc, W_q, W_k, W_v):
+        return attention_weights(X_dec @ W_q, X_enc @ W_k).T                    # (T_k, T_q)
+    verdict(ex06.check_cross_attention(transposed_weights), False, "the weights transposed, W.T")
