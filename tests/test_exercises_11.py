@@ -122,6 +122,11 @@ def test_an_answer_that_collects_the_stream_first_is_told_why():
     not_yet(ex11.check_running_softmax(into_a_buffer), "bytes of Python objects")
 
 
+def test_an_answer_that_stops_before_the_last_key_gets_its_numbers_judged():
+    not_yet(ex11.check_running_softmax(lambda stream, d_v: ex11.reference_running_softmax(
+        (pair for _, pair in zip(range(100), stream)), d_v)), f"on {ex11.LONG} keys", "wrong values")
+
+
 def test_m_and_l_as_tensors_of_one_number_pass():
     def one_element(stream, d_v):
         m, l, o = ex11.reference_running_softmax(stream, d_v)

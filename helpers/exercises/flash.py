@@ -82,7 +82,7 @@ class _Watch(torch.overrides.TorchFunctionMode):
 
     def __init__(self):
         super().__init__()
-        self.most, self.alive = 0, weakref.WeakValueDictionary()   # by id: a tensor's == compares its numbers
+        self.most, self.kept, self.alive = 0, 0, weakref.WeakValueDictionary()   # by id: == compares numbers
 
     def __torch_function__(self, func, _types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
