@@ -1,6 +1,7 @@
 """Notebook 11's checkers: the running softmax key by key, the causal skip condition. Each slip the notebook names is
 diagnosed by name, and answers that copy what the page shows, or ignore an argument, are refused."""
 import math
+from functools import partial
 
 import numpy as np
 import pytest
@@ -118,7 +119,7 @@ def test_an_answer_that_collects_the_stream_first_is_told_why():
                                             rescale_o=False)
     for answer in (collects, copies, as_numbers, into_a_buffer, two_passes, largest_first):
         not_yet(ex11.check_running_softmax(answer), f"on {ex11.LONG} keys drawn at random", "grows with the keys")
-    not_yet(ex11.check_running_softmax(two_passes), "still held", "numbers in tensors at the last key")
+    not_yet(ex11.check_running_softmax(two_passes), "still held", "numbers in tensors and arrays at the last key")
     not_yet(ex11.check_running_softmax(into_a_buffer), "bytes of Python objects")
 
 
@@ -277,13 +278,28 @@ def test_a_torch_buffer_of_the_keys_is_refused_and_a_bounded_tile_is_not():
     for answer in (concatenates, preallocates):
         not_yet(ex11.check_running_softmax(answer), "made a tensor of", "grows with the keys")
 
-    def in_tiles_of_32(stream, d_v):                                            # memory bounded by the tile, not T
+    def in_tiles_of(stream, d_v, size=32):                                      # memory bounded by the tile, not T
         m, l, o, tile = torch.tensor(float("-inf"), dtype=torch.float64), torch.tensor(0.0, dtype=torch.float64), 0, []
         for s, v in stream:
             tile.append((s, v))
-            if len(tile) == 32:
+            if len(tile) == size:
                 m, l, o = online_softmax_step(m, l, o, *map(torch.stack, zip(*tile)))
                 tile = []
         return online_softmax_step(m, l, o, *map(torch.stack, zip(*tile))) if tile else (m, l, o)
+
+    def with_a_history(stream, d_v):                                             # m and l of every step, for a plot
+        m, l, o, history = torch.tensor(float("-inf"), dtype=torch.float64), 0, 0, []
+        for s, v in stream:
+            m, l, o = online_softmax_step(m, l, o, s[None], v[None])
+            history.append((m, l))
+        return m, l, o
     for _ in range(10):
-        passed(ex11.check_running_softmax(in_tiles_of_32))
+        passed(ex11.check_running_softmax(in_tiles_of))
+    for answer in (partial(in_tiles_of, size=128), with_a_history):            # O(T) numbers, not O(T · d_v)
+        passed(ex11.check_running_softmax(answer))
+
+    def as_numpy_views(stream, d_v):                                             # v.numpy() shares v's numbers
+        scores, values = zip(*((s.item(), v.numpy()) for s, v in stream))
+        w = np.exp(np.array(scores) - max(scores))
+        return max(scores), w.sum(), w @ np.stack(values)
+    not_yet(ex11.check_running_softmax(as_numpy_views), "numbers in tensors and arrays at the last key")

@@ -78,25 +78,28 @@ def _draw_running(rng, low=False, long=False) -> Case:
 
 class _Watch(torch.overrides.TorchFunctionMode):
     """Inside it: `most`, the most numbers in one tensor that a torch function or method returned; `alive`, the
-    tensors returned that are still in use (weakly held: a tensor the answer lets go of leaves it)."""
+    tensors (and NumPy arrays, from .numpy()) returned that are still in use (weakly held: one let go of leaves it)."""
 
     def __init__(self):
         super().__init__()
-        self.most, self.kept, self.alive = 0, 0, weakref.WeakValueDictionary()   # by id: == compares numbers
+        self.most, self.kept, self.bytes, self.alive = 0, 0, 0, weakref.WeakValueDictionary()   # by id, not ==
 
     def __torch_function__(self, func, _types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
         for t in out if isinstance(out, (tuple, list)) else [out]:
-            if isinstance(t, torch.Tensor):
-                self.most, self.alive[id(t)] = max(self.most, t.numel()), t
+            if isinstance(t, (torch.Tensor, np.ndarray)):   # a view of a tensor's numbers is a copy of its own
+                self.most, self.alive[id(t)] = max(self.most, math.prod(t.shape)), t
         return out
 
 
 def _stream(pairs, watch=None):
-    """Fresh copies of the (s, v) pairs; with a `watch`, the numbers its tensors still hold at the last key."""
+    """Fresh copies of the (s, v) pairs; with a `watch`, at the last key: the numbers its tensors still hold, and the
+    bytes of Python objects (NumPy arrays too) made since tracemalloc started, the checker's own left out."""
     for i, (s, v) in enumerate(pairs):
         if watch is not None and i == len(pairs) - 1:
-            watch.kept = sum(t.numel() for t in list(watch.alive.values()))   # the keys kept so far, and m, l, o
+            watch.kept = sum(math.prod(t.shape) for t in list(watch.alive.values()))   # the keys kept, and m, l, o
+            ours = [tracemalloc.Filter(False, name) for name in (__file__, weakref.__file__)]
+            watch.bytes = sum(t.size for t in tracemalloc.take_snapshot().filter_traces(ours).traces)
         yield s.clone(), v.clone()
 
 
@@ -109,13 +112,12 @@ def _run_running(answer, case):
         tracemalloc.start()
         try:
             result = answer(_stream(pairs, watch), d_v)
-            peak = tracemalloc.get_traced_memory()[1]   # m, l, o: some kB; the values kept: 8 bytes each or more
         finally:
             tracemalloc.stop()
     limit = LONG * d_v // 2                             # m, l and o hold d_v + 2 numbers; the values, LONG · d_v
-    kept = [f"still held {watch.kept:,} numbers in tensors at the last key"] * (watch.kept > limit) + [
+    kept = [f"still held {watch.kept:,} numbers in tensors and arrays at the last key"] * (watch.kept > limit) + [
         f"made a tensor of {watch.most:,} numbers"] * (watch.most > limit) + [
-        f"used {peak:,} bytes of Python objects (NumPy arrays, lists)"] * (peak > 8 * limit)
+        f"still held {watch.bytes:,} bytes of Python objects at the last key"] * (watch.bytes > 8 * limit)
     if kept:
         raise Refusal(f"on {case.what}: your function {' and '.join(kept)}, memory that grows with the keys. A "
                       "running softmax keeps only m, l and o: update them as each (s, v) arrives, and collect no keys.")
