@@ -193,6 +193,8 @@ def test_flows_row_cut_off_or_off_in_the_second_decimal_is_told_so():
     _fails(pf.check_flows_row([0.06, 0.11, 0.82]), "cut off after two decimals", "Round")
     _fails(pf.check_flows_row([0.08, 0.10, 0.82]), "not right to two decimals", "round only at the end")
     _fails(pf.check_flows_row([0.063, 0.116, 0.821]), "not right to two decimals")   # 0.116 rounds to 0.12
+    for rounds_right in ([0.065, 0.111, 0.824], [0.074, 0.106, 0.82]):   # 0.065 rounds up by hand, to 0.07
+        _passes(pf.check_flows_row(rounds_right))
 
 
 def test_the_row_asked_for_is_not_one_the_notebook_prints():

@@ -408,3 +408,4 @@ def test_a_row_max_or_sum_without_keepdim_is_named():
         return (e / e.sum(-1, keepdim=keep_sum)) @ V
     failing(ex.check_attention_forward(shifted), "shifted by the wrong max", "keepdim=True")
     failing(ex.check_attention_forward(lambda *a: shifted(*a, keep_max=True, keep_sum=False)), "the wrong sum")
+    failing(ex.check_attention_forward(lambda *a: shifted(*a, keep_sum=False)), "both miss keepdim=True")

@@ -334,5 +334,17 @@ def test_one_query_keeps_its_row_and_the_pages_scale_constant_is_named():
     def squeezed(Q, K):
         return reference_scaled_weights(Q, K).squeeze()                          # (T_k,) when T_q = 1
     fails(check_scaled_weights(squeezed), "with one query", "(6,)", "(1, 6)")
-    feedback = check_divisor(lambda d_model, n_heads: scale_constant(d_model, n_heads))
-    assert feedback.passed and feedback.message.endswith("a ready-made scale_constant, though: write it yourself.")
+    def calls_it(d_model, n_heads):
+        return scale_constant(d_model, n_heads)
+
+    def imports_it(d_model, n_heads):                                            # an import of its own: named too
+        from helpers import scaling
+        return scaling.scale_constant(d_model, n_heads)
+
+    def imports_math(d_model, n_heads):
+        import math
+        return math.sqrt(d_model / n_heads)
+    for answer in (calls_it, imports_it):
+        feedback = check_divisor(answer)
+        assert feedback.passed and feedback.message.endswith("a ready-made scale_constant, though: write it yourself.")
+    assert "ready-made" not in passes(check_divisor(imports_math))

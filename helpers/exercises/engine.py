@@ -18,6 +18,7 @@ import copy
 import html
 import inspect
 import numbers
+import sys
 import textwrap
 import traceback
 from dataclasses import dataclass
@@ -310,6 +311,12 @@ def calls_library(function, word: str) -> bool:
     local |= {node.name for node in ast.walk(own) if isinstance(node, (ast.FunctionDef, ast.ClassDef))}   # own defs
     scope = getattr(function, "__globals__", None) or getattr(inspect.getmodule(function), "__dict__", {})   # a class's
     names, word = {k: v for k, v in scope.items() if k not in local}, word.lower()
+    for node in ast.walk(own):   # an import inside the answer binds a name too: to what the answer's run imported
+        if isinstance(node, ast.ImportFrom):
+            names.update({a.asname or a.name: getattr(sys.modules.get(node.module), a.name, None) for a in node.names})
+        elif isinstance(node, ast.Import):   # import torch.nn.functional as F: that module; without `as`: torch
+            names.update({(top := a.name.split(".")[0]) if not a.asname else a.asname: sys.modules.get(
+                a.name if a.asname else top) for a in node.names})
     for node in ast.walk(own):
         if isinstance(node, ast.Attribute) and word in node.attr.lower():
             owner = ast.unparse(node.value).split(".")[0]   # nn.functional.x: nn's; utils.softmax: the student's

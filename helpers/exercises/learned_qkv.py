@@ -200,6 +200,9 @@ def _forward_slips(E, W_q, W_k, W_v) -> list[tuple[torch.Tensor, str]]:
         (torch.softmax(K @ Q.T / math.sqrt(d_k), -1) @ V, "queries and keys are swapped: S = Q @ K.T, not K @ Q.T"),
         (torch.softmax(A - A.amax(-1), -1) @ V, f"each row was shifted by the wrong max: S.max(-1).values {flat}"),
         ((e / e.sum(-1)) @ V, f"each row was divided by the wrong sum: e.sum(-1) {flat}"),
+        ((A.exp() / A.exp().sum(-1)) @ V, f"each row was divided by the wrong sum: e.sum(-1) {flat}"),   # no shift
+        (((f := (A - A.amax(-1)).exp()) / f.sum(-1)) @ V, "the row max and the row sum both miss keepdim=True: "
+                                                         "each has shape (T,) and lines up with the COLUMNS"),
     ]
 
 

@@ -76,7 +76,8 @@ def check_flows_row(w) -> Feedback:
         fix = "Those are percentages: give the fractions." if np.isclose(got.sum(), 100.0, atol=1.5) else (
             "Divide each exponential by their sum.")
         return wrong(f"your weights sum to {got.sum():.4f}, not 1. {fix}")
-    if not np.array_equal(np.round(got, 2), np.round(W[_ROW], 2)) and np.allclose(got, W[_ROW], atol=0.05):
+    hundredths = np.all(np.abs(got - np.round(W[_ROW], 2)) <= 0.005 + 1e-9)   # each rounds, half up, to the right one
+    if not hundredths and np.allclose(got, W[_ROW], atol=0.05):
         if np.allclose(got, np.floor(W[_ROW] * 100) / 100, atol=1e-9):
             return wrong("close: those are the weights cut off after two decimals. Round each to the nearest "
                          "hundredth instead.")
@@ -84,7 +85,7 @@ def check_flows_row(w) -> Feedback:
             return wrong("close: right to one decimal, but too coarse. Give two decimals.")
         return wrong("close, but not right to two decimals. Keep more digits in the steps by hand (the scores / 2, "
                      "the exponentials, their sum) and round only at the end.")
-    message = compare_numbers(got, W[_ROW], "w_flows", atol=ROUNDING_TOLERANCE, hint=f"Scores / 2 = {scaled}.")
+    message = compare_numbers(got, W[_ROW], "w_flows", atol=0.05, hint=f"Scores / 2 = {scaled}.")   # 0.05 and more off
     if message is not None:
         return wrong(message)
     exact = np.round(W[_ROW], 4).tolist()
