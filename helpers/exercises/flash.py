@@ -174,8 +174,7 @@ check_running_softmax = Exercise(
     call=_run_running, draw=(_draw_running, _draw_running, partial(_draw_running, low=True),
                              partial(_draw_running, long=True)),
     expected=lambda case: _state(*reference_running_softmax(*case.args)), read=_read_state, slips=_running_slips,
-    judge=_judge_state, reads="(m, l, o)",
-    name="(m, l, o) on {what}", atol=1e-9,
+    judge=_judge_state, reads="(m, l, o)", name="(m, l, o) on {what}", atol=1e-9,
     hint="m = max(m, s); l and o: multiply by exp(m_old − m_new), add exp(s − m_new) (times v for o).",
     success="one key at a time: the largest score so far, and two sums kept against it, rescaled by "
             "exp(m_old − m_new) whenever it grows. o / l is the attention output; m + log l the log-sum-exp a "
@@ -275,8 +274,7 @@ check_tile_is_future = Exercise(
     reference_tile_is_future, title="the causal skip condition",
     expects="future(q_start, q_stop, k_start, k_stop, T_q, T_k) returning True or False",
     cases=lambda: [_tile_case(*c) for c in TILE_CASES],
-    own="tile_is_future", call=_run_tiles,
-    expected=lambda case: tile_grid(reference_tile_is_future, *case.args),
+    own="tile_is_future", call=_run_tiles, expected=lambda case: tile_grid(reference_tile_is_future, *case.args),
     draw=(_draw_tiles, partial(_draw_tiles, wide=True), partial(_draw_tiles, tall=True)),
     slips=lambda case: [(lambda r=rule: tile_grid(r, *case.args), f"for {case.what}: {message}")
                         for rule, message in TILE_SLIPS],
