@@ -184,16 +184,17 @@ def test_an_answer_copied_from_the_page_fails_on_a_drawn_case_that_names_its_siz
     assert 3 <= size < 30
 
 
-def test_a_float32_result_is_held_to_its_own_tolerance_and_float16_is_refused():
+def test_float32_anywhere_is_held_to_atol32_a_result_rounded_by_hand_to_atol_and_float16_is_refused():
     check = _doubling(atol=1e-9, atol32=1e-5)
     assert check(lambda x: (2 * x).astype(np.float32)).passed                 # off by float32's rounding only
     assert check(lambda x: torch.from_numpy(2 * x).float()).passed
-    assert not check(lambda x: 2 * x + 1e-7).passed                           # float64 keeps atol
+    assert check(lambda x: (2 * x.astype(np.float32)).astype(np.float64) + 1e-7).passed   # float32 inside, float64 out
     assert not check(lambda x: (2 * x + 1e-4).astype(np.float32)).passed      # a real slip in float32 still fails
+    assert not check(lambda x: 2 * x + 1e-4).passed
     assert not _doubling(atol=1e-9)(lambda x: (2 * x + 1e-7).astype(np.float32)).passed   # no atol32: atol
     assert check(lambda x: [np.float32(v) for v in 2 * x + 3e-6]).passed      # float32 entries in a list too
     assert check(lambda x: list(torch.from_numpy(2 * x + 3e-6).float())).passed
-    assert not check(lambda x: list(2 * x + 3e-6)).passed                     # float64 entries keep atol
+    assert "rounded to 5 decimals" in check(lambda x: np.round(2 * x, 5)).message   # by hand: atol, and named
     for half in (lambda x: (2 * x).astype(np.float16), lambda x: torch.from_numpy(2 * x).half()):
         assert "float16, which keeps only about 3 significant digits" in check(half).message
 

@@ -30,7 +30,9 @@ def test_sizes_feedback(answer, message):
     "answer, passed, message",
     [("W", True, "attention weights"), (" W ", True, "attention weights"), ("S", False, "raw scores"),
      ("Y", False, "(T, d)"), ("W_q", False, "projection"), (None, False, "still None"),
-     (2, False, "should be one of the strings"), ("Z", False, "not one of"), ("w", False, "lower case")],
+     (2, False, "should be one of the strings"), ("Z", False, "not one of"), ("w", False, "lower case"),
+     ("$W$", True, "attention weights"), ("'W'.", True, "attention weights"), ("𝑊", True, "attention weights"),
+     ("Ｗ", True, "attention weights"), ("$S$", False, "raw scores")],
 )
 def test_weights_symbol(answer, passed, message):
     feedback = ex00.check_weights_symbol(answer)
@@ -76,7 +78,8 @@ def test_river_bank_mixture():
     [(np.array([0.3, 0.5, 0.2]) @ embed(SENTENCE_MONEY), "money sentence"), (static_vector("bank"), "static vector"),
      (np.array([0.2, 0.7, 0.1]) @ embed(SENTENCE_RIVER), "worked example"),
      (np.array([0.2, 0.5, 0.3]) @ embed(SENTENCE_RIVER), "reversed"), (embed(SENTENCE_RIVER).sum(0), "plain sum"),
-     (embed(SENTENCE_RIVER), "shape (3, 4)"), ([0.0, 0.0, 0.0, 0.0], "wrong values"), (None, "forget")],
+     (embed(SENTENCE_RIVER), "shape (3, 4)"), ([0.0, 0.0, 0.0, 0.0], "wrong values"), (None, "forget"),
+     (np.array([[0.3, 0.5, 0.2]]) @ embed(SENTENCE_RIVER), "has shape (1, 4), expected (4,): the numbers are right")],
 )
 def test_river_bank_mixture_feedback(answer, message):
     feedback = ex01.check_river_bank_mixture(answer)

@@ -143,6 +143,30 @@ def test_forward_solution_is_what_self_attention_computes():
         torch.testing.assert_close(ex.reference_attention_forward(E, W_q, W_k, W_q.flip(1)), module(E))
 
 
+def test_numpy_spellings_on_torch_inputs_are_told_the_torch_ones():
+    def numpy_style(E, W_q, W_k, W_v, numpy_max=False):
+        Q, K, V = E @ W_q, E @ W_k, E @ W_v
+        S = Q @ K.T / math.sqrt(Q.shape[-1])
+        e = torch.exp(S - (np.max(S, axis=-1, keepdims=True) if numpy_max else S.max(-1, keepdim=True)))
+        return e / e.sum(-1, keepdim=True) @ V
+    for answer in (numpy_style, lambda *a: numpy_style(*a, numpy_max=True)):
+        failing(ex.check_attention_forward(answer), "raised TypeError", "S.amax(-1, keepdim=True)")
+
+    def attend(Q, K, V):
+        S = Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1])
+        return torch.exp(S - S.max(-1, keepdim=True)) @ V
+    failing(ex.check_self_attention_module(student_module(attend)), "forward raised TypeError", "S.amax(-1, keepdim")
+
+
+def test_a_softmax_taken_in_float32_on_float64_scores_passes_every_time():
+    """LLaMA's torch.softmax(S, dtype=float32) then back to V's float64: float32 weights, float64 outputs."""
+    def attend(Q, K, V):
+        S = Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1])
+        return torch.softmax(S, dim=-1, dtype=torch.float32).type_as(V) @ V
+    for _ in range(40):
+        assert verdict(ex.check_self_attention_module(student_module(attend)))[0]
+
+
 def test_forward_names_the_slips():
     failing(ex.check_attention_forward(_forward(scale=lambda E, Q, V: 1.0)), "forgot to divide", "√4")
     failing(ex.check_attention_forward(_forward(scale=lambda E, Q, V: math.sqrt(E.shape[-1]))), "√d_model")
@@ -151,7 +175,7 @@ def test_forward_names_the_slips():
     failing(ex.check_attention_forward(_forward(scale=lambda E, Q, V: math.sqrt(E.shape[0]))), "√T", "tokens")
     failing(ex.check_attention_forward(_forward(scale=lambda E, Q, V: 1 / math.sqrt(Q.shape[-1]))), "multiplied")
     failing(ex.check_attention_forward(_forward(out="Y, W")), "Return only Y")
-    failing(ex.check_attention_forward(_forward(dim=0)), "dim 0")
+    failing(ex.check_attention_forward(_forward(dim=0)), "over the queries (dim=-2)")
     failing(ex.check_attention_forward(_forward(softmax=False)), "softmax is missing")
     failing(ex.check_attention_forward(_forward(swap=True)), "swapped")
     failing(ex.check_attention_forward(_forward(out="W")), "that is the weights")
@@ -219,8 +243,8 @@ def test_module_reference_and_right_answers_pass():
 
 
 def test_module_names_the_slips():
-    failing(ex.check_self_attention_module(_module(scale=False)), "scale is missing", "√4")
-    failing(ex.check_self_attention_module(_module(swap=True)), "wrong transpose")
+    failing(ex.check_self_attention_module(_module(scale=False)), "forgot to divide", "√4")
+    failing(ex.check_self_attention_module(_module(swap=True)), "swapped", "not K @ Q.T")
     failing(ex.check_self_attention_module(_module(dim=1)), "over the queries", "dim=-1")
     failing(ex.check_self_attention_module(_module(dim=-2)), "over the queries")
     failing(ex.check_self_attention_module(_module(dim=0)), "over the batch")
@@ -245,7 +269,7 @@ def test_module_scaled_by_the_input_width_the_tokens_or_the_pages_d_k_is_named()
         def size(self, x):
             return 4
 
-    failing(ex.check_self_attention_module(ByWidth), "√d_model = √6", "not x.shape[-1]")
+    failing(ex.check_self_attention_module(ByWidth), "√d_model = √6", "Q.shape[-1]", "not the tokens' width")
     failing(ex.check_self_attention_module(ByTokens), "√T = √5", "the number of tokens")
     failing(ex.check_self_attention_module(ByFour), "with d_k = 9: you divided by 2 = √4, but here d_k = 9")
     failing(ex.check_self_attention_module(student_module(lambda Q, K, V: None)), "your forward returned None")

@@ -122,6 +122,7 @@ def test_variance_prediction_right_answer_is_measured():
     (8.0, 8 / math.sqrt(128), ["Var(X / c) = Var(X) / c²"]),
     (8.0, 8.0, ["equals the unscaled variance"]),
     (8.0, 0.5, ["c² = d_k = 128"]),
+    (8.0, 0.06, ["rounded too far", "keep 4 decimals"]),
 ])
 def test_variance_prediction_mistakes_get_specific_feedback(raw, scaled, phrases):
     fails(check_variance_prediction(raw, scaled), *phrases)
@@ -316,6 +317,7 @@ def test_scaled_weights_an_error_names_the_shapes_given():
         return e / e.sum(axis=-1, keepdims=True)
     fails(check_scaled_weights(no_keepdims), "ValueError", "it was given Q (4, 32), K (6, 32)", "keepdims=True")
     fails(check_scaled_weights(lambda Q, K: softmax(Q.T @ K)), "given Q (4, 32), K (6, 32)", "the scores are Q @ K.T")
+    fails(check_scaled_weights(lambda Q, K: softmax(Q @ K.transpose(-2, -1))), "K.transpose(-2, -1) is K itself")
 
 
 def test_rounded_weights_are_told_they_are_rounded():

@@ -131,6 +131,8 @@ def test_shapes_wrong_type_and_missing_keys():
     verdict(ex06.check_cross_attention_shapes(None), False, "shapes is None")
     verdict(ex06.check_cross_attention_shapes([(5, 64)]), False, "expected a dict")
     verdict(ex06.check_cross_attention_shapes({"Q": (5, 64)}), False, "missing K, V, W, Y")
+    lower = {k.lower(): v for k, v in ex06.reference_cross_attention_shapes().items()}
+    verdict(ex06.check_cross_attention_shapes(lower), False, "upper case", "not 'q', 'k'")
 
 
 # ---------------------------------------------------------------- 06 · exercise 3: cross-attention
@@ -284,6 +286,13 @@ def test_additive_mask_any_nonzero_value_means_may_attend():
                for m in ex07._mask_cases())
 
 
+def test_the_mask_itself_as_a_condition_is_told_to_compare():
+    """torch.where(mask, …) passes on a bool mask; on an int or float one torch raises, and the hint says compare."""
+    verdict(ex07.check_additive_mask(lambda m: torch.where(m, 0.0, float("-inf"))), False, "is torch.", "mask == 0")
+    verdict(ex07.check_additive_mask(lambda m: torch.full(m.shape, float("-inf")).masked_fill(m, 0.0)), False,
+            "compare first")
+
+
 def test_additive_mask_wrong_type():
     verdict(ex07.check_additive_mask(torch.zeros(4, 4)), False, "expected a function")
     verdict(ex07.check_additive_mask(lambda m: "mask"), False, "should be numbers")
@@ -299,7 +308,8 @@ def test_scores_gb_reference_passes():
 
 @pytest.mark.parametrize("answer, fragment", [
     (4.294967296e9, "number of bytes"),
-    (4.0, "GiB"),
+    (4.0, "or GB rounded off"),   # GiB, or 4.29 rounded to a whole number
+    (3.99, "the size in GiB"),
     (4.294967296 / 32, "for one head"),
     (8.59, "4 bytes per number"),
     (2.147, "1 byte per number"),

@@ -204,6 +204,14 @@ def test_the_state_names_its_wrong_part_and_its_dtype():
     def in_float32(stream, d_v):
         return tuple(x.float() for x in reference(stream, d_v))
 
+    def float32_step(stream, d_v):   # float64 in and out, but torch.tensor(a Python float) is float32
+        m, l, o = float("-inf"), torch.tensor(0.0, dtype=torch.float64), torch.zeros(d_v, dtype=torch.float64)
+        for s, v in stream:
+            m_new = max(m, s.item())
+            correction, p = torch.exp(torch.tensor(m - m_new)), torch.exp(torch.tensor(s.item() - m_new))
+            m, l, o = m_new, correction * l + p, correction * o + p * v
+        return m, l, o
+
     def divided_at_the_end(stream, d_v):
         m, l, o = reference(stream, d_v)
         return m, l, o / l
@@ -221,6 +229,7 @@ def test_the_state_names_its_wrong_part_and_its_dtype():
     not_yet(ex11.check_running_softmax(swapped), "m and l are swapped")
     not_yet(ex11.check_running_softmax(l_off), "wrong values: l = ")
     not_yet(ex11.check_running_softmax(in_float32), "is torch.float32", "float64")
+    not_yet(ex11.check_running_softmax(float32_step), "agree to about 6 digits", "a step ran in float32")
     not_yet(ex11.check_running_softmax(divided_at_the_end), "or once at the end", "Return o undivided")
     passed(ex11.check_running_softmax(starts_with_the_first_value))             # each v is the answer's own copy
 

@@ -229,6 +229,7 @@ def test_split_heads_checker():
     failing(ex.check_split_heads(lambda x, h: x.view(*x.shape[:2], h, -1)), ".transpose(1, 2)")
     failing(ex.check_split_heads(lambda x, h: x.view(*x.shape[:2], h, -1).permute(0, 2, 3, 1)), "tokens come before")
     failing(ex.check_split_heads(lambda x, h: x[:, None]), "one head")
+    failing(ex.check_split_heads(lambda x, h: torch.stack(x.chunk(h, -1))), "(H, B, T, d_k)", "stack on dim=1")
     failing(ex.check_split_heads(lambda x, h: None), "None")
     failing(ex.check_split_heads(lambda x, h: 1 / 0), "ZeroDivisionError")
     failing(ex.check_split_heads("x"), "expected a function")

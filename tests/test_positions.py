@@ -241,6 +241,19 @@ def test_the_encoding_in_float32_passes_every_time():
         assert verdict(ex.check_sinusoidal(lambda T, d: in_float32(T, d, torch.float64)))[0]   # float32's numbers
 
 
+def test_float32_angles_with_float64_sines_pass_at_the_longest_drawn_length():
+    """Angles rounded to float32, sines taken in float64: off by 1.1e-5 at T = 400, as all in float32, and right."""
+    def mixed(T, d):
+        angles = (torch.arange(T)[:, None] / 10000 ** (torch.arange(0, d, 2) / d)).double()
+        PE = torch.zeros(T, d, dtype=torch.float64)
+        PE[:, 0::2], PE[:, 1::2] = torch.sin(angles), torch.cos(angles)
+        return PE
+    worst = max((mixed(400, d) - ex.reference_sinusoidal(400, d)).abs().max().item() for d in (2, 6, 8, 12, 20))
+    assert ex.check_sinusoidal.atol < worst < ex.check_sinusoidal.atol32
+    for _ in range(10):
+        assert verdict(ex.check_sinusoidal(mixed))[0]
+
+
 def test_a_table_cut_at_the_longest_printed_length_fails_every_time():
     def capped(T, d):
         return ex.reference_sinusoidal(min(T, 100), d)

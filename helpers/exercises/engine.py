@@ -21,6 +21,7 @@ import numbers
 import sys
 import textwrap
 import traceback
+import unicodedata
 from dataclasses import dataclass
 from functools import partial
 
@@ -104,8 +105,8 @@ class Exercise:
     numbers (`read(result, case)` -> (array, None) or (None, message); None: the default reader, which calls it
     `reads`), does `judge(case, got, expected)` name a problem, is the shape exactly right (else is it a key of
     `shapes(case)` {shape: message}), is it one of the `slips(case)` [(value, message)], is it finite, is it within
-    `atol`? Hooks return whole messages, or None to let the engine go on. `atol32`: the tolerance for a result of
-    float32 numbers (a float32 array, or its .tolist()), where float32's rounding of the inputs shows.
+    `atol`? Hooks return whole messages, or None to let the engine go on. `atol32`: the tolerance for a result not
+    rounded by hand, where float32 anywhere in the computation (inputs, weights, a √) shows; `atol` judges the rest.
     `where` and `name` are templates with {what}: the prefix of a case's messages and the result's name.
     `success`: text, or a function of the answer giving it; `own`: the course's function ("a or b": several) the
     student is to write, named in the success message if called (calls_library). `check.solution()`: `reference`.
@@ -157,8 +158,7 @@ class Exercise:
             if message is not None:
                 return message
             expected = check.as_array(self.expected(case), "the expected answer")
-            float32 = np.array_equal(got, got.astype(np.float32)) and not rounded(got, expected, range(1, 6))
-            atol = getattr(case, "atol32", self.atol32) if float32 else self.atol   # float32 numbers (even .tolist())
+            atol = self.atol if rounded(got, expected, range(1, 6)) else getattr(case, "atol32", self.atol32)
             if got.shape == expected.shape and np.isclose(got, expected, atol=atol, rtol=self.rtol).all():
                 return None                    # right here: no judge may name it a slip
             if self.judge is not None and (message := self.judge(case, got, expected)) is not None:
@@ -285,7 +285,7 @@ def text_answer(answer, what: str, name: str = "answer"):
         return None, wrong(f"{name} is still None. Replace it with {what}.")
     if not isinstance(answer, str):
         return None, wrong(f"{name} should be {what}, but got {type(answer).__name__} {answer!r:.40}.")
-    return answer.strip(), None
+    return unicodedata.normalize("NFKC", answer).strip(" \t\n.$'\"`"), None   # 𝑊, Ｗ, "$W$" and "W." are W
 
 
 # --- what an answer calls ------------------------------------------------------------------------
@@ -355,8 +355,10 @@ def compare_numbers(got, expected, name: str, *, atol: float = 1e-4, rtol: float
     """None if `got` matches `expected` (the same shape, every entry within atol + rtol·|expected|), else how it
     differs: a wrong shape, a named slip, NaN, or the first entry that is off (without giving the answer away)."""
     hint = f" {hint}" if hint else ""
-    if got.shape != expected.shape:
-        return f"{name} has shape {got.shape}, expected {expected.shape}.{hint}"
+    if got.shape != expected.shape:   # the right numbers in another shape, (1, 4) for (4,): the hint would mislead
+        right = got.size == expected.size and np.allclose(got.reshape(expected.shape), expected, atol=atol, rtol=rtol)
+        said = ": the numbers are right, the shape is not." if right else f".{hint}"
+        return f"{name} has shape {got.shape}, expected {expected.shape}{said}"
     if (message := named_slip(got, slips, atol=atol, right=expected)) is not None:
         return message
     if not np.all(np.isfinite(got) | ~np.isfinite(expected)):   # -inf is right where the answer is -inf

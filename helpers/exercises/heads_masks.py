@@ -41,6 +41,8 @@ def _split_shapes(case):
         (B, h, d_k, T): "that is (B, H, d_k, T): tokens come before features, (B, H, T, d_k)",
         (B, h, T, d_model): f"each head gets d_k = d_model / H = {d_k} features, not all {d_model}",
         (B, 1, T, d_model): f"that is one head; cut the {d_model} features into H = {h} heads of d_k = {d_k}",
+        (h, B, T, d_k): "that is (H, B, T, d_k): the heads came first (torch.stack puts them on dim 0); "
+                        "stack on dim=1, or view as (B, T, H, d_k) and .transpose(1, 2)",
     }.items()}
 
 

@@ -177,27 +177,31 @@ def _forward_case(seed: int = 7, T: int = 5, d_model: int = 6, d_k: int = 4, d_v
     return tuple(torch.randn(*shape, generator=g, dtype=torch.float64) for shape in shapes)
 
 
-def _forward_slips(E, W_q, W_k, W_v) -> list[tuple[torch.Tensor, str]]:
-    """[(what a slip returns, what the slip is)]."""
-    Q, K, V = E @ W_q, E @ W_k, E @ W_v
-    (T, d_model), d_k, d_v = E.shape, Q.shape[-1], V.shape[-1]
-    S = Q @ K.T
+def _attention_slips(Q, K, V, d_model) -> list[tuple[torch.Tensor, str]]:
+    """[(what a slip returns, what the slip is)] for Q, K (…, T, d_k), V (…, T, d_v) made from tokens d_model wide."""
+    (T, d_k), d_v = Q.shape[-2:], V.shape[-1]
+    S = Q @ K.transpose(-2, -1)                      # (…, T, T)
     A, flat = S / math.sqrt(d_k), "has shape (T,) and lines up with the COLUMNS: keepdim=True"
-    e = torch.exp(A - A.amax(-1, keepdim=True))   # S is square: a (T,) max or sum broadcasts without an error
-    which = f"the scale is √d_k, the length of the query and key vectors (here d_k = {d_k})"
+    which = f"the scale is √d_k, the size of a query: Q.shape[-1] (here d_k = {d_k}), not the tokens' width"
     divisors = [
         (1.0, f"you forgot to divide the scores by √d_k (here √{d_k} = {math.sqrt(d_k):g})"),
-        (math.sqrt(d_model), f"you divided by √d_model (√{d_model}); {which}"),
-        (math.sqrt(d_v), f"you divided by √d_v (√{d_v}), the length of the values; {which}"),
-        (math.sqrt(T), f"you divided by √T (√{T}), the number of tokens; {which}"),
+        (math.sqrt(d_model), f"you divided by √d_model = √{d_model}; {which}"),
+        (math.sqrt(d_v), f"you divided by √d_v = √{d_v}, the length of the values; {which}"),
+        (math.sqrt(T), f"you divided by √T = √{T}, the number of tokens; {which}"),
         (1 / math.sqrt(d_k), f"you multiplied the scores by √d_k; divide them: S = Q @ K.T / √d_k (here √{d_k})"),
         (d_k, f"you divided by d_k = {d_k} instead of √d_k"),
         (2.0, f"you divided by 2 = √4, but here d_k = {d_k}: take the size from the queries, d_k = Q.shape[-1]"),
     ]
-    return [(torch.softmax(S / c, -1) @ V, message) for c, message in divisors] + [
-        (torch.softmax(S / math.sqrt(d_k), 0) @ V, "softmax ran over dim 0: each ROW must sum to 1, use dim=-1"),
-        (S / math.sqrt(d_k) @ V, "softmax is missing: the raw scores were used as weights"),
-        (torch.softmax(K @ Q.T / math.sqrt(d_k), -1) @ V, "queries and keys are swapped: S = Q @ K.T, not K @ Q.T"),
+    slips = [(torch.softmax(S / c, -1) @ V, message) for c, message in divisors if c != math.sqrt(d_k)] + [
+        (torch.softmax(A, -2) @ V, "softmax ran over the queries (dim=-2): each query's ROW must sum to 1, use dim=-1"),
+        (A @ V, "softmax is missing: the raw scores were used as weights"),
+        (torch.softmax(K @ Q.transpose(-2, -1) / math.sqrt(d_k), -1) @ V,
+         "queries and keys are swapped: the scores are Q @ K.T (row i = query i), not K @ Q.T"),
+    ]
+    if S.dim() == 3:   # a batch
+        return [*slips, (torch.softmax(A, 0) @ V, "softmax ran over the batch (dim=0): use dim=-1")]
+    e = torch.exp(A - A.amax(-1, keepdim=True))   # S is square: a (T,) max or sum broadcasts without an error
+    return slips + [
         (torch.softmax(A - A.amax(-1), -1) @ V, f"each row was shifted by the wrong max: S.max(-1).values {flat}"),
         ((e / e.sum(-1)) @ V, f"each row was divided by the wrong sum: e.sum(-1) {flat}"),
         ((A.exp() / A.exp().sum(-1)) @ V, f"each row was divided by the wrong sum: e.sum(-1) {flat}"),   # no shift
@@ -231,13 +235,17 @@ def _draw_forward(rng, spiked=False) -> Case:
     return case
 
 
+#: After a TypeError on torch inputs: NumPy's spelling of a row max, or torch's max(dim) pair taken as a tensor.
+_NUMPY_ON_TORCH = (" The inputs are torch tensors: NumPy's axis= and keepdims= are dim= and keepdim= there, and "
+                   "S.max(dim) returns (values, indices). Use S.amax(-1, keepdim=True), or torch.softmax(S, dim=-1).")
+
+
 def _forward_error(case, error):
-    if type(error) is RuntimeError:   # what torch raises when the shapes, or dtypes, of a product do not fit
-        return (f"on {case.what} your function raised RuntimeError ({str(error).rstrip('.')}). If a matrix product's "
-                "shapes do not fit: W_q is (d_model, d_k) and the tokens are the rows of E, so Q = E @ W_q with no .T "
-                "(only nn.Linear's .weight is W_qᵀ); the same for K, V. The scores are Q @ K.T: (T, d_k) @ (d_k, T), "
-                "and Y has V's width, d_v. If the dtypes differ: keep E's float64 (no .float()).")
-    return None
+    hint = {TypeError: _NUMPY_ON_TORCH, RuntimeError: (   # what torch raises when a product's shapes or dtypes differ
+        " If a matrix product's shapes do not fit: W_q is (d_model, d_k) and the tokens are the rows of E, so Q = E @ "
+        "W_q with no .T (only nn.Linear's .weight is W_qᵀ); the same for K, V. The scores are Q @ K.T: (T, d_k) @ "
+        "(d_k, T), and Y has V's width, d_v. If the dtypes differ: keep E's float64 (no .float()).")}.get(type(error))
+    return hint and f"on {case.what} your function raised {type(error).__name__} ({str(error).rstrip('.')}).{hint}"
 
 
 def _forward_shapes(case):
@@ -254,7 +262,8 @@ check_attention_forward = Exercise(
     reads="Y", shapes=_forward_shapes, name="Y on {what}", atol=1e-5,
     atol32=1e-4,   # float32 is right too: its rounding reached 2.1e-5 over 6,000 drawn cases
     expected=lambda case: scaled_dot_product_attention(*(case.args[0] @ W for W in case.args[1:])),
-    slips=lambda case: [(v, f"on {case.what} {m}.") for v, m in _forward_slips(*case.args)],
+    slips=lambda case: [(v, f"on {case.what} {m}.") for v, m in _attention_slips(
+        *(case.args[0] @ W for W in case.args[1:]), case.args[0].shape[-1])],
     hint="Q = E @ W_q, K = E @ W_k, V = E @ W_v; W = softmax(Q @ K.T / √d_k, dim=-1); Y = W @ V.",
     success="Y matches the course's scaled_dot_product_attention on Q = E W_q, K = E W_k, V = E W_v: "
             "softmax(Q Kᵀ / √d_k) V, what SelfAttention computes.",
@@ -264,24 +273,6 @@ check_attention_forward = Exercise(
 
 # --- Exercise 4: the module -----------------------------------------------------------------------
 MODULE_CASES = ((3, 2, 5, 6, 4), (4, 1, 7, 12, 9))  #: (seed, B, T, d_model, d_k): batches of 2 and 1, all sizes differ
-
-
-def _module_slips(Q, K, V, d_model) -> list[tuple[torch.Tensor, str]]:
-    """[(what a slip returns, what the slip is)] on a batch Q, K (B, T, d_k), V (B, T, d_k) from x (B, T, d_model)."""
-    T, d_k = Q.shape[-2:]
-    S = Q @ K.transpose(-2, -1)  # (B, T, T)
-    return [
-        (torch.softmax(S, -1) @ V, f"the scale is missing: divide the scores by √d_k (here √{d_k})"),
-        (torch.softmax(S / math.sqrt(d_model), -1) @ V, f"you divided by √d_model = √{d_model}; the scale is √d_k = "
-         f"√{d_k}, the size of a query: Q.shape[-1], not x.shape[-1]"),
-        (torch.softmax(S / math.sqrt(T), -1) @ V, f"you divided by √T = √{T}, the number of tokens; the scale is √d_k"),
-        (torch.softmax(S / 2, -1) @ V, f"you divided by 2 = √4, but here d_k = {d_k}: take it from Q.shape[-1]"),
-        (torch.softmax(K @ Q.transpose(-2, -1) / math.sqrt(d_k), -1) @ V,
-         "wrong transpose: the scores are Q @ K.transpose(-2, -1) (row i = query i), not K @ Q.transpose(-2, -1)"),
-        (torch.softmax(S / math.sqrt(d_k), -2) @ V, "softmax ran over the queries (dim=-2 or dim=1): "
-                                                    "each query's ROW must sum to 1, use dim=-1"),
-        (torch.softmax(S / math.sqrt(d_k), 0) @ V, "softmax ran over the batch (dim=0): use dim=-1"),
-    ]
 
 
 def _module_case(seed, B, T, d_model, d_k, drawn="", scale=1.0) -> Case:
@@ -337,7 +328,8 @@ def _run_module(student_class, case):
 def _module_error(case, error):
     hint = (" If a product's shapes do not fit: let the layers do the products, Q = self.W_q(x) (nn.Linear applies "
             ".weight.T for you), and on a batch (B, T, d_k) transpose the last two dims: K.transpose(-2, -1), not K.T."
-            " If its dtypes differ: keep x's float64 (no .float())." if type(error) is RuntimeError else "")
+            " If its dtypes differ: keep x's float64 (no .float())." if type(error) is RuntimeError else
+            _NUMPY_ON_TORCH if type(error) is TypeError else "")
     return f"on {case.what} forward raised {type(error).__name__}: {str(error).rstrip('.')}.{hint}"
 
 
@@ -349,7 +341,7 @@ def _module_expected(case):
 def _module_slips_of(case):
     reference, (x,) = _reference_module(case), case.args
     with torch.no_grad():
-        slips = _module_slips(reference.W_q(x), reference.W_k(x), reference.W_v(x), case.d_model)
+        slips = _attention_slips(reference.W_q(x), reference.W_k(x), reference.W_v(x), case.d_model)
     return [(v, f"on {case.what}: {m}.") for v, m in slips]
 
 

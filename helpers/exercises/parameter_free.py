@@ -243,6 +243,6 @@ check_self_attention = Exercise(
     atol=1e-5, atol32=1e-4,   # float32 is right too: in torch its error reached 3.3e-5 over 20,000 drawn cases
     own="self_attention or attend or attention_weights or scaled_dot_product_attention or ParameterFreeAttention "
         "or flash_attention or tiled_attention or lean_attention",
-    hint="Recipe: S = E @ E.T / √d; W = softmax of each row; Y = W @ E.",
+    hint="Recipe: S = E @ E.T / √d (NumPy's E.transpose(-2, -1) is E itself); W = softmax of each row; Y = W @ E.",
     success="your self_attention matches helpers.attention.self_attention on all seven inputs and on three drawn at "
             "random.")

@@ -52,6 +52,9 @@ def _mask_error(case, error):
     if mask.dtype == torch.bool and isinstance(error, (RuntimeError, NotImplementedError)):   # arithmetic on bools
         return (f"{raised(error).rstrip('.')}. Arithmetic such as 1 - mask is not defined on booleans (causal_mask "
                 "is torch.bool): compare, mask == 0, and fill a float tensor.")
+    if type(error) is RuntimeError:   # torch.where(mask, …) or masked_fill(mask, …) on an int or float mask
+        return (f"{raised(error).rstrip('.')}. torch.where and masked_fill take a torch.bool condition, and this "
+                f"mask is {mask.dtype}: compare first, mask == 0.")
     return None
 
 
@@ -158,7 +161,8 @@ def check_scores_gb(answer) -> Feedback:
                        "times as much: that is the T² in the cost table.")
     slips = [
         (expected * 1e9, "that is the number of bytes. Divide by 10⁹ for GB."),
-        (expected * 1e9 / 2**30, "that is GiB (2³⁰ bytes). GB are 10⁹ bytes: divide the bytes by 1e9."),
+        (expected * 1e9 / 2**30, f"{value:g} is the size in GiB (2³⁰ bytes){', or GB rounded off' * (value % 1 == 0)}: "
+                                 "GB are 10⁹ bytes, so divide the bytes by 1e9 (and keep two decimals)."),
         (expected * 1e3, "that is MB (10⁶ bytes). GB are 10⁹ bytes: divide the bytes by 1e9."),
         (expected * 8, "that uses 16 bytes per number: bfloat16 has 16 bits, which is 2 bytes."),
         (expected / 32, "that is for one head. Every head has its own (T, T) matrix: multiply by 32."),

@@ -142,6 +142,7 @@ def check_variance_prediction(predicted_var, predicted_var_scaled=_NOT_GIVEN) ->
         ((1.0,), f"predicted_var_scaled is 1, but scaling leaves σ⁴, which is 1 only when σ = 1; here σ = {s}."),
         ((expected_raw / math.sqrt(d),), f"{scaled_is} = Var / √d_k, but Var(X / c) = Var(X) / c² and c² = d_k."),
         ((expected_raw,), "predicted_var_scaled equals the unscaled variance; dividing by √d_k divides it by d_k."),
+        ((round(s**4, 2), round(s**4, 1)), f"{scaled_is}: rounded too far (by 4 % or more); keep 4 decimals."),
         ((scaled,), f"{scaled_is}. Use Var(X / c) = Var(X) / c² with c = √d_k, so c² = d_k = {d}."),
     )
     for got, expected, slips in ((raw, expected_raw, raw_slips), (scaled, expected_scaled, scaled_slips)):
@@ -286,8 +287,8 @@ def _weights_verdict(answer) -> str:
 check_scaled_weights = Exercise(
     reference_scaled_weights, title="softmax(Q Kᵀ / √d_k)", expects="scaled_weights(Q, K) returning a (T_q, T_k) array",
     cases=_weights_cases, draw=_draw_weights, judge=_judge_weights, success=_weights_verdict, own="attention_weights",
-    hint="Q is (T_q, d_k), K is (T_k, d_k): the scores are Q @ K.T, (T_q, T_k); a row-wise max or sum needs "
-         "keepdims=True, shape (T_q, 1), to stretch across each row.",
+    hint="Q is (T_q, d_k), K is (T_k, d_k): the scores are Q @ K.T, (T_q, T_k) (NumPy's K.transpose(-2, -1) is K "
+         "itself); a row-wise max or sum needs keepdims=True, shape (T_q, 1), to stretch across each row.",
     explanation="d_k is read from the shapes (the last axis of Q), so the same function works for any head size. "
                 "Subtracting the row max (notebook 02) keeps it exact when the scores are large (the checker also "
                 "tries scaled scores of about 1,000). helpers.attention_torch.attention_weights does the same in "

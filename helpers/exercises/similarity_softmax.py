@@ -9,7 +9,6 @@ from helpers.exercises.engine import (
     Exercise,
     Feedback,
     as_numbers,
-    calls_library,
     correct,
     named_slip,
     one_number,
@@ -164,19 +163,13 @@ def _judge_softmax(case, got, expected):
     return None
 
 
-def _softmax_verdict(student_softmax) -> str:
-    verdict = "your softmax matches the stable one on small, huge, very negative, widely spread and 2-D scores."
-    if calls_library(student_softmax, "softmax"):
-        verdict += " It calls a library softmax, though: write it yourself with np.exp, .max and .sum."
-    return verdict
-
-
 check_stable_softmax = Exercise(
     reference_softmax, title="a stable softmax", expects="softmax(x) for a 1-D or 2-D array x",
     cases=_softmax_cases, draw=(_draw_scores, _draw_scores, partial(_draw_scores, spiked=True)),
-    errors=_softmax_error, judge=_judge_softmax, success=_softmax_verdict,
+    errors=_softmax_error, judge=_judge_softmax, own="softmax",
+    success="your softmax matches the stable one on small, huge, very negative, widely spread and 2-D scores.",
     hint="Compare with exp(x - max) / sum(exp(x - max)).",
-    atol32=1e-4,   # float32 rounds a score near 1,000 by up to 3e-5: the weights move by 1.6e-5 at most
+    atol32=5e-5,   # float32 rounds a score near 1,000 by up to 3e-5: the weights move by 1.6e-5 at most
     explanation="exp(x - m) / Σ exp(x - m) = exp(x) / Σ exp(x) for any m (the factor exp(-m) cancels). With m the "
                 "row max, the largest exponent is exp(0) = 1 and the sum is at least 1, so there is neither overflow "
                 "nor 0/0.")
