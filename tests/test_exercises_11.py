@@ -229,7 +229,7 @@ def test_the_state_names_its_wrong_part_and_its_dtype():
     not_yet(ex11.check_running_softmax(swapped), "m and l are swapped")
     not_yet(ex11.check_running_softmax(l_off), "wrong values: l = ")
     not_yet(ex11.check_running_softmax(in_float32), "is torch.float32", "float64")
-    not_yet(ex11.check_running_softmax(float32_step), "agree to about 6 digits", "a step ran in float32")
+    not_yet(ex11.check_running_softmax(float32_step), "right to 5 digits or more", "a step ran in float32")
     not_yet(ex11.check_running_softmax(divided_at_the_end), "or once at the end", "Return o undivided")
     passed(ex11.check_running_softmax(starts_with_the_first_value))             # each v is the answer's own copy
 

@@ -160,8 +160,9 @@ def _judge_state(case, got, expected):
     if not np.isfinite(got).all() or named_slip(got, _running_slips(case), atol=1e-9, right=expected) is not None:
         return None
     if np.allclose(got, expected, rtol=1e-5):   # float64 results that went through a float32 step
-        return (f"on {case.what}: (m, l, o) agree to about 6 digits, not 9: a step ran in float32 (torch.tensor of a "
-                "Python float is float32). Keep every step in float64: math.exp, or dtype=torch.float64.")
+        return (f"on {case.what}: (m, l, o) are right to 5 digits or more, not to the 9 compared: a step ran in "
+                "float32 (torch.tensor of a Python float is float32). Keep every step in float64: math.exp, or "
+                "dtype=torch.float64.")
     if np.allclose(got[[1, 0, *range(2, got.size)]], expected, atol=1e-9):
         return f"on {case.what}: m and l are swapped: return them in the order (m, l, o)."
     i = int(np.argmax(~np.isclose(got, expected, atol=1e-9, rtol=0)))
