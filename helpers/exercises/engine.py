@@ -375,9 +375,9 @@ def compare_numbers(got, expected, name: str, *, atol: float = 1e-4, rtol: float
 
 
 def rounded(got, expected, decimals=range(1, 7)) -> int | None:
-    """How many decimals `got` is `expected` rounded to, in float64 or float32 (not `expected`, nor its float32)."""
-    return next((k for k in decimals if got.shape == expected.shape and not np.allclose(
-        got, expected, atol=1e-12, rtol=1e-7) and np.allclose(got, np.round(expected, k), atol=1e-12, rtol=1e-7)), None)
+    """How many decimals `got` is `expected` rounded to (if it is that, in float64 or float32, and not `expected`)."""
+    return next((k for k in decimals if got.shape == expected.shape and not np.allclose(got, expected, atol=1e-12)
+                 and np.allclose(got, np.round(expected, k), atol=1e-12, rtol=1e-7)), None)
 
 
 def _kind(value) -> str:
