@@ -17,6 +17,7 @@ opposite of nn.MultiheadAttention's masks (True = ignore).
 import math
 import sys
 
+import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -72,9 +73,9 @@ def check_mask(mask, scores: tuple) -> None:
                          "hidden), which PyTorch adds to the scores. This function takes a 'may attend' mask: "
                          "1 or True where query i may attend to key j, 0 or False where not. Try mask == 0.")
     try:
-        if torch.broadcast_shapes(tuple(scores), mask.shape)[-2:] != (T_q, T_k):
-            raise RuntimeError
-    except RuntimeError:
+        if np.broadcast_shapes(tuple(scores), tuple(mask.shape))[-2:] != (T_q, T_k):   # torch's costs 0.3 s once
+            raise ValueError
+    except ValueError:
         raise ValueError(f"mask has shape {tuple(mask.shape)}, which does not broadcast to the scores' shape "
                          f"(..., T_q, T_k) = {tuple(scores)}: one entry per query-key pair.") from None
     rows = mask.reshape((1,) * (2 - mask.dim()) + tuple(mask.shape))  # at least (T_q or 1, T_k or 1)

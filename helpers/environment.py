@@ -22,8 +22,7 @@ def best_device() -> str:
 
     if torch.cuda.is_available():
         return "cuda"
-    mps = getattr(torch.backends, "mps", None)
-    if mps is not None and mps.is_available():
+    if torch.backends.mps.is_available():
         return "mps"
     return "cpu"
 

@@ -255,7 +255,8 @@ def test_float32_angles_with_float64_sines_pass_at_the_longest_drawn_length():
 
 
 def test_a_table_cut_at_the_longest_printed_length_fails_every_time():
-    def capped(T, d):
-        return ex.reference_sinusoidal(min(T, 100), d)
+    def capped(T, d, longest=100):
+        return ex.reference_sinusoidal(min(T, longest), d)
     for _ in range(10):
         failing(ex.check_sinusoidal(capped), "T = 300, d = 10", "(100, 10)")
+        failing(ex.check_sinusoidal(lambda T, d: capped(T, d, longest=300)), "(drawn at random)", "(300, ")
