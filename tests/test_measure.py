@@ -9,18 +9,17 @@ stand-ins. The script benchmarks/attention.py is tested in test_benchmark_script
 import ast
 import json
 import tracemalloc
-from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
+from stored_notebooks import cells, prose
 
 from helpers import cost, measure
 from helpers.attention_torch import scaled_dot_product_attention
 from helpers.fast_attention import lean_attention
 from helpers.measure import make_qkv
 
-ROOT = Path(__file__).resolve().parents[1]
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
 
@@ -503,13 +502,9 @@ def test_piece_calls_compute_the_textbook_steps():
     assert set(timings) == set(calls)
 
 
-def _notebook_07():
-    return json.loads((ROOT / "notebooks" / "07_pytorch_and_cost.ipynb").read_text(encoding="utf-8"))
-
-
 def _reference_ms() -> dict:
     """REFERENCE_MS as notebook 07's code keeps it (read, not run)."""
-    for cell in _notebook_07()["cells"]:
+    for cell in cells("07"):
         if cell["cell_type"] == "code" and "REFERENCE_MS =" in "".join(cell["source"]):
             for node in ast.walk(ast.parse("".join(cell["source"]))):
                 if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "REFERENCE_MS":
@@ -527,8 +522,7 @@ def test_the_reference_covers_every_piece_and_implementation():
 
 def test_notebook_07_quotes_the_reference_numbers_as_they_are_kept():
     """The prose of notebook 07 cannot drift from REFERENCE_MS: every figure it quotes is formatted from it."""
-    text = "\n".join("".join(cell["source"]) for cell in _notebook_07()["cells"] if cell["cell_type"] == "markdown")
-    text = " ".join(text.split())
+    text = prose("07")
     ms = _reference_ms()
     r = {name: ms[name] / ms["sdpa"] for name in ("naive", "lean", "tiled")}
     assert f"naive {r['naive']:.2f}×, lean {r['lean']:.2f}×, tiled {r['tiled']:.2f}× SDPA's time" in text

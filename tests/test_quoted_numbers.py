@@ -1,0 +1,111 @@
+"""The figures the notebooks' prose quotes agree with the outputs their code printed, as rounded in the prose.
+
+Strict nbval holds every stored output to a fresh run; these tests hold the prose to the stored outputs, so a
+change that moves a number fails here until the sentence quoting it is rewritten.
+"""
+import re
+
+import pytest
+from stored_notebooks import NOTEBOOKS, printed, prose
+
+from helpers.fast_attention import KEPT_SUM, tile_map
+
+#: (notebook, the prose as typed, the printed output it quotes: a pattern with one group per number, the numbers as
+#: the prose gives them, in the groups' order). ">80" means "over 80".
+QUOTES = [
+    ("01", "in 4-D they are 18° apart", r"flows-river: true angle ([\d.]+)°", "18"),
+    ("02", "(same cosine, 0.956), but its dot product doubles to 52", r"\n +2b +(\d+) +[\d.]+ +([\d.]+)",
+     "52", "0.956"),
+    ("02", r"$\cos(a, b) = 0.956$", r"\n +b +26 +[\d.]+ +([\d.]+)", "0.956"),
+    ("03", "it gives *flows* 0.5065 and itself only 0.3072", r"weights W:\n.*?\nriver +([\d.]+) +[\d.]+ +([\d.]+)",
+     "0.3072", "0.5065"),
+    ("05", "*bank* keeps 0.45 for itself instead of 0.58", r"softmax\(s\) += \[[\d.]+ ([\d.]+).*?"
+                                                       r"softmax\(s / 2\) = \[[\d.]+ ([\d.]+)", "0.58", "0.45"),
+    ("05", r"dropped from about 0.53 to about $6\times10^{-9}$", r"scale   1: [^\n]*‖∂L/∂z‖ = (\S+).*?"
+                                                               r"scale 100: [^\n]*‖∂L/∂z‖ = (\S+)", "0.53", "6e-9"),
+    ("05", "about 96 % of the gradient reaching the scores lands on each query's two highest-scoring keys",
+     r"\n +1024 +(\d+)% +\d+% +\d+% +\d+%", "96"),
+    ("05", "10 % of the queries supply over 80 % of the gradient", r"\n +1024 +\d+% +\d+% +(\d+)%", ">80"),
+    ("05", "their two largest scores are about 1.3 apart, against about 13.5 for the rest",
+     r"a median ([\d.]+) apart, the other 90 % ([\d.]+) apart", "1.3", "13.5"),
+    ("05", "With scaling, the top 10 % of queries supply about 19 %", r"\n +1024 +\d+% +\d+% +\d+% +(\d+)%", "19"),
+    ("05", "the variance is about 1010 ($\\sigma = 1$) and about 16,600 ($\\sigma = 2$)",
+     r"\n +1024 +(\S+) +1024 .*?\n +1024 +(\S+) +16384 ", "1010", "16,600"),
+    ("05", "the fitted slopes are about 0.99 and 16.2",
+     r"sigma = 1: fitted Var ≈ ([\d.]+).*?sigma = 2: fitted Var ≈ ([\d.]+)", "0.99", "16.2"),
+    ("05", "mean top weight of about 0.95 (a query spreads over about 1.1 keys)",
+     r"\n +1024 +[\d.]+ +([\d.]+) +[\d.]+ +([\d.]+) ", "0.95", "1.1"),
+    ("05", "falls from about 0.25 ($d_k = 1$) to about $10^{-5}$ ($d_k = 1024$)",
+     r"10th pct.*?\n +1 +(\S+) .*?\n +1024 +(\S+) ", "0.25", "1e-5"),
+    ("05", "the two top keys (96 %) of a few nearly tied queries (10 % of them supply 83 % of the gradient on $W_q$)",
+     r"\n +1024 +(\d+)% +\d+% +(\d+)%", "96", "83"),
+    ("07", "while its inputs are 76.8 MB", r"Q, K and V together \(d_k = 64\): +([\d.]+) MB", "76.8"),
+    ("07", "while $Q, K, V$ are 77 MB", r"Q, K and V together \(d_k = 64\): +([\d.]+) MB", "77"),
+    ("08", "(786,432 for GPT-2 small)", r"T_max = 1,024 and d = 768: ([\d,]+) parameters", "786,432"),
+    ("10", "the fixed-offset model's \"elsewhere\", 2.91, is the only one below ln 20",
+     r"one layer, fixed offset [^\n]*elsewhere ([\d.]+)", "2.91"),
+]
+
+
+def agrees(typed: str, value: float) -> bool:
+    """`value` as the prose gives it: rounded to the typed number's significant digits, or above it for '>80'."""
+    if typed.startswith(">"):
+        return value > float(typed[1:])
+    mantissa = typed.replace(",", "").split("e")[0]
+    digits = mantissa.replace(".", "").lstrip("0")
+    digits = digits if "." in mantissa else digits.rstrip("0")
+    return float(f"{value:.{len(digits)}g}") == float(typed.replace(",", ""))
+
+
+def test_the_rounding_rule():
+    assert agrees("1010", 1013) and agrees("16,600", 1.659e4) and agrees("6e-9", 5.83e-9) and agrees("0.53", 0.528)
+    assert not agrees("1010", 1016) and not agrees("0.53", 0.5351) and not agrees(">80", 79.5)
+
+
+@pytest.mark.parametrize("notebook, words, pattern, typed", [(q[0], q[1], q[2], q[3:]) for q in QUOTES],
+                         ids=[f"{q[0]}: {q[1][:40]}" for q in QUOTES])
+def test_the_prose_quotes_what_the_code_printed(notebook, words, pattern, typed):
+    assert words in prose(notebook)
+    found = re.search(pattern, printed(notebook), re.S)
+    assert found, f"notebook {notebook}'s outputs no longer print {pattern!r}"
+    values = [float(group.replace(",", "")) for group in found.groups()]
+    assert [agrees(t, v) for t, v in zip(typed, values)] == [True] * len(typed), (typed, values)
+
+
+def test_the_start_page_counts_the_notebooks_after_it():
+    words = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen".split()
+    after = words[len(NOTEBOOKS) - 1]
+    assert f"In {after} short notebooks" in prose("00") and f"the course is {after} notebooks" in prose("00")
+
+
+def test_notebook_05_total_gradient_ratio():
+    """'grows (about 14 times the scaled value at d_k = 1024)': the last two columns of the table's last row."""
+    unscaled, scaled = re.search(r"\n +1024 +\d+% +\d+% +\d+% +\d+% +(\S+) +(\S+)", printed("05")).groups()
+    assert round(float(unscaled) / float(scaled)) == 14 and "about 14 times the scaled value" in prose("05")
+
+
+def test_notebook_10_head_claims():
+    """Head 1.0 carries more of the copying than 1.1; head 0.0 looks two letters back; two of the 16 pieces carry
+    almost all of each induction head's advantage."""
+    text = printed("10")
+    off = dict(re.findall(r"head (1\.[01]) off, induction head: +([\d.]+)", text))
+    assert float(off["1.0"]) > float(off["1.1"]) and "Head 1.0 carries more of the copying than head 1.1" in prose("10")
+    back = [float(w) for w in re.search(r"mean weight on key i − k:((?: +k=\d: [\d.]+)+)", text)[1].split()[1::2]]
+    assert max(range(len(back)), key=back.__getitem__) == 2 and "Head 0.0 looks **two** letters back" in prose("10")
+    rows = re.findall(r"\n +(?:token|position|head 0\.[01]) +((?:-?[\d.]+ +){3}-?[\d.]+)", text)   # 4 rows a head
+    totals = re.findall(r"the 16 pieces add up to ([\d.]+)", text)
+    assert len(rows) == 4 * len(totals) == 8
+    for head, total in enumerate(totals):
+        pieces = sorted((float(v) for row in rows[4 * head:4 * head + 4] for v in row.split()), reverse=True)
+        assert sum(pieces[:2]) > 0.8 * float(total)
+    assert "Two pieces carry almost all of it, in both heads" in prose("10")
+
+
+def test_notebook_11_quotes_its_constants():
+    text = prose("11")
+    assert f"`KEPT_SUM` = {KEPT_SUM} per key (no weight above {KEPT_SUM * 512:,} with 512 keys" in text
+    assert f"$1/({KEPT_SUM} \\cdot 512) \\approx 7.6 \\cdot 10^{{-6}}$" in text
+    assert agrees("7.6e-6", 1 / (KEPT_SUM * 512))
+    short, long = (tile_map(T, T, 256, 512, causal=True) for T in (2048, 4096))   # the benchmark's tiles
+    assert (f"{int(short.gt(0).sum())} of the {short.numel()} tiles at $T$ = 2,048 and {int(long.gt(0).sum())} of the "
+            f"{long.numel()} at 4,096") in text
