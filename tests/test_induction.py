@@ -1,7 +1,10 @@
 """helpers.induction and its widget: the model's shapes, parameters and causality, the scores on matrices built by
 hand, switching heads off, and the committed weights against the code."""
+import math
+
 import pytest
 import torch
+from stored_notebooks import prose
 
 from helpers import induction
 from helpers.attention_torch import attention_weights, causal_mask, count_parameters
@@ -185,6 +188,21 @@ def test_the_committed_weights_still_give_the_stored_scores(record):
         with cpu_threads(1):                                          # tiny tensors: one thread is the fastest
             scores = induction.head_scores(induction.model_from(record, name), probe_set)
         torch.testing.assert_close(scores, record["logs"][name]["final_scores"], rtol=0, atol=1e-4)
+
+
+def test_notebook_10_reads_the_loss_curves_as_the_record_has_them(record):
+    """'elsewhere' (smoothed over 25 steps, as plotted) never goes below ln 20; a second, slower drop near step 1,100
+    while the previous-token head sharpens; the fixed-offset model's is the only final 'elsewhere' below ln 20."""
+    two, k, w = record["logs"][induction.TWO_LAYERS], 25, 150          # the plot's smoothing; a 150-step window
+    assert two["other"].unfold(0, k, 1).mean(1).min() > math.log(20)
+    copy = two["copy"].unfold(0, k, 1).mean(1)                          # entry i: the mean of steps i … i + 24
+    first = 500 + int((copy[500:-w] - copy[500 + w:]).argmax())         # the steepest 150 steps after step 500
+    assert 1000 <= first + k + w // 2 <= 1200 and "slower drop follows near step 1,100" in prose("10")
+    previous = two["scores"][:, 0, 0].max(-1).values[(two["score_steps"] >= first + k) &
+                                                      (two["score_steps"] <= first + k + w)]
+    assert previous[-1] > previous[0] + 0.02                             # "as the previous-token head sharpens"
+    below = [name for name, log in record["logs"].items() if log["other"][-100:].mean() < math.log(20)]
+    assert below == [induction.FIXED_OFFSET]
 
 
 def test_the_committed_two_layer_model_has_its_heads_and_copies(record, model):
