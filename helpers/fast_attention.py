@@ -141,8 +141,8 @@ KEPT_SUM = 256
 
 def flash_forward(Q, K, V, mask=None, causal=False, block_q: int = 256, block_k: int = 512, lazy: bool = True):
     """FlashAttention's forward loop, unchecked: (output (..., T_q, d_v), log-sum-exp m + log l (..., T_q)).
-    lazy=False: m starts at −∞ and every tile takes its own maximum and rescales (the textbook step), to compare.
-    float16 always does: its largest number, 65,504, lies below the sums a kept tile may reach."""
+    lazy=False: m starts at −∞ and every tile takes its own maximum and rescales (the textbook step), to compare; so
+    does float16 (65,504 is below a kept tile's sums). 16-bit inputs keep m, ℓ, o in float32, as GPU kernels do."""
     extra = () if mask is None else mask.shape[:-2]
     batch = torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2], extra)
     T_q, d_k, T_k, d_v = Q.shape[-2], Q.shape[-1], K.shape[-2], V.shape[-1]
@@ -150,21 +150,22 @@ def flash_forward(Q, K, V, mask=None, causal=False, block_q: int = 256, block_k:
     k = K.expand(*batch, T_k, d_k).reshape(-1, T_k, d_k)                              # (n, T_k, d_k)
     v = V.expand(*batch, T_k, d_v).reshape(-1, T_k, d_v)                              # (n, T_k, d_v)
     n, like, lazy = q.shape[0], dict(dtype=Q.dtype, device=Q.device), lazy and Q.dtype != torch.float16
-    O, lse = torch.empty(n, T_q, d_v, **like), torch.empty(n, T_q, 1, **like)
+    sums = dict(like, dtype=torch.float32) if Q.dtype in (torch.float16, torch.bfloat16) else like   # m, ℓ, o
+    O, lse = torch.empty(n, T_q, d_v, **like), torch.empty(n, T_q, 1, **sums)
     recording = torch.is_grad_enabled() and any(x.requires_grad for x in (Q, K, V))   # autograd keeps every tile
     space = None if recording else torch.empty(n * min(block_q, T_q) * min(block_k, T_k), **like)  # one tile, reused
     for i in range(0, T_q, block_q):
         rows = min(block_q, T_q - i)
-        m = torch.full((n, rows, 1), 0.0 if lazy else -math.inf, **like)   # each query's shift: a guess, 0, at first
-        l = torch.zeros(n, rows, 1, **like)                      # its sum of exp(score − m)
-        o = torch.zeros(n, rows, d_v, **like)                    # its sum of exp(score − m) · value
+        m = torch.full((n, rows, 1), 0.0 if lazy else -math.inf, **sums)   # each query's shift: a guess, 0, at first
+        l = torch.zeros(n, rows, 1, **sums)                      # its sum of exp(score − m)
+        o = torch.zeros(n, rows, d_v, **sums)                    # its sum of exp(score − m) · value
         guess = keep_m = lazy                                    # m is still the guess 0? the next tile keeps m?
         stop = min(i + rows + T_k - T_q, T_k) if causal else T_k   # later key tiles lie wholly in the future
         for j in range(0, stop, block_k):
             S, keep = tile_scores(q, k, mask, causal, batch, i, rows, j, block_k, space)   # (n, rows, cols)
             if keep_m:                                               # m kept: no max, no correction
                 P = tile_weights(S, None if guess else m, keep, batch)   # (n, rows, cols) exp(score − m) · keep
-                P_sum = P.sum(-1, keepdim=True)                      # (n, rows, 1) no weight is larger
+                P_sum = P.sum(-1, keepdim=True, dtype=l.dtype)       # (n, rows, 1) no weight is larger
                 low, high = torch.aminmax(P_sum)                     # and a first tile's: no row sum too small
                 keep_m = bool(high <= KEPT_SUM * P.shape[-1]) and (j > 0 or bool(low >= 1 / KEPT_SUM))   # NaN fails
                 if not keep_m:                                       # a score rose far above m (or a first tile's
@@ -178,13 +179,14 @@ def flash_forward(Q, K, V, mask=None, causal=False, block_q: int = 256, block_k:
                 m_new = torch.maximum(m, S.detach().amax(-1, keepdim=True))              # (n, rows, 1)
                 shift = m_new if keep is None else m_new.masked_fill(m_new == -math.inf, 0.0)  # −∞ − (−∞) is NaN
                 P = tile_weights(S, shift, keep, batch, None if keep is None else shift - 80)   # exp(score − m_new)
-                P_sum = P.sum(-1, keepdim=True)                      # (n, rows, 1)
+                P_sum = P.sum(-1, keepdim=True, dtype=l.dtype)       # (n, rows, 1)
                 correction = torch.exp(m - shift)                    # (n, rows, 1) exp(m_old − m_new)
                 l.mul_(correction)                                   # the old sums rescaled
                 o.mul_(correction)
                 m, guess, keep_m = m_new, False, lazy and bool(torch.isfinite(m_new).all())
             l.add_(P_sum)                                            # the tile's weights added
-            o.baddbmm_(P, v[:, j:j + block_k])                       # (n, rows, d_v) the same for the values
+            # (n, rows, d_v) the same for the values; 16-bit products are added up in float32
+            o.baddbmm_(P, v[:, j:j + block_k]) if o.dtype == P.dtype else o.add_(P @ v[:, j:j + block_k])
             del S, P                                                 # free this tile before the next one
         O[:, i:i + rows] = o / l                                     # one division, at the end
         lse[:, i:i + rows] = m + torch.log(l)                        # what a backward pass keeps

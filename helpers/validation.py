@@ -32,10 +32,6 @@ def plain(value):
     return value
 
 
-def _not_a_real_number(x) -> bool:
-    return isinstance(x, (str, bytes, complex, np.complexfloating)) or not isinstance(x, (numbers.Real, np.bool_))
-
-
 def as_array(value, name: str) -> np.ndarray:
     """Convert lists, NumPy arrays and torch tensors to a float64 array of the same shape. TypeError (naming `name`)
     for anything that is not real numbers: None, text (even "1.5"), complex numbers, ragged nesting.
@@ -52,7 +48,8 @@ def as_array(value, name: str) -> np.ndarray:
     if raw.dtype.kind in "USO" or raw.dtype.kind == "c":
         # as objects, so that text in a list of numbers is found where it is (NumPy made every entry text)
         items = np.asarray(value, dtype=object) if raw.dtype.kind in "US" and not isinstance(value, np.ndarray) else raw
-        bad = next(((i, x) for i, x in np.ndenumerate(items) if _not_a_real_number(x)), None)
+        bad = next(((i, x) for i, x in np.ndenumerate(items) if not isinstance(x, (numbers.Real, np.bool_))
+                    or isinstance(x, (str, bytes, complex, np.complexfloating))), None)   # not a real number
         if bad is not None:
             position, x = bad
             x = x.item() if isinstance(x, np.generic) else x

@@ -185,6 +185,22 @@ def test_float16_takes_the_textbook_step_every_tile(monkeypatch):
     torch.testing.assert_close(got.float(), sdpa_reference(Q, K, V, None, False), atol=2e-3, rtol=0)
 
 
+def test_16_bit_inputs_keep_their_sums_in_float32():
+    """ℓ reaches T_k: 70,000 keys of equal score would overflow float16's 65,504 (NaN out). Kept in float32, the
+    output is exact and the log-sum-exp is ln 70,000. In bfloat16 over 64 tiles of keys the error stays within twice
+    SDPA's own (summed in bfloat16: 5 times)."""
+    T = 70_000
+    O, lse = flash_forward(torch.zeros(1, 1, 8).half(), torch.zeros(1, T, 8).half(), torch.ones(1, T, 8).half())
+    assert O.dtype == torch.float16 and O.eq(1).all() and lse.dtype == torch.float32
+    assert lse.item() == pytest.approx(math.log(T), abs=1e-5)
+    g = torch.Generator().manual_seed(3)
+    Q, K, V = (torch.randn(1, T, 32, generator=g, dtype=torch.float64) for T in (64, 32_768, 32_768))
+    exact = sdpa_reference(Q, K, V, None, False)
+    error = {name: (f(Q.bfloat16(), K.bfloat16(), V.bfloat16()).double() - exact).pow(2).mean().sqrt()
+             for name, f in (("flash", flash_attention), ("sdpa", F.scaled_dot_product_attention))}
+    assert error["flash"] < 2 * error["sdpa"], error
+
+
 # ---------------------------------------------------------------- the named errors, where a student types
 
 @pytest.mark.parametrize("causal", [False, True])
