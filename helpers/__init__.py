@@ -1,26 +1,26 @@
 """Shared code for the "Self-Attention from Scratch" notebooks: one idea per module, and where it is taught.
 
-    running_example   the sentences, the vocabulary and their static embeddings       00-04
+    running_example   the sentences, the vocabulary and their static embeddings       00-04, 08, 11
     similarity        cosine and softmax (NumPy)                                        01-05
     mixing            contextual vectors as hand-weighted mixtures                       00, 01
     temperature       softmax at a chosen scale                                          02
-    attention         self-attention in NumPy: loops, rows, matrices                     03, 04
+    attention         self-attention in NumPy: loops, rows, matrices                     03
     attention_plots   hulls, gravity pictures and timing plots                           03
     playground        the data behind the attention playground                           03
-    attention_torch   scaled dot-product attention and SelfAttention in PyTorch         03-07
+    attention_torch   scaled dot-product attention and SelfAttention in PyTorch         03, 04, 06-11
     learning          learned vs parameter-free attention on a small task                04
     scaling           why √d_k: variance, saturation, gradients                          05
     luong             Luong attention, cross- and self-attention side by side            06
-    cost              parameters, FLOPs and memory of attention, as arithmetic           07
+    cost              parameters, FLOPs and memory of attention, as arithmetic           07, 09, 11
     fast_attention    the same attention with less memory traffic (lean, tiled), and      07, 11
                       FlashAttention: tiles of keys, a running softmax, a recomputing backward
-    measure           time and peak memory of a call on CPU or CUDA; the benchmark      07, 11, benchmarks/
+    measure           time and peak memory of a call on CPU or CUDA; the benchmark      03, 07, 11, benchmarks/
     positions         word order: sinusoidal and learned positions, the offset rotation  08
-    heads             many heads, padding masks, a KV cache, dropout on the weights      09
+    heads             many heads, padding masks, a KV cache, dropout on the weights      09-11
     induction         a two-layer attention-only model trained to copy; its heads read  10
                       by scores and switched off (weights and log in helpers/data/)
     plotting          the course's figures: labelled heatmaps, vector arrows            all
-    environment       seeds, versions and devices                                        00, all
+    environment       seeds, versions and devices                                        00-08
     validation        input checks for where a person types, with errors that name what was expected
     exercises/        one checker module per notebook (Feedback, Solution)
     widgets/          thin interactive shells over plain functions; widgets/common: LiveWidget (the base

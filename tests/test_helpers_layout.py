@@ -44,6 +44,36 @@ def test_the_map_lists_every_module():
     assert top | {"exercises/", "widgets/"} == listed
 
 
+def _imported_by_notebooks() -> dict:
+    """{top-level helpers module: the notebooks ("03", …) whose code imports it by name}."""
+    import json
+    uses = defaultdict(set)
+    for path in NOTEBOOKS:
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        names = re.findall(r"\bhelpers\.(\w+)", code) + [n for group in re.findall(
+            r"^from helpers import \(?([\w, ]+)", code, re.M) for n in re.findall(r"\w+", group)]
+        for widget in re.findall(r"\bhelpers\.widgets\.(\w+)", code):   # a widget teaches with what it imports
+            names += re.findall(r"^from helpers\.(\w+)", (ROOT / "helpers" / "widgets" / f"{widget}.py").read_text(
+                encoding="utf-8"), re.M)
+        for name in names:
+            uses[name].add(path.name[:2])
+    return uses
+
+
+def test_the_map_names_the_notebooks_that_import_each_module():
+    text = (ROOT / "helpers" / "__init__.py").read_text(encoding="utf-8")
+    everyone = {p.name[:2] for p in NOTEBOOKS}
+    claimed = {}
+    for name, column in re.findall(r"^    (\w+) .*?  ((?:all|\d\d(?:-\d\d)?)(?:, (?:\d\d(?:-\d\d)?|benchmarks/))*)$",
+                                   text, re.M):
+        spans = [span.split("-") for span in column.split(", ") if span != "benchmarks/"]
+        claimed[name] = everyone if column == "all" else {f"{n:02d}" for a, *b in spans
+                                                          for n in range(int(a), int((b or [a])[0]) + 1)}
+    uses = _imported_by_notebooks()
+    assert {name: sorted(uses[name]) for name in claimed} == {name: sorted(nbs) for name, nbs in claimed.items()}
+
+
 def test_helpers_stay_inside_the_budget():
     """5,000 lines for notebooks 00 to 07, about 600 more for each later notebook (COURSE.md); the modules a
     later notebook adds for itself alone (its topic, checker and widget) stay near its 600."""
