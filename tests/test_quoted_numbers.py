@@ -86,7 +86,7 @@ def test_notebook_05_total_gradient_ratio():
 
 def test_notebook_10_head_claims():
     """Head 1.0 carries more of the copying than 1.1; head 0.0 looks two letters back; two of the 16 pieces carry
-    almost all of each induction head's advantage."""
+    87 % of each induction head's advantage, position × position a fifth and an eighth."""
     text = printed("10")
     off = dict(re.findall(r"head (1\.[01]) off, induction head: +([\d.]+)", text))
     assert float(off["1.0"]) > float(off["1.1"]) and "Head 1.0 carries more of the copying than head 1.1" in prose("10")
@@ -95,10 +95,15 @@ def test_notebook_10_head_claims():
     rows = re.findall(r"\n +(?:token|position|head 0\.[01]) +((?:-?[\d.]+ +){3}-?[\d.]+)", text)   # 4 rows a head
     totals = re.findall(r"the 16 pieces add up to ([\d.]+)", text)
     assert len(rows) == 4 * len(totals) == 8
+    shares = []
     for head, total in enumerate(totals):
-        pieces = sorted((float(v) for row in rows[4 * head:4 * head + 4] for v in row.split()), reverse=True)
-        assert sum(pieces[:2]) > 0.8 * float(total)
-    assert "Two pieces carry almost all of it, in both heads" in prose("10")
+        table = [[float(v) for v in row.split()] for row in rows[4 * head:4 * head + 4]]   # query part × key part
+        pieces = sorted((v for row in table for v in row), reverse=True)
+        shares.append((round(100 * sum(pieces[:2]) / float(total)), table[1][1] / float(total)))   # position × position
+    assert [share for share, _ in shares] == [87, 87]
+    assert "Two pieces carry most of it, 87 % in both heads" in prose("10")
+    assert round(1 / shares[0][1]) == 5 and round(1 / shares[1][1]) == 8
+    assert "**position × position** (a fifth in head 1.0, an eighth in head 1.1)" in prose("10")
 
 
 def test_notebook_11_quotes_its_constants():
