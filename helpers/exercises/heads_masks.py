@@ -54,7 +54,7 @@ def _split_slips(case):
                                        "gets the first tokens' features, not a slice of every token. View as "
                                        "(B, T, H, d_k), then .transpose(1, 2)"),
         (lambda: x.view(B, T, d_k, h).permute(0, 3, 1, 2), f"the heads are interleaved (head 0 got features 0, {h}, "
-                                                           f"{2 * h}, …): view as (B, T, H, d_k), so head i gets a "
+                                                           f"{2 * h}, …): view as (B, T, H, d_k), so each head gets a "
                                                            "block of d_k neighbouring features"),
     ]
 
