@@ -3,12 +3,16 @@
 Strict nbval holds every stored output to a fresh run; these tests hold the prose to the stored outputs, so a
 change that moves a number fails here until the sentence quoting it is rewritten.
 """
+import importlib.util
 import re
+from pathlib import Path
 
 import pytest
 from stored_notebooks import NOTEBOOKS, printed, prose
 
 from helpers.fast_attention import KEPT_SUM, tile_map
+
+ROOT = Path(__file__).resolve().parents[1]
 
 #: (notebook, the prose as typed, the printed output it quotes: a pattern with one group per number, the numbers as
 #: the prose gives them, in the groups' order). ">80" means "over 80".
@@ -114,3 +118,22 @@ def test_notebook_11_quotes_its_constants():
     short, long = (tile_map(T, T, 256, 512, causal=True) for T in (2048, 4096))   # the benchmark's tiles
     assert (f"{int(short.gt(0).sum())} of the {short.numel()} tiles at $T$ = 2,048 and {int(long.gt(0).sum())} of the "
             f"{long.numel()} at 4,096") in text
+
+
+def test_the_readme_and_the_lesson_plans_quote_the_stored_run_s_timings():
+    """The cell times `make execute` stored (benchmarks/notebook_cells.py reads them): the README's total, its range
+    for the first cells (the imports) and for a whole notebook (how long slides take to open), and its 2 s bound."""
+    spec = importlib.util.spec_from_file_location("notebook_cells", ROOT / "benchmarks" / "notebook_cells.py")
+    cells = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cells)
+    seconds = [[s for _, s, _ in cells.cell_times(path)] for path in NOTEBOOKS]
+    readme, plans = (" ".join(path.read_text(encoding="utf-8").split()) for path in
+                     (ROOT / "README.md", ROOT / "notebooks" / "LESSON_PLANS.md"))
+    total = sum(map(sum, seconds))
+    assert abs(total - int(re.search(r"\(all twelve in about (\d+) s\)", readme)[1])) <= 0.1 * total
+    first = [times[0] for times in seconds]
+    assert f"in {min(first):.1f} to {max(first):.1f} s" in readme
+    whole = [sum(times) for times in seconds]
+    assert f"({min(whole):.0f} to {max(whole):.0f} s)" in readme and f"about {min(whole):.0f} to {max(whole):.0f} s" \
+        in plans and max(whole) < 10 and "in under 10 s of cell time" in readme
+    assert max(s for times in seconds for s in times[1:]) < 2 and "no cell but the first takes more than 2 s" in readme
