@@ -90,7 +90,7 @@ def check_mask(mask, scores: tuple) -> None:
 def check_tokens(x, module: nn.Module, mask=None) -> None:
     """A clear error for an x that the module's projections cannot take, or a mask that does not fit its scores:
     x must be (B, T, d_model) (one sentence (T, d_model) too, for a single head), in the dtype and on the device
-    of the module's weights; a multi-head module's mask broadcasts to (B, h, T, T).
+    of the module's weights; a multi-head module's mask broadcasts to (B, H, T, T).
     """
     W, heads = module.W_q.weight, getattr(module, "n_heads", None)    # W: (out_features, d_model)
     if not isinstance(x, torch.Tensor) or x.dim() not in ((3,) if heads else (2, 3)) or x.shape[-1] != W.shape[1]:
@@ -103,7 +103,7 @@ def check_tokens(x, module: nn.Module, mask=None) -> None:
                         "convert one to the other, e.g. x = x.to(module.W_q.weight) "
                         "(torch.tensor(numpy_array) gives float64, nn.Linear float32).")
     if heads and isinstance(mask, torch.Tensor) and not is_causal_bias(mask) and mask.dim() == 3:
-        raise ValueError(f"mask has shape {tuple(mask.shape)}: (B, T, T) against scores (B, h, T, T) would meet "
+        raise ValueError(f"mask has shape {tuple(mask.shape)}: (B, T, T) against scores (B, H, T, T) would meet "
                          "the heads with its batch axis. Add a head axis: mask[:, None] is (B, 1, T, T).")
     T = x.shape[-2]
     check_mask(mask, (x.shape[0], heads, T, T) if heads else x.shape[:-1] + (T,))

@@ -142,7 +142,7 @@ KEPT_SUM = 256
 def flash_forward(Q, K, V, mask=None, causal=False, block_q: int = 256, block_k: int = 512, lazy: bool = True):
     """FlashAttention's forward loop, unchecked: (output (..., T_q, d_v), log-sum-exp m + log l (..., T_q)).
     lazy=False: m starts at −∞ and every tile takes its own maximum and rescales (the textbook step), to compare; so
-    does float16 (65,504 is below a kept tile's sums). 16-bit inputs keep m, ℓ, o in float32, as GPU kernels do."""
+    does float16 (a kept tile's weights reach 131,072; it ends at 65,504). 16-bit inputs keep m, ℓ, o in float32."""
     extra = () if mask is None else mask.shape[:-2]
     batch = torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2], extra)
     T_q, d_k, T_k, d_v = Q.shape[-2], Q.shape[-1], K.shape[-2], V.shape[-1]
@@ -185,7 +185,7 @@ def flash_forward(Q, K, V, mask=None, causal=False, block_q: int = 256, block_k:
                 o.mul_(correction)
                 m, guess, keep_m = m_new, False, lazy and bool(torch.isfinite(m_new).all())
             l.add_(P_sum)                                            # the tile's weights added
-            # (n, rows, d_v) the same for the values; 16-bit products are added up in float32
+            # (n, rows, d_v) the same for the values; a 16-bit tile's P @ v, rounded to 16 bits, is added in float32
             o.baddbmm_(P, v[:, j:j + block_k]) if o.dtype == P.dtype else o.add_(P @ v[:, j:j + block_k])
             del S, P                                                 # free this tile before the next one
         O[:, i:i + rows] = o / l                                     # one division, at the end

@@ -7,7 +7,7 @@
     next_token_losses(model, tokens)  (B, T) -> (B, T - 1) cross-entropy of every next-token prediction
     train(n_layers, offset)           AdamW from a fixed seed -> (model, log); train_all(): the three models
     load_trained_model(name)          the committed weights (helpers/data/induction.pt), in eval mode
-    attention_patterns(model, tokens) the weights every head used: (n_layers, B, h, T, T)
+    attention_patterns(model, tokens) the weights every head used: (n_layers, B, H, T, T)
     previous_token_score(W)           (..., T, T) -> (...) mean weight on key i - 1
     induction_score(W, n)             (..., 2n, 2n) -> (...) mean weight on key i - n + 1 (after the earlier copy)
     heads_off(model, heads)           a context in which those heads' outputs are zeros
@@ -210,7 +210,7 @@ def load_trained_model(name: str = TWO_LAYERS) -> AttentionOnlyTransformer:
 
 
 def attention_patterns(model, tokens) -> torch.Tensor:
-    """The weights every head used on `tokens` (B, T): (n_layers, B, h, T, T), each layer's `last_weights`."""
+    """The weights every head used on `tokens` (B, T): (n_layers, B, H, T, T), each layer's `last_weights`."""
     with torch.no_grad():
         model(tokens)
     return torch.stack([layer.last_weights for layer in model.layers])
@@ -231,12 +231,12 @@ def induction_score(W, n: int) -> torch.Tensor:
 
 
 def head_scores(model, probe_set=None) -> torch.Tensor:
-    """(2, n_layers, h): every head's previous-token score [0] and induction score [1], averaged over the
+    """(2, n_layers, H): every head's previous-token score [0] and induction score [1], averaged over the
     sequences of every probe in `probe_set` ({n: (B, 2n) tokens}; None: probes()).
     """
     scores = []
     for n, tokens in (probes() if probe_set is None else probe_set).items():
-        W = attention_patterns(model, tokens.long())                      # (n_layers, B, h, 2n, 2n)
+        W = attention_patterns(model, tokens.long())                      # (n_layers, B, H, 2n, 2n)
         scores.append(torch.stack([previous_token_score(W), induction_score(W, n)]).mean(2))
     return torch.stack(scores).mean(0)
 
@@ -261,7 +261,7 @@ def heads_off(model, heads=()):
     """
     def zero(layer, h):
         def hook(_, args):
-            Y = args[0].clone()                                           # (B, T, h · d_k)
+            Y = args[0].clone()                                           # (B, T, H · d_k)
             Y[..., h * layer.d_k:(h + 1) * layer.d_k] = 0                 # head h's d_k outputs
             return (Y,)
         return hook
@@ -286,9 +286,9 @@ def layer_input_parts(model, tokens) -> dict:
     """Layer 1's input x = token + position + Σ_h (head h of layer 0) as its parts, each (B, T, d_model)."""
     layer, T = model.layers[0], tokens.size(1)
     x = model.embed(tokens) + model.positions(T)                          # (B, T, d_model)
-    V = split_heads(layer.W_v(x), layer.n_heads)                          # (B, h, T, d_k)
-    W = attention_patterns(model, tokens)[0]                              # (B, h, T, T) layer 0's weights
-    W_o = layer.W_o.weight.T.reshape(layer.n_heads, layer.d_k, -1)        # (h, d_k, d_model): W_o cut per head
+    V = split_heads(layer.W_v(x), layer.n_heads)                          # (B, H, T, d_k)
+    W = attention_patterns(model, tokens)[0]                              # (B, H, T, T) layer 0's weights
+    W_o = layer.W_o.weight.T.reshape(layer.n_heads, layer.d_k, -1)        # (H, d_k, d_model): W_o cut per head
     parts = {"token": model.embed(tokens), "position": model.positions(T).expand_as(x)}
     for h in range(layer.n_heads):
         parts[f"head 0.{h}"] = W[:, h] @ V[:, h] @ W_o[h]                 # (B, T, T) @ (B, T, d_k) @ (d_k, d_model)
@@ -300,7 +300,7 @@ def layer_input_parts(model, tokens) -> dict:
 
 def prediction_data(model, letters: str, position: int, off=()) -> dict:
     """For query `position` of the typed letters: every head's weights over the keys, and the next-token
-    probabilities with the heads in `off` switched off. Returns {"letters", "position", "weights" (n_layers · h, T),
+    probabilities with the heads in `off` switched off. Returns {"letters", "position", "weights" (n_layers · H, T),
     "probabilities" (vocab,), "prediction", "earlier" (the earlier position of the same letter after the longest
     stretch of the same letters, the latest if tied; None if there is none)}.
     """
@@ -310,7 +310,7 @@ def prediction_data(model, letters: str, position: int, off=()) -> dict:
         raise ValueError(f"position should be 0 to {T - 1} (the {T} letters typed), but got {position}.")
     with heads_off(model, off), torch.no_grad(), cpu_threads(1):
         probabilities = F.softmax(model(tokens)[0, position], dim=-1)         # (vocab,)
-    weights = torch.stack([layer.last_weights[0, :, position] for layer in model.layers])   # (n_layers, h, T)
+    weights = torch.stack([layer.last_weights[0, :, position] for layer in model.layers])   # (n_layers, H, T)
     def matched(j):   # how many letters before j equal those before the query
         return next((k for k in range(j) if text[j - 1 - k] != text[position - 1 - k]), j)
     earlier = [j for j in range(position) if text[j] == text[position]]

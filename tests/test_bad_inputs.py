@@ -44,7 +44,7 @@ def test_a_bad_input_is_named(call, error, says):
 
 
 def test_a_three_dimensional_mask_given_to_many_heads_is_told_to_add_the_head_axis():
-    """With B = h = 4 a (B, T, T) mask would broadcast silently against (B, h, T, T), its batch axis on the heads."""
+    """With B = h = 4 a (B, T, T) mask would broadcast silently against (B, H, T, T), its batch axis on the heads."""
     mha = MultiHeadAttention(16, 4)
     x = torch.randn(4, 5, 16)
     masks = causal_mask(5).repeat(4, 1, 1)                              # (B, T, T)

@@ -135,7 +135,7 @@ def test_scores_of_uniform_causal_weights():
 
 
 def test_heads_are_named_from_their_scores():
-    scores = torch.tensor([[[0.9, 0.1], [0.0, 0.2]], [[0.0, 0.1], [0.7, 0.3]]])    # (2, n_layers, h)
+    scores = torch.tensor([[[0.9, 0.1], [0.0, 0.2]], [[0.0, 0.1], [0.7, 0.3]]])    # (2, n_layers, H)
     assert induction.head_names(scores) == {(0, 0): "previous-token head", (0, 1): "neither",
                                             (1, 0): "induction head", (1, 1): "neither"}
 

@@ -107,7 +107,7 @@ def test_notebook_10_head_claims():
     assert [share for share, _ in shares] == [87, 87]
     assert "Two pieces carry most of it, 87 % in both heads" in prose("10")
     assert round(1 / shares[0][1]) == 5 and round(1 / shares[1][1]) == 8
-    assert "**position × position** (a fifth in head 1.0, an eighth in head 1.1)" in prose("10")
+    assert "**position × position** (a fifth of the advantage in head 1.0, an eighth in head 1.1" in prose("10")
 
 
 def test_notebook_11_quotes_its_constants():
@@ -121,8 +121,9 @@ def test_notebook_11_quotes_its_constants():
 
 
 def test_the_readme_and_the_lesson_plans_quote_the_stored_run_s_timings():
-    """The cell times `make execute` stored (benchmarks/notebook_cells.py reads them): the README's total, its range
-    for the first cells (the imports) and for a whole notebook (how long slides take to open), and its 2 s bound."""
+    """The cell times `make execute` stored (benchmarks/notebook_cells.py reads them) keep the bounds the README and
+    the lesson plans give: the first cells (the imports), every other cell, a whole notebook (how long slides take to
+    open), and the total, within 15 % (a re-run moves each time by a few tenths)."""
     spec = importlib.util.spec_from_file_location("notebook_cells", ROOT / "benchmarks" / "notebook_cells.py")
     cells = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(cells)
@@ -130,10 +131,10 @@ def test_the_readme_and_the_lesson_plans_quote_the_stored_run_s_timings():
     readme, plans = (" ".join(path.read_text(encoding="utf-8").split()) for path in
                      (ROOT / "README.md", ROOT / "notebooks" / "LESSON_PLANS.md"))
     total = sum(map(sum, seconds))
-    assert abs(total - int(re.search(r"\(all twelve in about (\d+) s\)", readme)[1])) <= 0.1 * total
-    first = [times[0] for times in seconds]
-    assert f"in {min(first):.1f} to {max(first):.1f} s" in readme
-    whole = [sum(times) for times in seconds]
-    assert f"({min(whole):.0f} to {max(whole):.0f} s)" in readme and f"about {min(whole):.0f} to {max(whole):.0f} s" \
-        in plans and max(whole) < 10 and "in under 10 s of cell time" in readme
+    assert abs(total - int(re.search(r"\(all twelve in about (\d+) s\)", readme)[1])) <= 0.15 * total
+    first = float(re.search(r"the first imports torch and matplotlib, in under ([\d.]+) s", readme)[1])
+    assert max(times[0] for times in seconds) < first and f"matplotlib in under {first} s" in readme
     assert max(s for times in seconds for s in times[1:]) < 2 and "no cell but the first takes more than 2 s" in readme
+    whole = int(re.search(r"in under (\d+) s of cell time", readme)[1])
+    assert max(map(sum, seconds)) < whole and f"as its cells (under {whole} s)" in readme
+    assert f"(under {whole} s on a quiet 2-core CPU" in plans

@@ -83,9 +83,9 @@ check_induction_score = Exercise(
 
 # --- Exercise 2: which head's removal hurts most -----------------------------------------------------
 def reference_worst_head(scores):
-    """(2, n_layers, h) scores -> the (layer, head) with the highest previous-token score: both induction heads
+    """(2, n_layers, H) scores -> the (layer, head) with the highest previous-token score: both induction heads
     build their keys, and part of their queries, from its output, so without it neither finds the earlier copy."""
-    previous = scores[0]                                        # (n_layers, h)
+    previous = scores[0]                                        # (n_layers, H)
     layer, head = divmod(int(previous.argmax()), previous.size(1))
     return layer, head
 
@@ -114,7 +114,7 @@ def relabelled(model, orders, scales=SCALES[0]):
 
 @functools.lru_cache(maxsize=16)
 def _measured(orders, scales):
-    """(scores (2, n_layers, h), {head: copy loss with it off}) of one relabelled copy, measured on one thread."""
+    """(scores (2, n_layers, H), {head: copy loss with it off}) of one relabelled copy, measured on one thread."""
     model = relabelled(induction.load_trained_model(), orders, scales)
     tokens, copy = induction.repeated_batch(500, torch.Generator().manual_seed(12))   # the page's evaluation batch
     with cpu_threads(1):
