@@ -18,6 +18,9 @@ ROOT = Path(__file__).resolve().parents[1]
 #: the prose gives them, in the groups' order). ">80" means "over 80".
 QUOTES = [
     ("01", "in 4-D they are 18° apart", r"flows-river: true angle ([\d.]+)°", "18"),
+    ("01", "draws *flows* exactly on top of *river*", r"flows-river: true angle [^\n]*, drawn ([\d.]+)°", "0"),
+    ("02", "so `river · flows` = 3 beats `river · river` = 2", r"river · flows = (\S+), river · river = (\S+)",
+     "3", "2"),
     ("02", "(same cosine, 0.956), but its dot product doubles to 52", r"\n +2b +(\d+) +[\d.]+ +([\d.]+)",
      "52", "0.956"),
     ("02", r"$\cos(a, b) = 0.956$", r"\n +b +26 +[\d.]+ +([\d.]+)", "0.956"),
@@ -43,6 +46,9 @@ QUOTES = [
      r"10th pct.*?\n +1 +(\S+) .*?\n +1024 +(\S+) ", "0.25", "1e-5"),
     ("05", "the two top keys (96 %) of a few nearly tied queries (10 % of them supply 83 % of the gradient on $W_q$)",
      r"\n +1024 +(\d+)% +\d+% +(\d+)%", "96", "83"),
+    ("05", "(0.137 against 0.265), and $\\sqrt{32} \\approx 5.7$ times that half is 2.9, close to the measured 2.8",
+     r"√32 × \(scores: ([\d.]+) / ([\d.]+)\) = ([\d.]+)", "0.137", "0.265", "2.9"),
+    ("05", "close to the measured 2.8", r"W_q, unscaled / scaled at d_k = 32: [\d.]+ / [\d.]+ = ([\d.]+)", "2.8"),
     ("07", "while its inputs are 76.8 MB", r"Q, K and V together \(d_k = 64\): +([\d.]+) MB", "76.8"),
     ("07", "while $Q, K, V$ are 77 MB", r"Q, K and V together \(d_k = 64\): +([\d.]+) MB", "77"),
     ("08", "(786,432 for GPT-2 small)", r"T_max = 1,024 and d = 768: ([\d,]+) parameters", "786,432"),
@@ -108,6 +114,13 @@ def test_notebook_10_head_claims():
     assert "Two pieces carry most of it, 87 % in both heads" in prose("10")
     assert round(1 / shares[0][1]) == 5 and round(1 / shares[1][1]) == 8
     assert "**position × position** (a fifth of the advantage in head 1.0, an eighth in head 1.1" in prose("10")
+
+
+def test_notebook_05_scaled_gradient_stays_near_its_quoted_value():
+    """"With scaling it stays near 0.26 at every d_k": the scaled median of every row of the gradient table, ±0.02."""
+    medians = [float(m) for m in re.findall(r"\n +\d+ +\S+ +\S+ +([\d.]+) +\S+ +\S+(?=\n)", printed("05"))]
+    assert len(medians) == 11 and all(abs(m - 0.26) <= 0.02 for m in medians), medians
+    assert "with scaling it stays near 0.26 at every $d_k$" in prose("05")
 
 
 def test_notebook_11_quotes_its_constants():
