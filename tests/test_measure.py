@@ -270,7 +270,7 @@ def test_cpu_peak_bytes_lets_the_functions_own_error_through_once(error):
 # ---------------------------------------------------------------- backend
 
 #: What sdpa_backend may answer. Which one PyTorch picks is its own choice and changes between versions
-#: (torch 2.13 on a CPU fuses 4-D inputs only; newer versions fuse 3-D ones too), so tests do not pin it.
+#: (torch 2.13 on a CPU fuses 4-D inputs only; other versions may choose otherwise), so tests do not pin it.
 BACKENDS = {"flash", "memory-efficient", "cudnn", "math (unfused)", "overrideable", "unknown"}
 
 
