@@ -121,9 +121,9 @@ def attention_weights(Q, K, mask=None):
 
 
 def scaled_dot_product_attention(Q, K, V, mask=None):
-    """Attention(Q, K, V) = softmax(Q Kᵀ / √d_k) V.   Q, K: (..., T, d_k)   V: (..., T, d_v)  ->  (..., T, d_v)
+    """Attention(Q, K, V) = softmax(Q Kᵀ / √d_k) V, one output row per query.
 
-    T_q may differ from T_k; mask == 0 means "may not attend".
+    Q (..., T_q, d_k), K (..., T_k, d_k), V (..., T_k, d_v) -> (..., T_q, d_v); mask == 0 means "may not attend".
     """
     check_attention_inputs(Q, K, V, mask)      # a named error, not a broadcast error or NaN
     return attention_weights(Q, K, mask) @ V   # (..., T_q, T_k) @ (..., T_k, d_v) -> (..., T_q, d_v)

@@ -319,6 +319,15 @@ def test_self_attention_typical_slips(function, fragments):
     _fails(pf.check_self_attention(function), *fragments)
 
 
+def test_a_shift_by_the_largest_absolute_score_is_refused():
+    """Above the row's max, like one max for the whole matrix: a row whose scores reach −1,414 comes out 0 / 0."""
+    def exp_after_abs(E):
+        S = E @ E.T / math.sqrt(E.shape[1])
+        e = np.exp(S - np.abs(S).max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True) @ E
+    _fails(pf.check_self_attention(exp_after_abs), "[-2000, 0]", "NaN or 0", "largest |score|")
+
+
 def test_self_attention_almost_right_is_not_right():
     """An answer off by 1e-3 in one entry fails: the checker compares to 1e-6, not loosely."""
     def almost(E):

@@ -69,6 +69,12 @@ def test_divisor_mistakes_get_specific_feedback(answer, phrases):
     fails(check_divisor(answer), *phrases)
 
 
+def test_a_divisor_that_special_cases_the_pages_8_heads_fails_every_time():
+    for _ in range(5):   # one drawn case always has 8 heads and a d_k other than 64
+        fails(check_divisor(lambda d_model, n_heads: 8.0 if n_heads == 8 else math.sqrt(d_model / n_heads)),
+              ", 8) returned 8")
+
+
 def test_divisor_slips_that_coincide_at_512_and_8_are_told_apart():
     # at 512 and 8 heads, √(d_model·n_heads) = √4096 = 64 = d_k: the formula, not one value, decides
     message = fails(check_divisor(lambda d_model, n_heads: math.sqrt(d_model * n_heads)))
@@ -235,6 +241,10 @@ def test_a_hard_coded_divisor_is_named(hard_coded):
     message = fails(check_scaled_weights(hard_coded), "right on the first test", f"d_k = {OTHER_D_K}",
                     "√32", "hard-coded", "Q.shape[-1] (here 8)")
     assert "overflow" not in message
+
+
+def test_notebook_03s_divisor_2_hard_coded_is_named_with_the_queries_it_matches():
+    fails(check_scaled_weights(lambda Q, K: softmax(Q @ K.T / 2)), "√T_q = √4", "notebook 03's 2, hard-coded")
 
 
 def test_stable_answers_pass_both_tests():

@@ -468,6 +468,24 @@ def test_cross_attention_with_a_plain_exp_overflows_on_the_drawn_spike():
     verdict(ex06.check_cross_attention(plain_exp), False, "scaled scores with keys", "near 1,000", "NaN or infinity")
 
 
+@pytest.mark.parametrize("shift", [lambda S: S.mean(-1, keepdim=True), lambda S: S[..., :1], lambda S: S[..., -1:],
+                                   lambda S: S.median(-1, keepdim=True).values])
+def test_a_softmax_shifted_by_anything_but_the_largest_score_is_refused_every_time(shift):
+    """The mean, the first, the last or the median score: the fixed spike, [0.5, 2000, 1997, 0.5, -0.5], overflows."""
+    def luong(s, H):
+        e = torch.exp(H @ s - shift(H @ s))
+        return (e / e.sum()) @ H
+
+    def cross(X_dec, X_enc, W_q, W_k, W_v):
+        S = (X_dec @ W_q) @ (X_enc @ W_k).T / math.sqrt(W_q.shape[1])
+        e = torch.exp(S - shift(S))
+        return e / e.sum(-1, keepdim=True) @ (X_enc @ W_v)
+    for _ in range(3):   # the drawn spike alone let about half of these through
+        verdict(ex06.check_luong_context(luong), False, "NaN or infinity")
+        verdict(ex06.check_cross_attention(cross), False, "NaN or infinity")
+    verdict(ex06.check_luong_context(lambda s, H: torch.softmax(H @ s, 0) @ H), True)
+
+
 def test_counts_in_messages_agree_in_number():
     verdict(ex06.check_cross_attention_shapes({**ex06.reference_cross_attention_shapes(), "Q": (5,)}), False,
             "it has 1 number.")

@@ -123,6 +123,32 @@ def test_an_answer_that_collects_the_stream_first_is_told_why():
     not_yet(ex11.check_running_softmax(into_a_buffer), "bytes of Python objects")
 
 
+def test_keys_kept_as_python_lists_from_tolist_are_counted():
+    """.tolist() runs inside the checker's watch: its lists are the answer's memory, not the checker's."""
+    def as_lists(stream, d_v):
+        scores, values = [], []
+        for s, v in stream:
+            scores.append(s.item())
+            values.append(v.tolist())
+        S, V = np.array(scores), np.array(values)
+        w = np.exp(S - S.max())
+        return S.max(), w.sum(), w @ V
+    not_yet(ex11.check_running_softmax(as_lists), "bytes of Python objects at the last key", "grows with the keys")
+
+
+def test_a_sum_shifted_by_the_first_score_and_corrected_at_the_end_overflows():
+    """No running maximum: exp(s − first score) overflows when a score climbs 1,600 above the first."""
+    def first_score_shift(stream, d_v):
+        first, l, o, m = None, torch.tensor(0.0, dtype=torch.float64), torch.zeros(d_v, dtype=torch.float64), None
+        for s, v in stream:
+            first = s if first is None else first
+            m = s if m is None else torch.maximum(m, s)
+            p = torch.exp(s - first)
+            l, o = l + p, o + p * v
+        return m, l * torch.exp(first - m), o * torch.exp(first - m)
+    not_yet(ex11.check_running_softmax(first_score_shift), "[0.0, 800.0, 1600.0]", "NaN or infinity")
+
+
 def test_an_answer_that_stops_before_the_last_key_gets_its_numbers_judged():
     not_yet(ex11.check_running_softmax(lambda stream, d_v: ex11.reference_running_softmax(
         (pair for _, pair in zip(range(100), stream)), d_v)), f"on {ex11.LONG} keys", "wrong values")

@@ -42,8 +42,7 @@ def _split_shapes(case):
         (B, h, T, d_model): f"each head gets d_k = d_model / H = {d_k} features, not all {d_model}",
         (B, 1, T, d_model): f"that is one head; cut the {d_model} features into H = {h} heads of d_k = {d_k}",
         (h, B, T, d_k): "that is (H, B, T, d_k): the heads came first (torch.stack puts them on dim 0); "
-                        "stack on dim=1, or view as (B, T, H, d_k) and .transpose(1, 2)",
-    }.items()}
+                        "stack on dim=1, or view as (B, T, H, d_k) and .transpose(1, 2)"}.items()}
 
 
 def _split_slips(case):
@@ -55,8 +54,7 @@ def _split_slips(case):
                                        "(B, T, H, d_k), then .transpose(1, 2)"),
         (lambda: x.view(B, T, d_k, h).permute(0, 3, 1, 2), f"the heads are interleaved (head 0 got features 0, {h}, "
                                                            f"{2 * h}, …): view as (B, T, H, d_k), so each head gets a "
-                                                           "block of d_k neighbouring features"),
-    ]
+                                                           "block of d_k neighbouring features")]
 
 
 check_split_heads = Exercise(
@@ -113,8 +111,7 @@ def _causal_slips(case):
         (torch.ones(T_q, T_k).tril(T_q - T_k), f"for {what} the diagonal's sign is flipped: the "
                                               "triangle moves right by T_k - T_q, not T_q - T_k"),
         (torch.ones(T_q, T_k).tril(T_k - T_q + 1), f"for {what} every query also sees the token after "
-                                                  "it: the diagonal is T_k - T_q, not one more"),
-    ]
+                                                  "it: the diagonal is T_k - T_q, not one more")]
 
 
 def _draw_causal(rng) -> Case:
@@ -178,8 +175,7 @@ def _combined_slips(case):
          "softmax over an empty row is 0/0 = NaN (section 9). Hide only the <pad> KEYS (columns): index the lengths "
          "as (B, 1, 1, T)"),   # with the <pad>s at the end, hiding their keys as well changes nothing
         ((torch.arange(T)[None, :] <= lengths[:, None])[:, None, None, :] & causal.bool(), "one <pad> too many is "
-         "visible: key j is real when j < length (j counts from 0)"),
-    ]
+         "visible: key j is real when j < length (j counts from 0)")]
 
 
 def _draw_combined(rng) -> Case:

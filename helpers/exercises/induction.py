@@ -60,8 +60,7 @@ def _score_slips(case):
                                                         "(W[i, j] with j > i; W[i − n + 1, i] reads rows and columns "
                                                         "swapped): rows are queries and columns keys, and the key "
                                                         "after the earlier copy, i − n + 1, comes before i"),
-        (lambda: n * reference_induction_score(W, n), "that is the sum of the n weights: the score is their mean"),
-    ]
+        (lambda: n * reference_induction_score(W, n), "that is the sum of the n weights: the score is their mean")]
 
 
 def _one(result, case):

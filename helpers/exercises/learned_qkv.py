@@ -30,8 +30,7 @@ def _lookup_cases():
         (rng.normal(size=4), rng.normal(size=(5, 4)), rng.normal(size=5), "random keys (5, 4) and values (5,)"),
         (np.array([800.0, 790.0, 0.0]), keys, values, "the query [800, 790, 0], whose scores overflow exp"),
         (np.array([0.0, 800.0, 790.0]), keys, values, "the query [0, 800, 790], the largest score second"),
-        (np.array([1000.0, -1000.0, 0.0]), 2 * keys, values, "the query [1000, -1000, 0] over keys twice as long"),
-    )
+        (np.array([1000.0, -1000.0, 0.0]), 2 * keys, values, "the query [1000, -1000, 0] over keys twice as long"))
 
 
 def _lookup_slips(query, keys, values):
@@ -45,8 +44,7 @@ def _lookup_slips(query, keys, values):
         (np.exp(scores) @ values, "the exponentials were not divided by their sum, so weights do not add up to 1"),
         (soft_lookup(query / math.sqrt(len(query)), keys, values)[1],
          f"you divided the scores by √d = √{len(query)}{' (or by √n, the number of keys)' * (len(keys) == len(query))}"
-         ", but this lookup has no scale (√d_k comes in section 8)"),
-    ]
+         ", but this lookup has no scale (√d_k comes in section 8)")]
 
 
 def _draw_lookup(rng, long=False, square=False) -> Case:
@@ -124,8 +122,7 @@ def _judge_count(case, got, expected):
         3 * d_model * d_model: f"{shape} (d_model, d_model)",
         3 * d_k * d_k: f"{shape} (d_k, d_k)",
         3 * (d_model * d_k + d_k): "you counted biases, but SelfAttention's layers have bias=False",
-        3 * (d_model + d_k): "you added the sizes. A (d_model, d_k) matrix holds d_model × d_k numbers",
-    }
+        3 * (d_model + d_k): "you added the sizes. A (d_model, d_k) matrix holds d_model × d_k numbers"}
     if got in slips:
         return f"for d_model={d_model}, d_k={d_k} you returned {int(got):,}, expected {expected:,}: {slips[got]}."
     got = int(got) if got == int(got) else got
@@ -190,14 +187,12 @@ def _attention_slips(Q, K, V, d_model) -> list[tuple[torch.Tensor, str]]:
         (math.sqrt(T), f"you divided by √T = √{T}, the number of tokens; {which}"),
         (1 / math.sqrt(d_k), f"you multiplied the scores by √d_k; divide them: S = Q @ K.T / √d_k (here √{d_k})"),
         (d_k, f"you divided by d_k = {d_k} instead of √d_k"),
-        (2.0, f"you divided by 2 = √4, but here d_k = {d_k}: take the size from the queries, d_k = Q.shape[-1]"),
-    ]
+        (2.0, f"you divided by 2 = √4, but here d_k = {d_k}: take the size from the queries, d_k = Q.shape[-1]")]
     slips = [(torch.softmax(S / c, -1) @ V, message) for c, message in divisors if c != math.sqrt(d_k)] + [
         (torch.softmax(A, -2) @ V, "softmax ran over the queries (dim=-2): each query's ROW must sum to 1, use dim=-1"),
         (A @ V, "softmax is missing: the raw scores were used as weights"),
         (torch.softmax(K @ Q.transpose(-2, -1) / math.sqrt(d_k), -1) @ V,
-         "queries and keys are swapped: the scores are Q @ K.T (row i = query i), not K @ Q.T"),
-    ]
+         "queries and keys are swapped: the scores are Q @ K.T (row i = query i), not K @ Q.T")]
     if S.dim() == 3:   # a batch
         return [*slips, (torch.softmax(A, 0) @ V, "softmax ran over the batch (dim=0): use dim=-1")]
     e = torch.exp(A - A.amax(-1, keepdim=True))   # S is square: a (T,) max or sum broadcasts without an error
@@ -206,8 +201,7 @@ def _attention_slips(Q, K, V, d_model) -> list[tuple[torch.Tensor, str]]:
         ((e / e.sum(-1)) @ V, f"each row was divided by the wrong sum: e.sum(-1) {flat}"),
         ((A.exp() / A.exp().sum(-1)) @ V, f"each row was divided by the wrong sum: e.sum(-1) {flat}"),   # no shift
         (((f := (A - A.amax(-1)).exp()) / f.sum(-1)) @ V, "the row max and the row sum both miss keepdim=True: "
-                                                         "each has shape (T,) and lines up with the COLUMNS"),
-    ]
+                                                         "each has shape (T,) and lines up with the COLUMNS")]
 
 
 def _forward(seed, T, d_model, d_k, d_v, drawn="") -> Case:
@@ -355,6 +349,6 @@ check_self_attention_module = Exercise(
                                       "softmax(Q @ K.transpose(-2, -1) / √d_k, dim=-1) @ V.",
     success="your module gives SelfAttention's outputs with the same weights, on a batch of 2 and of 1, with scores "
             "in the thousands and on three drawn at random: you have built the layer the rest of the course uses.",
-    explanation="nn.Linear(d_model, d_k) computes x @ weight.T, and its .weight is W_qᵀ: so self.W_q(x) is X W_q. "
-                "check_tokens(x, self) is the course's one check line: it names an input the module was not built "
-                "for (leave it out in yours, or import it from helpers.attention_torch).")
+    explanation="self.W_q(x) is X W_q (nn.Linear's .weight is W_qᵀ). attention_weights(Q, K, mask) holds your two "
+                "middle lines, softmax(Q @ K.transpose(-2, -1) / √d_k), and sets hidden pairs to −inf (masks come in "
+                "notebook 07); check_tokens(x, self, mask), the one check line, names an input the module cannot take.")

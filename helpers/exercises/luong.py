@@ -17,6 +17,11 @@ def reference_luong_context(s, H):
     return weights @ H  # (d,): Σ_j w_j h_j
 
 
+#: Keys that s = [2000, 1] scores [0.5, 2000, 1997, 0.5, -0.5]: exp overflows after any shift but the largest score.
+SPIKED_KEYS = torch.tensor([[0.0, 0.5], [1.0, 0.0], [0.9985, 0.0], [0.0, 0.5], [0.0, -0.5]])
+SPIKED = "keys scoring [0.5, 2000, 1997, 0.5, -0.5] (shift by the largest score, or exp overflows)"
+
+
 def _luong_cases():
     g = torch.Generator().manual_seed(6)
     H_random, s_random = torch.randn(5, 3, generator=g), torch.randn(3, generator=g)
@@ -61,7 +66,8 @@ check_luong_context = Exercise(
     reference_luong_context, title="one step of Luong's dot attention",
     expects="luong_context(s, H) -> context vector of shape (d,)", where="",
     cases=lambda: [Case(s, H, what="") for s, H in _luong_cases()], reads="the context",
-    draw=(_draw_luong, _draw_luong, lambda rng: _draw_luong(rng, spiked=True)),
+    draw=(_draw_luong, _draw_luong, lambda rng: _draw_luong(rng, spiked=True),
+          lambda rng: Case(torch.tensor([2000.0, 1.0]), SPIKED_KEYS, what=f"s = [2000, 1] and {SPIKED}")),
     judge=_judge_context, slips=_context_slips, expected=lambda case: luong_dot_attention(*case.args)[0],
     name="the context", atol=1e-4, own="luong_dot_attention",
     hint="Three steps: scores = H @ s, weights = softmax(scores), context = weights @ H.",
@@ -86,8 +92,7 @@ _SHAPE_HINTS = {  # what each shape counts, without giving the numbers away
     "K": "rows: one key per token of the sequence being looked at; columns: a key's dimension, matching a query's",
     "V": "rows: one value per key; columns: the dimension of a value after the projection, d_v",
     "W": "one row per query and one column per key",
-    "Y": "one row per query; each row is a weighted sum of value vectors, so it is as long as a value",
-}
+    "Y": "one row per query; each row is a weighted sum of value vectors, so it is as long as a value"}
 
 
 @solved_by("the shapes of cross-attention", """
@@ -178,8 +183,7 @@ def _cross_attention_slips(X_dec, X_enc, W_q, W_k, W_v):
         (lambda: (S * (1 / math.sqrt(d_k))) @ V,
          "the softmax is missing: apply torch.softmax(scores, dim=-1) to the scaled scores."),
         (lambda: sdpa(X_dec @ W_q.T, X_enc @ W_k.T, X_enc @ W_v.T),
-         "the projections were transposed: with W of shape (d, d_k), use X @ W, not X @ W.T."),
-    ]
+         "the projections were transposed: with W of shape (d, d_k), use X @ W, not X @ W.T.")]
     for i, name in enumerate(("W_q", "W_k", "W_v")):
         flipped = [W.T if j == i else W for j, W in enumerate((W_q, W_k, W_v))]
         slips.append((lambda f=flipped: sdpa(X_dec @ f[0], X_enc @ f[1], X_enc @ f[2]),
@@ -219,7 +223,9 @@ check_cross_attention = Exercise(
     reference_cross_attention, title="cross-attention with learned projections",
     expects="cross_attention(X_dec, X_enc, W_q, W_k, W_v) -> Y (T_q, d_v)", where="",
     cases=lambda: [Case(*case, what="") for case in _cross_cases()], reads="Y",
-    draw=(_draw_cross, _draw_cross, lambda rng: _draw_cross(rng, spiked=True)),
+    draw=(_draw_cross, _draw_cross, lambda rng: _draw_cross(rng, spiked=True), lambda rng: Case(
+        math.sqrt(2) * torch.tensor([[2000.0, 1.0]]), SPIKED_KEYS, *[torch.eye(2)] * 3,
+        what=f"X_dec = √2 · [[2000, 1]], W_q = W_k = W_v = I, and as X_enc, {SPIKED}")),
     judge=_judge_cross, slips=lambda case: _cross_attention_slips(*case.args), name="Y", atol=1e-4,
     hint="Q from X_dec, K and V from X_enc, then scaled_dot_product_attention(Q, K, V).",
     success="queries from the decoder, keys and values from the encoder, one function. "

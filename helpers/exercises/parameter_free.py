@@ -174,7 +174,7 @@ def _cases():
         (np.array([[1.0, 0.0], [2000.0, 0.0]]), "E = [[1, 0], [2000, 0]] (a long token: row 0's largest score is not "
                                                 "its score with itself)"),
         (np.array([[0.0, 40.0], [0.0, 1.0]]), "E = [[0, 40], [0, 1]] (row 0's largest score comes first)"),
-    )
+        (np.array([[1.0, 0.0], [-2000.0, 0.0]]), "E = [[1, 0], [-2000, 0]] (row 0's scores reach −1,414)"))
 
 
 def _draw_embeddings(rng, pulled=False) -> Case:
@@ -207,11 +207,11 @@ def _judge_attention(case, got, expected):
         row = int(np.argmax(bad if bad.any() else low))
         first = (f"its score with itself is not its largest (another token's is {S[row].max() - S[row, row]:.0f} "
                  "more), so exp overflows if you subtract it; and " if S[row].max() - S[row, row] > 700 else "")
-        return (f"on {what} row {row} came out NaN or 0: {first}one max for the whole matrix leaves it at "
-                f"exp({S[row].max() - S.max():.0f}) = 0, and 0 / 0 = NaN. Subtract each row's own max: "
-                "S.max(axis=-1, keepdims=True).")
+        return (f"on {what} row {row} came out NaN or 0: {first}one max for the whole matrix (or any number far above "
+                f"the row's own max, like its largest |score|) leaves it at exp({S[row].max() - S.max():.0f}) = 0, and "
+                "0 / 0 = NaN. Subtract each row's own max: S.max(axis=-1, keepdims=True).")
     if not np.all(np.isfinite(got)):
-        return f"on {what} you got NaN or inf: exp overflowed. Subtract each row's max before exp."
+        return f"on {what} you got NaN or inf: exp overflowed (or every exp fell to 0: 0 / 0). Subtract each row's max."
     return None
 
 
@@ -230,8 +230,7 @@ def _attention_slips(case):
         (attend(E, E, E, scale=0.5), f"on {what} you hard-coded 2 = √4, but here d = {d}: use np.sqrt(E.shape[1])."),
         (softmax(S, axis=0) @ E, f"on {what} the softmax ran down the columns (axis 0), or you used W.T, or a row "
                                  "sum without keepdims=True lined up with the columns. Each ROW of W must sum to 1: "
-                                 "axis=-1."),
-    ]
+                                 "axis=-1.")]
 
 
 check_self_attention = Exercise(

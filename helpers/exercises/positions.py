@@ -53,8 +53,7 @@ def _sinusoid_slips(T: int, d: int) -> list[tuple[torch.Tensor, str]]:
         (interleave(torch.sin(p * 10000 ** (2 * m / d)), torch.cos(p * 10000 ** (2 * m / d))),
          "you multiplied p by 10000^(2m/d); divide: the angle is p / 10000^(2m/d)"),
         (interleave(torch.sin(right + 1 / 10000 ** (2 * m / d)), torch.cos(right + 1 / 10000 ** (2 * m / d))),
-         "the positions start at 1; the first token is position 0 (its row is 0, 1, 0, 1, …)"),
-    ]
+         "the positions start at 1; the first token is position 0 (its row is 0, 1, 0, 1, …)")]
 
 
 def _sinusoid_shapes(case):
@@ -163,8 +162,7 @@ def _add_slips(case):
         (E + PE[0], "every token got position 0's vector (PE[0]); each row p needs its own PE[p]"),
         (E * math.sqrt(d) + PE, "you scaled E by √d, as the paper does before adding; here add E as it is"),
         (E + sinusoidal_positions(T + 1, d, dtype=torch.float64)[1:], "the positions start at 1; the first "
-                                                                      "token is position 0"),
-    ]]
+                                                                      "token is position 0")]]
 
 
 def _add_case(E, drawn="") -> Case:

@@ -118,9 +118,9 @@ def _judge_additive(case, got, expected):
         return "a hidden pair is not pushed to -inf, so softmax still gives it weight."
     if not np.all(np.isneginf(got[~allowed])):
         finite = got[~allowed][np.isfinite(got[~allowed])]
-        return (f"hidden pairs get {finite[0]:g}, not -inf. exp(-inf) = 0 in every dtype, but a finite "
-                "stand-in is not: -1e9 overflows float16, and a query whose keys are ALL hidden still "
-                "attends to them evenly. Put float('-inf') where mask == 0.")
+        return (f"hidden pairs get {finite[0]:g}, not -inf. exp(-inf) = 0 in every dtype; a finite stand-in "
+                "depends on the dtype (-1e9 does not fit in float16), and a query whose keys are ALL hidden "
+                "still attends to them evenly. Put float('-inf') where mask == 0.")
     return None
 
 
@@ -172,8 +172,7 @@ def check_scores_gb(answer) -> Feedback:
                        "the work a fused kernel does, but the textbook still stores every score of the (T, T) "
                        "matrix)."),
         (32 * 8192 * 2 / 1e9, "that counts T numbers per head, not T²: one score per (query, key) pair."),
-        (32 * 8192 * 2, "that counts T numbers per head, not T²: one score per (query, key) pair."),
-    ]
+        (32 * 8192 * 2, "that counts T numbers per head, not T²: one score per (query, key) pair.")]
     for slip, message in slips:
         if abs(value - slip) <= 0.01 * slip:
             return wrong(message)
@@ -193,8 +192,7 @@ def reference_achieved_tflops(B, H, T, d_k, milliseconds, causal=False):
 _TFLOP_CASES = [  # (B, H, T, d_k, ms, causal); in the first, B, H, 4, 2 and T differ: each missing factor shows
     (3, 16, 4096, 128, 1.2, False),
     (1, 8, 1024, 64, 10.0, False),
-    (2, 32, 8192, 128, 9.5, True),
-]
+    (2, 32, 8192, 128, 9.5, True)]
 
 
 def _read_tflops(result, case):
@@ -222,8 +220,7 @@ def _judge_tflops(case, got, expected):
         (True, (1e-3,), "the result is 1000 times too small: milliseconds are ÷ 1000 seconds."),
         (True, (1000.0,), "the result is 1000 times too large: that is GFLOP/s (÷ 10⁹). TFLOP/s divide by 10¹²."),
         (True, (1e12, 1e9, 1e15), "that is FLOP/s, not TFLOP/s: divide by 10¹²."),
-        (True, (1 / T,), "the result is T times too small: you used T where the formula has T²."),
-    ]
+        (True, (1 / T,), "the result is T times too small: you used T where the formula has T².")]
     for applies, ratios, message in diagnoses:
         if applies and any(abs(ratio - x) <= 0.01 * x for x in ratios):
             return f"for {case.what}: {message}"

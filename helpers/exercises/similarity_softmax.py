@@ -127,8 +127,7 @@ def _judge_softmax(case, got, expected):
     with np.errstate(all="ignore"):
         message = named_slip(got, [
             (np.exp(x), f"on {what} you returned exp(x) itself. Divide it by its sum."),
-            (x / x.sum(), f"on {what} you divided the scores by their sum, without exp. Exponentiate first."),
-        ])
+            (x / x.sum(), f"on {what} you divided the scores by their sum, without exp. Exponentiate first.")])
     if message is not None:
         return message
     if not np.all(np.isfinite(got)):
