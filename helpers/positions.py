@@ -93,7 +93,7 @@ def position_snapshot(p: int, d: int, T: int = 48) -> dict:
     T = count(T, "T (the number of positions)")
     p = count(p, "p (a position)", 0, T - 1)
     PE = sinusoidal_positions(T, d, dtype=torch.float64)     # (T, d)
-    similarity = PE @ PE[p]                                  # (T,) = Σ_m cos((q − p) ω_m): depends on q − p only
+    similarity = PE @ PE[p]                                  # (T,) = Σ_m cos((p′ − p) ω_m): depends on p′ − p only
     offsets = torch.arange(-(T - 1), T, dtype=torch.float64)[:, None]  # (2T − 1, 1)
     every_offset = torch.cos(offsets * frequencies(d)).sum(dim=1)     # (2T − 1,) the same curve, all offsets
     others = similarity.clone()

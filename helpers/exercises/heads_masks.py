@@ -65,7 +65,7 @@ check_split_heads = Exercise(
     hint="x.view(B, T, H, d_k).transpose(1, 2).",
     success="view as (B, T, H, d_k), then transpose to (B, H, T, d_k): every head sees every token, each through "
             "its own d_k features.",
-    explanation="merge_heads undoes it: Y.transpose(1, 2).contiguous().view(B, T, h * d_k).")
+    explanation="merge_heads undoes it: Y.transpose(1, 2).contiguous().view(B, T, H * d_k).")
 
 
 # --- Exercise 2: the bottom-right causal mask ---------------------------------------------------

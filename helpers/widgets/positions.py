@@ -48,8 +48,8 @@ class _Picture:
         (self.marker,) = ax.plot([], [], "o", ms=9, color=COLORS["key"])
         self.cursor = ax.axvline(0, color="#444444", lw=1.2, ls="--")
         ax.set_xlim(-0.5, T - 0.5)
-        ax.set_xlabel("position q", fontsize=_SMALL)
-        ax.set_ylabel("PE(p) · PE(q)", fontsize=_SMALL)
+        ax.set_xlabel("position p′", fontsize=_SMALL)
+        ax.set_ylabel("PE(p) · PE(p′)", fontsize=_SMALL)
         for axis in (self.ax_pe, self.ax_sim):
             axis.tick_params(labelsize=_SMALL)
         self.title_pe, self.title_sim = (axis.set_title(" ", fontsize=_TEXT) for axis in (self.ax_pe, self.ax_sim))
@@ -109,7 +109,7 @@ class PositionsWidget(LiveWidget):
             f"PE({data['p']}) · PE({data['p']}) = <b>{data['self']:.1f}</b> = d/2: each of the {data['d'] // 2} "
             f"(sin, cos) pairs is a point on the unit circle. Closest other position{plural}: "
             f"<b>{nearest}</b> (dot product {data['nearest_value']:.2f}). "
-            f"The curve depends only on the offset q − p: slide p and it moves without changing shape. "
+            f"The curve depends only on the offset p′ − p: slide p and it moves without changing shape. "
             f"Wavelengths from {waves[0]:.2f} (columns 0, 1) to {waves[-1]:,.0f} positions "
             f"(columns {data['d'] - 2}, {data['d'] - 1}).</div>"
         )
