@@ -4,8 +4,8 @@
     parse_scores("1.0, 1.2, 0.9")   -> array  a typed row of scores, checked
     weights_bars(rows, titles)                 rows of weights as bar charts side by side
 
-Multiplying scores by a scale c is the same as dividing by a temperature
-τ = 1/c: c > 1 (cold) hardens the distribution toward one-hot, c < 1 (hot)
+Multiplying scores by a scale λ is the same as dividing by a temperature
+τ = 1/λ: λ > 1 (cold) hardens the distribution toward one-hot, λ < 1 (hot)
 softens it toward uniform. The order of the weights never changes.
 """
 import matplotlib.pyplot as plt
@@ -43,7 +43,7 @@ def softmax_at_scale(scores, scale: float = 1.0) -> dict:
     with np.errstate(over="ignore", under="ignore"):           # both are explained, never warned about
         scaled = float(scale) * scores                         # (n,)
         if not np.isfinite(scaled).all():
-            raise ValueError(f"the scores × scale c overflow: {np.abs(scores).max():g} × {abs(scale):g} is beyond "
+            raise ValueError(f"the scores × scale λ overflow: {np.abs(scores).max():g} × {abs(scale):g} is beyond "
                              "the largest float64 (about 1.8e308). Type smaller scores or lower the scale.")
         weights, e = softmax(scaled), np.exp(scaled)
     overflows = bool(np.isinf(e).any())

@@ -289,7 +289,7 @@ def test_widget_benchmark_moves_every_control_and_puts_it_back():
     w = SoftmaxTemperatureWidget()
     first = w.picture.value
     scores, scale = script.controls(w)
-    assert (scores.description, scale.description) == ("scores", "scale c")
+    assert (scores.description, scale.description) == ("scores", "scale λ")
     moves = script.stops(scores) + script.stops(scale)
     times = script.time_updates(w)
     assert len(times) == len(moves) == (len(script.SCORES) + 1) + (8 + 1) and all(t > 0 for t in times)

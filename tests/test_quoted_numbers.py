@@ -123,6 +123,17 @@ def test_notebook_05_scaled_gradient_stays_near_its_quoted_value():
     assert "with scaling it stays near 0.26 at every $d_k$" in prose("05")
 
 
+def test_notebook_10_says_when_its_heads_formed_as_its_output_printed():
+    """Cell 28's steps: the two scores cross 0.4 one check (25 steps) apart, previous-token first; the loss follows."""
+    text = printed("10")
+    drop = int(re.search(r"falls halfway from ln 20 to its final value at step (\d+)", text)[1])
+    formed = {kind: int(re.search(rf"best {kind} score first reaches 0.4 at step (\d+)", text)[1])
+              for kind in ("previous-token", "induction")}
+    assert formed["induction"] - formed["previous-token"] == 25 and 0 < drop - formed["induction"] <= 50
+    assert "the two scores cross 0.4 within one check of each other (they are read every 25 steps; the " \
+           "previous-token head one check first) and the loss falls right after" in prose("10")
+
+
 def test_notebook_11_quotes_its_constants():
     text = prose("11")
     assert f"`KEPT_SUM` = {KEPT_SUM} per key (no weight above {KEPT_SUM * 512:,} with 512 keys" in text

@@ -57,13 +57,13 @@ def test_every_nan_on_the_naive_line_is_explained():
 
 
 def test_scores_times_scale_beyond_float64_name_what_was_typed(recwarn):
-    with pytest.raises(ValueError, match=r"the scores × scale c overflow: 1e\+306 × 1000") as error:
+    with pytest.raises(ValueError, match=r"the scores × scale λ overflow: 1e\+306 × 1000") as error:
         softmax_at_scale([1e306, 1.0], 1000.0)
     assert "x contains" not in str(error.value)
     edge = softmax_at_scale([1e308, -1e308], 1.0)                   # the stable shift reaches -inf: exp(-inf) = 0
     np.testing.assert_allclose(edge["weights"], [1.0, 0.0])
     w = SoftmaxTemperatureWidget("1e306, 1", 1000.0)
-    assert w.result is None and "the scores × scale c overflow" in w.children[3].value
+    assert w.result is None and "the scores × scale λ overflow" in w.children[3].value
     w.children[1].value = 1.0                                       # the same scores at scale 1: fine, and explained
     assert w.result["top_weight"] == 1.0 and "exp(1e+306) overflowed to inf" in w.children[3].value
     assert not [warning for warning in recwarn if issubclass(warning.category, RuntimeWarning)]

@@ -86,7 +86,9 @@ class _Watch(torch.overrides.TorchFunctionMode):
         self.most, self.kept, self.bytes, self.alive = 0, 0, 0, weakref.WeakValueDictionary()   # by id, not ==
 
     def __torch_function__(self, func, _types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))   # what this line makes (a list from .tolist() too) is the answer's
+        if func in (torch.Tensor.tolist, torch.Tensor.item, torch.Tensor.__float__):
+            return func(*args, **(kwargs or {}))   # Python numbers and lists: the answer's memory (see _stream)
+        out = func(*args, **(kwargs or {}))
         for t in out if isinstance(out, (tuple, list)) else [out]:
             if isinstance(t, (torch.Tensor, np.ndarray)):   # a view of a tensor's numbers is a copy of its own
                 self.most, self.alive[id(t)] = max(self.most, math.prod(t.shape)), t
@@ -99,9 +101,9 @@ def _stream(pairs, watch=None):
     for i, (s, v) in enumerate(pairs):
         if watch is not None and i == len(pairs) - 1:
             watch.kept = sum(math.prod(t.shape) for t in list(watch.alive.values()))   # the keys kept, and m, l, o
-            call, traces = _Watch.__torch_function__.__code__.co_firstlineno + 1, tracemalloc.take_snapshot().traces
+            call, traces = _Watch.__torch_function__.__code__.co_firstlineno + 2, tracemalloc.take_snapshot().traces
             watch.bytes = sum(t.size for t in traces if (f := t.traceback[0]).filename not in (
-                __file__, weakref.__file__) or (f.filename, f.lineno) == (__file__, call))   # ours out, but that line
+                __file__, weakref.__file__) or (f.filename, f.lineno) == (__file__, call))   # ours out, but .tolist()'s
         yield s.clone(), v.clone()
 
 

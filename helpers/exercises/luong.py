@@ -17,9 +17,9 @@ def reference_luong_context(s, H):
     return weights @ H  # (d,): Σ_j w_j h_j
 
 
-#: Keys that s = [2000, 1] scores [0.5, 2000, 1997, 0.5, -0.5]: exp overflows after any shift but the largest score.
+#: Keys that s = [2000, 1] scores [0.5, 2000, 1997, 0.5, -0.5]: exp overflows after a shift far below the largest.
 SPIKED_KEYS = torch.tensor([[0.0, 0.5], [1.0, 0.0], [0.9985, 0.0], [0.0, 0.5], [0.0, -0.5]])
-SPIKED = "keys scoring [0.5, 2000, 1997, 0.5, -0.5] (shift by the largest score, or exp overflows)"
+SPIKED = "keys scoring [0.5, 2000, 1997, 0.5, -0.5] (shift by the largest score, or exp may overflow)"
 
 
 def _luong_cases():

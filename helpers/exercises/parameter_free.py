@@ -207,9 +207,10 @@ def _judge_attention(case, got, expected):
         row = int(np.argmax(bad if bad.any() else low))
         first = (f"its score with itself is not its largest (another token's is {S[row].max() - S[row, row]:.0f} "
                  "more), so exp overflows if you subtract it; and " if S[row].max() - S[row, row] > 700 else "")
-        return (f"on {what} row {row} came out NaN or 0: {first}one max for the whole matrix (or any number far above "
-                f"the row's own max, like its largest |score|) leaves it at exp({S[row].max() - S.max():.0f}) = 0, and "
-                "0 / 0 = NaN. Subtract each row's own max: S.max(axis=-1, keepdims=True).")
+        return (f"on {what} row {row} came out NaN or 0: {first}one max for the whole matrix leaves it at exp("
+                f"{S[row].max() - S.max():.0f}) = 0, as does any shift far above the row's own max (by its largest "
+                f"|score|: exp({S[row].max() - np.abs(S[row]).max():.0f})), and 0 / 0 = NaN. Subtract each row's own "
+                "max: S.max(axis=-1, keepdims=True).")
     if not np.all(np.isfinite(got)):
         return f"on {what} you got NaN or inf: exp overflowed (or every exp fell to 0: 0 / 0). Subtract each row's max."
     return None
@@ -243,5 +244,5 @@ check_self_attention = Exercise(
     own="self_attention or attend or attention_weights or scaled_dot_product_attention or ParameterFreeAttention "
         "or flash_attention or tiled_attention or lean_attention",
     hint="Recipe: S = E @ E.T / √d (NumPy's E.transpose(-2, -1) is E itself); W = softmax of each row; Y = W @ E.",
-    success="your self_attention matches helpers.attention.self_attention on all seven inputs and on three drawn at "
-            "random.")
+    success=f"your self_attention matches helpers.attention.self_attention on all {len(_cases())} fixed inputs and on "
+            "three drawn at random.")

@@ -70,19 +70,19 @@ class _Bars:
             label.set_text(f"{w:.3f}" if n <= 5 else f"{w:.2f}")
             name.set_x(x)
             name.set_text(f"token {k}" if n <= 5 else str(k))
-        self.title.set_text(f"scale c = {data['scale']:.3g}: spread over ≈ {data['effective_choices']:.2f} tokens")
+        self.title.set_text(f"scale λ = {data['scale']:.3g}: spread over ≈ {data['effective_choices']:.2f} tokens")
         return self.figure.png()
 
 
 class SoftmaxTemperatureWidget(LiveWidget):
-    """Scores typed as text and a log slider for the scale c: [0] scores, [1] scale c, [2] the bars,
+    """Scores typed as text and a log slider for the scale λ: [0] scores, [1] scale λ, [2] the bars,
     [3] the numbers. `.result`: the latest softmax_at_scale dict, None after unreadable scores.
     """
 
     def __init__(self, scores: str = "1.0, 1.2, 0.9", scale: float = 1.0):
         self.scores = widgets.Text(value=scores, description="scores", continuous_update=False)
         self.scale = widgets.FloatLogSlider(value=scale, base=10, min=-2, max=3, step=0.05,
-                                            description="scale c", readout_format=".3g")
+                                            description="scale λ", readout_format=".3g")
         self._bars = _Bars()
         width, height = self._bars.figure.canvas.get_width_height()   # 1:1 pixels, larger when presenting
         self.picture = widgets.Image(format="png", layout=widgets.Layout(width=f"{width}px", height=f"{height}px"))
@@ -99,8 +99,8 @@ class SoftmaxTemperatureWidget(LiveWidget):
         scaled = "[" + ", ".join(f"{v:.4g}" for v in data["scaled"]) + "]"
         self.reading.value = (
             f"<div style='{reading_style()}'>"
-            + _line("c · scores", scaled) + "<br>"
-            + _line("softmax(c · scores)", _fmt(data["weights"])) + " (stable: max subtracted first)<br>"
+            + _line("λ · scores", scaled) + "<br>"
+            + _line("softmax(λ · scores)", _fmt(data["weights"])) + " (stable: max subtracted first)<br>"
             + _line("naive exp / sum", naive) + "<br>"
             + f"top weight {data['top_weight']:.3f} on token{'s' * (len(data['top']) > 1)} "
             + " and ".join(map(str, data["top"])) + "; "
