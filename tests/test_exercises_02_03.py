@@ -567,3 +567,28 @@ def test_softmax_errors_on_one_row_and_in_torch_say_which_axis():
 def test_a_softmax_that_squeezes_a_single_row_fails():
     fails_with = ss.check_stable_softmax(lambda x: ss.reference_softmax(x).squeeze())
     assert not fails_with.passed and "one row" in fails_with.message and "(4,)" in fails_with.message
+
+
+@pytest.mark.parametrize("exp", [lambda y: 2.718**y, lambda y: np.exp(y / 1.0001)])
+def test_a_softmax_with_a_wrong_constant_for_e_is_refused_every_time(exp):
+    """float32's tolerance belongs to the drawn scores near ±1,000 alone: the page's scores are judged to 1e-6."""
+    def answer(x):
+        e = exp(x - x.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+    for _ in range(5):
+        _fails(ss.check_stable_softmax(answer), "[1.0, 1.2, 0.9]")
+
+
+def test_a_vector_at_the_edge_is_told_cosines_that_differ():
+    feedback = ss.check_longer_not_closer([6.5, 1.0833333])
+    _passes(feedback)
+    cos_v, cos_b = re.findall(r"cos\(a, [vb]\) = (\d\.\d+)", feedback.message)
+    assert float(cos_v) < float(cos_b)
+
+
+def test_a_row_max_and_sum_both_without_keepdims_are_named_together():
+    def both(E):
+        S = E @ E.T / np.sqrt(E.shape[1])
+        e = np.exp(S - S.max(axis=-1))
+        return e / e.sum(axis=-1) @ E
+    _fails(pf.check_self_attention(both), "the row max and the row sum both miss keepdims")

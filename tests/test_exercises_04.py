@@ -348,9 +348,10 @@ def test_a_count_right_only_when_d_model_is_at_least_d_k_fails_every_time():
 
 
 def test_a_module_that_looks_up_the_fixed_cases_and_skips_the_row_max_elsewhere_is_refused():
-    from helpers.exercises.learned_qkv import MODULE_CASES, _module_case, _module_expected
-    fixed = [*(_module_case(*sizes) for sizes in MODULE_CASES), _module_case(*MODULE_CASES[0], scale=100.0)]
-    stored = {tuple(case.args[0].flatten()[:3].tolist()): _module_expected(case) for case in fixed}
+    from helpers.exercises.learned_qkv import MODULE_CASES, _module_case, _module_expected, _sunk_module
+    fixed = [*(_module_case(*sizes) for sizes in MODULE_CASES), _module_case(*MODULE_CASES[0], scale=100.0),
+             _sunk_module()]
+    stored = {tuple(case.args[0].flatten().tolist()): _module_expected(case) for case in fixed}
 
     def naive(Q, K, V):
         e = torch.exp(Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1]))
@@ -359,7 +360,7 @@ def test_a_module_that_looks_up_the_fixed_cases_and_skips_the_row_max_elsewhere_
 
     class Memorised(Naive):
         def forward(self, x):
-            key = tuple(x.flatten()[:3].tolist())
+            key = tuple(x.flatten().tolist())
             return stored[key] if key in stored else super().forward(x)
     for _ in range(20):
         failing(ex.check_self_attention_module(Memorised), "times longer", "drawn at random", "NaN or infinity")
@@ -433,3 +434,38 @@ def test_a_row_max_or_sum_without_keepdim_is_named():
     failing(ex.check_attention_forward(shifted), "shifted by the wrong max", "keepdim=True")
     failing(ex.check_attention_forward(lambda *a: shifted(*a, keep_max=True, keep_sum=False)), "the wrong sum")
     failing(ex.check_attention_forward(lambda *a: shifted(*a, keep_sum=False)), "both miss keepdim=True")
+
+
+def _shifted_lookup(shift):
+    def lookup(query, keys, values):
+        scores = keys @ query
+        weights = np.exp(scores - shift(scores))
+        return float(weights / weights.sum() @ values)
+    return lookup
+
+
+def test_a_lookup_shifted_by_anything_but_the_largest_score_is_refused_every_time():
+    """By the largest |score|, by the root mean square, or by the max only when it is above 0: NaN far below 0."""
+    for shift in (lambda s: np.abs(s).max(), lambda s: np.sqrt((s**2).mean()), lambda s: max(s.max(), 0.0)):
+        for _ in range(3):
+            failing(ex.check_soft_lookup(_shifted_lookup(shift)), "[-1000, -1001, -1002]", "every exp fell to 0")
+    assert verdict(ex.check_soft_lookup(_shifted_lookup(np.max)))[0]
+
+
+def test_a_row_max_taken_only_above_0_is_refused_by_the_forward_pass_and_the_module_every_time():
+    def clamped(Q, K, V):
+        S = Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1])
+        e = torch.exp(S - S.amax(-1, keepdim=True).clamp(min=0))
+        return e / e.sum(-1, keepdim=True) @ V
+    for _ in range(5):
+        failing(ex.check_attention_forward(lambda E, W_q, W_k, W_v: clamped(E @ W_q, E @ W_k, E @ W_v)),
+                "lower every score by 1,000", "every exp fell to 0")
+        failing(ex.check_self_attention_module(student_module(clamped)), "lower every score by 1,000")
+
+
+def test_a_layer_with_a_bias_is_named_by_its_own_name():
+    class Biased(student_module(sdpa)):
+        def __init__(self, d_model, d_k):
+            super().__init__(d_model, d_k)
+            self.W_v = torch.nn.Linear(d_model, d_k)
+    failing(ex.check_self_attention_module(Biased), "self.W_v should be", "whose .weight is W_vᵀ", "and a bias")

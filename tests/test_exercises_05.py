@@ -113,7 +113,9 @@ def test_variance_prediction_right_answer_is_measured():
     assert measured[0] == pytest.approx(8.0, rel=0.04)
     assert measured[1] == pytest.approx(0.0625, rel=0.04)
     passes(check_variance_prediction(np.float64(8), torch.tensor(0.0625)))
-    passes(check_variance_prediction(8.02, 0.0624))                       # within 1 %
+    passes(check_variance_prediction(8.002, 0.06249))                     # within 0.1 %
+    for d_k in (127, 129):   # d_k ± 1 products: 0.8 % off
+        fails(check_variance_prediction(d_k / 16, d_k / 16 / 128), "d independent products")
 
 
 @pytest.mark.parametrize("raw, scaled, phrases", [
@@ -360,3 +362,17 @@ def test_one_query_keeps_its_row_and_the_pages_scale_constant_is_named():
         feedback = check_divisor(answer)
         assert feedback.passed and feedback.message.endswith("a ready-made scale_constant, though: write it yourself.")
     assert "ready-made" not in passes(check_divisor(imports_math))
+
+
+def test_weights_shifted_by_the_row_max_only_above_0_are_refused():
+    def clamped(Q, K):
+        S = Q @ K.T / np.sqrt(Q.shape[-1])
+        e = np.exp(S - np.maximum(S.max(axis=-1, keepdims=True), 0))
+        return e / e.sum(axis=-1, keepdims=True)
+    fails(check_scaled_weights(clamped), "−800, −799.5 and −799", "every exp falls to 0")
+
+
+def test_variance_predictions_as_one_array_of_two_are_read_as_two():
+    passes(check_variance_prediction(np.array([8.0, 0.0625])))
+    passes(check_variance_prediction(torch.tensor([8.0, 0.0625])))
+    fails(check_variance_prediction(np.array([8.0, 0.0625, 1.0])), "give both predictions")

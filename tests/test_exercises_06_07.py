@@ -506,3 +506,9 @@ def test_luong_and_cross_attention_rounded_to_four_decimals_are_told_so():
             "rounded to 4 decimals", "unrounded")
     verdict(ex06.check_cross_attention(lambda *a: ex06.reference_cross_attention(*a).round(decimals=4)), False,
             "rounded to 4 decimals")
+
+
+def test_an_inverted_float_mask_and_a_size_in_mib_are_named():
+    verdict(ex07.check_additive_mask(lambda mask: torch.zeros(mask.shape).masked_fill(~mask, float("-inf"))), False,
+            "raised TypeError", "~ inverts only bools and integers", "compare first, mask == 0")
+    verdict(ex07.check_scores_gb(4096), False, "MiB")

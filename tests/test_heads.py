@@ -302,3 +302,23 @@ def test_attention_weights_are_not_a_mask():
     failing(ex.check_combined_mask(lambda lengths, T: 0.5 * ex.reference_combined_mask(lengths, T)), "holds 0.5")
     summed = lambda lengths, T: heads.padding_mask(lengths, T).int() + causal_mask(T).int()  # noqa: E731
     failing(ex.check_combined_mask(summed), "the mask holds 2.0", "masks combine with &, not +")
+
+
+@pytest.mark.parametrize("answer", [lambda lengths, T: torch.ones(T, T, dtype=torch.bool).tril(-1),
+                                    lambda lengths, T: torch.ones(T, T, dtype=torch.bool).triu(),
+                                    lambda lengths, T: ex.reference_combined_mask(lengths[:1], T)])
+def test_a_combined_mask_without_its_batch_axis_is_told_so(answer):
+    failing(ex.check_combined_mask(answer), "one mask for every sentence of the batch", "(B, 1, T, T)")
+
+
+def test_a_combined_mask_that_hides_the_diagonal_or_ands_floats_is_named():
+    def real_keys(lengths, T):
+        return (torch.arange(T)[None, :] < torch.as_tensor(lengths)[:, None])[:, None, None, :]
+    failing(ex.check_combined_mask(lambda lengths, T: real_keys(lengths, T) & torch.ones(T, T, dtype=torch.bool).tril(
+        -1)), "every token is kept off its own key", "query 0's row is empty")
+    failing(ex.check_combined_mask(lambda lengths, T: real_keys(lengths, T) & torch.ones(T, T).tril()),
+            "raised NotImplementedError", "dtype=torch.bool")
+    failing(ex.check_causal_mask(lambda T_q, T_k: torch.ones(T_q, T_k).tril(T_k - T_q) & torch.ones(T_q, T_k)),
+            "raised NotImplementedError", "dtype=torch.bool")
+    assert failing(ex.check_causal_mask(lambda T_q, T_k: torch.ones(T_q, T_k).tril())).endswith("tril(diagonal=T_k "
+                                                                                                 "- T_q).")

@@ -362,7 +362,8 @@ def compare_numbers(got, expected, name: str, *, atol: float = 1e-4, rtol: float
     if (message := named_slip(got, slips, atol=atol, right=expected)) is not None:
         return message
     if not np.all(np.isfinite(got) | ~np.isfinite(expected)):   # -inf is right where the answer is -inf
-        return f"{name} contains NaN or infinity. Look for a division by zero or an exp that overflowed."
+        return (f"{name} contains NaN or infinity. Look for an exp that overflowed, or a division by zero (0 / 0 "
+                "where every exp fell to 0).")
     off = ~np.isclose(got, expected, atol=atol, rtol=rtol)
     if off.any() and (decimals := rounded(got, expected)) is not None:
         return f"{name} is rounded to {decimals} decimal{'s' * (decimals > 1)}: return the numbers unrounded."

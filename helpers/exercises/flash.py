@@ -169,6 +169,9 @@ def _judge_state(case, got, expected):
                 "dtype=torch.float64.")
     if np.allclose(got[[1, 0, *range(2, got.size)]], expected, atol=1e-9):
         return f"on {case.what}: m and l are swapped: return them in the order (m, l, o)."
+    if got[0] != expected[0] and np.allclose(got[2:] / got[1], expected[2:] / expected[1], atol=1e-9):
+        return (f"on {case.what}: o / l is right, but m = {got[0]:.6g} is not the largest score: a lazy m (section 3) "
+                "keeps o / l right, but this exercise returns m = the largest score, and l and o kept against it.")
     i = int(np.argmax(~np.isclose(got, expected, atol=1e-9, rtol=0)))
     names = ["m", "l", *(f"o[{k}]" for k in range(got.size - 2))]
     return (f"(m, l, o) on {case.what} has the right shape but the wrong values: {names[i]} = {got[i]:.6g} is too "

@@ -6,7 +6,7 @@ import torch
 
 from helpers import validation as check
 from helpers.attention_torch import is_causal_bias
-from helpers.exercises.engine import Case, Exercise
+from helpers.exercises.engine import Case, Exercise, named_slip, raised
 
 
 # --- Exercise 1: split the heads ----------------------------------------------------------------
@@ -96,6 +96,12 @@ def _read_mask(got, case):
     return array, None
 
 
+def _mask_error(case, error):
+    """torch's NotImplementedError for & or | on 0/1 floats ("bitwise_and_cpu" not implemented for 'Float')."""
+    return type(error) is NotImplementedError and (f"for {case.what}: {raised(error).rstrip('.')}. &, | and ~ combine "
+                                                   "torch.bool masks: build them with dtype=torch.bool.")
+
+
 def _causal_slips(case):
     (T_q, T_k), what = case.args, case.what
     right, top_left = reference_causal_mask(T_q, T_k).double(), torch.ones(T_q, T_k).tril()
@@ -122,7 +128,8 @@ def _draw_causal(rng) -> Case:
 check_causal_mask = Exercise(
     reference_causal_mask, title="the bottom-right causal mask", expects="causal(T_q, T_k) returning a (T_q, T_k) mask",
     cases=lambda: [Case(T_q, T_k, what=f"T_q={T_q}, T_k={T_k}") for T_q, T_k in ((4, 4), (2, 5), (1, 6), (3, 7))],
-    draw=_draw_causal, read=_read_mask, slips=_causal_slips, where="for {what}: ", name="the mask for {what}", atol=0.5,
+    draw=_draw_causal, read=_read_mask, slips=lambda case: [(v, f"{m}.") for v, m in _causal_slips(case)],
+    where="for {what}: ", name="the mask for {what}", atol=0.5, errors=_mask_error,
     hint="query i may attend to keys 0 … T_k − T_q + i.", reads="the mask",
     success="bottom-right aligned: with 2 queries over 5 keys, query 0 is token 3 and sees keys 0 … 3. The same "
             "mask serves a square sequence and a generation step with a KV cache.", own="causal_mask",
@@ -152,10 +159,15 @@ def _read_combined(result, case):
         return None, (f"for {what} the mask is {got.shape}: a head axis of {got.shape[1]} fits only scores with "
                       f"{got.shape[1]} heads. Give it size 1, (B, 1, T, T), and it broadcasts over any number.")
     try:
-        return np.broadcast_to(got, (B, 1, T, T)), None
+        stretched = np.broadcast_to(got, (B, 1, T, T))
     except ValueError:
         return None, (f"for {what} the mask has shape {got.shape}, which does not broadcast to (B, 1, T, T) = "
                       f"{(B, 1, T, T)}.")
+    if got.shape[-4:-3] != (B,) and not np.array_equal(stretched, reference_combined_mask(*case.args)) and named_slip(
+            stretched, _combined_slips(case), atol=0.5) is None:   # a slip is named as such; anything else is told
+        return None, (f"for {what} the mask has shape {got.shape}: one mask for every sentence of the batch, but "
+                      f"each has its own padding. Give the batch its own axis: (B, 1, T, T) = {(B, 1, T, T)}.")
+    return stretched, None
 
 
 def _combined_slips(case):
@@ -175,7 +187,9 @@ def _combined_slips(case):
          "softmax over an empty row is 0/0 = NaN (section 9). Hide only the <pad> KEYS (columns): index the lengths "
          "as (B, 1, 1, T)"),   # with the <pad>s at the end, hiding their keys as well changes nothing
         ((torch.arange(T)[None, :] <= lengths[:, None])[:, None, None, :] & causal.bool(), "one <pad> too many is "
-         "visible: key j is real when j < length (j counts from 0)")]
+         "visible: key j is real when j < length (j counts from 0)"),
+        (keys[:, None, None, :] & causal.tril(-1).bool(), "every token is kept off its own key, so query 0's row is "
+         "empty: a token may attend to itself (j <= i, tril() with diagonal 0)")]
 
 
 def _draw_combined(rng) -> Case:
@@ -191,7 +205,8 @@ check_combined_mask = Exercise(
     reference_combined_mask, title="padding combined with causal",
     expects="combined(lengths, T) returning a (B, 1, T, T) mask",
     cases=lambda: [Case(torch.tensor(n), T, what=f"lengths={n}, T={T}") for n, T in (([3, 5], 5), ([2, 4, 1], 4))],
-    draw=_draw_combined, read=_read_combined, slips=_combined_slips, where="for {what}: ", reads="the mask",
+    draw=_draw_combined, read=_read_combined, where="for {what}: ", reads="the mask", errors=_mask_error,
+    slips=lambda case: [(v, f"for {case.what}: {m}.") for v, m in _combined_slips(case)],
     name="the mask for {what}", atol=0.5, hint="(key j < length) & (j <= i), shaped (B, 1, T, T).",
     success="padding AND causal, (B, 1, T, T): it broadcasts over the heads, and each real token sees itself and "
             "the real tokens before it.",

@@ -30,7 +30,8 @@ def _lookup_cases():
         (rng.normal(size=4), rng.normal(size=(5, 4)), rng.normal(size=5), "random keys (5, 4) and values (5,)"),
         (np.array([800.0, 790.0, 0.0]), keys, values, "the query [800, 790, 0], whose scores overflow exp"),
         (np.array([0.0, 800.0, 790.0]), keys, values, "the query [0, 800, 790], the largest score second"),
-        (np.array([1000.0, -1000.0, 0.0]), 2 * keys, values, "the query [1000, -1000, 0] over keys twice as long"))
+        (np.array([1000.0, -1000.0, 0.0]), 2 * keys, values, "the query [1000, -1000, 0] over keys twice as long"),
+        (np.array([-1000.0, -1001.0, -1002.0]), keys, values, "the query [-1000, -1001, -1002]: scores far below 0"))
 
 
 def _lookup_slips(query, keys, values):
@@ -74,7 +75,8 @@ def _read_blend(result, case):
     if got.size != 1:
         return None, f"on {what} you returned {got.size} numbers; a lookup returns one number, weights @ values."
     if not np.isfinite(got).all():
-        return None, f"on {what}: you got {got.item()}. exp overflowed: subtract the largest score before exp."
+        return None, (f"on {what}: you got {got.item()}. exp overflowed, or every exp fell to 0 (0 / 0): subtract "
+                      "the largest score before exp.")
     return got.reshape(()), None
 
 
@@ -209,23 +211,35 @@ def _forward(seed, T, d_model, d_k, d_v, drawn="") -> Case:
                 what=f"E ({T}, {d_model}), W_q and W_k ({d_model}, {d_k}), W_v ({d_model}, {d_v}){drawn}")
 
 
-def _large_forward() -> Case:
-    """The first case with E 30 times longer: scores in the thousands, where exp without the row max overflows."""
-    E, *W = _forward_case()
-    return Case(30 * E, *W, what="E (5, 6) 30 times longer (scores in the thousands), W_q and W_k (6, 4), W_v (6, 3)")
+def _route(E, W_q, W_k, column, sign) -> None:
+    """In place: E's last column set to `column`, which W_q and W_k send to the first query and key component alone,
+    as a and sign · a, a = √(1000 √d_k): the scaled score of tokens i, j gains sign · 1,000 · column_i · column_j."""
+    E[..., -1], W_q[:, 0], W_k[:, 0] = column, 0.0, 0.0
+    W_q[-1, 0] = math.sqrt(1000 * math.sqrt(W_q.shape[1]))
+    W_k[-1, 0] = sign * W_q[-1, 0]
+
+
+def _large_forward(sunk=False) -> Case:
+    """The first case with E 30 times longer: scores in the thousands, where exp without the row max overflows;
+    `sunk`: every score 1,000 lower instead, each row's largest far below 0, where a plain exp falls to 0."""
+    E, W_q, W_k, W_v = _forward_case()
+    if sunk:
+        _route(E, W_q, W_k, 1.0, -1)
+        return Case(E, W_q, W_k, W_v, what="E (5, 6) whose last column is 1, W_q and W_k (6, 4) that lower every "
+                                           "score by 1,000 through it, W_v (6, 3)")
+    return Case(30 * E, W_q, W_k, W_v, what="E (5, 6) 30 times longer (scores in the thousands), W_q and W_k (6, 4), "
+                                            "W_v (6, 3)")
 
 
 def _draw_forward(rng, spiked=False) -> Case:
-    """Sizes that all differ (d_k ≠ 4); `spiked`: token r alone in E's last column, which W_q and W_k send to the
-    first query and key component alone: its scaled score with itself is 1,000, every other score as drawn."""
+    """Sizes that all differ (d_k ≠ 4); `spiked`: token r alone in E's last column, so that its scaled score with
+    itself is 1,000, every other score as drawn."""
     T, d_model, d_k, d_v = (int(n) for n in rng.choice([2, 3, 5, 6, 7, 8, 10, 11], size=4, replace=False))
     r = int(rng.integers(T))
     spike = f", token {r}'s score with itself near 1,000" if spiked else ""
     case = _forward(int(rng.integers(2**31)), T, d_model, d_k, d_v, f", drawn at random{spike}")
-    E, W_q, W_k, _ = case.args
     if spiked:
-        E[:, -1], E[r, -1], W_q[:, 0], W_k[:, 0] = 0.0, 1.0, 0.0, 0.0
-        W_q[-1, 0] = W_k[-1, 0] = math.sqrt(1000 * math.sqrt(d_k))
+        _route(*case.args[:3], (torch.arange(T) == r).double(), 1)
     return case
 
 
@@ -250,7 +264,7 @@ def _forward_shapes(case):
 
 check_attention_forward = Exercise(
     reference_attention_forward, title="the forward pass", expects="attention_forward(E, W_q, W_k, W_v) returning Y",
-    cases=lambda: [*(_forward(*case) for case in FORWARD_CASES), _large_forward()],
+    cases=lambda: [*(_forward(*case) for case in FORWARD_CASES), _large_forward(), _large_forward(sunk=True)],
     draw=(_draw_forward, _draw_forward, partial(_draw_forward, spiked=True)),
     errors=_forward_error, own="scaled_dot_product_attention or attention_weights or SelfAttention",
     reads="Y", shapes=_forward_shapes, name="Y on {what}", atol=1e-5,
@@ -269,11 +283,12 @@ check_attention_forward = Exercise(
 MODULE_CASES = ((3, 2, 5, 6, 4), (4, 1, 7, 12, 9))  #: (seed, B, T, d_model, d_k): batches of 2 and 1, all sizes differ
 
 
-def _module_case(seed, B, T, d_model, d_k, drawn="", scale=1.0) -> Case:
+def _module_case(seed, B, T, d_model, d_k, drawn="", scale=1.0, sunk=False) -> Case:
     x = scale * torch.randn(B, T, d_model, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
     longer = f", {scale:.3g} times longer (scores in the thousands)" if scale != 1 else ""
+    drawn += ", its last feature 1, which W_q and W_k use to lower every score by 1,000" * sunk
     return Case(x, what=f"x of shape ({B}, {T}, {d_model}){longer} with d_k = {d_k}{drawn}", seed=seed,
-                d_model=d_model, d_k=d_k)
+                d_model=d_model, d_k=d_k, sunk=sunk)
 
 
 def _draw_module(rng, longer=False) -> Case:
@@ -289,9 +304,19 @@ def _draw_module(rng, longer=False) -> Case:
     return case
 
 
+def _sunk_module() -> Case:
+    case = _module_case(*MODULE_CASES[1], sunk=True)
+    case.atol32 = 1e-3 * _module_expected(case).abs().max().item()   # float32 near scores of −1,000: as _draw_module
+    return case
+
+
 def _reference_module(case) -> SelfAttention:
     torch.manual_seed(case.seed)
-    return SelfAttention(case.d_model, case.d_k).double()
+    model = SelfAttention(case.d_model, case.d_k).double()
+    if case.sunk:   # x's last feature set to 1 too; nn.Linear's .weight is W_qᵀ, so its .T is a view of W_q
+        with torch.no_grad():
+            _route(case.args[0], model.W_q.weight.T, model.W_k.weight.T, 1.0, -1)
+    return model
 
 
 def _run_module(student_class, case):
@@ -312,7 +337,7 @@ def _run_module(student_class, case):
     for name, layer in layers.items():
         if layer.bias is not None or tuple(layer.weight.shape) != (d_k, d_model):
             raise Refusal(f"for d_model={d_model}, d_k={d_k}, self.{name} should be nn.Linear(d_model, d_k, "
-                          f"bias=False), whose .weight is W_qᵀ of shape ({d_k}, {d_model}); yours has .weight "
+                          f"bias=False), whose .weight is {name}ᵀ of shape ({d_k}, {d_model}); yours has .weight "
                           f"{tuple(layer.weight.shape)} and {'a' if layer.bias is not None else 'no'} bias.")
     model.double().eval().load_state_dict(_reference_module(case).state_dict(), strict=False)   # the same weights
     with torch.no_grad():
@@ -341,14 +366,16 @@ def _module_slips_of(case):
 
 check_self_attention_module = Exercise(
     SelfAttention, title="the module", expects="the class MySelfAttention itself",
-    cases=lambda: [*(_module_case(*case) for case in MODULE_CASES), _module_case(*MODULE_CASES[0], scale=100.0)],
+    cases=lambda: [*(_module_case(*case) for case in MODULE_CASES), _module_case(*MODULE_CASES[0], scale=100.0),
+                   _sunk_module()],
     draw=(_draw_module, _draw_module, partial(_draw_module, longer=True)),
     atol32=3e-5, reads="the output",   # float32 is right too: its error reached 6.2e-6 over 1,500 drawn cases
     call=_run_module, errors=_module_error, expected=_module_expected, slips=_module_slips_of, own="SelfAttention",
     name="the output on {what}", hint="Q, K, V = self.W_q(x), self.W_k(x), self.W_v(x); "
                                       "softmax(Q @ K.transpose(-2, -1) / √d_k, dim=-1) @ V.",
     success="your module gives SelfAttention's outputs with the same weights, on a batch of 2 and of 1, with scores "
-            "in the thousands and on three drawn at random: you have built the layer the rest of the course uses.",
+            "in the thousands, with scores all far below 0, and on three drawn at random: you have built the layer "
+            "the rest of the course uses.",
     explanation="self.W_q(x) is X W_q (nn.Linear's .weight is W_qᵀ). attention_weights(Q, K, mask) holds your two "
                 "middle lines, softmax(Q @ K.transpose(-2, -1) / √d_k), and sets hidden pairs to −inf (masks come in "
                 "notebook 07); check_tokens(x, self, mask), the one check line, names an input the module cannot take.")

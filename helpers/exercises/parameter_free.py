@@ -5,18 +5,8 @@ from functools import partial
 import numpy as np
 
 from helpers.attention import attend, self_attention, self_attention_steps
-from helpers.exercises.engine import (
-    Case,
-    Exercise,
-    Feedback,
-    as_numbers,
-    compare_numbers,
-    correct,
-    named_slip,
-    solved_by,
-    text_answer,
-    wrong,
-)
+from helpers.exercises import engine
+from helpers.exercises.engine import Case, Exercise, Feedback, compare_numbers, correct, named_slip, solved_by, wrong
 from helpers.running_example import SENTENCE_MONEY, SENTENCE_RIVER, embed
 from helpers.similarity import softmax
 
@@ -52,7 +42,7 @@ def check_flows_row(w) -> Feedback:
     """Exercise 1: the three weights flows gives to money, bank, flows in "money bank flows"."""
     steps = self_attention_steps(embed(ROW_SENTENCE))
     S, S_scaled, W = steps["S"], steps["S_scaled"], steps["W"]
-    got, problem = as_numbers(w, "w_flows")
+    got, problem = engine.as_numbers(w, "w_flows")
     if problem is not None:
         return problem
     if got.shape != (3,):
@@ -133,7 +123,7 @@ def _long_grows_solution() -> str:
            "The dot product is |a| |b| cos θ, and tripling |e_grows| triples bank's score with grows.")
 def check_long_grows_prediction(answer) -> Feedback:
     """Exercise 2: whom bank attends to most once e_grows is three times as long."""
-    word, problem = text_answer(answer, "one word as a string: 'money', 'bank' or 'grows'")
+    word, problem = engine.text_answer(answer, "one word as a string: 'money', 'bank' or 'grows'")
     if problem is not None:
         return problem
     if (word := word.lower()) not in PREDICT_WORDS:
@@ -225,6 +215,8 @@ def _attention_slips(case):
         ((e / e.sum(axis=-1)) @ E, f"on {what} each row was divided by the wrong sum: e.sum(axis=-1) {flat}."),
         (softmax(S - S.max(axis=-1), axis=-1) @ E, f"on {what} each row was shifted by the wrong max: S.max(axis=-1) "
                                                    f"{flat}."),
+        (((f := np.exp(S - S.max(axis=-1))) / f.sum(axis=-1)) @ E,
+         f"on {what} the row max and the row sum both miss keepdims: each {flat}."),
         (attend(E, E, E, scale=1.0), f"on {what} you forgot to divide the scores by √d (here √{d})."),
         (attend(E, E, E, scale=1 / math.sqrt(T)), f"on {what} you divided by √T (tokens) instead of √d = √{d}."),
         (attend(E, E, E, scale=1 / d), f"on {what} you divided by d = {d} instead of √d."),

@@ -6,18 +6,8 @@ import numpy as np
 import torch
 
 from helpers.attention_torch import causal_mask
-from helpers.exercises.engine import (
-    Case,
-    Exercise,
-    Feedback,
-    as_numbers,
-    correct,
-    one_number,
-    raised,
-    rounded,
-    solved_by,
-    wrong,
-)
+from helpers.exercises import engine
+from helpers.exercises.engine import Case, Exercise, Feedback, correct, one_number, raised, rounded, solved_by, wrong
 
 
 # --- Exercise 1: the course's mask -> PyTorch's additive float mask --------------------------------
@@ -52,9 +42,9 @@ def _mask_error(case, error):
     if mask.dtype == torch.bool and isinstance(error, (RuntimeError, NotImplementedError)):   # arithmetic on bools
         return (f"{raised(error).rstrip('.')}. Arithmetic such as 1 - mask is not defined on booleans (causal_mask "
                 "is torch.bool): compare, mask == 0, and fill a float tensor.")
-    if type(error) is RuntimeError:   # torch.where(mask, …) or masked_fill(mask, …) on an int or float mask
-        return (f"{raised(error).rstrip('.')}. torch.where and masked_fill take a torch.bool condition, and this "
-                f"mask is {mask.dtype}: compare first, mask == 0.")
+    if type(error) in (RuntimeError, TypeError):   # torch.where(mask, …), masked_fill(mask, …) or ~mask on a float
+        return (f"{raised(error).rstrip('.')}. torch.where and masked_fill take a torch.bool condition (and ~ "
+                f"inverts only bools and integers), and this mask is {mask.dtype}: compare first, mask == 0.")
     return None
 
 
@@ -68,7 +58,7 @@ def _read_additive(result, case):
         return None, ("you returned a boolean mask. SDPA accepts one (True = may attend), but this exercise asks for "
                       "the additive float form: 0.0 where allowed, -inf where hidden.")
     low = isinstance(result, torch.Tensor) and result.dtype in (torch.float16, torch.bfloat16)
-    got, problem = as_numbers(result.float() if low else result, "the additive mask")   # 0 and -inf are exact
+    got, problem = engine.as_numbers(result.float() if low else result, "the additive mask")   # 0 and -inf are exact
     if problem is not None:
         return None, problem.message
     if not np.array_equal(got, reference_additive_mask(mask).numpy()):
@@ -164,6 +154,7 @@ def check_scores_gb(answer) -> Feedback:
         (expected * 1e9 / 2**30, f"{value:g} is the size in GiB (2³⁰ bytes){', or GB rounded off' * (value % 1 == 0)}: "
                                  "GB are 10⁹ bytes, so divide the bytes by 1e9 (and keep two decimals)."),
         (expected * 1e3, "that is MB (10⁶ bytes). GB are 10⁹ bytes: divide the bytes by 1e9."),
+        (expected * 1e9 / 2**20, "that is MiB (2²⁰ bytes). GB are 10⁹ bytes: divide the bytes by 1e9."),
         (expected * 8, "that uses 16 bytes per number: bfloat16 has 16 bits, which is 2 bytes."),
         (expected / 32, "that is for one head. Every head has its own (T, T) matrix: multiply by 32."),
         (expected * 2, "that is twice as much: 4 bytes per number (float32; bfloat16 uses 2), or the scores and "

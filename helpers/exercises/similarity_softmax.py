@@ -4,18 +4,8 @@ from functools import partial
 
 import numpy as np
 
-from helpers.exercises.engine import (
-    Case,
-    Exercise,
-    Feedback,
-    as_numbers,
-    correct,
-    named_slip,
-    one_number,
-    raised,
-    solved_by,
-    wrong,
-)
+from helpers.exercises import engine
+from helpers.exercises.engine import Case, Exercise, Feedback, correct, named_slip, one_number, raised, solved_by, wrong
 from helpers.similarity import cosine, softmax
 
 A, B = np.array([4.0, 2.0]), np.array([6.0, 1.0])
@@ -41,7 +31,7 @@ def check_longer_not_closer(v) -> Feedback:
     """Exercise 1: a · v > a · b = 26 but cos(a, v) < cos(a, b)."""
     if v is None:
         return wrong("v is still None. Replace None with a 2-D vector, e.g. v = np.array([3.0, 7.0]).")
-    got, problem = as_numbers(v, "v")
+    got, problem = engine.as_numbers(v, "v")
     if problem is not None:
         return problem
     if got.shape != (2,):
@@ -54,8 +44,9 @@ def check_longer_not_closer(v) -> Feedback:
         return wrong("v is [0, 0]: it has no direction, so no cosine. Pick a vector that points somewhere.")
     dot_b, cos_b, cos_v = float(A @ B), cosine(A, B), cosine(A, got)
     longer, turned = dot_v > dot_b, cos_v < cos_b - COSINE_TOLERANCE   # turned: strictly, not by rounding
-    if longer and turned:   # 8 digits and 4 decimals: enough to tell a v at the edge from b
-        return correct(f"a · v = {dot_v:.8g} > {dot_b:.0f}, yet cos(a, v) = {cos_v:.4f} < cos(a, b) = {cos_b:.4f}. "
+    if longer and turned:   # 8 digits, and as many decimals as tell a v at the edge from b (4 at least)
+        k = next(k for k in range(4, 11) if round(cos_v, k) < round(cos_b, k))
+        return correct(f"a · v = {dot_v:.8g} > {dot_b:.0f}, yet cos(a, v) = {cos_v:.{k}f} < cos(a, b) = {cos_b:.{k}f}. "
                        "The dot product rewards length as well as direction: a long vector gets a loud vote.")
     if longer:
         same = " v points exactly the way b does: stretching never changes its angle." * (
@@ -103,7 +94,8 @@ def _draw_scores(rng, spiked=False) -> Case:
     x = rng.normal(size=(rows, n)) * rng.choice([1.0, 10.0]) + rng.choice([-1000.0, 0.0, 1000.0], size=(rows, 1))
     x[np.arange(rows), rng.integers(1, n - 1, size=rows)] += 1000.0 * spiked   # neither the first nor the last
     return Case(x, what=f"scores of shape ({rows}, {n}) drawn at random, rows around {x.mean(-1).round().tolist()}"
-                        + ", one score in each 1,000 above the rest" * spiked)
+                        + ", one score in each 1,000 above the rest" * spiked,
+                atol32=5e-5)   # float32 rounds a score near 1,000 by up to 3e-5: the weights move by 1.6e-5 at most
 
 
 def _softmax_error(case, error):
@@ -168,7 +160,6 @@ check_stable_softmax = Exercise(
     errors=_softmax_error, judge=_judge_softmax, own="softmax",
     success="your softmax matches the stable one on small, huge, very negative, widely spread and 2-D scores.",
     hint="Compare with exp(x - max) / sum(exp(x - max)).",
-    atol32=5e-5,   # float32 rounds a score near 1,000 by up to 3e-5: the weights move by 1.6e-5 at most
     explanation="exp(x - m) / Σ exp(x - m) = exp(x) / Σ exp(x) for any m (the factor exp(-m) cancels). With m the "
                 "row max, the largest exponent is exp(0) = 1 and the sum is at least 1, so there is neither overflow "
                 "nor 0/0.")
