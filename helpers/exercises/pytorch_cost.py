@@ -42,7 +42,7 @@ def _mask_error(case, error):
     if mask.dtype == torch.bool and isinstance(error, (RuntimeError, NotImplementedError)):   # arithmetic on bools
         return (f"{raised(error).rstrip('.')}. Arithmetic such as 1 - mask is not defined on booleans (causal_mask "
                 "is torch.bool): compare, mask == 0, and fill a float tensor.")
-    if type(error) in (RuntimeError, TypeError):   # torch.where(mask, …), masked_fill(mask, …) or ~mask on a float
+    if type(error) is RuntimeError or type(error) is TypeError and mask.is_floating_point():   # where, masked_fill, ~
         return (f"{raised(error).rstrip('.')}. torch.where and masked_fill take a torch.bool condition (and ~ "
                 f"inverts only bools and integers), and this mask is {mask.dtype}: compare first, mask == 0.")
     return None
