@@ -31,7 +31,7 @@ def _lookup_cases():
         (np.array([800.0, 790.0, 0.0]), keys, values, "the query [800, 790, 0], whose scores overflow exp"),
         (np.array([0.0, 800.0, 790.0]), keys, values, "the query [0, 800, 790], the largest score second"),
         (np.array([1000.0, -1000.0, 0.0]), 2 * keys, values, "the query [1000, -1000, 0] over keys twice as long"),
-        (np.array([-1000.0, -1001.0, -1002.0]), keys, values, "the query [-1000, -1001, -1002]: scores far below 0"))
+        (np.array([-1000.0, -1001.0, -1002.0]), keys, values, "the query [-1000, -1001, -1002], all far below 0"))
 
 
 def _lookup_slips(query, keys, values):
