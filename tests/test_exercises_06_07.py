@@ -469,9 +469,11 @@ def test_cross_attention_with_a_plain_exp_overflows_on_the_drawn_spike():
 
 
 @pytest.mark.parametrize("shift", [lambda S: S.mean(-1, keepdim=True), lambda S: S[..., :1], lambda S: S[..., -1:],
-                                   lambda S: S.median(-1, keepdim=True).values])
+                                   lambda S: S.median(-1, keepdim=True).values,
+                                   lambda S: S.amax(-1, keepdim=True).clamp(min=0)])
 def test_a_softmax_shifted_by_anything_but_the_largest_score_is_refused_every_time(shift):
-    """The mean, the first, the last or the median score: the fixed spike, [0.5, 2000, 1997, 0.5, -0.5], overflows."""
+    """The mean, the first, the last or the median score, or the largest only above 0: the fixed spike,
+    [-3999.5, -2000, -2003, -3999.5, -4000.5], overflows or falls to 0."""
     def luong(s, H):
         e = torch.exp(H @ s - shift(H @ s))
         return (e / e.sum()) @ H

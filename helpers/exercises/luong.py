@@ -17,9 +17,10 @@ def reference_luong_context(s, H):
     return weights @ H  # (d,): Σ_j w_j h_j
 
 
-#: Keys that s = [2000, 1] scores [0.5, 2000, 1997, 0.5, -0.5]: exp overflows after a shift far below the largest.
-SPIKED_KEYS = torch.tensor([[0.0, 0.5], [1.0, 0.0], [0.9985, 0.0], [0.0, 0.5], [0.0, -0.5]])
-SPIKED = "keys scoring [0.5, 2000, 1997, 0.5, -0.5] (shift by the largest score, or exp may overflow)"
+#: Keys that s = [-2000, 1] scores [-3999.5, -2000, -2003, -3999.5, -4000.5]: exp overflows after a shift far below
+#: the largest, and falls to 0 for every key after none (or a shift only by a largest score above 0).
+SPIKED_KEYS = torch.tensor([[2.0, 0.5], [1.0, 0.0], [1.0015, 0.0], [2.0, 0.5], [2.0, -0.5]])
+SPIKED = "keys scoring [-3999.5, -2000, -2003, -3999.5, -4000.5] (shift by the largest score, or exp overflows or is 0)"
 
 
 def _luong_cases():
@@ -67,7 +68,7 @@ check_luong_context = Exercise(
     expects="luong_context(s, H) -> context vector of shape (d,)", where="",
     cases=lambda: [Case(s, H, what="") for s, H in _luong_cases()], reads="the context",
     draw=(_draw_luong, _draw_luong, lambda rng: _draw_luong(rng, spiked=True),
-          lambda rng: Case(torch.tensor([2000.0, 1.0]), SPIKED_KEYS, what=f"s = [2000, 1] and {SPIKED}")),
+          lambda rng: Case(torch.tensor([-2000.0, 1.0]), SPIKED_KEYS, what=f"s = [-2000, 1] and {SPIKED}")),
     judge=_judge_context, slips=_context_slips, expected=lambda case: luong_dot_attention(*case.args)[0],
     name="the context", atol=1e-6, atol32=1e-4, own="luong_dot_attention",
     hint="Three steps: scores = H @ s, weights = softmax(scores), context = weights @ H.",
@@ -224,8 +225,8 @@ check_cross_attention = Exercise(
     expects="cross_attention(X_dec, X_enc, W_q, W_k, W_v) -> Y (T_q, d_v)", where="",
     cases=lambda: [Case(*case, what="") for case in _cross_cases()], reads="Y",
     draw=(_draw_cross, _draw_cross, lambda rng: _draw_cross(rng, spiked=True), lambda rng: Case(
-        math.sqrt(2) * torch.tensor([[2000.0, 1.0]]), SPIKED_KEYS, *[torch.eye(2)] * 3,
-        what=f"X_dec = √2 · [[2000, 1]], W_q = W_k = W_v = I, and as X_enc, {SPIKED}")),
+        math.sqrt(2) * torch.tensor([[-2000.0, 1.0]]), SPIKED_KEYS, *[torch.eye(2)] * 3,
+        what=f"X_dec = √2 · [[-2000, 1]], W_q = W_k = W_v = I, and as X_enc, {SPIKED}")),
     judge=_judge_cross, slips=lambda case: _cross_attention_slips(*case.args), name="Y", atol=1e-6, atol32=1e-4,
     hint="Q from X_dec, K and V from X_enc, then scaled_dot_product_attention(Q, K, V).",
     success="queries from the decoder, keys and values from the encoder, one function. "
