@@ -348,9 +348,9 @@ def test_a_count_right_only_when_d_model_is_at_least_d_k_fails_every_time():
 
 
 def test_a_module_that_looks_up_the_fixed_cases_and_skips_the_row_max_elsewhere_is_refused():
-    from helpers.exercises.learned_qkv import MODULE_CASES, _module_case, _module_expected, _sunk_module
+    from helpers.exercises.learned_qkv import MODULE_CASES, _module_case, _module_expected
     fixed = [*(_module_case(*sizes) for sizes in MODULE_CASES), _module_case(*MODULE_CASES[0], scale=100.0),
-             _sunk_module()]
+             _module_case(*MODULE_CASES[1], sunk=True)]
     stored = {tuple(case.args[0].flatten().tolist()): _module_expected(case) for case in fixed}
 
     def naive(Q, K, V):
