@@ -97,9 +97,10 @@ def _read_mask(got, case):
 
 
 def _mask_error(case, error):
-    """torch's NotImplementedError for & or | on 0/1 floats ("bitwise_and_cpu" not implemented for 'Float')."""
-    return type(error) is NotImplementedError and (f"for {case.what}: {raised(error).rstrip('.')}. &, | and ~ combine "
-                                                   "torch.bool masks: build them with dtype=torch.bool.")
+    """& or | on 0/1 floats: NotImplementedError (RuntimeError in torch 2.3, the floor); shapes that do not fit."""
+    return type(error) in (RuntimeError, NotImplementedError) and (
+        f"for {case.what}: {raised(error).rstrip('.')}. If it names a dtype: &, | and ~ combine torch.bool masks, so "
+        "build them with dtype=torch.bool; if shapes: print each part's .shape before you combine them.")
 
 
 def _causal_slips(case):
