@@ -18,7 +18,7 @@ def reference_luong_context(s, H):
 
 
 #: Keys that s = [-2000, 1] scores [-3999.5, -2000, -2003, -3999.5, -4000.5]: exp overflows after a shift far below
-#: the largest, and falls to 0 for every key after none (or a shift only by a largest score above 0).
+#: the largest, and falls to 0 for every key with no shift (or a shift by the largest score only when above 0).
 SPIKED_KEYS = torch.tensor([[2.0, 0.5], [1.0, 0.0], [1.0015, 0.0], [2.0, 0.5], [2.0, -0.5]])
 SPIKED = "keys scoring [-3999.5, -2000, -2003, -3999.5, -4000.5] (shift by the largest score, or exp overflows or is 0)"
 
