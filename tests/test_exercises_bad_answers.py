@@ -472,6 +472,7 @@ def test_notation_answers_typed_as_arrays_or_in_lower_case_get_a_verdict():
     not_yet(ex00.check_sizes((E, S)), "two whole numbers", "ndarray of shape (3, 4) is not a number")
     not_yet(ex00.check_weights_symbol("s"), "lower case", "And S holds the raw scores")
     not_yet(ex00.check_weights_symbol("w"), "lower case")
+    not_yet(ex00.check_weights_symbol("Wq"), "Wq is a learned projection")
     not_yet(ex00.check_weights_symbol("y"), "names one row (y_i)", "And Y holds the outputs")
 
 

@@ -41,7 +41,7 @@ def check_weights_symbol(answer) -> Feedback:
         return correct("W holds the attention weights: row i says how much token i takes from each token j.")
     not_the_weights = {"S": "S holds the raw scores; the weights come after softmax.",
                        "Y": "Y holds the outputs: it is (T, d), not (T, T).",
-                       **{n: f"{n} is a learned projection, not the weights." for n in ("W_q", "W_k", "W_v")}}
+                       **{n: f"{n} is a learned projection, not the weights." for n in "W_q W_k W_v Wq Wk Wv".split()}}
     if symbol in ("s", "w", "y"):
         also = "" if symbol == "w" else f" And {not_the_weights[symbol.upper()]}"
         one = "one row (y_i)" if symbol == "y" else "one entry (s_ij or w_ij)"
