@@ -226,7 +226,7 @@ def test_every_drawn_mask_lets_each_query_see_a_key_and_hides_a_pair_and_holds_a
     for _ in range(200):
         for kind, other in (("int", 2), ("float", 0.5)):
             mask = ex07._draw_mask(rng, kind).args[0].double()
-            assert (mask != 0).any(-1).all() and (mask == 0).any() and (mask == other).any()
+            assert (mask != 0).any(-1).all() and (mask == 0).any() and (mask == other).any() and (mask == -1).any()
 
 
 def test_an_answer_right_on_the_pages_masks_and_reading_only_1_as_allowed_elsewhere_fails_every_time():
@@ -239,7 +239,7 @@ def test_an_answer_right_on_the_pages_masks_and_reading_only_1_as_allowed_elsewh
             return torch.zeros(m.shape).masked_fill(slip(m.double()), float("-inf"))
         return answer
     for _ in range(20):
-        for slip in (lambda m: m != 1, lambda m: m < 1):
+        for slip in (lambda m: m != 1, lambda m: m < 1, lambda m: m <= 0):
             verdict(ex07.check_additive_mask(memorised(slip)), False, "drawn at random", "Test mask == 0")
 
 
@@ -280,6 +280,9 @@ def test_additive_mask_any_nonzero_value_means_may_attend():
     verdict(ex07.check_additive_mask(lambda m: torch.zeros(m.shape).masked_fill(m != 1, float("-inf"))), False,
             "where the mask is 2 are hidden", "not mask == 1")
     verdict(ex07.check_additive_mask(lambda m: torch.where(m == 1, 0.0, float("-inf"))), False, "mask is 2")
+    verdict(ex07.check_additive_mask(lambda m: torch.where(m > 0, 0.0, float("-inf"))), False, "mask is -1", "mask > 0")
+    verdict(ex07.check_additive_mask(lambda m: m.float().log()), False, "log 2", "NaN where it is -1")
+    verdict(ex07.check_additive_mask(lambda m: m.float().clamp(max=1).log()), False, "NaN where the mask is -1")
     verdict(ex07.check_additive_mask(lambda m: torch.where(m.bool(), 0.0, float("-inf"))), True)
     verdict(ex07.check_additive_mask(lambda m: torch.zeros(m.shape).masked_fill(~m.bool(), float("-inf"))), True)
     assert any(not m.dtype.is_floating_point and m.dtype != torch.bool and (m == 2).any()

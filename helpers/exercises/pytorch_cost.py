@@ -21,18 +21,18 @@ def _mask_cases():
     g = torch.Generator().manual_seed(1)
     random01 = (torch.rand(5, 6, generator=g) > 0.5).float()
     random01[:, 0] = 1.0  # every query may see at least key 0
-    counts = torch.tensor([[2, 0, 1, 0], [1, 2, 0, 0], [0, 0, 2, 1]])  # 2 means "may attend" too: any nonzero
+    counts = torch.tensor([[2, 0, 1, 0], [1, -1, 0, 0], [0, 0, 2, 1]])  # 2, -1 "may attend" too: any nonzero
     fractions = torch.tensor([[1.0, 0.5, 0.0], [0.25, 1.0, 0.0], [0.0, 3.0, 1.0]])   # and so do 0.5 and 3
     return [causal_mask(4), random01, counts, fractions]
 
 
 def _draw_mask(rng, kind) -> Case:
-    """A bool, int (0, 1, 2) or float (0, 0.5, 1) mask: one key at least per query, a pair hidden, a 2 or a 0.5."""
-    T_q, T_k = (int(n) for n in rng.integers(2, 9, size=2))
-    mask = torch.from_numpy(rng.integers(0, 3, size=(T_q, T_k)))
+    """A bool, int (-1 to 2) or float (-1, 0, 0.5, 1) mask: a key seen by every query; a 0, a 2 (0.5), a -1."""
+    T_q, T_k = int(rng.integers(2, 9)), int(rng.integers(3, 9))
+    mask = torch.from_numpy(rng.integers(-1, 3, size=(T_q, T_k)))
     mask[:, seen := rng.integers(T_k)] = 1                          # every query may see at least one key ...
-    hidden, two = rng.choice([p for p in range(T_q * T_k) if p % T_k != seen], 2, replace=False)   # ... a 0, a 2
-    mask.view(-1)[hidden], mask.view(-1)[two] = 0, 2
+    where = rng.choice([p for p in range(T_q * T_k) if p % T_k != seen], 3, replace=False)   # ... a 0, a 2, a -1
+    mask.view(-1)[where] = torch.tensor([0, 2, -1])
     mask = mask.bool() if kind == "bool" else torch.where(mask == 2, 0.5, mask.float()) if kind == "float" else mask
     return Case(mask, what=f"{'an' if kind == 'int' else 'a'} {kind} mask of shape ({T_q}, {T_k}), drawn at random")
 
@@ -83,11 +83,17 @@ def _judge_additive(case, got, expected):
     if got.shape != tuple(mask.shape):
         return (f"the mask has shape {got.shape}, expected {tuple(mask.shape)}: one entry per "
                 "(query, key) pair, like the input mask.")
-    allowed = (mask != 0).numpy()
+    allowed, values = (mask != 0).numpy(), mask.numpy().astype(np.float64)
+    if (values[allowed] != 1).any() and np.allclose(got[allowed], np.log(values[allowed]), equal_nan=True):
+        return (f"on {article} {kind} mask, where the mask is 2 you give log 2 ≈ 0.693 (and NaN where it is -1), but "
+                "any nonzero value means 'may attend': compare with 0 instead of taking the log.")
     if np.isnan(got).any():
         if np.isnan(got[allowed]).all() and np.all(got[~allowed] == float("-inf")):
             return (f"NaN where attention is allowed ({article} {kind} mask): 0 · (-inf) is NaN, not 0. "
                     "Choose instead of multiplying: torch.where(mask == 0, float('-inf'), 0.0).")
+        if (values[np.isnan(got)] < 0).all():
+            return (f"on {article} {kind} mask, NaN where the mask is -1: any nonzero value means 'may attend', "
+                    "negative ones too. Compare with 0 (mask == 0) instead of computing with the mask's values.")
         return "the mask contains NaN. Use 0.0 and float('-inf') only."
     if np.all(got[allowed] == float("-inf")) and np.all(got[~allowed] == 0):
         return "the polarity is flipped: mask == 0 means 'may NOT attend', so -inf goes there."
@@ -95,14 +101,10 @@ def _judge_additive(case, got, expected):
         return (f"the values are {' and '.join(f'{v:g}' for v in np.unique(got))} only, but the mask is ADDED to the "
                 "scores: hidden pairs need -inf.")
     if not np.all(got[allowed] == 0):
-        values = mask.numpy().astype(np.float64)
         off = allowed & (got != 0)                       # allowed pairs that got something other than 0
         if np.all(values[off] != 1) and np.all(np.isneginf(got[off])):
             return (f"on {article} {kind} mask, the pairs where the mask is {values[off][0]:g} are hidden, but any "
-                    "nonzero value means 'may attend'. Test mask == 0 (hidden), not mask == 1 or mask >= 1.")
-        if np.allclose(got[allowed], np.log(values[allowed])):
-            return (f"on {article} {kind} mask, where the mask is 2 you give log 2 ≈ 0.693, but any nonzero "
-                    "value means 'may attend': compare with 0 instead of taking the log.")
+                    "nonzero value means 'may attend'. Test mask == 0 (hidden), not mask == 1, mask >= 1 or mask > 0.")
         return f"on {article} {kind} mask, an allowed pair has a nonzero value: put exactly 0.0 wherever mask != 0."
     if not np.all(got[~allowed] <= -1e4):
         return "a hidden pair is not pushed to -inf, so softmax still gives it weight."
