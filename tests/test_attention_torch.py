@@ -335,3 +335,12 @@ def test_a_hidden_key_gets_no_weight_even_beside_very_low_scores():
     Q, K = torch.tensor([[1.0]], dtype=torch.float64), torch.tensor([[-3e4], [-2e4], [0.0]], dtype=torch.float64)
     W = attention_weights(Q, K, torch.tensor([[True, True, False]]))
     assert W[0, 2] == 0 and W[0, 1] == 1
+
+
+def test_a_mask_that_would_add_axes_to_the_scores_is_refused():
+    """A (B, 1, 1, T) padding mask on (B, T, T) scores would pair every sentence with every other's mask."""
+    x, pad = torch.randn(2, 5, 16), torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]]).bool()[:, None, None]
+    for attend in (lambda: scaled_dot_product_attention(x, x, x, pad), lambda: SelfAttention(16, 4)(x, pad)):
+        with pytest.raises(ValueError, match=r"would turn the scores' shape \(2, 5, 5\) into \(2, 2, 5, 5\)"):
+            attend()
+    assert scaled_dot_product_attention(x, x, x, pad[:, 0]).shape == (2, 5, 16)   # (B, 1, T): one mask a sentence

@@ -161,8 +161,8 @@ def test_a_slip_that_cannot_be_computed_for_this_input_is_skipped():
 
 def _doubling(**hooks):
     """An exercise: double(x) = 2 x, on two fixed cases and two drawn ones of a random size."""
+    hooks.setdefault("cases", lambda: [Case(np.array([1.0, 2.0]), what="[1, 2]"), Case(np.array([3.0]), what="[3]")])
     return Exercise(lambda x: 2 * x, title="doubling", expects="double(x)",
-                    cases=lambda: [Case(np.array([1.0, 2.0]), what="[1, 2]"), Case(np.array([3.0]), what="[3]")],
                     draw=lambda rng: (lambda n: Case(rng.normal(size=n), what=f"{n} numbers drawn at random"))(
                         int(rng.integers(3, 30))),
                     draws=2, success="doubled", **hooks)
@@ -223,13 +223,34 @@ def test_drawn_cases_are_drawn_afresh_for_every_call():
     assert len(set(per_call)) > 1                                    # not the same draw at every call
 
 
-def test_the_answer_gets_copies_so_it_cannot_change_the_cases():
+def test_an_answer_that_changes_its_argument_in_place_is_refused_and_the_cases_stay_as_they_were():
+    check = _doubling()
+    before = [case.args[0].copy() for case in check.cases()]
+
     def vandal(x):
         y = 2 * x
         x[:] = 0
         return y
+    feedback = check(vandal)
+    assert not feedback.passed and "changed its argument x in place" in feedback.message, feedback
+    assert all(np.array_equal(case.args[0], b) for case, b in zip(check.cases(), before))
 
-    assert _doubling()(vandal).passed
+    def doubles_in_place(x):
+        x *= 2
+        return x
+    assert "x = x + …" in check(doubles_in_place).message
+
+
+def test_an_answer_that_returns_the_same_for_different_inputs_is_asked_whether_it_reads_the_notebook():
+    page = np.array([1.0, 2.0])                                      # a notebook's variable
+    check = _doubling(cases=lambda: [Case(page.copy(), what="[1, 2]"), Case(np.array([3.0, 5.0]), what="[3, 5]")])
+
+    def reads_the_page(x):
+        return 2 * page
+    feedback = check(reads_the_page)
+    assert not feedback.passed and "on [3, 5]: your function returned what it returned on [1, 2], though the " \
+                                   "inputs differ: does it ignore an argument, or read a variable" in feedback.message
+    assert check(lambda x: x + page).message.startswith("the result on [3, 5] has the right shape")   # not a twin
 
 
 def test_the_exception_itself_reaches_the_diagnosis():
@@ -276,7 +297,8 @@ def test_a_case_can_carry_its_own_prefix_and_sizes():
     check = Exercise(add, title="sum", expects="add(a, b)", cases=lambda: [case],
                      draw=lambda rng: Case(1, 1, what="drawn"), success="ok", explanation="one line")
     assert check(lambda a, b: None).message.startswith("your function returned None")
-    assert check(lambda a, b: 3.0).message.startswith("the result on drawn is not right: 3 is too ")
+    assert check(lambda a, b: a + b + 2.0 * (a == b)).message.startswith("the result on drawn is not right: 4 is too ")
+    assert check(lambda a, b: 3.0).message.startswith("on drawn: your function returned what it returned on two")
     assert check.solution().code == "def add(a, b):\n    return a + b   # the worked solution"
     assert check.solution().explanation == "one line"
 

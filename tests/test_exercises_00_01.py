@@ -91,4 +91,4 @@ def test_solutions_01_compute_what_they_show():
     exec(ex01.check_sentence_matrix.solution().code, namespace)
     exec(ex01.check_river_bank_mixture.solution().code, namespace)
     assert ex01.check_sentence_matrix(namespace["E_mine"]).passed
-    assert ex01.check_river_bank_mixture(namespace["y_bank"]).passed
+    assert ex01.check_river_bank_mixture(namespace["y_bank_mine"]).passed

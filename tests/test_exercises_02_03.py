@@ -15,6 +15,7 @@ from helpers.exercises import similarity_softmax as ss
 from helpers.exercises.engine import Feedback, Solution
 from helpers.fast_attention import lean_attention
 from helpers.learning import ParameterFreeAttention
+from helpers.running_example import embed
 from helpers.similarity import softmax
 
 
@@ -387,9 +388,9 @@ def test_solution_texts_carry_computed_numbers():
     assert "0.506" in pf.check_long_grows_prediction.solution().code
 
 
-def test_a_student_function_that_modifies_its_input_cannot_fool_the_checker():
-    # Right answer, then the input zeroed in place. The checker hands each case over as a copy and judges
-    # against its own array; without that copy it would compare the right answer with the answer for zeros.
+def test_a_student_function_that_changes_its_input_is_refused_and_cannot_fool_the_checker():
+    # Right answer, then the input zeroed in place: in the notebook the student's own E would be zeroed. The checker
+    # hands each case over as a copy, judges against its own array, and names the change.
     seen = []
 
     def vandal(E):
@@ -398,11 +399,14 @@ def test_a_student_function_that_modifies_its_input_cannot_fool_the_checker():
         E[:] = 0.0
         return Y
 
-    _passes(pf.check_self_attention(vandal))
-    cases = [E for E, _ in pf._cases()]
-    assert len(seen) == len(cases) + 3                             # every case was reached, and three drawn afresh
-    for got, expected in zip(seen, cases):                         # each case arrived intact, not zeroed
-        np.testing.assert_array_equal(got, expected)
+    _fails(pf.check_self_attention(vandal), "changed its argument E in place", "E[…] = …")
+    np.testing.assert_array_equal(seen[0], pf._cases()[0][0])       # the case arrived intact, and stays so
+    np.testing.assert_array_equal(pf._cases()[0][0], embed("money bank grows"))
+
+    def scales_in_place(E):
+        E /= 1.0                                                     # the same numbers: nothing changed
+        return pf.reference_self_attention(E)
+    _passes(pf.check_self_attention(scales_in_place))
     _passes(pf.check_self_attention(pf.reference_self_attention))  # and the next call is unaffected
 
 
@@ -547,7 +551,7 @@ def test_self_attention_with_the_courses_function_is_named_and_a_shape_error_get
     feedback = pf.check_self_attention(lambda E: lean_attention(*[torch.from_numpy(E)] * 3).numpy())
     assert feedback.passed and feedback.message.endswith("a ready-made lean_attention, though: write it yourself.")
     message = pf.check_self_attention(lambda E: softmax(E.T @ E) @ E).message
-    assert "raised ValueError" in message and "(it was given E (3, 4)). Recipe: S = E @ E.T / √d" in message
+    assert "raised ValueError" in message and "(it was given E (3, 4)). Recipe: every pair's score" in message
 
 
 def test_softmax_errors_on_one_row_and_in_torch_say_which_axis():

@@ -239,7 +239,11 @@ def test_module_reference_and_right_answers_pass():
     passed, message = verdict(ex.check_self_attention_module(ex.SelfAttention))
     assert passed, message
     assert verdict(ex.check_self_attention_module(_module()))[0]
-    assert "class SelfAttention" in repr(ex.check_self_attention_module.solution())   # the course's own class
+    code = ex.check_self_attention_module.solution().code                # the course's own class, as the answer
+    assert "class MySelfAttention(nn.Module)" in code and "check_tokens(x, self, mask)" in code
+    pasted = {}
+    exec("import torch\nimport torch.nn as nn\n" + code, pasted)             # pasted into notebook 04, it passes
+    assert verdict(ex.check_self_attention_module(pasted["MySelfAttention"]))[0]
 
 
 def test_module_names_the_slips():

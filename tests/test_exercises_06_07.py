@@ -183,7 +183,7 @@ def test_cross_attention_in_float32_passes_on_every_spiked_draw():
     rng = np.random.default_rng(0)
     for _ in range(500):   # with the tolerance of float64, 1e-4, 15 of these 500 were refused
         case = ex06._draw_cross(rng, spiked=True)
-        assert ex06.check_cross_attention.judge_case(in_float32, case) is None, case.what
+        assert ex06.check_cross_attention.judge_case(in_float32, case, []) is None, case.what
 
 
 def test_cross_attention_wrong_type_and_crash():

@@ -105,32 +105,34 @@ class Exercise:
     numbers (`read(result, case)` -> (array, None) or (None, message); None: the default reader, which calls it
     `reads`), does `judge(case, got, expected)` name a problem, is the shape exactly right (else is it a key of
     `shapes(case)` {shape: message}), is it one of the `slips(case)` [(value, message)], is it finite, is it within
-    `atol`? Hooks return whole messages, or None to let the engine go on. `atol32`: the tolerance for a result not
-    rounded by hand, where float32 anywhere in the computation (inputs, weights, a √) shows; `atol` judges the rest.
-    `where` and `name` are templates with {what}: the prefix of a case's messages and the result's name.
-    `success`: text, or a function of the answer giving it; `own`: the course's function ("a or b": several) the
-    student is to write, named in the success message if called (calls_library). `check.solution()`: `reference`.
+    `atol`, and if not, is it what the answer gave for other inputs (an argument ignored)? The default `call` hands
+    the answer copies and refuses one that changes them. Hooks return whole messages, or None to let the engine go
+    on. `atol32`: the tolerance for a result not rounded by hand, where float32 anywhere in the computation (inputs,
+    weights, a √) shows; `atol` judges the rest. `where` and `name` are templates with {what}: the prefix of a
+    case's messages and the result's name. `success`: text, or a function of the answer giving it; `own`: the
+    course's function ("a or b": several) the student is to write, named in the success message if called
+    (calls_library). `check.solution()`: `reference`'s source, or `shown`, the code to show instead.
     """
 
     def __init__(self, reference, *, title, expects, cases, draw, success, explanation="", draws=3, atol=1e-6,
                  rtol=0.0, name="the result on {what}", where="on {what}: ", hint="", slips=None, judge=None,
                  errors=None, read=None, call=None, expected=None, reads="the result", shapes=None, atol32=None,
-                 own=""):
+                 own="", shown=None):
         self.reference, self.title, self.explanation, self.expects = reference, title, explanation, expects
         self.cases, self.success, self.draws = cases, success, draw if isinstance(draw, tuple) else (draw,) * draws
         self.atol, self.rtol, self.name, self.where, self.hint, self.shapes = atol, rtol, name, where, hint, shapes
         self.slips, self.judge, self.errors, self.read, self.reads = slips, judge, errors, read, reads
-        self.atol32, self.call = atol32 or atol, call or (lambda answer, case: answer(*copy.deepcopy(case.args)))
-        self.expected, self.own = expected or (lambda case: reference(*case.args)), own
+        self.atol32, self.call = atol32 or atol, call or self.run
+        self.expected, self.own, self.shown = expected or (lambda case: reference(*case.args)), own, shown
 
     def __call__(self, answer) -> Feedback:
         if not callable(answer):
             return not_a_function(answer, self.expects)
         rng = np.random.default_rng()                                     # seeded afresh for every call
-        fixed, drawn = self.cases(), [draw(rng) for draw in self.draws]
+        fixed, drawn, seen = self.cases(), [draw(rng) for draw in self.draws], []
         try:
             for case in [*fixed, *drawn]:
-                if (message := self.judge_case(answer, case)) is not None:
+                if (message := self.judge_case(answer, case, seen)) is not None:
                     if case in drawn and case.what not in message:   # the sizes it used, to try them again
                         message = f"on {case.what}: {message}"
                     return wrong(message)
@@ -138,8 +140,9 @@ class Exercise:
             return wrong(raised(NotImplementedError(), *unfinished.args))
         return correct((self.success(answer) if callable(self.success) else self.success) + nudge(answer, self.own))
 
-    def judge_case(self, answer, case: Case) -> str | None:
-        """The first problem with the answer on one case, as a message; None if it is right there."""
+    def judge_case(self, answer, case: Case, seen: list) -> str | None:
+        """The first problem with the answer on one case, as a message; None if it is right there. `seen`: the
+        (case, result, expected) of the cases before, to which this one's are added."""
         where = self.where_of(case)
         with np.errstate(all="ignore"):
             try:
@@ -159,14 +162,20 @@ class Exercise:
                 return message
             expected = check.as_array(self.expected(case), "the expected answer")
             atol = self.atol if rounded(got, expected, range(1, 6)) else getattr(case, "atol32", self.atol32)
+            twin = next((c for c, g, e in seen if same(g, got) and not same(e, expected)), None)
+            seen.append((case, got, expected))
             if got.shape == expected.shape and np.isclose(got, expected, atol=atol, rtol=self.rtol).all():
                 return None                    # right here: no judge may name it a slip
             if self.judge is not None and (message := self.judge(case, got, expected)) is not None:
                 return message
             if self.shapes is not None and got.shape != expected.shape and got.shape in (table := self.shapes(case)):
                 return table[got.shape]
+            slips = self.slips(case) if self.slips else ()
+            if twin is not None and got.shape == expected.shape and named_slip(got, slips, atol=self.atol) is None:
+                return (f"{where}your function returned what it returned on {twin.what}, though the inputs differ: "
+                        "does it ignore an argument, or read a variable of the notebook instead of one?")
             return compare_numbers(got, expected, self.name.format(what=case.what), atol=self.atol, rtol=self.rtol,
-                                   hint=self.hint, slips=self.slips(case) if self.slips else ())
+                                   hint=self.hint, slips=slips)
 
     def numbers(self, result, case: Case):
         """The result as an array, or a message on what came instead (the default `read`; a case may have its own
@@ -179,10 +188,24 @@ class Exercise:
         got, problem = as_numbers(result, reads)
         return got, None if problem is None else self.where_of(case) + problem.message
 
+    def run(self, answer, case: Case):
+        """The answer on fresh copies of the case's arguments (the default `call`): refused if it changed one."""
+        result = answer(*(args := copy.deepcopy(case.args)))
+        for name, mine, theirs in zip(inspect.signature(self.reference).parameters, case.args, args):
+            if hasattr(mine, "shape") and not same(check.as_array(mine, name), check.as_array(theirs, name)):
+                raise Refusal(f"{self.where_of(case)}your function changed its argument {name} in place ({name} += …, "
+                              f"{name}[…] = … or a method ending in _, such as .div_()), so the caller's {name} "
+                              f"changes too: compute a new one ({name} = {name} + …).")
+        return result
+
     def given(self, case: Case, error: Exception) -> str:
-        """After NumPy's or torch's error on shapes that do not fit: the shapes the answer was given, and the hint."""
+        """After NumPy's or torch's error on shapes that do not fit: the shapes the answer was given, and the hint.
+        After a TypeError: which library's arrays the answer was given, and how that library spells a row max."""
         given = [f"{name} {tuple(x.shape)}" for name, x in zip(inspect.signature(self.reference).parameters, case.args)
                  if hasattr(x, "shape")]
+        if type(error) is TypeError and given:
+            torch = all(hasattr(x, "detach") for x in case.args if hasattr(x, "shape"))
+            return "." * (not str(error).endswith(".")) + (TORCH_INPUTS if torch else NUMPY_INPUTS)
         shapes = type(error) in (ValueError, RuntimeError, IndexError, getattr(np, "exceptions", np).AxisError)
         return given and shapes and f" (it was given {', '.join(given)}). {self.hint}".rstrip() or ""
 
@@ -191,7 +214,20 @@ class Exercise:
         return getattr(case, "where", self.where).format(what=case.what)
 
     def solution(self) -> Solution:
-        return Solution(self.title, inspect.getsource(self.reference), self.explanation)
+        return Solution(self.title, self.shown or inspect.getsource(self.reference), self.explanation)
+
+
+#: After a TypeError, by the inputs' library: its functions and its spelling of a row max.
+TORCH_INPUTS = (" The inputs are torch tensors: use torch's functions on them (torch.softmax, not a NumPy softmax); "
+                "NumPy's axis= and keepdims= are dim= and keepdim= there, and S.max(dim) returns (values, indices): "
+                "S.amax(-1, keepdim=True).")
+NUMPY_INPUTS = (" The inputs are NumPy arrays: use NumPy's functions on them (not torch.softmax); torch's dim= and "
+                "keepdim= are axis= and keepdims= there: S.max(axis=-1, keepdims=True).")
+
+
+def same(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two arrays have one shape and the same numbers (NaN equal to NaN)."""
+    return a.shape == b.shape and np.allclose(a, b, atol=1e-12, rtol=1e-9, equal_nan=True)
 
 
 def not_a_function(answer, expects: str) -> Feedback:

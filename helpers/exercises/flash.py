@@ -186,7 +186,7 @@ check_running_softmax = Exercise(
                              partial(_draw_running, long=True)),
     expected=lambda case: _state(*reference_running_softmax(*case.args)), read=_read_state, slips=_running_slips,
     judge=_judge_state, reads="(m, l, o)", name="(m, l, o) on {what}", atol=1e-9,
-    hint="m = max(m, s); l and o: multiply by exp(m_old − m_new), add exp(s − m_new) (times v for o).",
+    hint="when a larger score arrives, rescale what was summed against the old m before adding the new key.",
     success="one key at a time: the largest score so far, and two sums kept against it, rescaled by "
             "exp(m_old − m_new) whenever it grows. o / l is the attention output; m + log l the log-sum-exp a "
             "backward pass keeps.",
@@ -289,7 +289,7 @@ check_tile_is_future = Exercise(
     slips=lambda case: [(lambda r=rule: tile_grid(r, *case.args), f"for {case.what}: {message}")
                         for rule, message in TILE_SLIPS],
     where="for {what}: ", name="the tiles skipped (1) for {what}", atol=0.5,
-    hint="skip when k_start > (q_stop − 1) + (T_k − T_q).",
+    hint="skip only if even the tile's LAST query sees none of its keys: compare that with the tile's FIRST key.",
     success="a tile is skipped only when its first key comes after the last key its LAST query may see; a tile "
             "that crosses the diagonal is computed, masked inside. Square and causal, that is a bit over half of "
             "the tiles.",

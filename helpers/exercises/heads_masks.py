@@ -62,7 +62,7 @@ check_split_heads = Exercise(
     cases=lambda: [_split_case(*case) for case in ((2, 5, 12, 3), (1, 3, 8, 2))],   # T, H and d_k all differ
     draw=(_draw_split, partial(_draw_split, square=True), partial(_draw_split, like_the_page=True)),
     shapes=_split_shapes, slips=_split_slips, atol=1e-9, own="split_heads",
-    hint="x.view(B, T, H, d_k).transpose(1, 2).",
+    hint="cut each token's features into H pieces of d_k (view), then put the heads before the tokens (transpose).",
     success="view as (B, T, H, d_k), then transpose to (B, H, T, d_k): every head sees every token, each through "
             "its own d_k features.",
     explanation="merge_heads undoes it: Y.transpose(1, 2).contiguous().view(B, T, H * d_k).")
@@ -208,7 +208,7 @@ check_combined_mask = Exercise(
     cases=lambda: [Case(torch.tensor(n), T, what=f"lengths={n}, T={T}") for n, T in (([3, 5], 5), ([2, 4, 1], 4))],
     draw=_draw_combined, read=_read_combined, where="for {what}: ", reads="the mask", errors=_mask_error,
     slips=lambda case: [(v, f"for {case.what}: {m}.") for v, m in _combined_slips(case)],
-    name="the mask for {what}", atol=0.5, hint="(key j < length) & (j <= i), shaped (B, 1, T, T).",
+    name="the mask for {what}", atol=0.5, hint="a key is allowed if it is a real token AND not in the future.",
     success="padding AND causal, (B, 1, T, T): it broadcasts over the heads, and each real token sees itself and "
             "the real tokens before it.",
     explanation="With the helpers: padding_mask(lengths, T) & causal_mask(T).")

@@ -74,7 +74,7 @@ check_induction_score = Exercise(
     cases=lambda: [*(Case(_weights(n, n), n, what=f"random causal weights, n = {n}") for n in (7, 4)),
                    _ideal(5, 4, "a perfect induction head"), _ideal(5, 1, "a perfect previous-token head")],
     draw=_draw_score, slips=_score_slips, atol=1e-6, read=_one, own="induction_score", reads="the mean weight",
-    hint="Take the mean of W[i, i − n + 1] over i = n … 2n − 1.",
+    hint="average, over the second copy's queries, the weight on the token just after its first occurrence.",
     success="the mean weight on the token after the earlier copy: 1 for a perfect induction head, 0 for a "
             "previous-token head, whatever n is.",
     explanation="helpers.induction.induction_score does the same for (..., 2n, 2n): one score per head at once.")

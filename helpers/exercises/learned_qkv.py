@@ -1,5 +1,6 @@
 """Exercises of notebook 04: a soft lookup, the parameter count, the forward pass with W_q, W_k, W_v, the module.
 The course's layout: Q = E W_q with W_q of shape (d_model, d_k), tokens as rows (nn.Linear's .weight is W_qᵀ)."""
+import inspect
 import math
 from functools import partial
 
@@ -7,7 +8,7 @@ import numpy as np
 import torch
 
 from helpers.attention_torch import SelfAttention, count_parameters, scaled_dot_product_attention
-from helpers.exercises.engine import Case, Exercise, Refusal, as_numbers, one_number, placeholder
+from helpers.exercises.engine import TORCH_INPUTS, Case, Exercise, Refusal, as_numbers, one_number, placeholder
 from helpers.learning import soft_lookup
 
 
@@ -92,7 +93,7 @@ check_soft_lookup = Exercise(
     cases=lambda: [Case(*args, what=what) for *args, what in _lookup_cases()], read=_read_blend,
     draw=(_draw_lookup, partial(_draw_lookup, square=True), partial(_draw_lookup, long=True)),
     slips=lambda case: [(v, f"on {case.what}: {m}.") for v, m in _lookup_slips(*case.args)],
-    name="the blend on {what}", hint="weights = softmax(keys @ query); result = weights @ values.",
+    name="the blend on {what}", hint="score each key against the query, softmax the scores, blend the values by them.",
     success=_lookup_verdict, own="soft_lookup",
     explanation="Make the query 10 times longer and the weights approach [1, 0, 0]: the hard lookup d['a'] = 1 is "
                 "the limit of the soft one.")
@@ -243,13 +244,8 @@ def _draw_forward(rng, spiked=False) -> Case:
     return case
 
 
-#: After a TypeError on torch inputs: NumPy's spelling of a row max, or torch's max(dim) pair taken as a tensor.
-_NUMPY_ON_TORCH = (" The inputs are torch tensors: NumPy's axis= and keepdims= are dim= and keepdim= there, and "
-                   "S.max(dim) returns (values, indices). Use S.amax(-1, keepdim=True), or torch.softmax(S, dim=-1).")
-
-
 def _forward_error(case, error):
-    hint = {TypeError: _NUMPY_ON_TORCH, RuntimeError: (   # what torch raises when a product's shapes or dtypes differ
+    hint = {TypeError: TORCH_INPUTS, RuntimeError: (   # what torch raises when a product's shapes or dtypes differ
         " If a matrix product's shapes do not fit: W_q is (d_model, d_k) and the tokens are the rows of E, so Q = E @ "
         "W_q with no .T (only nn.Linear's .weight is W_qᵀ); the same for K, V. The scores are Q @ K.T: (T, d_k) @ "
         "(d_k, T), and Y has V's width, d_v. If the dtypes differ: keep E's float64 (no .float()).")}.get(type(error))
@@ -272,7 +268,7 @@ check_attention_forward = Exercise(
     expected=lambda case: scaled_dot_product_attention(*(case.args[0] @ W for W in case.args[1:])),
     slips=lambda case: [(v, f"on {case.what} {m}.") for v, m in _attention_slips(
         *(case.args[0] @ W for W in case.args[1:]), case.args[0].shape[-1])],
-    hint="Q = E @ W_q, K = E @ W_k, V = E @ W_v; W = softmax(Q @ K.T / √d_k, dim=-1); Y = W @ V.",
+    hint="project E three times (Q, K, V); scale the scores by √d_k, softmax each row, and mix the rows of V.",
     success="Y matches the course's scaled_dot_product_attention on Q = E W_q, K = E W_k, V = E W_v: "
             "softmax(Q Kᵀ / √d_k) V, what SelfAttention computes.",
     explanation="Tokens are rows, so every projection is one product, E @ W_q. nn.Linear(d_model, d_k) stores "
@@ -345,7 +341,7 @@ def _module_error(case, error):
     hint = (" If a product's shapes do not fit: let the layers do the products, Q = self.W_q(x) (nn.Linear applies "
             ".weight.T for you), and on a batch (B, T, d_k) transpose the last two dims: K.transpose(-2, -1), not K.T."
             " If its dtypes differ: keep x's float64 (no .float())." if type(error) is RuntimeError else
-            _NUMPY_ON_TORCH if type(error) is TypeError else "")
+            TORCH_INPUTS if type(error) is TypeError else "")
     return f"on {case.what} forward raised {type(error).__name__}: {str(error).rstrip('.')}.{hint}"
 
 
@@ -368,11 +364,13 @@ check_self_attention_module = Exercise(
     draw=(_draw_module, _draw_module, partial(_draw_module, longer=True)),
     atol32=3e-5, reads="the output",   # float32 is right too: its error reached 6.2e-6 over 1,500 drawn cases
     call=_run_module, errors=_module_error, expected=_module_expected, slips=_module_slips_of, own="SelfAttention",
-    name="the output on {what}", hint="Q, K, V = self.W_q(x), self.W_k(x), self.W_v(x); "
-                                      "softmax(Q @ K.transpose(-2, -1) / √d_k, dim=-1) @ V.",
+    name="the output on {what}", hint="the layers make Q, K and V from x; then exercise 3's lines, with "
+                                      "K.transpose(-2, -1) for a batch.",
     success="your module gives SelfAttention's outputs with the same weights, on a batch of 2 and of 1, with scores "
             "in the thousands, with scores all far below 0, and on three drawn at random: you have built the layer "
             "the rest of the course uses.",
+    shown="from helpers.attention_torch import attention_weights, check_tokens\n\n\n" + inspect.getsource(
+        SelfAttention).replace("class SelfAttention(", "class MySelfAttention(", 1),   # pasted, it runs as checked
     explanation="self.W_q(x) is X W_q (nn.Linear's .weight is W_qᵀ). attention_weights(Q, K, mask) holds your two "
-                "middle lines, softmax(Q @ K.transpose(-2, -1) / √d_k), and sets hidden pairs to −inf (masks come in "
-                "notebook 07); check_tokens(x, self, mask), the one check line, names an input the module cannot take.")
+                "middle lines, softmax(Q @ K.transpose(-2, -1) / √d_k), and sets hidden pairs to −inf (masks: notebook "
+                "07, 09); check_tokens(x, self, mask), the one check line, names an input the module cannot take.")

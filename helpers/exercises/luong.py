@@ -71,7 +71,7 @@ check_luong_context = Exercise(
           lambda rng: Case(torch.tensor([-2000.0, 1.0]), SPIKED_KEYS, what=f"s = [-2000, 1] and {SPIKED}")),
     judge=_judge_context, slips=_context_slips, expected=lambda case: luong_dot_attention(*case.args)[0],
     name="the context", atol=1e-6, atol32=1e-4, own="luong_dot_attention",
-    hint="Three steps: scores = H @ s, weights = softmax(scores), context = weights @ H.",
+    hint="Three steps: a score per encoder state, a softmax over the scores, the weighted sum of the states.",
     success="Luong's three steps: s asks (query), each h_j answers (key), the h_j are mixed (value). "
             "The same vectors H served as keys and as values.",
     explanation="Equivalently: scaled_dot_product_attention(math.sqrt(d) * s[None], H, H)[0] (multiplying the "
@@ -228,6 +228,6 @@ check_cross_attention = Exercise(
         math.sqrt(2) * torch.tensor([[-2000.0, 1.0]]), SPIKED_KEYS, *[torch.eye(2)] * 3,
         what=f"X_dec = √2 · [[-2000, 1]], W_q = W_k = W_v = I, and as X_enc, {SPIKED}")),
     judge=_judge_cross, slips=lambda case: _cross_attention_slips(*case.args), name="Y", atol=1e-6, atol32=1e-4,
-    hint="Q from X_dec, K and V from X_enc, then scaled_dot_product_attention(Q, K, V).",
+    hint="the queries come from the decoder's tokens, the keys and the values from the encoder's.",
     success="queries from the decoder, keys and values from the encoder, one function. "
             "Pass the same sequence as X_dec and X_enc and it is self-attention.")

@@ -235,6 +235,6 @@ check_self_attention = Exercise(
     atol=1e-5, atol32=1e-4,   # float32 is right too: in torch its error reached 3.3e-5 over 20,000 drawn cases
     own="self_attention or attend or attention_weights or scaled_dot_product_attention or ParameterFreeAttention "
         "or flash_attention or tiled_attention or lean_attention",
-    hint="Recipe: S = E @ E.T / √d (NumPy's E.transpose(-2, -1) is E itself); W = softmax of each row; Y = W @ E.",
+    hint="Recipe: every pair's score, divided by √d; a softmax along each row; each output a weighted sum of E's rows.",
     success=f"your self_attention matches helpers.attention.self_attention on all {len(_cases())} fixed inputs and on "
             "three drawn at random.")

@@ -179,7 +179,7 @@ check_add_positions = Exercise(
     cases=lambda: [_add_case(torch.tensor([[1.0, 0, 1, 0], [1, 1, 0, 0], [0, 1, 1, 1]], dtype=torch.float64)),
                    _add_case(torch.randn(7, 6, generator=torch.Generator().manual_seed(3), dtype=torch.float64))],
     draw=_draw_add, shapes=_add_shapes, slips=_add_slips, name="the result on {what}", atol=1e-5,
-    hint="The encoding must have E's shape: E + sinusoidal_positions(T, d), with T, d = E.shape, in that order.",
+    hint="E's rows are its tokens and its columns its features: the encoding is for E's own T and d, in that order.",
     success="E + PE: each token's vector now depends on where it stands. The same word at two positions "
             "gets two different vectors.",
     explanation="Adding keeps the width d, so nothing after it changes; the price is that content and position "

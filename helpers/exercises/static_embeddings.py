@@ -47,7 +47,7 @@ def check_sentence_matrix(E) -> Feedback:
 
 @solved_by("bank's mixture in river bank flows", """
     river, bank, flows = embed("river bank flows")      # three (4,) vectors
-    y_bank = 0.3 * river + 0.5 * bank + 0.2 * flows     # (4,)
+    y_bank_mine = 0.3 * river + 0.5 * bank + 0.2 * flows   # (4,)
     # the same as: np.array([0.3, 0.5, 0.2]) @ embed("river bank flows")
     """)
 def check_river_bank_mixture(y) -> Feedback:
