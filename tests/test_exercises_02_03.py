@@ -596,3 +596,11 @@ def test_a_row_max_and_sum_both_without_keepdims_are_named_together():
         e = np.exp(S - S.max(axis=-1))
         return e / e.sum(axis=-1) @ E
     _fails(pf.check_self_attention(both), "the row max and the row sum both miss keepdims")
+
+
+def test_weights_of_the_notebooks_sentence_on_another_e_are_named():
+    W = pf.self_attention_steps(embed("money bank grows"))["W"]     # the notebook's W, left in the namespace
+
+    def with_the_pages_weights(E):
+        return W @ E
+    _fails(pf.check_self_attention(with_the_pages_weights), "E of 'river bank flows'", "weights of 'money bank grows'")

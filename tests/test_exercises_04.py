@@ -81,7 +81,9 @@ def test_parameter_count_reference_passes():
 def test_parameter_count_names_the_slips():
     failing(ex.check_qkv_parameters(lambda m, k: m * k), "one matrix", "W_q, W_k and W_v")
     failing(ex.check_qkv_parameters(lambda m, k: 2 * m * k), "two matrices")
-    failing(ex.check_qkv_parameters(lambda m, k: 3 * m * m), "d_model=4, d_k=3", "not (d_model, d_model)")
+    failing(ex.check_qkv_parameters(lambda m, k: 3 * m * m), "d_model=16, d_k=8", "not (d_model, d_model)")
+    failing(ex.check_qkv_parameters(lambda m, k: 48), "d_model=16, d_k=8 you returned 48 (the count at d_model = "
+            "d_k = 4, again), but SelfAttention(16, 8) has 384")
     failing(ex.check_qkv_parameters(lambda m, k: 3 * k * k), "not (d_k, d_k)")
     failing(ex.check_qkv_parameters(lambda m, k: 3 * (m * k + k)), "biases", "bias=False")
     failing(ex.check_qkv_parameters(lambda m, k: 3 * (m + k)), "added the sizes")
@@ -473,3 +475,20 @@ def test_a_layer_with_a_bias_is_named_by_its_own_name():
             super().__init__(d_model, d_k)
             self.W_v = torch.nn.Linear(d_model, d_k)
     failing(ex.check_self_attention_module(Biased), "self.W_v should be", "whose .weight is W_vᵀ", "and a bias")
+
+
+def test_a_module_without_super_init_or_returning_the_weights_is_told_so():
+    class NoSuper(torch.nn.Module):
+        def __init__(self, d_model, d_k):
+            self.W_q = torch.nn.Linear(d_model, d_k, bias=False)
+
+    class Weights(torch.nn.Module):
+        def __init__(self, d_model, d_k):
+            super().__init__()
+            self.W_q, self.W_k, self.W_v = (torch.nn.Linear(d_model, d_k, bias=False) for _ in range(3))
+
+        def forward(self, x):
+            Q, K = self.W_q(x), self.W_k(x)
+            return torch.softmax(Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1]), -1)
+    failing(ex.check_self_attention_module(NoSuper), "raised AttributeError", "call super().__init__() first")
+    failing(ex.check_self_attention_module(Weights), "a (B, T, T) tensor: that is the weights")

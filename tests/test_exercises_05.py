@@ -44,7 +44,7 @@ def test_divisor_reference_passes():
 
 
 @pytest.mark.parametrize("answer, phrases", [
-    (lambda d_model, n_heads: math.sqrt(d_model), ["that is √d_model", "ONE head", "c = √64 = 8"]),
+    (lambda d_model, n_heads: math.sqrt(d_model), ["that is √d_model", "ONE head", "Here d_k = 512 / 8 = 64."]),
     (lambda d_model, n_heads: d_model / n_heads, ["d_k = d_model / n_heads itself", "square root"]),
     (lambda d_model, n_heads: d_model // n_heads, ["d_k = d_model / n_heads itself"]),
     (lambda d_model, n_heads: n_heads, ["number of heads", "happens to match", "d_k = 128 / 2 = 64"]),
@@ -57,7 +57,7 @@ def test_divisor_reference_passes():
     (lambda d_model, n_heads: d_model * n_heads, ["that is d_model · n_heads", "do not multiply"]),
     (lambda d_model, n_heads: math.sqrt(d_model * n_heads), ["that is √(d_model · n_heads)", "do not multiply"]),
     (lambda d_model, n_heads: d_model, ["that is d_model itself"]),
-    (lambda d_model, n_heads: 3.0, ["divisor(512, 8) returned 3, but c = √(d_model / n_heads) = √64 = 8"]),
+    (lambda d_model, n_heads: 3.0, ["divisor(512, 8) returned 3, not the divisor of 8 heads sharing d_model = 512"]),
     (lambda d_model, n_heads: [8.0, 8.0], ["2 numbers", "one number"]),
     (lambda d_model, n_heads: None, ["returned None", "return"]),
     (lambda d_model, n_heads: "eight", ["text", "not a number"]),
@@ -125,12 +125,13 @@ def test_variance_prediction_right_answer_is_measured():
     (0.0625, 0.0625, ["ONE product"]),
     (math.sqrt(128) * 0.25, 0.0625, ["√d", "standard deviation"]),
     (64.0, 0.0625, ["d·σ"]),
-    (100.0, 0.0625, ["d·σ⁴"]),
+    (100.0, 0.0625, ["each of variance σ²·σ²", "variances of independent terms add"]),
     (8.0, 1.0, ["only when σ = 1"]),
     (8.0, 8 / math.sqrt(128), ["Var(X / c) = Var(X) / c²"]),
     (8.0, 8.0, ["equals the unscaled variance"]),
     (8.0, 0.5, ["c² = d_k = 128"]),
-    (8.0, 0.06, ["rounded too far", "keep 4 decimals"]),
+    (8.0, 0.06, ["0.06: rounded", "keep 4 decimals"]),
+    (8.0, 0.063, ["0.063: rounded", "keep 4 decimals"]),
 ])
 def test_variance_prediction_mistakes_get_specific_feedback(raw, scaled, phrases):
     fails(check_variance_prediction(raw, scaled), *phrases)

@@ -350,3 +350,19 @@ def test_a_lazy_maximum_is_told_the_exercise_returns_the_largest_score():
             l, o = l + math.exp(float(s) - m), o + math.exp(float(s) - m) * v
         return m, l, o
     not_yet(ex11.check_running_softmax(lazy), "o / l is right", "is not the largest score", "lazy m")
+
+
+def test_a_start_left_none_or_a_fixed_d_v_gets_a_hint_and_a_rule_that_never_skips_the_condition():
+    def running(stream, d_v, m=None, size=None):
+        l, o = torch.tensor(0.0, dtype=torch.float64), torch.zeros(size or d_v, dtype=torch.float64)
+        for s, v in stream:
+            m_new = torch.maximum(m, s)
+            correction, p = torch.exp(m - m_new), torch.exp(s - m_new)
+            m, l, o = m_new, correction * l + p, correction * o + p * v
+        return m, l, o
+    not_yet(ex11.check_running_softmax(running), "raised TypeError", "still None, as the stub starts", "−∞")
+    minus_inf = torch.tensor(float("-inf"), dtype=torch.float64)
+    not_yet(ex11.check_running_softmax(partial(running, m=minus_inf, size=3)), "raised RuntimeError",
+            "o has d_v = 2 entries here", "from the d_v argument")
+    not_yet(ex11.check_tile_is_future(lambda q_start, q_stop, k_start, k_stop, T_q, T_k: k_start > q_stop - 1 + T_k),
+            "skipped no tile", "True for a tile to SKIP", "its LAST query (token q_stop − 1 + T_k − T_q)")

@@ -53,7 +53,7 @@ def test_an_in_place_edit_of_a_weight_cannot_fool_the_cross_attention_checker():
 
 
 def test_a_rounded_divisor_is_caught_and_explained():
-    not_yet(ex05.check_divisor(lambda m, h: int(math.sqrt(m // h))), "rounded down", "√96")
+    not_yet(ex05.check_divisor(lambda m, h: int(math.sqrt(m // h))), "rounded down", "d_k = 384 / 4 = 96")
     for decimals in (1, 2, 3):   # 9.798 to 9.8 or 9.80 was within the old tolerance of 1e-3
         not_yet(ex05.check_divisor(lambda m, h, k=decimals: round(math.sqrt(m / h), k)), "rounded to", "unrounded")
     assert ex05.check_divisor(ex05.reference_divisor).passed

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from helpers import validation as check
-from helpers.exercises.engine import Case, Exercise, Refusal, named_slip
+from helpers.exercises.engine import Case, Exercise, Refusal, named_slip, raised
 
 
 # --- Exercise 1: the running softmax, one key at a time ----------------------------------------------------------
@@ -178,6 +178,15 @@ def _judge_state(case, got, expected):
             f"{'large' if got[i] > expected[i] else 'small'}.")
 
 
+def _running_error(case, error):
+    """After a TypeError (a start left None, a Python float given to torch) or a RuntimeError (o's size): a hint."""
+    hint = {TypeError: " Is m, l or o still None, as the stub starts? Start m at −∞, l at 0, o at d_v zeros. "
+                       "torch.maximum and torch.exp take tensors, max and math.exp Python numbers.",
+            RuntimeError: f" If two sizes differ: o has d_v = {case.args[1]} entries here, so make it from the d_v "
+                          "argument, torch.zeros(d_v, dtype=torch.float64)."}.get(type(error))
+    return hint and f"on {case.what}: {raised(error).rstrip('.')}.{hint}"
+
+
 check_running_softmax = Exercise(
     reference_running_softmax, title="the running softmax, one key at a time",
     expects="running(stream, d_v) returning (m, l, o)",
@@ -185,7 +194,7 @@ check_running_softmax = Exercise(
     call=_run_running, draw=(_draw_running, _draw_running, partial(_draw_running, low=True),
                              partial(_draw_running, long=True)),
     expected=lambda case: _state(*reference_running_softmax(*case.args)), read=_read_state, slips=_running_slips,
-    judge=_judge_state, reads="(m, l, o)", name="(m, l, o) on {what}", atol=1e-9,
+    judge=_judge_state, reads="(m, l, o)", name="(m, l, o) on {what}", atol=1e-9, errors=_running_error,
     hint="when a larger score arrives, rescale what was summed against the old m before adding the new key.",
     success="one key at a time: the largest score so far, and two sums kept against it, rescaled by "
             "exp(m_old − m_new) whenever it grows. o / l is the attention output; m + log l the log-sum-exp a "
@@ -276,7 +285,8 @@ def _run_tiles(answer, case):
     grid = tile_grid(rule, *case.args)
     if not grid.any() and tile_grid(reference_tile_is_future, *case.args).any() and not rule(0, 1, 7, 8, 8, 8):
         raise Refusal(f"for {case.what}: your function skipped no tile, not even query 0's tile of key 7 when T_q = "
-                      "T_k = 8, which is wholly in the future: return True for a tile to SKIP.")
+                      "T_k = 8, which is wholly in the future. Return True for a tile to SKIP: one whose first key "
+                      "comes after the last key its LAST query (token q_stop − 1 + T_k − T_q) may see.")
     return grid
 
 

@@ -100,7 +100,7 @@ check_soft_lookup = Exercise(
 
 
 # --- Exercise 2: how many parameters? -----------------------------------------------------------
-SIZES = ((4, 4), (4, 3), (16, 8), (512, 64), (1, 1), (3, 8))   #: the last: d_model < d_k
+SIZES = ((4, 4), (16, 8), (4, 3), (512, 64), (1, 1), (3, 8))   #: 48, (4, 4)'s, is no slip at (16, 8); d_model < d_k
 
 
 def reference_qkv_parameters(d_model: int, d_k: int) -> int:
@@ -128,8 +128,8 @@ def _judge_count(case, got, expected):
         3 * (d_model + d_k): "you added the sizes. A (d_model, d_k) matrix holds d_model × d_k numbers"}
     if got in slips:
         return f"for d_model={d_model}, d_k={d_k} you returned {int(got):,}, expected {expected:,}: {slips[got]}."
-    got = int(got) if got == int(got) else got
-    return (f"for d_model={d_model}, d_k={d_k} you returned {got!r}, but SelfAttention({d_model}, {d_k}) "
+    got, again = int(got) if got == int(got) else got, " (the count at d_model = d_k = 4, again)" * (got == 48)
+    return (f"for d_model={d_model}, d_k={d_k} you returned {got!r}{again}, but SelfAttention({d_model}, {d_k}) "
             f"has {expected:,} parameters. Count the numbers in W_q, W_k and W_v: each is (d_model, d_k).")
 
 
@@ -322,7 +322,9 @@ def _run_module(student_class, case):
     except Exception as error:
         if placeholder(error):
             raise
-        raise Refusal(f"MySelfAttention({d_model}, {d_k}): raised {type(error).__name__}: {error}") from None
+        first = " If it is about Module.__init__, call super().__init__() first." * isinstance(error, AttributeError)
+        raise Refusal(f"MySelfAttention({d_model}, {d_k}): raised {type(error).__name__}: {str(error).rstrip('.')}."
+                      f"{first}") from None
     layers = {name: getattr(model, name, None) for name in ("W_q", "W_k", "W_v")}
     if not isinstance(model, torch.nn.Module) or not all(isinstance(v, torch.nn.Linear) for v in layers.values()):
         raise Refusal("make MySelfAttention an nn.Module whose __init__ sets self.W_q = nn.Linear(d_model, d_k, "
@@ -364,6 +366,8 @@ check_self_attention_module = Exercise(
     draw=(_draw_module, _draw_module, partial(_draw_module, longer=True)),
     atol32=3e-5, reads="the output",   # float32 is right too: its error reached 6.2e-6 over 1,500 drawn cases
     call=_run_module, errors=_module_error, expected=_module_expected, slips=_module_slips_of, own="SelfAttention",
+    shapes=lambda case: {(*case.args[0].shape[:2], case.args[0].shape[1]): f"on {case.what} you returned a (B, T, T) "
+                         "tensor: that is the weights. Finish with their product with V."},
     name="the output on {what}", hint="the layers make Q, K and V from x; then exercise 3's lines, with "
                                       "K.transpose(-2, -1) for a batch.",
     success="your module gives SelfAttention's outputs with the same weights, on a batch of 2 and of 1, with scores "

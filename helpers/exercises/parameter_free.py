@@ -197,10 +197,11 @@ def _judge_attention(case, got, expected):
         row = int(np.argmax(bad if bad.any() else low))
         first = (f"its score with itself is not its largest (another token's is {S[row].max() - S[row, row]:.0f} "
                  "more), so exp overflows if you subtract it; and " if S[row].max() - S[row, row] > 700 else "")
-        return (f"on {what} row {row} came out NaN or 0: {first}one max for the whole matrix leaves it at exp("
-                f"{S[row].max() - S.max():.0f}) = 0, as does any shift far above the row's own max (by its largest "
-                f"|score|: exp({S[row].max() - np.abs(S[row]).max():.0f})), and 0 / 0 = NaN. Subtract each row's own "
-                "max: S.max(axis=-1, keepdims=True).")
+        by_abs = S[row].max() - np.abs(S[row]).max()   # what a shift by the row's largest |score| leaves
+        return (f"on {what} row {row} came out NaN or 0: {first}a shift far above the row's own max sends every exp "
+                f"to 0 (one max for the whole matrix: exp({S[row].max() - S.max():.0f})"
+                + f"; its largest |score|: exp({by_abs:.0f})" * bool(by_abs < -700)
+                + "), and 0 / 0 = NaN. Subtract each row's own max: S.max(axis=-1, keepdims=True).")
     if not np.all(np.isfinite(got)):
         return f"on {what} you got NaN or inf: exp overflowed (or every exp fell to 0: 0 / 0). Subtract each row's max."
     return None
@@ -221,6 +222,8 @@ def _attention_slips(case):
         (attend(E, E, E, scale=1 / math.sqrt(T)), f"on {what} you divided by √T (tokens) instead of √d = √{d}."),
         (attend(E, E, E, scale=1 / d), f"on {what} you divided by d = {d} instead of √d."),
         (attend(E, E, E, scale=0.5), f"on {what} you hard-coded 2 = √4, but here d = {d}: use np.sqrt(E.shape[1])."),
+        (lambda: self_attention_steps(embed(SENTENCE_MONEY))["W"] @ E, f"on {what} you mixed its rows with the weights "
+         "of 'money bank grows' (the notebook's W?): make W from this E's own scores."),
         (softmax(S, axis=0) @ E, f"on {what} the softmax ran down the columns (axis 0), or you used W.T, or a row "
                                  "sum without keepdims=True lined up with the columns. Each ROW of W must sum to 1: "
                                  "axis=-1.")]

@@ -74,13 +74,13 @@ def check_divisor(divisor) -> Feedback:
                        + engine.nudge(divisor, "scale_constant"))
     (d_model, n_heads), _ = failed[0]
     d_k = d_model // n_heads
-    right = f" d_k = {d_model} / {n_heads} = {d_k}, so c = √{d_k} = {math.sqrt(d_k):.4g}."
+    right = f" Here d_k = {d_model} / {n_heads} = {d_k}."
     calls = " and ".join(f"divisor({m}, {h}) returned {c:.4g}" for (m, h), c in failed[:2])
     for formula, message in _DIVISOR_SLIPS:
         if all(_close(c, formula(*case)) for case, c in zip(cases, answers, strict=True)):
             return wrong(f"{calls}: {message}{right}")
-    return wrong(f"divisor({d_model}, {n_heads}) returned {failed[0][1]:.4g}, but c = √(d_model / n_heads) = "
-                 f"√{d_k} = {math.sqrt(d_k):.4g}. Compute the per-head size d_k first, then take its square root.")
+    return wrong(f"divisor({d_model}, {n_heads}) returned {failed[0][1]:.4g}, not the divisor of {n_heads} heads "
+                 f"sharing d_model = {d_model}. Compute the per-head size d_k first, then take its square root.")
 
 
 # ----------------------------------------------------------------------------- Exercise 2: predict the variance
@@ -123,12 +123,13 @@ def check_variance_prediction(predicted_var, predicted_var_scaled=_NOT_GIVEN) ->
         ((math.sqrt(d) * s**2, math.sqrt(d) * s**4), f"{raw_is} grows like √d, as the standard deviation does; "
          "the variance grows like d."),
         ((d * s,), f"{raw_is} = d·σ, but each product has variance σ⁴, so the total is d·σ⁴."),
-        ((raw,), f"{raw_is}, but Var(q·k) = d·σ⁴ = {d}·{s}⁴: d independent products of variance σ⁴ add up."))
+        ((raw,), f"{raw_is} is not it: q·k adds d independent products q_i·k_i, each of variance σ²·σ², and the "
+                 "variances of independent terms add."))
     scaled_slips = (
         ((1.0,), f"predicted_var_scaled is 1, but scaling leaves σ⁴, which is 1 only when σ = 1; here σ = {s}."),
         ((expected_raw / math.sqrt(d),), f"{scaled_is} = Var / √d_k, but Var(X / c) = Var(X) / c² and c² = d_k."),
         ((expected_raw,), "predicted_var_scaled equals the unscaled variance; dividing by √d_k divides it by d_k."),
-        ((round(s**4, 2), round(s**4, 1)), f"{scaled_is}: rounded too far (by 4 % or more); keep 4 decimals."),
+        ((round(s**4, 1), round(s**4, 2), round(s**4, 3), s**4 + 5e-4), f"{scaled_is}: rounded; keep 4 decimals."),
         ((scaled,), f"{scaled_is}. Use Var(X / c) = Var(X) / c² with c = √d_k, so c² = d_k = {d}."))
     for got, expected, slips in ((raw, expected_raw, raw_slips), (scaled, expected_scaled, scaled_slips)):
         if not near(got, expected):
