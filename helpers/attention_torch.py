@@ -22,6 +22,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from helpers.validation import describe
+
 
 def check_attention_inputs(Q, K, V=None, mask=None) -> None:
     """A clear error, naming what was expected, for inputs the textbook lines would fail on or turn into NaN.
@@ -34,7 +36,7 @@ def check_attention_inputs(Q, K, V=None, mask=None) -> None:
     for name, (x, layout) in named.items():
         if not isinstance(x, torch.Tensor) or x.dim() < 2 or not x.is_floating_point():
             raise TypeError(f"{name} should be a floating-point torch.Tensor of shape {layout}, but got "
-                            f"{type(x).__name__} {tuple(getattr(x, 'shape', ()))} {getattr(x, 'dtype', '')}.")
+                            f"{describe(x)}{f' of {x.dtype}' if hasattr(x, 'dtype') else ''}.")
         if x.dtype != Q.dtype or x.device != Q.device:
             raise TypeError(f"Q is {Q.dtype} on {Q.device} but {name} is {x.dtype} on {x.device}: attention needs one "
                             f"dtype and device for all its inputs, e.g. {name} = {name}.to(Q) "
@@ -100,8 +102,8 @@ def check_tokens(x, module: nn.Module, mask=None) -> None:
     if not isinstance(x, torch.Tensor) or x.dim() not in ((3,) if heads else (2, 3)) or x.shape[-1] != W.shape[1]:
         one = " (one sentence of shape (T, d_model): x[None])" if heads and getattr(x, "dim", int)() == 2 else ""
         raise ValueError(f"x should be a torch.Tensor of shape (B, T, d_model) = (B, T, {W.shape[1]}){one}: one row "
-                         f"of d_model = {W.shape[1]} numbers per token, as the module was built; got "
-                         f"{type(x).__name__} {tuple(getattr(x, 'shape', ()))}.")
+                         f"of d_model = {W.shape[1]} numbers per token, as the module was built; got {describe(x)}"
+                         + (" (a NumPy array: torch.from_numpy(x).float())." if isinstance(x, np.ndarray) else "."))
     if x.dtype != W.dtype or x.device != W.device:
         raise TypeError(f"x is {x.dtype} on {x.device} but the module's weights are {W.dtype} on {W.device}: "
                         "convert one to the other, e.g. x = x.to(module.W_q.weight) "

@@ -29,6 +29,7 @@ from helpers.attention_torch import causal_mask
 from helpers.heads import MultiHeadAttention, split_heads
 from helpers.measure import cpu_threads
 from helpers.positions import LearnedPositions
+from helpers.validation import count
 
 LETTERS = "abcdefghijklmnopqrst"                 # token id i is LETTERS[i]
 CONTEXT, D_MODEL, N_HEADS, SEGMENT = 32, 64, 2, (4, 16)   # SEGMENT: shortest and longest repeated segment
@@ -265,6 +266,7 @@ def heads_off(model, heads=()):
             Y[..., h * layer.d_k:(h + 1) * layer.d_k] = 0                 # head h's d_k outputs
             return (Y,)
         return hook
+    heads = [(count(l, "layer", 0, model.n_layers - 1), count(h, "head", 0, model.n_heads - 1)) for l, h in heads]
     hooks = [model.layers[l].W_o.register_forward_pre_hook(zero(model.layers[l], h)) for l, h in heads]
     try:
         yield model

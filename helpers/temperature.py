@@ -22,12 +22,12 @@ MAX_SCORES = 8
 def parse_scores(text) -> np.ndarray:
     """Turn typed text such as "1.0, 1.2, 0.9" into a (n,) array of 2..MAX_SCORES finite numbers."""
     values = []
-    for part in text.replace(",", " ").split():
+    for part in filter(str.strip, text.split(",") if "," in text else text.split()):   # commas, else spaces
         try:
-            values.append(float(part))
+            values.append(float(part))   # "1 000" and "0,5 1,2" (decimal commas) are refused, not misread
         except ValueError:
-            raise ValueError(f"{part!r} is not a number. Type numbers separated by commas, "
-                             "e.g. 1.0, 1.2, 0.9") from None
+            raise ValueError(f"{part.strip()!r} is not one number. Type numbers separated by commas, with a point "
+                             "for decimals, e.g. 1.0, 1.2, 0.9") from None
     if not 2 <= len(values) <= MAX_SCORES:
         raise ValueError(f"Type between 2 and {MAX_SCORES} scores (softmax compares them); got {len(values)}.")
     return check.vector(values, "scores")

@@ -100,7 +100,8 @@ def count(value, name: str, low: int = 1, high: int | None = None) -> int:
     whole = isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, (bool, np.bool_))
     if not whole or value < low or (high is not None and value > high):
         span = f"of at least {low}" if high is None else f"from {low} to {high}"
-        raise ValueError(f"{name} should be a whole number {span}, but got {value!r}.")
+        got = describe(value) if hasattr(value, "shape") else repr(value)   # a tensor by its shape, not its numbers
+        raise ValueError(f"{name} should be a whole number {span}, but got {got}.")
     return int(value)
 
 

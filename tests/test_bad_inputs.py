@@ -1,5 +1,8 @@
 """Inputs a student can type into the public functions of notebooks 01-09: each gets a named error, never a silent
 wrong result."""
+import re
+
+import numpy as np
 import pytest
 import torch
 
@@ -53,10 +56,43 @@ def test_a_three_dimensional_mask_given_to_many_heads_is_told_to_add_the_head_ax
     torch.testing.assert_close(mha(x, masks[:, None]), mha(x, causal_mask(5)))
 
 
-def test_the_widgets_take_what_their_controls_allow():
+def test_the_widgets_take_what_their_controls_offer_and_name_it_otherwise():
+    from helpers.widgets.flash import FlashTilesWidget
     from helpers.widgets.heads import HeadsWidget
     from helpers.widgets.positions import PositionsWidget
+    from helpers.widgets.softmax_temperature import SoftmaxTemperatureWidget
 
     assert HeadsWidget(model=MultiHeadAttention(16, 4)).result["weights"].shape[0] == 4   # a float32 model too
-    assert PositionsWidget(p=60).result["p"] == 47                                        # the slider's last position
-    assert PositionsWidget(p=10, T=5).result["p"] == 4
+    assert PositionsWidget(p=4, T=5).result["p"] == 4
+    refused = {lambda: PositionsWidget(p=60): "p should be a number from 0 to 47, but got 60",   # not moved to 47
+               lambda: HeadsWidget("river bank flows"): "sentence should be one of 'the river bank flows slowly'",
+               lambda: HeadsWidget(mask_type="Causal"): "mask_type should be one of 'none', 'causal'",
+               lambda: FlashTilesWidget(causal="yes"): "causal should be one of False, True, but got 'yes'",
+               lambda: SoftmaxTemperatureWidget(scale=5000): "scale should be a number from 0.01 to 1000"}
+    for make, message in refused.items():
+        with pytest.raises(ValueError, match=re.escape(message)):
+            make()
+
+
+def test_four_terms_and_softmax_refuse_what_would_be_silently_wrong():
+    E = torch.randn(3, 4, dtype=torch.float64)
+    for P in (positions.sinusoidal_positions(5, 4, dtype=torch.float64), positions.sinusoidal_positions(3, 4)):
+        with pytest.raises(ValueError, match=r"one shape \(T, d\) and one dtype.*dtype=E.dtype"):
+            positions.four_terms(E, P)                               # (3, 5) terms, or a dtype error, before
+    from helpers.similarity import softmax
+    with pytest.raises(ValueError, match="every score of a row is -inf"):
+        softmax([[0.0, 1.0], [-np.inf, -np.inf]])                    # NaN before
+    assert np.allclose(softmax([0.0, -np.inf]), [1.0, 0.0])          # one key hidden is fine
+
+
+def test_the_errors_name_the_argument_typed_and_describe_it_briefly():
+    from helpers.attention import self_attention
+    from helpers.attention_torch import SelfAttention, scaled_dot_product_attention
+    cases = {lambda: self_attention([1.0, 2.0]): r"^E should be 2-D with shape \(T, d\)",
+             lambda: SelfAttention(4, 2)(np.zeros((1, 3, 4))): r"got ndarray of shape \(1, 3, 4\) \(a NumPy array: "
+                                                                r"torch\.from_numpy\(x\)\.float\(\)\)",
+             lambda: scaled_dot_product_attention([1, 2], torch.ones(2, 2), torch.ones(2, 2)): "list of length 2\\.$",
+             lambda: positions.LearnedPositions(8, 4)(torch.ones(3, 4)): r"got Tensor of shape \(3, 4\)\.$"}
+    for call, message in cases.items():
+        with pytest.raises((ValueError, TypeError), match=message):
+            call()

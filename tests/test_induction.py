@@ -1,6 +1,7 @@
 """helpers.induction and its widget: the model's shapes, parameters and causality, the scores on matrices built by
 hand, switching heads off, and the committed weights against the code."""
 import math
+import re
 
 import pytest
 import torch
@@ -261,3 +262,10 @@ def test_the_widget_follows_its_controls(model):
     assert w.position.max == 7 and w.position.value == 5               # a refused text leaves the slider alone
     w.text.value = "abcabc"
     assert w.result is not None and w.position.max == 5
+
+
+def test_a_head_the_model_lacks_is_named_not_skipped(model):
+    for heads, message in (([(0, 5)], "head should be a whole number from 0 to 1, but got 5"),
+                           ([(2, 0)], "layer should be a whole number from 0 to 1, but got 2")):
+        with pytest.raises(ValueError, match=re.escape(message)), heads_off(model, heads):
+            pass

@@ -77,9 +77,11 @@ def test_order_never_changes_with_positive_scale():
 
 def test_parse_scores():
     np.testing.assert_allclose(parse_scores("1.0, 1.2, 0.9"), [1.0, 1.2, 0.9])
-    np.testing.assert_allclose(parse_scores(" -3  0,2 "), [-3.0, 0.0, 2.0])
-    with pytest.raises(ValueError, match=r"'x' is not a number"):
-        parse_scores("1, x")
+    np.testing.assert_allclose(parse_scores(" -3,  0,2, "), [-3.0, 0.0, 2.0])
+    np.testing.assert_allclose(parse_scores(" -3  0 2 "), [-3.0, 0.0, 2.0])           # spaces alone separate too
+    for text, part in (("1, x", "x"), ("1 000, 2", "1 000"), ("0,5 1,2", "5 1")):   # a thousands or decimal comma
+        with pytest.raises(ValueError, match=f"'{part}' is not one number"):
+            parse_scores(text)
     with pytest.raises(ValueError, match=r"between 2 and 8 scores"):
         parse_scores("1")
     with pytest.raises(ValueError, match=r"finite number"):
@@ -148,7 +150,7 @@ def test_widget_reports_bad_scores_without_raising():
     w = SoftmaxTemperatureWidget()
     w.children[0].value = "1, two"
     assert w.result is None
-    assert "not a number" in w.children[3].value
+    assert "not one number" in w.children[3].value
     assert w.children[2].layout.visibility == "hidden"            # the bars of the last good scores are not shown
     w.children[0].value = "1, 2"
     assert w.result is not None and w.children[2].layout.visibility == "visible"

@@ -5,10 +5,12 @@
     html_heatmap(M, rows, cols)  a matrix as an HTML table coloured like the course's heatmaps (viridis_css)
     FastFigure(figsize)       a matplotlib figure that re-renders to PNG fast (blitting)
     picture(figure)           the Image a FastFigure is shown in: 1:1 pixels, never wider than the cell
+    offered(control, value, name)  a control set to a value it offers, or a ValueError that says what it offers
     LiveWidget(controls, outputs)  a VBox that recomputes and redraws whenever one of its controls moves
 """
 import html
 import io
+import numbers
 import time
 
 import ipywidgets as widgets
@@ -108,6 +110,19 @@ def fit_width(widget) -> None:
             widget.layout.flex_flow = "row wrap"
         for child in widget.children:
             fit_width(child)
+
+
+def offered(control, value, name: str):
+    """`control` set to `value`, or a ValueError naming what it offers: a menu would raise a TraitError that does not
+    say, a slider would move to its end without a word."""
+    options = [o[1] if isinstance(o, tuple) else o for o in getattr(control, "options", ())]
+    low, high = (control.base ** control.min, control.base ** control.max) if hasattr(control, "base") else (
+        getattr(control, "min", None), getattr(control, "max", None))
+    if not (value in options if options else isinstance(value, numbers.Real) and low <= value <= high):
+        span = f"one of {', '.join(map(repr, options))}" if options else f"a number from {low:g} to {high:g}"
+        raise ValueError(f"{name} should be {span}, but got {value!r:.60}.")
+    control.value = value
+    return control
 
 
 def picture(figure: FastFigure) -> widgets.Image:

@@ -12,7 +12,7 @@ from matplotlib.patches import Rectangle
 
 from helpers.fast_attention import running_softmax_trace, tile_map
 from helpers.plotting import COLORS
-from helpers.widgets.common import FastFigure, LiveWidget, reading_style
+from helpers.widgets.common import FastFigure, LiveWidget, offered, reading_style
 
 #: Font sizes (points), fixed: in presenter mode FastFigure grows the whole picture (higher dpi).
 _TEXT, _SMALL = 13, 11
@@ -106,11 +106,12 @@ class FlashTilesWidget(LiveWidget):
     def __init__(self, tiles_done: int = 2, query: int = 21, causal: bool = False, T: int = 32, block: int = 4):
         self.Q, self.K, self.V = demo_inputs(T)
         self.block, n_tiles = block, -(-T // block)
-        self.tiles_done = widgets.IntSlider(value=tiles_done, min=0, max=n_tiles, description="key tiles done",
-                                            continuous_update=True, style={"description_width": "initial"})
-        self.query = widgets.IntSlider(value=query, min=0, max=T - 1, description="query", continuous_update=True)
-        self.causal = widgets.ToggleButtons(options=[("all keys", False), ("causal", True)], value=causal,
-                                            description="mask")
+        self.tiles_done = offered(widgets.IntSlider(min=0, max=n_tiles, description="key tiles done", style={
+            "description_width": "initial"}, continuous_update=True), tiles_done, "tiles_done")
+        self.query = offered(widgets.IntSlider(min=0, max=T - 1, description="query", continuous_update=True), query,
+                             "query")
+        self.causal = offered(widgets.ToggleButtons(options=[("all keys", False), ("causal", True)],
+                                                    description="mask"), causal, "causal")
         self.picture = widgets.Image(format="png")
         traces = [flash_widget_data(self.Q, self.K, self.V, i, n_tiles, c, block) for i in range(T) for c in (0, 1)]
         limits = {key: _padded(np.concatenate([t[key][1:].ravel() for t in traces])) for key in ("m", "l", "y")}

@@ -7,7 +7,7 @@ import html
 import ipywidgets as widgets
 
 from helpers.heads import BATCH_SENTENCES, MASK_TYPES, PAD, demo_model, head_pattern_data
-from helpers.widgets.common import LiveWidget, html_heatmap, reading_style
+from helpers.widgets.common import LiveWidget, html_heatmap, offered, reading_style
 
 
 class HeadsWidget(LiveWidget):
@@ -20,11 +20,11 @@ class HeadsWidget(LiveWidget):
 
     def __init__(self, sentence: str = BATCH_SENTENCES[1], head: int = 0, mask_type: str = "none", model=None):
         self.model = demo_model() if model is None else model
-        self.sentence = widgets.Dropdown(options=BATCH_SENTENCES, value=sentence, description="sentence",
-                                         layout=widgets.Layout(width="420px"))
-        self.head = widgets.IntSlider(value=head, min=0, max=self.model.n_heads - 1, description="head",
-                                      continuous_update=True)
-        self.mask = widgets.ToggleButtons(options=MASK_TYPES, value=mask_type, description="mask")
+        self.sentence = offered(widgets.Dropdown(options=BATCH_SENTENCES, description="sentence",
+                                                 layout=widgets.Layout(width="420px")), sentence, "sentence")
+        self.head = offered(widgets.IntSlider(min=0, max=self.model.n_heads - 1, description="head",
+                                              continuous_update=True), head, "head")
+        self.mask = offered(widgets.ToggleButtons(options=MASK_TYPES, description="mask"), mask_type, "mask_type")
         super().__init__([self.sentence, self.head, self.mask], [])
 
     def compute(self) -> dict:

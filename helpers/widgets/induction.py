@@ -11,7 +11,7 @@ import numpy as np
 
 from helpers.induction import CONTEXT, LETTERS, encode, load_trained_model, prediction_data
 from helpers.plotting import COLORS
-from helpers.widgets.common import FastFigure, LiveWidget, picture, px, reading_style, viridis_css
+from helpers.widgets.common import FastFigure, LiveWidget, offered, picture, px, reading_style, viridis_css
 
 
 def weights_table(data: dict, heads: list[str], off: list[bool]) -> str:
@@ -72,8 +72,8 @@ class InductionWidget(LiveWidget):
         T = max(1, min(CONTEXT, len(letters.replace(" ", ""))))
         self.text = widgets.Text(value=letters, description="letters", continuous_update=True,
                                  layout=widgets.Layout(width="420px"))
-        self.position = widgets.IntSlider(value=T - 1 if position is None else position, min=0, max=T - 1,
-                                          description="query", continuous_update=True)
+        self.position = offered(widgets.IntSlider(min=0, max=T - 1, description="query", continuous_update=True),
+                                T - 1 if position is None else position, "position")
         self.switches = [widgets.Checkbox(value=True, description=f"head {layer}.{h}", indent=False,
                                           layout=widgets.Layout(width="110px")) for layer, h in self.heads]
         self.table, self._bars = widgets.HTML(), _Bars()

@@ -6,7 +6,7 @@ import html
 import ipywidgets as widgets
 
 from helpers.luong import dictionary_lookup, lineup_data
-from helpers.widgets.common import LiveWidget, html_heatmap, px
+from helpers.widgets.common import LiveWidget, html_heatmap, offered, px
 
 PROJECTIONS = ("reuse h_j as key and value", "learned W_q, W_k, W_v")
 SEQUENCES = ("two: Hindi asks English", "one: English asks itself")
@@ -59,10 +59,10 @@ class DictionaryWidget(LiveWidget):
     [0] value of c, [1] query noise, [2] the reading. `.result`: the latest dictionary_lookup dict."""
 
     def __init__(self, value_c: float = 4.0, noise: float = 1.0):
-        self.value_c = widgets.FloatSlider(value=value_c, min=0.0, max=40.0, step=1.0, description="value of c",
-                                           continuous_update=True, readout_format=".0f")
-        self.noise = widgets.FloatSlider(value=noise, min=0.0, max=2.0, step=0.1, description="query noise",
-                                         continuous_update=True, readout_format=".1f")
+        self.value_c = offered(widgets.FloatSlider(min=0.0, max=40.0, step=1.0, description="value of c",
+                                                   continuous_update=True, readout_format=".0f"), value_c, "value_c")
+        self.noise = offered(widgets.FloatSlider(min=0.0, max=2.0, step=0.1, description="query noise",
+                                                 continuous_update=True, readout_format=".1f"), noise, "noise")
         for slider in (self.value_c, self.noise):
             slider.style.description_width = "90px"
         super().__init__([self.value_c, self.noise], [])

@@ -9,7 +9,7 @@ import numpy as np
 
 from helpers.plotting import COLORS
 from helpers.positions import position_snapshot
-from helpers.widgets.common import FastFigure, LiveWidget, reading_style
+from helpers.widgets.common import FastFigure, LiveWidget, offered, reading_style
 
 DIMENSIONS = (4, 8, 16, 32, 64, 128)
 #: Font sizes (points), fixed: in presenter mode FastFigure grows the whole picture (higher dpi).
@@ -85,11 +85,12 @@ class PositionsWidget(LiveWidget):
 
     def __init__(self, p: int = 10, d: int = 16, T: int = 48):
         self.T = T
-        self.p = widgets.IntSlider(value=p, min=0, max=T - 1, description="position p", continuous_update=True,
-                                   style={"description_width": "initial"}, layout=widgets.Layout(width="60%"))
-        self.d = widgets.SelectionSlider(options=list(DIMENSIONS), value=d, description="dimension d",
-                                         continuous_update=True, style={"description_width": "initial"},
-                                         layout=widgets.Layout(width="60%"))
+        self.p = offered(widgets.IntSlider(min=0, max=T - 1, description="position p", continuous_update=True,
+                                           style={"description_width": "initial"}, layout=widgets.Layout(width="60%")),
+                         p, "p")
+        self.d = offered(widgets.SelectionSlider(options=list(DIMENSIONS), description="dimension d",
+                                                 continuous_update=True, style={"description_width": "initial"},
+                                                 layout=widgets.Layout(width="60%")), d, "d")
         self.picture = widgets.Image(format="png")
         self._picture = _Picture(T)
         for other in DIMENSIONS:   # draw each d's background now, so that every later update is a blit

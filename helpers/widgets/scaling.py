@@ -6,7 +6,7 @@ import numpy as np
 
 from helpers.plotting import COLORS
 from helpers.scaling import POWERS_OF_TWO, attention_snapshot, saturation_table
-from helpers.widgets.common import FastFigure, LiveWidget, reading_style
+from helpers.widgets.common import FastFigure, LiveWidget, offered, reading_style
 
 _MODE_COLOR = {True: COLORS["query"], False: COLORS["key"]}
 _MODE_NAME = {True: "divide by √d_k", False: "no scaling"}
@@ -73,10 +73,10 @@ class ScalingWidget(LiveWidget):
 
     def __init__(self, d_k: int = 64, scaled: bool = True, *, T: int = 16, n_queries: int = 512, seed: int = 0):
         self._options = {"T": T, "n_queries": n_queries, "seed": seed}
-        self.d_k = widgets.SelectionSlider(options=list(POWERS_OF_TWO), value=d_k, description="d_k",
-                                           continuous_update=True)
-        self.scaled = widgets.ToggleButtons(options=[(_MODE_NAME[True], True), (_MODE_NAME[False], False)],
-                                            value=scaled, description="scores")
+        self.d_k = offered(widgets.SelectionSlider(options=list(POWERS_OF_TWO), description="d_k",
+                                                   continuous_update=True), d_k, "d_k")
+        self.scaled = offered(widgets.ToggleButtons(options=[(_MODE_NAME[True], True), (_MODE_NAME[False], False)],
+                                                    description="scores"), scaled, "scaled")
         self.picture = widgets.Image(format="png")
         self._picture = None                       # drawn at the first update, over the curves of that data
         super().__init__([self.d_k, self.scaled], [self.picture])

@@ -6,7 +6,7 @@ import numpy as np
 
 from helpers.plotting import COLORS
 from helpers.temperature import MAX_SCORES, parse_scores, softmax_at_scale
-from helpers.widgets.common import FastFigure, LiveWidget, reading_style
+from helpers.widgets.common import FastFigure, LiveWidget, offered, reading_style
 
 #: Fixed font sizes (points): in presenter mode FastFigure grows the whole picture instead.
 _TEXT, _SMALL = 13, 12
@@ -81,8 +81,8 @@ class SoftmaxTemperatureWidget(LiveWidget):
 
     def __init__(self, scores: str = "1.0, 1.2, 0.9", scale: float = 1.0):
         self.scores = widgets.Text(value=scores, description="scores", continuous_update=False)
-        self.scale = widgets.FloatLogSlider(value=scale, base=10, min=-2, max=3, step=0.05,
-                                            description="scale λ", readout_format=".3g")
+        self.scale = offered(widgets.FloatLogSlider(base=10, min=-2, max=3, step=0.05, description="scale λ",
+                                                    readout_format=".3g"), scale, "scale")
         self._bars = _Bars()
         width, height = self._bars.figure.canvas.get_width_height()   # 1:1 pixels, larger when presenting
         self.picture = widgets.Image(format="png", layout=widgets.Layout(width=f"{width}px", height=f"{height}px"))

@@ -5,7 +5,7 @@ import numpy as np
 from helpers.mixing import two_mixtures
 from helpers.plotting import COLORS
 from helpers.running_example import SENTENCES, VOCAB
-from helpers.widgets.common import FastFigure, LiveWidget, picture, reading_style
+from helpers.widgets.common import FastFigure, LiveWidget, offered, picture, reading_style
 
 _WIDTH = 0.27   # of each of the three bars per dimension
 
@@ -19,8 +19,8 @@ class SentenceExplorer(LiveWidget):
         self.boxes = [widgets.Combobox(value=value, options=list(SENTENCES), description=label, ensure_option=False,
                                        continuous_update=False, placeholder="words from: " + ", ".join(VOCAB))
                       for value, label in ((sentence_a, "sentence 1"), (sentence_b, "sentence 2"))]
-        self.weight = widgets.FloatSlider(value=self_weight, min=0.0, max=1.0, step=0.05, description="bank keeps",
-                                          readout_format=".2f")
+        self.weight = offered(widgets.FloatSlider(min=0.0, max=1.0, step=0.05, description="bank keeps",
+                                                  readout_format=".2f"), self_weight, "self_weight")
         self.figure = FastFigure(figsize=(7.2, 4.0))
         fig, ax = self.figure.fig, self.figure.fig.add_subplot()
         fig.subplots_adjust(left=0.1, right=0.98, top=0.76, bottom=0.09)   # the legend sits above the axes
