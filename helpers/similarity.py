@@ -56,7 +56,6 @@ def softmax(x, axis: int = -1) -> np.ndarray:
     in the ratio) but keeps every exponent <= 0, so exp never overflows.
     """
     x = check.as_array(x, "x")
-    if np.isneginf(top := x.max(axis=axis, keepdims=True)).any():   # softmax over nothing: 0 / 0
-        raise ValueError("every score of a row is -inf (every key hidden): its softmax would be 0 / 0 = NaN.")
-    exps = np.exp(x - top)
+    shifted = x - x.max(axis=axis, keepdims=True)
+    exps = np.exp(shifted)
     return exps / exps.sum(axis=axis, keepdims=True)
