@@ -75,15 +75,13 @@ def check_mask(mask, scores: tuple) -> None:
                          "hidden), which PyTorch adds to the scores. This function takes a 'may attend' mask: "
                          "1 or True where query i may attend to key j, 0 or False where not. Try mask == 0.")
     try:
-        if (grown := np.broadcast_shapes(tuple(scores), tuple(mask.shape)))[-2:] != (T_q, T_k):   # torch's: 0.3 s
-            raise ValueError
+        grown = np.broadcast_shapes(tuple(scores), tuple(mask.shape))   # torch's costs 0.3 s once
     except ValueError:
+        grown = None
+    if grown != tuple(scores):   # (B, 1, 1, T) on (B, T, T) scores would pair every sentence with every other's mask
         raise ValueError(f"mask has shape {tuple(mask.shape)}, which does not broadcast to the scores' shape "
-                         f"(..., T_q, T_k) = {tuple(scores)}: one entry per query-key pair.") from None
-    if grown != tuple(scores):   # a (B, 1, 1, T) padding mask on (B, T, T) scores would pair every sentence's
-        raise ValueError(f"mask has shape {tuple(mask.shape)}, which would turn the scores' shape {tuple(scores)} "
-                         f"into {grown}: a mask may broadcast to the scores, not add axes to them. Give it at "
-                         f"most {len(scores)} axes, each 1 or the scores' own (e.g. mask[:, 0] drops a head axis).")
+                         f"(..., T_q, T_k) = {tuple(scores)}" + (f" but turns it into {grown}" if grown else "")
+                         + ": one entry per query-key pair, no axis the scores lack (mask[:, 0] drops a head axis).")
     rows = mask.reshape((1,) * (2 - mask.dim()) + tuple(mask.shape))  # at least (T_q or 1, T_k or 1)
     blind = ~torch.broadcast_to(rows != 0, rows.shape[:-1] + (T_k,)).any(dim=-1)  # in the mask's own rows
     if blind.any():

@@ -341,6 +341,6 @@ def test_a_mask_that_would_add_axes_to_the_scores_is_refused():
     """A (B, 1, 1, T) padding mask on (B, T, T) scores would pair every sentence with every other's mask."""
     x, pad = torch.randn(2, 5, 16), torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]]).bool()[:, None, None]
     for attend in (lambda: scaled_dot_product_attention(x, x, x, pad), lambda: SelfAttention(16, 4)(x, pad)):
-        with pytest.raises(ValueError, match=r"would turn the scores' shape \(2, 5, 5\) into \(2, 2, 5, 5\)"):
+        with pytest.raises(ValueError, match=r"= \(2, 5, 5\) but turns it into \(2, 2, 5, 5\)"):
             attend()
     assert scaled_dot_product_attention(x, x, x, pad[:, 0]).shape == (2, 5, 16)   # (B, 1, T): one mask a sentence
