@@ -70,6 +70,8 @@ def test_relabelled_copies_compute_the_same_function_under_new_head_numbers():
 def test_the_worst_head_is_measured_and_the_reason_checked():
     assert verdict(ex.check_worst_head(by_previous_token_score, "b"))[0]
     assert verdict(ex.check_worst_head(ex.reference_worst_head, " B "))[0]
+    assert verdict(ex.check_worst_head(ex.reference_worst_head, "b) its output builds their keys"))[0]
+    failing(ex.check_worst_head(ex.reference_worst_head, "because of b"), "but got 'because of b'.")
     failing(ex.check_worst_head(by_previous_token_score, "a"), "not reason 'a'")
     failing(ex.check_worst_head(by_previous_token_score, "c"), "not reason 'c'")
     failing(ex.check_worst_head(by_previous_token_score, None), "now the reason", "still None")

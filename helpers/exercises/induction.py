@@ -177,8 +177,9 @@ def check_worst_head(worst_head, reason=None) -> Feedback:
     letter, problem = text_answer(reason, "the letter 'a', 'b' or 'c'", "reason")
     if problem is not None:
         return wrong(f"your function finds the right head every time; now the reason: {problem.message}")
+    letter = letter[0] if len(letter) > 1 and letter[0].lower() in "abc" and letter[1] in ").: " else letter   # b)
     if letter.lower() not in ("a", "b", "c"):
-        return wrong(f"reason should be 'a', 'b' or 'c', but got {letter!r:.20}.")
+        return wrong(f"reason should be 'a', 'b' or 'c', but got {letter[:20]!r}.")
     why = {"a": "it attends to the letter BEFORE each position, which is not the letter to predict: its output is "
                 "read by layer 1",
            "c": "nothing here looked at the size of its weights; the table measured what breaks without it"}
