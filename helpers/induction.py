@@ -260,13 +260,13 @@ def heads_off(model, heads=()):
     """Inside the block, each (layer, head) in `heads` adds nothing: its d_k slice of the concatenated head
     outputs, merge_heads(Y), is set to zero before W_o mixes them (a forward pre-hook on that layer's W_o).
     """
+    heads = [(count(l, "layer", 0, model.n_layers - 1), count(h, "head", 0, model.n_heads - 1)) for l, h in heads]
     def zero(layer, h):
         def hook(_, args):
             Y = args[0].clone()                                           # (B, T, H · d_k)
             Y[..., h * layer.d_k:(h + 1) * layer.d_k] = 0                 # head h's d_k outputs
             return (Y,)
         return hook
-    heads = [(count(l, "layer", 0, model.n_layers - 1), count(h, "head", 0, model.n_heads - 1)) for l, h in heads]
     hooks = [model.layers[l].W_o.register_forward_pre_hook(zero(model.layers[l], h)) for l, h in heads]
     try:
         yield model
