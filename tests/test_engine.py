@@ -369,3 +369,10 @@ def test_calls_library_reads_nested_functions_as_the_students_own_and_subclasses
         def forward(self, x):
             return x
     assert not calls_library(Student, "SelfAttention")
+
+
+def test_an_unnamed_case_is_called_an_earlier_input():
+    check = _doubling(cases=lambda: [Case(np.array([1.0, 2.0]), what=""), Case(np.array([3.0, 5.0]), what="")],
+                      where="")
+    assert check(lambda x: np.array([2.0, 4.0])).message.startswith("your function returned what it returned on an "
+                                                                     "earlier input, though the inputs differ")

@@ -172,8 +172,8 @@ class Exercise:
                 return table[got.shape]
             slips = self.slips(case) if self.slips else ()
             if twin is not None and got.shape == expected.shape and named_slip(got, slips, atol=self.atol) is None:
-                return (f"{where}your function returned what it returned on {twin.what}, though the inputs differ: "
-                        "does it ignore an argument, or read a variable of the notebook instead of one?")
+                return (f"{where}your function returned what it returned on {twin.what or 'an earlier input'}, though "
+                        "the inputs differ: does it ignore an argument, or read a variable of the notebook instead?")
             return compare_numbers(got, expected, self.name.format(what=case.what), atol=self.atol, rtol=self.rtol,
                                    hint=self.hint, slips=slips)
 
