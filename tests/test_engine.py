@@ -162,10 +162,9 @@ def test_a_slip_that_cannot_be_computed_for_this_input_is_skipped():
 def _doubling(**hooks):
     """An exercise: double(x) = 2 x, on two fixed cases and two drawn ones of a random size."""
     hooks.setdefault("cases", lambda: [Case(np.array([1.0, 2.0]), what="[1, 2]"), Case(np.array([3.0]), what="[3]")])
-    return Exercise(lambda x: 2 * x, title="doubling", expects="double(x)",
-                    draw=lambda rng: (lambda n: Case(rng.normal(size=n), what=f"{n} numbers drawn at random"))(
-                        int(rng.integers(3, 30))),
-                    draws=2, success="doubled", **hooks)
+    hooks.setdefault("draw", lambda rng: (lambda n: Case(rng.normal(size=n), what=f"{n} numbers drawn at random"))(
+        int(rng.integers(3, 30))))
+    return Exercise(lambda x: 2 * x, title="doubling", expects="double(x)", draws=2, success="doubled", **hooks)
 
 
 def test_a_right_answer_passes_and_a_slip_is_named_on_the_first_case_it_shows():
@@ -376,3 +375,15 @@ def test_an_unnamed_case_is_called_an_earlier_input():
                       where="")
     assert check(lambda x: np.array([2.0, 4.0])).message.startswith("your function returned what it returned on an "
                                                                      "earlier input, though the inputs differ")
+
+
+def test_a_type_error_names_the_library_of_the_inputs():
+    numpy_check = _doubling()
+    message = numpy_check(lambda x: 2 * x.max(dim=-1, keepdim=True).values).message
+    assert "raised TypeError" in message and message.endswith(
+        "The inputs are NumPy arrays: use NumPy's functions on them (not torch.softmax); torch's dim= and keepdim= "
+        "are axis= and keepdims= there: S.max(axis=-1, keepdims=True)."), message
+    torch_check = _doubling(cases=lambda: [Case(torch.tensor([1.0, 2.0]), what="[1, 2]")],
+                            draw=lambda rng: Case(torch.ones(3), what="three ones"))
+    message = torch_check(lambda x: 2 * torch.from_numpy(x)).message
+    assert "raised TypeError" in message and "The inputs are torch tensors" in message and "dim= and keepdim" in message
