@@ -78,7 +78,7 @@ def attend_loops(Q, K, V, scale=None) -> np.ndarray:
 def self_attention(E, scaled: bool = True) -> np.ndarray:
     """Attention with no parameters: every token is query, key and value. (T, d) -> (T, d)."""
     E = check.matrix(E, "E", "(T, d)")   # named as E, not as the Q, K, V it becomes
-    return attend(E, E, E, scale=None if scaled else 1.0)
+    return attend(E, E, E, scale=None if check.flag(scaled, "scaled") else 1.0)
 
 
 def self_attention_steps(E, scaled: bool = True) -> dict[str, np.ndarray | float]:

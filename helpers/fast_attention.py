@@ -14,7 +14,7 @@ import math
 import torch
 
 from helpers.attention_torch import check_attention_inputs, check_mask
-from helpers.validation import count
+from helpers.validation import count, flag
 
 
 def lean_attention(Q, K, V, mask=None):
@@ -44,7 +44,8 @@ def tiled_attention(Q, K, V, causal: bool = False, block: int = 128):
     `causal` (aligned like causal_mask: the last query sees every key), a tile only computes the keys its queries
     may see: the first half of FlashAttention's idea (which also tiles the keys, with a running softmax).
     """
-    block = count(block, "block (queries per tile)")
+    block, causal = count(block, "block (queries per tile)"), flag(causal, "causal (a mask goes to flash_attention)")
+    check_attention_inputs(Q, K, V)   # a named error for inputs whose shapes or dtypes do not fit
     batch = torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
     T_q, d_k, T_k, d_v = Q.shape[-2], Q.shape[-1], K.shape[-2], V.shape[-1]
     q = (Q * (1.0 / math.sqrt(d_k))).expand(*batch, T_q, d_k).reshape(-1, T_q, d_k)  # (n, T_q, d_k)

@@ -92,3 +92,14 @@ def test_the_errors_name_the_argument_typed_and_describe_it_briefly():
     for call, message in cases.items():
         with pytest.raises((ValueError, TypeError), match=message):
             call()
+
+
+def test_tiled_attention_and_self_attention_name_a_mask_or_text_given_as_a_flag_and_inputs_that_do_not_fit():
+    from helpers.attention import self_attention
+    Q, K, V = torch.randn(6, 4), torch.randn(7, 4), torch.randn(7, 3)
+    with pytest.raises(TypeError, match=r"causal \(a mask goes to flash_attention\) should be True or False"):
+        tiled_attention(Q, K, V, causal_mask(6, 7))                  # sdpa's argument order: "Boolean value of …"
+    with pytest.raises(ValueError, match="Q has d_k=4 but K has d_k=5"):
+        tiled_attention(Q, torch.randn(7, 5), V)                     # "The expanded size of the tensor …"
+    with pytest.raises(TypeError, match=r"scaled should be True or False, but got str \('no'\)"):
+        self_attention(np.eye(3), scaled="no")                       # scaled anyway, before
