@@ -78,6 +78,8 @@ def score_matrix_bytes(T: int, dtype="float32", *, T_k: int | None = None, batch
 
 def tensor_bytes(*shape: int, dtype="float32") -> int:
     """Bytes of a tensor of the given shape: the product of the sizes times bytes per number."""
+    if any(isinstance(n, str) for n in shape):   # tensor_bytes(128, 1024, "float16"): a size of text
+        raise TypeError(f"the sizes come first, then dtype by name: tensor_bytes(128, 1024, dtype='float16'); {shape}")
     return math.prod(shape) * bytes_per_number(dtype)
 
 

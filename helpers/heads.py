@@ -36,7 +36,7 @@ def merge_heads(Y):
 
 def check_heads(d_model: int, n_heads: int) -> None:
     """A clear error when d_model cannot be cut into n_heads equal heads."""
-    if n_heads < 1 or d_model % n_heads:
+    if count(d_model, "d_model") % count(n_heads, "n_heads"):
         raise ValueError(f"d_model={d_model} cannot be split into n_heads={n_heads} equal heads: each head gets "
                          f"d_k = d_model / n_heads features, so n_heads must divide {d_model}.")
 

@@ -103,7 +103,7 @@ def test_an_input_of_the_wrong_width_is_named():
 def test_not_divisible_names_both_numbers():
     with pytest.raises(ValueError, match=r"d_model=10.*n_heads=4"):
         MultiHeadAttention(10, 4)
-    with pytest.raises(ValueError, match="n_heads=0"):
+    with pytest.raises(ValueError, match="n_heads should be a whole number of at least 1, but got 0"):
         MultiHeadAttention(8, 0)
 
 
