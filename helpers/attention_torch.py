@@ -22,7 +22,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from helpers.validation import describe
+from helpers.validation import count, describe
 
 
 def check_attention_inputs(Q, K, V=None, mask=None) -> None:
@@ -168,7 +168,7 @@ def causal_mask(T_q: int, T_k: int | None = None, *, device=None) -> torch.Tenso
     Bottom-right aligned: query i may attend to keys 0 … T_k − T_q + i. causal_mask(T) is the
     square lower triangle.
     """
-    T_k = T_q if T_k is None else T_k
+    T_q, T_k = count(T_q, "T_q"), count(T_q if T_k is None else T_k, "T_k")
     return torch.ones(T_q, T_k, dtype=torch.bool, device=device).tril(diagonal=T_k - T_q)
 
 

@@ -17,7 +17,7 @@ way). GB means 10⁹ bytes and GiB 2³⁰ bytes.
 """
 import math
 
-from helpers.validation import count
+from helpers.validation import count, flag
 
 #: Bytes per number for the dtypes attention is run in.
 DTYPE_BYTES = {"float64": 8, "float32": 4, "bfloat16": 2, "float16": 2, "float8": 1}
@@ -36,6 +36,12 @@ def dtype_name(dtype) -> str:
     return name
 
 
+def require_sizes(**sizes) -> None:
+    """A ValueError naming the first size that is not a whole number of at least 1 (None: a default, left out)."""
+    for name, n in sizes.items():
+        n is None or count(n, name)
+
+
 def bytes_per_number(dtype) -> int:
     """4 for float32, 2 for bfloat16 / float16, 8 for float64, 1 for float8."""
     return DTYPE_BYTES[dtype_name(dtype)]
@@ -43,17 +49,20 @@ def bytes_per_number(dtype) -> int:
 
 def projection_parameters(d_model: int, d_k: int) -> dict[str, int]:
     """Weights of W_q, W_k, W_v, each (d_model, d_k), no biases: {"W_q", "W_k", "W_v", "total" = 3 · d_model · d_k}."""
+    require_sizes(d_model=d_model, d_k=d_k)
     one = d_model * d_k
     return {"W_q": one, "W_k": one, "W_v": one, "total": 3 * one}
 
 
 def matmul_flops(m: int, n: int, p: int) -> int:
     """FLOPs of an (m, n) @ (n, p) product: m·p outputs, each n multiplies and n adds -> 2·m·n·p."""
+    require_sizes(m=m, n=n, p=p)
     return 2 * m * n * p
 
 
 def projection_flops(T: int, d_model: int, d_k: int, *, batch: int = 1) -> dict[str, int]:
     """FLOPs of Q = X W_q, K = X W_k, V = X W_v for X of shape (batch, T, d_model)."""
+    require_sizes(T=T, d_model=d_model, d_k=d_k, batch=batch)
     one = batch * matmul_flops(T, d_model, d_k)
     return {"Q = X W_q": one, "K = X W_k": one, "V = X W_v": one, "total": 3 * one}
 
@@ -66,13 +75,15 @@ def attention_flops(T: int, d_k: int, *, T_k: int | None = None, batch: int = 1,
     With T_k = T the total is 4·B·H·T²·d_k. `causal=True` halves it: the pairs a fused kernel
     skips (FlashAttention's convention; an unfused version still computes all T² scores).
     """
+    require_sizes(T=T, d_k=d_k, T_k=T_k, batch=batch, heads=heads)
     T_k = T if T_k is None else T_k
-    one = batch * heads * matmul_flops(T, d_k, T_k) // (2 if causal else 1)
+    one = batch * heads * matmul_flops(T, d_k, T_k) // (2 if flag(causal, "causal") else 1)
     return {"S = Q Kᵀ": one, "Y = W V": one, "total": 2 * one}
 
 
 def score_matrix_bytes(T: int, dtype="float32", *, T_k: int | None = None, batch: int = 1, heads: int = 1) -> int:
     """Bytes of the (T, T_k) score matrix, for every sequence in the batch and every head: B·H·T·T_k·bytes."""
+    require_sizes(T=T, T_k=T_k, batch=batch, heads=heads)
     return batch * heads * T * (T if T_k is None else T_k) * bytes_per_number(dtype)
 
 
@@ -80,7 +91,7 @@ def tensor_bytes(*shape: int, dtype="float32") -> int:
     """Bytes of a tensor of the given shape: the product of the sizes times bytes per number."""
     if any(isinstance(n, str) for n in shape):   # tensor_bytes(128, 1024, "float16"): a size of text
         raise TypeError(f"the sizes come first, then dtype by name: tensor_bytes(128, 1024, dtype='float16'); {shape}")
-    return math.prod(shape) * bytes_per_number(dtype)
+    return math.prod(count(n, "each size", 0) for n in shape) * bytes_per_number(dtype)
 
 
 def format_bytes(n: float) -> str:
@@ -104,6 +115,7 @@ def format_count(n: float) -> str:
 def kv_cache_bytes(n_layers: int, n_heads: int, d_k: int, dtype="float16", *, tokens: int = 1,
                    batch: int = 1) -> int:
     """Bytes of a KV cache: a key and a value (2) per layer, head and token -> 2·n_layers·n_heads·d_k·bytes·tokens·B."""
+    require_sizes(n_layers=n_layers, n_heads=n_heads, d_k=d_k, tokens=tokens, batch=batch)
     return 2 * n_layers * n_heads * d_k * bytes_per_number(dtype) * tokens * batch
 
 
@@ -149,6 +161,7 @@ def largest_T_for_memory(budget_bytes: float, dtype="float32", *, batch: int = 1
     """The largest T whose (T, T) matrices fit in `budget_bytes`: floor(√(budget / (bytes·B·H·matrices))).
     `matrices=2` models the textbook implementation, which holds the scores and the softmax output at once.
     """
+    require_sizes(batch=batch, heads=heads, matrices=matrices)
     return math.isqrt(int(budget_bytes // (bytes_per_number(dtype) * batch * heads * matrices)))
 
 

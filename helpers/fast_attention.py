@@ -115,7 +115,7 @@ def check_flash_inputs(Q, K, V, mask=None, causal=False, block_q=1, block_k=1) -
     are applied gets the same error, found from each mask row's first visible key (no (T_q, T_k) tensor)."""
     check_attention_inputs(Q, K, V, mask)
     count(block_q, "block_q (queries per tile)"), count(block_k, "block_k (keys per tile)")
-    if causal:
+    if flag(causal, "causal (a mask goes in mask=)"):
         T_q, T_k = Q.shape[-2], K.shape[-2]
         seen = torch.ones(T_k, dtype=torch.bool, device=Q.device) if mask is None else mask != 0
         first = torch.broadcast_to(seen, seen.shape[:-1] + (T_k,)).byte().argmax(-1)  # (..., 1 or T_q)

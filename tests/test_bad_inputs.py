@@ -8,7 +8,7 @@ import torch
 
 from helpers import cost, heads, mixing, positions, scaling, temperature
 from helpers.attention_torch import causal_mask
-from helpers.fast_attention import tiled_attention
+from helpers.fast_attention import flash_attention, tiled_attention
 from helpers.heads import MultiHeadAttention
 
 
@@ -39,6 +39,18 @@ def _qkv():
     (lambda: mixing.two_mixtures("money bank grows", "river bank flows", self_weight=1.5), ValueError,
      "self_weight (the share the word keeps) should be a number from 0 to 1"),
     (lambda: heads.SeparateHeads(16, 3), ValueError, "cannot be split into n_heads=3"),
+    (lambda: cost.attention_flops(-5, 64), ValueError, "T should be a whole number of at least 1, but got -5"),
+    (lambda: cost.attention_flops(8, 4, causal="no"), TypeError, "causal should be True or False"),
+    (lambda: cost.projection_parameters("512", 64), ValueError, "d_model should be a whole number"),
+    (lambda: cost.projection_flops(1024, 512, 64, batch=0), ValueError, "batch should be a whole number"),
+    (lambda: cost.score_matrix_bytes(1024.0), ValueError, "T should be a whole number of at least 1, but got 1024.0"),
+    (lambda: cost.matmul_flops(2, 3, -4), ValueError, "p should be a whole number"),
+    (lambda: cost.tensor_bytes(3, -1), ValueError, "each size should be a whole number of at least 0"),
+    (lambda: cost.kv_cache_bytes(32, 32, 128, tokens=0), ValueError, "tokens should be a whole number"),
+    (lambda: cost.largest_T_for_memory(16e9, heads=0.5), ValueError, "heads should be a whole number"),
+    (lambda: causal_mask(10 / 2), ValueError, "T_q should be a whole number of at least 1, but got 5.0"),
+    (lambda: causal_mask(4, -1), ValueError, "T_k should be a whole number"),
+    (lambda: flash_attention(*_qkv(), causal="no"), TypeError, "causal (a mask goes in mask=) should be True"),
 ])
 def test_a_bad_input_is_named(call, error, says):
     with pytest.raises(error, match=None) as raised:
@@ -64,10 +76,11 @@ def test_the_widgets_take_what_their_controls_offer_and_name_it_otherwise():
 
     assert HeadsWidget(model=MultiHeadAttention(16, 4)).result["weights"].shape[0] == 4   # a float32 model too
     assert PositionsWidget(p=4, T=5).result["p"] == 4
-    refused = {lambda: PositionsWidget(p=60): "p should be a number from 0 to 47, but got 60",   # not moved to 47
+    refused = {lambda: PositionsWidget(p=60): "p should be a whole number from 0 to 47, but got 60",   # not moved to 47
                lambda: HeadsWidget("river bank flows"): "sentence should be one of 'the river bank flows slowly'",
                lambda: HeadsWidget(mask_type="Causal"): "mask_type should be one of 'none', 'causal'",
                lambda: FlashTilesWidget(causal="yes"): "causal should be one of False, True, but got 'yes'",
+               lambda: PositionsWidget(p=2.5): "p should be a whole number from 0 to 47, but got 2.5",   # TraitError
                lambda: SoftmaxTemperatureWidget(scale=5000): "scale should be a number from 0.01 to 1000"}
     for make, message in refused.items():
         with pytest.raises(ValueError, match=re.escape(message)):

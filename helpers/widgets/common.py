@@ -118,8 +118,11 @@ def offered(control, value, name: str):
     options = [o[1] if isinstance(o, tuple) else o for o in getattr(control, "options", ())]
     low, high = (control.base ** control.min, control.base ** control.max) if hasattr(control, "base") else (
         getattr(control, "min", None), getattr(control, "max", None))
-    if not (value in options if options else isinstance(value, numbers.Real) and low <= value <= high):
-        span = f"one of {', '.join(map(repr, options))}" if options else f"a number from {low:g} to {high:g}"
+    whole = isinstance(control.value, int)   # an IntSlider's: 2.5 would be a TraitError
+    if not (value in options if options else isinstance(value, numbers.Integral if whole else numbers.Real)
+            and low <= value <= high):
+        kind = "whole number" if whole else "number"
+        span = f"one of {', '.join(map(repr, options))}" if options else f"a {kind} from {low:g} to {high:g}"
         raise ValueError(f"{name} should be {span}, but got {value!r:.60}.")
     control.value = value
     return control
