@@ -46,9 +46,8 @@ class Feedback:
 
     def _repr_html_(self) -> str:
         colour, mark = ("#1b7f3b", "✅ Correct:") if self.passed else ("#b3261e", "❌ Not yet:")
-        return (f'<div style="border-left:5px solid {colour};padding:6px 10px;margin:4px 0;'
-                f'font-size:1.05em"><b style="color:{colour}">{mark}</b> '
-                f"{html.escape(self.message)}</div>")
+        return (f'<div style="border-left:5px solid {colour};padding:6px 10px;margin:4px 0;font-size:1.05em">'
+                f'<b style="color:{colour}">{mark}</b> {html.escape(self.message)}</div>')
 
 
 correct, wrong = partial(Feedback, True), partial(Feedback, False)   # correct(message), wrong(message): a verdict

@@ -196,9 +196,8 @@ check_running_softmax = Exercise(
     expected=lambda case: _state(*reference_running_softmax(*case.args)), read=_read_state, slips=_running_slips,
     judge=_judge_state, reads="(m, l, o)", name="(m, l, o) on {what}", atol=1e-9, errors=_running_error,
     hint="when a larger score arrives, rescale what was summed against the old m before adding the new key.",
-    success="one key at a time: the largest score so far, and two sums kept against it, rescaled by "
-            "exp(m_old − m_new) whenever it grows. o / l is the attention output; m + log l the log-sum-exp a "
-            "backward pass keeps.",
+    success="one key at a time: the largest score so far, and two sums kept against it, rescaled by exp(m_old − m_new) "
+            "whenever it grows. o / l is the attention output; m + log l the log-sum-exp a backward pass keeps.",
     explanation="flash_attention does the same for a whole tile of keys at once, with s.max() of the tile and sums "
                 "over its keys (helpers.fast_attention.online_softmax_step).")
 
@@ -300,8 +299,7 @@ check_tile_is_future = Exercise(
                         for rule, message in TILE_SLIPS],
     where="for {what}: ", name="the tiles skipped (1) for {what}", atol=0.5,
     hint="skip only if even the tile's LAST query sees none of its keys: compare that with the tile's FIRST key.",
-    success="a tile is skipped only when its first key comes after the last key its LAST query may see; a tile "
-            "that crosses the diagonal is computed, masked inside. Square and causal, that is a bit over half of "
-            "the tiles.",
+    success="a tile is skipped only when its first key comes after the last key its LAST query may see; a tile that "
+            "crosses the diagonal is computed, masked inside. Square and causal, that is a bit over half of the tiles.",
     explanation="flash_attention's loop stops its key tiles at min(q_stop + T_k − T_q, T_k): the same condition, "
                 "written as the end of a range (helpers.fast_attention.flash_forward).")

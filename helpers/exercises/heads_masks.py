@@ -50,11 +50,9 @@ def _split_slips(case):
     d_k = d_model // h
     return [
         (lambda: x.view(B, h, T, d_k), "a view straight to (B, H, T, d_k) keeps the shape but mixes tokens: head 0 "
-                                       "gets the first tokens' features, not a slice of every token. View as "
-                                       "(B, T, H, d_k), then .transpose(1, 2)"),
+         "gets the first tokens' features, not a slice of every token. View as (B, T, H, d_k), then .transpose(1, 2)"),
         (lambda: x.view(B, T, d_k, h).permute(0, 3, 1, 2), f"the heads are interleaved (head 0 got features 0, {h}, "
-                                                           f"{2 * h}, …): view as (B, T, H, d_k), so each head gets a "
-                                                           "block of d_k neighbouring features")]
+         f"{2 * h}, …): view as (B, T, H, d_k), so each head gets a block of d_k neighbouring features")]
 
 
 check_split_heads = Exercise(
@@ -107,9 +105,8 @@ def _causal_slips(case):
     (T_q, T_k), what = case.args, case.what
     right, top_left = reference_causal_mask(T_q, T_k).double(), torch.ones(T_q, T_k).tril()
     return [
-        (top_left, f"for {what} the mask is aligned top-left: query 0 sees only key 0. The {T_q} queries are "
-                   f"the LAST {T_q} tokens, so query 0 is token {T_k - T_q} and sees keys 0 … {T_k - T_q}: "
-                   f"use tril(diagonal=T_k - T_q)"),
+        (top_left, f"for {what} the mask is aligned top-left: query 0 sees only key 0. The {T_q} queries are the LAST "
+         f"{T_q} tokens, so query 0 is token {T_k - T_q} and sees keys 0 … {T_k - T_q}: use tril(diagonal=T_k - T_q)"),
         (1 - right, f"for {what} the polarity is flipped: True marks the keys a query may NOT see "
                     "(nn.MultiheadAttention's convention). Here True = may attend"),
         (1 - top_left, f"for {what} the mask is flipped (True = hidden) and aligned top-left"),
@@ -148,8 +145,7 @@ def reference_combined_mask(lengths, T):
 
 def _read_combined(result, case):
     """The mask as 0/1 numbers, broadcast to (B, 1, T, T); a (B, T, T) mask is told to add the head axis."""
-    (lengths, T), what = case.args, case.what
-    B = len(lengths)
+    what, B, T = case.what, len(case.args[0]), case.args[1]
     got, message = _read_mask(result, case)
     if message is not None:
         return None, message

@@ -63,20 +63,19 @@ def _draw_lookup(rng, long=False, square=False) -> Case:
 
 def _read_blend(result, case):
     """One number, the blend; the weights, a pair or many numbers are named."""
-    what = case.what
     if isinstance(result, (tuple, list)) and len(result) == 2 and any(np.ndim(r) > 0 for r in result):
-        return None, f"on {what} you returned a pair like (weights, blend); return only the blend, one number."
+        return None, f"on {case.what} you returned a pair like (weights, blend); return only the blend, one number."
     got, problem = as_numbers(result, "the result")
     if problem is not None:
-        return None, f"on {what}: {problem.message}"
+        return None, f"on {case.what}: {problem.message}"
     weights = soft_lookup(*case.args)[0]
     if got.shape == weights.shape and np.allclose(got, weights, atol=1e-6):
-        return None, (f"on {what} you returned the weights {np.round(got, 4).tolist()}. Finish the lookup: "
+        return None, (f"on {case.what} you returned the weights {np.round(got, 4).tolist()}. Finish the lookup: "
                       "return the blend weights @ values, one number.")
     if got.size != 1:
-        return None, f"on {what} you returned {got.size} numbers; a lookup returns one number, weights @ values."
+        return None, f"on {case.what} you returned {got.size} numbers; a lookup returns one number, weights @ values."
     if not np.isfinite(got).all():
-        return None, (f"on {what}: you got {got.item()}. exp overflowed, or every exp fell to 0 (0 / 0): subtract "
+        return None, (f"on {case.what}: you got {got.item()}. exp overflowed, or every exp fell to 0 (0 / 0): subtract "
                       "the largest score before exp.")
     return got.reshape(()), None
 

@@ -80,20 +80,18 @@ check_luong_context = Exercise(
 
 # --- Exercise 2: the shapes of cross-attention -----------------------------------------------------
 SHAPES_SETTING = {"T_q": 5, "T_k": 7, "d_model": 512, "d_k": 64}  #: a Hindi decoder, an English encoder
-
-
-def reference_cross_attention_shapes() -> dict[str, tuple[int, int]]:
-    """Shapes in cross-attention with T_q = 5 decoder tokens, T_k = 7 encoder tokens, d_model 512, d_k = d_v = 64."""
-    T_q, T_k, d_k = SHAPES_SETTING["T_q"], SHAPES_SETTING["T_k"], SHAPES_SETTING["d_k"]
-    return {"Q": (T_q, d_k), "K": (T_k, d_k), "V": (T_k, d_k), "W": (T_q, T_k), "Y": (T_q, d_k)}
-
-
 _SHAPE_HINTS = {  # what each shape counts, without giving the numbers away
     "Q": "one row per token of the sequence that asks; columns: the dimension of a query after the projection",
     "K": "rows: one key per token of the sequence being looked at; columns: a key's dimension, matching a query's",
     "V": "rows: one value per key; columns: the dimension of a value after the projection, d_v",
     "W": "one row per query and one column per key",
     "Y": "one row per query; each row is a weighted sum of value vectors, so it is as long as a value"}
+
+
+def reference_cross_attention_shapes() -> dict[str, tuple[int, int]]:
+    """Shapes in cross-attention with T_q = 5 decoder tokens, T_k = 7 encoder tokens, d_model 512, d_k = d_v = 64."""
+    T_q, T_k, d_k = SHAPES_SETTING["T_q"], SHAPES_SETTING["T_k"], SHAPES_SETTING["d_k"]
+    return {"Q": (T_q, d_k), "K": (T_k, d_k), "V": (T_k, d_k), "W": (T_q, T_k), "Y": (T_q, d_k)}
 
 
 @solved_by("the shapes of cross-attention", """

@@ -48,7 +48,7 @@ def check_flows_row(w) -> Feedback:
     if got.shape != (3,):
         return wrong(f"w_flows should be 3 numbers (one weight per token), but has shape {got.shape}.")
     scaled, not_yet = _fmt_row(S_scaled[_ROW], 1), "The weights come out of softmax: exp, then divide by the sum."
-    message = named_slip(got, [
+    if (message := named_slip(got, [
         (S[_ROW], f"those are the raw scores e_flows · e_j, {_fmt_row(S[_ROW], 0)}. {not_yet}"),
         (S_scaled[_ROW], f"those are the scaled scores {scaled}. {not_yet}"),
         (steps["exp"][_ROW], f"those are the exponentials exp({scaled}); divide them by their sum."),
@@ -59,8 +59,7 @@ def check_flows_row(w) -> Feedback:
         (W[:, _ROW], "that is the flows COLUMN of W (what each token gives to flows). Take the row."),
         *((W[row], f"that is the {word} row. flows is the third token: use e_flows · e_j.")
           for row, word in enumerate(_ROW_WORDS) if row != _ROW),
-    ], atol=ROUNDING_TOLERANCE, right=W[_ROW])   # a slip rounded to two decimals is still named
-    if message is not None:
+    ], atol=ROUNDING_TOLERANCE, right=W[_ROW])) is not None:   # a slip rounded to two decimals is still named
         return wrong(message)
     if not np.isclose(got.sum(), 1.0, atol=SUM_TOLERANCE):
         fix = "Those are percentages: give the fractions." if np.isclose(got.sum(), 100.0, atol=1.5) else (
@@ -75,9 +74,8 @@ def check_flows_row(w) -> Feedback:
             return wrong("close: right to one decimal, but too coarse. Give two decimals.")
         return wrong("close, but not right to two decimals. Keep more digits in the steps by hand (the scores / 2, "
                      "the exponentials, their sum) and round only at the end.")
-    message = compare_numbers(got, W[_ROW], "w_flows", atol=0.05, hint=f"Scores / 2 = {scaled}.")   # 0.05 and more off
-    if message is not None:
-        return wrong(message)
+    if (message := compare_numbers(got, W[_ROW], "w_flows", atol=0.05, hint=f"Scores / 2 = {scaled}.")) is not None:
+        return wrong(message)   # 0.05 and more off
     exact = np.round(W[_ROW], 4).tolist()
     given = next((k for k in (2, 3) if np.allclose(got, np.round(got, k), atol=1e-9)), 4)   # decimals given
     verdict = (f"w_flows = {exact}." if np.allclose(got, W[_ROW], atol=5e-5) else
@@ -184,8 +182,7 @@ def _draw_embeddings(rng, pulled=False) -> Case:
 
 def _judge_attention(case, got, expected):
     """The slips that show in the shape or in NaNs, before the engine compares got with self_attention(E)."""
-    (E,), what = case.args, case.what
-    T, d = E.shape
+    (E,), what, (T, d) = case.args, case.what, case.args[0].shape
     if got.shape == (T, T) and T != d:
         return f"on {what} you returned a ({T}, {T}) matrix: that looks like W. Finish with Y = W @ E."
     if got.shape != (T, d):
@@ -208,8 +205,7 @@ def _judge_attention(case, got, expected):
 
 
 def _attention_slips(case):
-    (E,), what = case.args, case.what
-    T, d = E.shape
+    (E,), what, (T, d) = case.args, case.what, case.args[0].shape
     S = E @ E.T / math.sqrt(d)                                   # (T, T): square, so a (T,) row max or sum broadcasts
     e, flat = np.exp(S - S.max(axis=-1, keepdims=True)), "has shape (T,) and lines up with the COLUMNS: keepdims=True"
     return [
@@ -224,9 +220,8 @@ def _attention_slips(case):
         (attend(E, E, E, scale=0.5), f"on {what} you hard-coded 2 = √4, but here d = {d}: use np.sqrt(E.shape[1])."),
         (lambda: self_attention_steps(embed(SENTENCE_MONEY))["W"] @ E, f"on {what} you mixed its rows with the weights "
          "of 'money bank grows' (the notebook's W?): make W from this E's own scores."),
-        (softmax(S, axis=0) @ E, f"on {what} the softmax ran down the columns (axis 0), or you used W.T, or a row "
-                                 "sum without keepdims=True lined up with the columns. Each ROW of W must sum to 1: "
-                                 "axis=-1.")]
+        (softmax(S, axis=0) @ E, f"on {what} the softmax ran down the columns (axis 0), or you used W.T, or a row sum "
+         "without keepdims=True lined up with the columns. Each ROW of W must sum to 1: axis=-1.")]
 
 
 check_self_attention = Exercise(

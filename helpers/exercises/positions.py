@@ -28,10 +28,8 @@ def _sinusoid_slips(T: int, d: int) -> list[tuple[torch.Tensor, str]]:
     m = torch.arange(d // 2, dtype=torch.float64)        # (d/2,) the pair index
     column = torch.arange(d, dtype=torch.float64)        # (d,) the column index
 
-    def interleave(sin, cos):
-        PE = torch.zeros(T, d, dtype=torch.float64)
-        PE[:, 0::2], PE[:, 1::2] = sin, cos
-        return PE
+    def interleave(sin, cos):   # (T, d/2) each -> (T, d): sin in the even columns, cos in the odd ones
+        return torch.stack([sin, cos], dim=-1).reshape(T, d)
 
     right = p / 10000 ** (2 * m / d)
     per_column = p / 10000 ** (column / d)                # (T, d) every column its own exponent

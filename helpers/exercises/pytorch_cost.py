@@ -108,12 +108,10 @@ def _judge_additive(case, got, expected):
         return f"on {article} {kind} mask, an allowed pair has a nonzero value: put exactly 0.0 wherever mask != 0."
     if not np.all(got[~allowed] <= -1e4):
         return "a hidden pair is not pushed to -inf, so softmax still gives it weight."
-    if not np.all(np.isneginf(got[~allowed])):
-        finite = got[~allowed][np.isfinite(got[~allowed])]
-        return (f"hidden pairs get {finite[0]:g}, not -inf. exp(-inf) = 0 in every dtype; a finite stand-in "
-                "depends on the dtype (-1e9 does not fit in float16), and a query whose keys are ALL hidden "
-                "still attends to them evenly. Put float('-inf') where mask == 0.")
-    return None
+    finite = got[~allowed][np.isfinite(got[~allowed])]   # some: all -inf would be the right mask, passed already
+    return (f"hidden pairs get {finite[0]:g}, not -inf. exp(-inf) = 0 in every dtype; a finite stand-in "
+            "depends on the dtype (-1e9 does not fit in float16), and a query whose keys are ALL hidden "
+            "still attends to them evenly. Put float('-inf') where mask == 0.")
 
 
 check_additive_mask = Exercise(
@@ -161,9 +159,8 @@ def check_scores_gb(answer) -> Feedback:
         (expected / 32, "that is for one head. Every head has its own (T, T) matrix: multiply by 32."),
         (expected * 2, "that is twice as much: 4 bytes per number (float32; bfloat16 uses 2), or the scores and "
                        "the softmax weights together. The question asks for the scores alone, in bfloat16."),
-        (expected / 2, "that is half: 1 byte per number (bfloat16 uses 2), or half the pairs (a causal mask halves "
-                       "the work a fused kernel does, but the textbook still stores every score of the (T, T) "
-                       "matrix)."),
+        (expected / 2, "that is half: 1 byte per number (bfloat16 uses 2), or half the pairs (a causal mask halves the "
+         "work a fused kernel does, but the textbook still stores every score of the (T, T) matrix)."),
         (32 * 8192 * 2 / 1e9, "that counts T numbers per head, not T²: one score per (query, key) pair."),
         (32 * 8192 * 2, "that counts T numbers per head, not T²: one score per (query, key) pair.")]
     for slip, message in slips:

@@ -13,14 +13,6 @@ from helpers.similarity import softmax
 #: (d_model, n_heads), the course's 512 / 8 first; 128 / 2 catches "return n_heads", 384 / 4 (d_k = 96) a rounded √,
 #: 256 / 16 (d_k = 16) a hard-coded 8 for many heads (512 / 8 and 768 / 12 both have d_k = 64).
 DIVISOR_CASES = ((512, 8), (128, 2), (768, 12), (96, 6), (1024, 1), (384, 4), (256, 16))
-
-
-def reference_divisor(d_model, n_heads):
-    """The constant c that attention scores are divided by: √d_k, with d_k = d_model / n_heads per head."""
-    d_k = d_model // n_heads          # each head gets an equal slice of d_model
-    return math.sqrt(d_k)
-
-
 _close = partial(math.isclose, rel_tol=1e-6, abs_tol=1e-9)
 _SWAP = ("the division is the wrong way round (maybe the arguments are swapped: the checker calls "
          "divisor(d_model, n_heads))")
@@ -41,6 +33,12 @@ _DIVISOR_SLIPS = (
     *((lambda m, h, k=k: round(math.sqrt(m / h), k), f"the square root was rounded to {k} decimal{'s' * (k > 1)}: "
        "return it as computed, unrounded (round only when you print it).") for k in range(4, 0, -1)),
     (lambda m, h: m, "that is d_model itself."))
+
+
+def reference_divisor(d_model, n_heads):
+    """The constant c that attention scores are divided by: √d_k, with d_k = d_model / n_heads per head."""
+    d_k = d_model // n_heads          # each head gets an equal slice of d_model
+    return math.sqrt(d_k)
 
 
 def _draw_divisor_cases(rng) -> tuple[tuple[int, int], ...]:
@@ -73,8 +71,7 @@ def check_divisor(divisor) -> Feedback:
                        "for 768 with 12 heads: many real models use d_k = 64 per head."
                        + engine.nudge(divisor, "scale_constant"))
     (d_model, n_heads), _ = failed[0]
-    d_k = d_model // n_heads
-    right = f" Here d_k = {d_model} / {n_heads} = {d_k}."
+    right = f" Here d_k = {d_model} / {n_heads} = {d_model // n_heads}."
     calls = " and ".join(f"divisor({m}, {h}) returned {c:.4g}" for (m, h), c in failed[:2])
     for formula, message in _DIVISOR_SLIPS:
         if all(_close(c, formula(*case)) for case, c in zip(cases, answers, strict=True)):
@@ -140,21 +137,19 @@ def check_variance_prediction(predicted_var, predicted_var_scaled=_NOT_GIVEN) ->
 
 
 # ----------------------------------------------------------------------------- Exercise 3: scaled weights
+LARGE_FACTOR = 30.0  #: the second test: Q, K 30 times longer, scores near 1,000: exp overflows without the row max
+OTHER_D_K = 8  #: the third test's head size: Q and K cut to their first 8 columns, so a hard-coded √32 shows
+
+
 def exercise_inputs() -> tuple[np.ndarray, np.ndarray]:
     """The Q (4, 32) and K (6, 32) the checker feeds to the student's function."""
     rng = np.random.default_rng(5)
     return rng.standard_normal((4, 32)), rng.standard_normal((6, 32))
 
 
-LARGE_FACTOR = 30.0  #: the second test: Q, K 30 times longer, scores near 1,000: exp overflows without the row max
-
-
 def large_inputs() -> tuple[np.ndarray, np.ndarray]:
     """Q (4, 32) and K (6, 32) whose scaled scores are in the thousands: every row's max is above 709.8."""
     return tuple(LARGE_FACTOR * X for X in exercise_inputs())
-
-
-OTHER_D_K = 8  #: the third test's head size: Q and K cut to their first 8 columns, so a hard-coded √32 shows
 
 
 def reference_scaled_weights(Q, K):
@@ -163,10 +158,6 @@ def reference_scaled_weights(Q, K):
     S = Q @ K.T / np.sqrt(d_k)                            # (T_q, T_k)
     S = S - S.max(axis=-1, keepdims=True)                 # stable: the largest exponent is 0
     return np.exp(S) / np.exp(S).sum(axis=-1, keepdims=True)
-
-
-def _same(W: np.ndarray, reference: np.ndarray) -> bool:
-    return W.shape == reference.shape and bool(np.allclose(W, reference, atol=1e-6, rtol=0))
 
 
 def _weights_cases():
@@ -196,17 +187,16 @@ def _draw_weights(rng) -> Case:
 
 def _judge_weights(case, W, expected):
     """The first test names the slip; the later ones say what changed since (a hard-coded d_k, an overflow)."""
-    (Q, K), d_k = case.args, exercise_inputs()[0].shape[-1]
+    (Q, K), d_k, (t_q, t_k) = case.args, exercise_inputs()[0].shape[-1], expected.shape
     if not getattr(case, "first", False):
         first = f"right on the first test, but with {case.what}"
         if W.shape != expected.shape:
             return f"with {case.what} the weights have shape {W.shape}, but should have {expected.shape}, as before."
-        if Q.shape[-1] != d_k and _same(W, softmax(Q @ K.T / np.sqrt(d_k))):
+        if Q.shape[-1] != d_k and np.allclose(W, softmax(Q @ K.T / np.sqrt(d_k)), atol=1e-6, rtol=0):
             return (f"{first} your weights are softmax(Q Kᵀ / √{d_k}): the first test's d_k = {d_k}, hard-coded. "
                     f"Read it from the shapes: d_k = Q.shape[-1] (here {Q.shape[-1]}).")
         S = Q @ K.T / np.sqrt(Q.shape[-1])
-        low = S.max(axis=-1) < S.max() - 745                                 # rows far below the matrix's max
-        if not np.all(np.isfinite(W[low])):
+        if not np.all(np.isfinite(W[S.max(axis=-1) < S.max() - 745])):   # rows far below the matrix's max
             return (f"{first} a row of weights is NaN: one max for the whole matrix leaves it at exp(-745) = 0 or "
                     "less, and 0 / 0 = NaN. Subtract each row's own maximum: S - S.max(axis=-1, keepdims=True).")
         if not np.all(np.isfinite(W)):
@@ -215,7 +205,6 @@ def _judge_weights(case, W, expected):
                     "softmax does: S - S.max(axis=-1, keepdims=True) (or use softmax from helpers.similarity).")
         return (f"{first} some weights are off. Read d_k = Q.shape[-1], subtract each row's maximum before "
                 "exp, and do not clip or round the scores.")   # the engine has passed the right ones already
-    (t_q, t_k) = expected.shape
     if W.shape != expected.shape:
         swapped = " = (T_k, T_q): keys and queries are swapped" if W.shape == (t_k, t_q) else ""
         return (f"the weights have shape {W.shape}{swapped}. Q @ K.T gives (T_q, T_k) = ({t_q}, {t_k}): "
@@ -242,17 +231,16 @@ def _judge_weights(case, W, expected):
                     "each row of Q Kᵀ / √d_k: exp, then divide by the row's sum.")
         return (f"row sums are {np.round(row_sums, 4).tolist()}, but each row of weights must sum to 1. "
                 "If you took exp, divide each row by its own sum (axis=-1, keepdims=True).")
-    peak = expected.max(axis=-1).mean()
     for divisor, slip in ((1.0, "the scores were not divided by √d_k"),
                           (d_k, f"the scores were divided by d_k = {d_k}, not by its square root"),
                           (1 / np.sqrt(d_k), "the scores were multiplied by √d_k instead of divided"),
                           (np.sqrt(t_k), f"the scores were divided by √T_k = √{t_k}, the number of KEYS"),
                           (np.sqrt(t_q), f"the scores were divided by √T_q = √{t_q}, the number of QUERIES"
                            + " (or by notebook 03's 2, hard-coded)" * (t_q == 4))):
-        if _same(W, softmax(S / divisor)):
+        if np.allclose(W, softmax(S / divisor), atol=1e-6, rtol=0):   # W has the shape of the weights: checked above
             return (f"{slip}. Divide by √d_k, with d_k = Q.shape[-1] = {d_k}, the dimension of each query and "
                     f"key. (Your rows' largest weight is {W.max(axis=-1).mean():.2f} on average; it should "
-                    f"be {peak:.2f}.)")
+                    f"be {expected.max(axis=-1).mean():.2f}.)")
     bad = np.argwhere(~np.isclose(W, expected, atol=1e-6, rtol=0))
     i, j = (int(x) for x in bad[0])
     return (f"the rows sum to 1, but {len(bad)} of the {W.size} weights are off, the first at row {i}, "
