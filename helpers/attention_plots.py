@@ -20,8 +20,7 @@ def labelled_table(M, row_labels, col_labels, *, fmt: str = "{:.4f}") -> str:
     width = max(max(len(c) for row in cells for c in row), max(len(str(c)) for c in col_labels))
     first = max(len(str(r)) for r in row_labels)
     lines = [" " * first + "".join(f"  {str(c):>{width}}" for c in col_labels)]
-    for label, row in zip(row_labels, cells):
-        lines.append(f"{str(label):<{first}}" + "".join(f"  {c:>{width}}" for c in row))
+    lines += [f"{str(r):<{first}}" + "".join(f"  {c:>{width}}" for c in row) for r, row in zip(row_labels, cells)]
     return "\n".join(lines)
 
 
@@ -57,15 +56,13 @@ def inside_hull(points, hull, tol: float = 1e-9) -> np.ndarray:
     return (cross >= -tol).all(axis=1)
 
 
-def gravity_plot(E, Y, labels, *, basis=None, ax=None, title: str = "", color=None,
-                 hull: bool = True, start_label: str | None = "static e",
-                 end_label: str | None = "contextual y"):
+def gravity_plot(E, Y, labels, *, basis=None, ax=None, title: str = "", color=None, hull: bool = True,
+                 start_label: str | None = "static e", end_label: str | None = "contextual y"):
     """Static points e_i, their hull, an arrow e_i -> y_i per token; call twice on one Axes to compare."""
     E, Y = np.asarray(E, dtype=float), np.asarray(Y, dtype=float)
     basis = projection_basis(np.vstack([E, Y])) if basis is None else basis
     Pe, Py = E @ basis, Y @ basis                  # (T, 2) each
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6.5, 6))
+    ax = plt.subplots(figsize=(6.5, 6))[1] if ax is None else ax
     end_color = color or COLORS["contextual"]
     corners = convex_hull(Pe)
     if hull and len(corners) >= 3:
@@ -87,8 +84,7 @@ def gravity_plot(E, Y, labels, *, basis=None, ax=None, title: str = "", color=No
 
 def timing_plot(results: dict, *, ax=None, title: str = ""):
     """Seconds against T on log-log axes: results = {method name: (Ts, seconds)}. Returns the Axes."""
-    if ax is None:
-        _, ax = plt.subplots(figsize=(7.5, 4.8))
+    ax = plt.subplots(figsize=(7.5, 4.8))[1] if ax is None else ax
     for k, (name, (Ts, seconds)) in enumerate(results.items()):
         ax.loglog(Ts, np.asarray(seconds) * 1000, "o-", color=PALETTE[k % len(PALETTE)], lw=2, label=name)
     ax.set(xlabel="sentence length T (tokens)", ylabel="time per call (ms)", title=title)

@@ -130,22 +130,18 @@ def cost_table(T: int, d_model: int, d_k: int, *, dtype="float32", batch: int = 
     attn = attention_flops(T, d_k, batch=batch, heads=heads)
     bpn = bytes_per_number(dtype)
     per = "" if batch * heads == 1 else " · H" if batch == 1 else " · B·H"     # B sequences of H heads
-    return [
-        {"quantity": "parameters W_q, W_k, W_v", "formula": "3 · d_model · d_k" + ("" if heads == 1 else " · H"),
-         "value": params, "unit": "numbers"},
-        {"quantity": "FLOPs Q = X W_q (same for K, V)", "formula": "2 · T · d_model · d_k" + per,
-         "value": proj["Q = X W_q"], "unit": "FLOPs"},
-        {"quantity": "FLOPs S = Q Kᵀ", "formula": "2 · T² · d_k" + per, "value": attn["S = Q Kᵀ"], "unit": "FLOPs"},
-        {"quantity": "FLOPs Y = W V", "formula": "2 · T² · d_k" + per, "value": attn["Y = W V"], "unit": "FLOPs"},
-        {"quantity": "FLOPs attention (forward)", "formula": "4 · T² · d_k" + per, "value": attn["total"],
-         "unit": "FLOPs"},
-        {"quantity": "memory Q, K, V", "formula": f"3 · T · d_k · {bpn} bytes" + per,
-         "value": 3 * batch * heads * tensor_bytes(T, d_k, dtype=dtype), "unit": "bytes"},
-        {"quantity": "memory (T, T) scores", "formula": f"T² · {bpn} bytes" + per,
-         "value": score_matrix_bytes(T, dtype, batch=batch, heads=heads), "unit": "bytes"},
-        {"quantity": "memory K, V cache (generation)", "formula": f"2 · T · d_k · {bpn} bytes" + per,
-         "value": kv_cache_bytes(1, heads, d_k, dtype, tokens=T, batch=batch), "unit": "bytes"},
-    ]
+    rows = [("parameters W_q, W_k, W_v", "3 · d_model · d_k" + ("" if heads == 1 else " · H"), params, "numbers"),
+            ("FLOPs Q = X W_q (same for K, V)", "2 · T · d_model · d_k" + per, proj["Q = X W_q"], "FLOPs"),
+            ("FLOPs S = Q Kᵀ", "2 · T² · d_k" + per, attn["S = Q Kᵀ"], "FLOPs"),
+            ("FLOPs Y = W V", "2 · T² · d_k" + per, attn["Y = W V"], "FLOPs"),
+            ("FLOPs attention (forward)", "4 · T² · d_k" + per, attn["total"], "FLOPs"),
+            ("memory Q, K, V", f"3 · T · d_k · {bpn} bytes" + per,
+             3 * batch * heads * tensor_bytes(T, d_k, dtype=dtype), "bytes"),
+            ("memory (T, T) scores", f"T² · {bpn} bytes" + per, score_matrix_bytes(T, dtype, batch=batch, heads=heads),
+             "bytes"),
+            ("memory K, V cache (generation)", f"2 · T · d_k · {bpn} bytes" + per,
+             kv_cache_bytes(1, heads, d_k, dtype, tokens=T, batch=batch), "bytes")]
+    return [dict(zip(("quantity", "formula", "value", "unit"), row)) for row in rows]
 
 
 def format_cost_table(rows: list[dict]) -> str:

@@ -20,11 +20,7 @@ def best_device() -> str:
     """'cuda' if an NVIDIA GPU is usable, else 'mps' (Apple silicon), else 'cpu'."""
     import torch
 
-    if torch.cuda.is_available():
-        return "cuda"
-    if torch.backends.mps.is_available():
-        return "mps"
-    return "cpu"
+    return "cuda" if torch.cuda.is_available() else "mps" if torch.backends.mps.is_available() else "cpu"
 
 
 def environment_report() -> dict[str, str]:

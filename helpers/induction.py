@@ -91,15 +91,13 @@ def encode(letters: str) -> torch.Tensor:
     if not isinstance(text, str) or not 1 <= len(text) <= CONTEXT:
         raise ValueError(f"type between 1 and {CONTEXT} letters (the positions the model learned), but got "
                          f"{len(text) if isinstance(text, str) else type(text).__name__}.")
-    bad = [(i, c) for i, c in enumerate(text) if c not in LETTERS]
-    if bad:
+    if bad := [(i, c) for i, c in enumerate(text) if c not in LETTERS]:
         raise ValueError(f"{bad[0][1]!r} (letter {bad[0][0] + 1}) is not one of the model's {len(LETTERS)} tokens: "
                          f"type only the letters {LETTERS[0]} … {LETTERS[-1]} (spaces are ignored).")
     return torch.tensor([[LETTERS.index(c) for c in text]])
 
 
 # --- the data --------------------------------------------------------------------------------------
-
 
 def repeated_batch(batch_size: int, generator: torch.Generator, offset: int | None = None, T: int = CONTEXT):
     """Random tokens in which a segment of L tokens appears again D = offset tokens later, from position b on.
@@ -146,7 +144,6 @@ def copy_loss(model, tokens, copy) -> float:
 
 
 # --- training --------------------------------------------------------------------------------------
-
 
 def train(n_layers: int = 2, offset: int | None = None, steps: int = 1500, *, seed: int = SEED, every: int = 25):
     """AdamW (lr LR, batch BATCH) from `seed`, on one CPU thread (tiny tensors: the fastest, and the same sums on
@@ -209,7 +206,6 @@ def load_trained_model(name: str = TWO_LAYERS) -> AttentionOnlyTransformer:
 
 # --- reading the heads -----------------------------------------------------------------------------
 
-
 def attention_patterns(model, tokens) -> torch.Tensor:
     """The weights every head used on `tokens` (B, T): (n_layers, B, H, T, T), each layer's `last_weights`."""
     with torch.no_grad():
@@ -254,7 +250,6 @@ def head_names(scores) -> dict:
 
 # --- switching heads off ---------------------------------------------------------------------------
 
-
 @contextlib.contextmanager
 def heads_off(model, heads=()):
     """Inside the block, each (layer, head) in `heads` adds nothing: its d_k slice of the concatenated head
@@ -298,7 +293,6 @@ def layer_input_parts(model, tokens) -> dict:
 
 
 # --- the widget's data -----------------------------------------------------------------------------
-
 
 def prediction_data(model, letters: str, position: int, off=()) -> dict:
     """For query `position` of the typed letters: every head's weights over the keys, and the next-token

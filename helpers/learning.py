@@ -28,7 +28,6 @@ from helpers.similarity import softmax
 
 # ---------------------------------------------------------------- the soft dictionary
 
-
 def soft_lookup(query, keys, values) -> tuple[np.ndarray, float]:
     """A dictionary lookup made soft: (d,), (n, d), (n,) -> (weights (n,), blend of every value)."""
     weights = softmax(keys @ query)          # (n,) how well each key matches the query, sum to 1
@@ -36,7 +35,6 @@ def soft_lookup(query, keys, values) -> tuple[np.ndarray, float]:
 
 
 # ---------------------------------------------------------------- attempt 1 as a module
-
 
 class ParameterFreeAttention(nn.Module):
     """Attempt 1 in PyTorch: Y = softmax(E Eᵀ / √d) E, (B, T, d) -> (B, T, d). No parameters."""
@@ -155,10 +153,9 @@ def make_dataset(task: str = "idiom", seed: int = 0) -> Dataset:
         train += rest[half - len(held):]
     train = [train[i] for i in rng.permutation(len(train))]
 
-    def encode(sentences):
-        ids = np.array([[_INDEX[w] for w in s] for s in sentences], dtype=np.int64)
-        labels = np.array([label_of(s, task) for s in sentences], dtype=np.int64)
-        return ids, labels
+    def encode(sentences):   # -> ids (N, T), labels (N,)
+        return (np.array([[_INDEX[w] for w in s] for s in sentences], dtype=np.int64),
+                np.array([label_of(s, task) for s in sentences], dtype=np.int64))
 
     return Dataset(task, *encode(train), *encode(test))
 
@@ -170,7 +167,6 @@ def idiom_rate_by_word(dataset: Dataset, words: Sequence[str] = HEADS + PARTNERS
 
 
 # ---------------------------------------------------------------- training
-
 
 @dataclass(frozen=True)
 class ModelRun:
@@ -270,7 +266,6 @@ def run_experiment(task: str = "idiom", models: Sequence[str] = (PARAMETER_FREE,
 
 # ---------------------------------------------------------------- what the widget draws
 
-
 def training_snapshot(experiment: Experiment, step: int, example: int = 0) -> dict:
     """What the training widget shows at one step (snapped to a recorded one) for one example sentence."""
     if not 0 <= step <= experiment.steps:  # the edge: a student may open the widget at any step
@@ -283,12 +278,9 @@ def training_snapshot(experiment: Experiment, step: int, example: int = 0) -> di
     for name, run in experiment.runs.items():
         k = int(np.searchsorted(run.snapshot_steps, step, side="right") - 1)
         out["step"] = int(run.snapshot_steps[k])
-        out["models"][name] = {
-            "weights": run.snapshot_weights[k, example],
-            "loss": float(run.loss[out["step"]]),
-            "train_accuracy": float(run.train_accuracy[out["step"]]),
-            "loss_curve": run.loss[: out["step"] + 1],
-        }
+        out["models"][name] = {"weights": run.snapshot_weights[k, example], "loss": float(run.loss[out["step"]]),
+                               "train_accuracy": float(run.train_accuracy[out["step"]]),
+                               "loss_curve": run.loss[: out["step"] + 1]}
     return out
 
 

@@ -33,8 +33,7 @@ def static_and_mixed(sentence, word: str = "bank", self_weight: float = 0.7) -> 
 
 def two_mixtures(sentence_a, sentence_b, word: str = "bank", self_weight: float = 0.7) -> dict:
     """`word` mixed into two sentences with the same weights (notebook 01's widget): both dicts and cosines."""
-    a = static_and_mixed(sentence_a, word, self_weight)
-    b = static_and_mixed(sentence_b, word, self_weight)
+    a, b = (static_and_mixed(sentence, word, self_weight) for sentence in (sentence_a, sentence_b))
     return {"a": a, "b": b, "static": a["static"], "cosine_static": cosine(a["static"], b["static"]),
             "cosine_mixed": cosine(a["mixed"], b["mixed"])}
 

@@ -60,19 +60,16 @@ def heatmap(M, row_labels=None, col_labels=None, *, title: str = "", ax=None,
     row_labels = range(rows) if row_labels is None else row_labels
     col_labels = range(cols) if col_labels is None else col_labels
     vmin, vmax = (M.min() if vmin is None else vmin), (M.max() if vmax is None else vmax)
-    if ax is None:
-        _, ax = plt.subplots(figsize=(1.1 * cols + 2.2, 0.8 * rows + 1.4))
+    ax = plt.subplots(figsize=(1.1 * cols + 2.2, 0.8 * rows + 1.4))[1] if ax is None else ax
     ax.imshow(M, cmap="viridis", vmin=vmin, vmax=vmax, aspect="auto")
     ax.set(xticks=range(cols), xticklabels=col_labels, yticks=range(rows), yticklabels=row_labels)
     ax.tick_params(length=0)
     ax.spines[:].set_visible(False)
     if rows * cols <= 144:
         span = (vmax - vmin) or 1.0
-        for i in range(rows):
-            for j in range(cols):
-                light = (M[i, j] - vmin) / span < 0.55
-                ax.text(j, i, fmt.format(M[i, j]), ha="center", va="center", color="white" if light else "black",
-                        fontsize=plt.rcParams["font.size"] - 1)
+        for (i, j), value in np.ndenumerate(M):
+            ax.text(j, i, fmt.format(value), ha="center", va="center",
+                    color="white" if (value - vmin) / span < 0.55 else "black", fontsize=plt.rcParams["font.size"] - 1)
     ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
     return ax
 
@@ -123,8 +120,7 @@ def arrows(X, labels: Sequence[str], *, ax=None, basis=None, title: str = ""):
     """Draw each row of X (n, d) as a labelled arrow from the origin, projected with `basis` (d, 2)."""
     X = np.asarray(X, dtype=float)
     P = X @ (projection_basis(X) if basis is None else basis)   # (n, 2)
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6, 6))
+    ax = plt.subplots(figsize=(6, 6))[1] if ax is None else ax
     for (x, y), text, c in zip(P, labels, PALETTE * len(P)):
         ax.annotate("", xy=(x, y), xytext=(0, 0),
                     arrowprops=dict(arrowstyle="-|>", color=c, lw=2.2, shrinkA=0, shrinkB=0))
@@ -146,8 +142,7 @@ def function_box(inputs: Sequence[str], outputs: Sequence[str], *, label: str = 
     ys = np.linspace(n - 1, 0, n) * 0.8
     mid = ys.mean()
     box_h = max(ys.max() - ys.min(), 0.8) + 0.6
-    ax.add_patch(plt.Rectangle((3.6, mid - box_h / 2), 2.8, box_h, facecolor="#f3efe6",
-                               edgecolor="#444444", lw=2))
+    ax.add_patch(plt.Rectangle((3.6, mid - box_h / 2), 2.8, box_h, facecolor="#f3efe6", edgecolor="#444444", lw=2))
     ax.text(5.0, mid, label, ha="center", va="center", fontsize=plt.rcParams["font.size"] + 2, weight="bold")
     for y, text_in, text_out in zip(ys, inputs, outputs):
         ax.text(1.4, y, text_in, ha="right", va="center", color=COLORS["static"])

@@ -103,13 +103,8 @@ def position_snapshot(p: int, d: int, T: int = 48) -> dict:
     every_offset = torch.cos(offsets * frequencies(d)).sum(dim=1)     # (2T − 1,) the same curve, all offsets
     others = similarity.clone()
     others[p] = -math.inf
-    return {
-        "p": p, "d": d, "T": T,
-        "PE": PE.numpy(),
-        "similarity": similarity.numpy(),
-        "self": float(similarity[p]),                        # = d / 2: every (sin, cos) pair has length 1
-        "range": (float(every_offset.min()), float(every_offset.max())),
-        "nearest": [int(q) for q in torch.nonzero(torch.isclose(others, others.max())).flatten()],
-        "nearest_value": float(others.max()),
-        "wavelengths": (2 * math.pi / frequencies(d)).numpy(),
-    }
+    return {"p": p, "d": d, "T": T, "PE": PE.numpy(), "similarity": similarity.numpy(),
+            "self": float(similarity[p]),                        # = d / 2: every (sin, cos) pair has length 1
+            "range": (float(every_offset.min()), float(every_offset.max())),
+            "nearest": [int(q) for q in torch.nonzero(torch.isclose(others, others.max())).flatten()],
+            "nearest_value": float(others.max()), "wavelengths": (2 * math.pi / frequencies(d)).numpy()}

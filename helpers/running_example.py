@@ -38,8 +38,7 @@ def tokenize(sentence) -> list[str]:
                         f"but got {type(sentence).__name__} ({sentence!r:.40}).")
     if not words:
         raise ValueError("The sentence is empty: give at least one word.")
-    unknown = [w for w in words if w not in EMBEDDINGS]
-    if unknown:
+    if unknown := [w for w in words if w not in EMBEDDINGS]:
         raise ValueError(f"{unknown[0]!r} is not in the course vocabulary ({', '.join(VOCAB)}). "
                          "Build sentences from these words.")
     return words

@@ -56,8 +56,7 @@ def fit_variance_line(d, var) -> dict:
     """slope: var ≈ slope · d through the origin; exponent: slope of log(var) vs log(d) (1: proportional)."""
     d, var = np.asarray(d, dtype=float), np.asarray(var, dtype=float)
     slope = float((d * var).sum() / (d * d).sum())
-    exponent = np.polyfit(np.log(d), np.log(var), 1)[0]
-    return {"slope": slope, "exponent": float(exponent)}
+    return {"slope": slope, "exponent": float(np.polyfit(np.log(d), np.log(var), 1)[0])}
 
 
 # --------------------------------------------------------------------------- Steps 2 and 3: softmax and its gradient
@@ -162,10 +161,8 @@ def gradient_measurements(d_values=POWERS_OF_TWO, scaled: bool = True, *, n_seq:
             largest = order[: max(1, len(wq) // 10)]
             ranked = np.sort(Z.detach().reshape(-1, T).numpy(), axis=-1)
             gap = ranked[:, -1] - ranked[:, -2]                  # how close each query's two top scores are
-            row = {"wq_total": float(W_q.grad.norm()),
-                   "wq_top10_share": wq[largest].sum() / wq.sum(),
-                   "gap_top10": np.median(gap[largest]),
-                   "gap_rest": np.median(gap[order[len(largest):]]),
+            row = {"wq_total": float(W_q.grad.norm()), "wq_top10_share": wq[largest].sum() / wq.sum(),
+                   "gap_top10": np.median(gap[largest]), "gap_rest": np.median(gap[order[len(largest):]]),
                    "top2_share": np.take_along_axis(np.abs(gz), top2, axis=-1).sum() / np.abs(gz).sum(),
                    "max_weight": float(W.detach().amax(dim=-1).mean())}
             for prefix, values in (("scores", per_query), ("wq", wq)):
@@ -196,8 +193,7 @@ def constant_comparison(d_model: int = 512, n_heads: int = 8, *, T: int = 16, n_
     d_k = per_head_dim(d_model, n_heads)
     S, G = _scores_and_upstream(d_k, T, n_queries, seed)
     rows = []
-    for label, c in (("no scaling (c = 1)", 1.0),
-                     (f"c = √d_k = √{d_k}", math.sqrt(d_k)),
+    for label, c in (("no scaling (c = 1)", 1.0), (f"c = √d_k = √{d_k}", math.sqrt(d_k)),
                      (f"c = √d_model = √{d_model}", math.sqrt(d_model))):
         summary = _summarise(S, G, c)
         rows.append({"label": label, "c": c, **{k: summary[k] for k in (

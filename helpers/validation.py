@@ -14,8 +14,7 @@ def describe(value) -> str:
     """A short description of a value for error messages: type and shape."""
     if isinstance(value, type):
         return f"the type {value.__name__} itself"
-    shape = getattr(value, "shape", None)
-    if shape is not None:
+    if (shape := getattr(value, "shape", None)) is not None:
         return f"{type(value).__name__} of shape {tuple(shape)}"
     if isinstance(value, (list, tuple)):
         return f"{type(value).__name__} of length {len(value)}"
@@ -71,8 +70,7 @@ def _checked(value, name: str, ndim: int, layout: str) -> np.ndarray:
                          f"({array.ndim}-D).")
     if array.size == 0:
         raise ValueError(f"{name} is empty (shape {tuple(array.shape)}): it needs at least one entry.")
-    bad = ~np.isfinite(array)
-    if bad.any():
+    if (bad := ~np.isfinite(array)).any():
         position = tuple(int(i) for i in np.argwhere(bad)[0])
         raise ValueError(f"{name} contains {array[position]} at position {position}: every entry must be a "
                          "finite number.")

@@ -64,7 +64,7 @@ def html_heatmap(M, row_labels, col_labels, *, title: str = "", fmt: str = "{:.2
 
 class FastFigure:
     """A figure outside pyplot that re-renders to PNG fast by blitting: draw on `fig`,
-    name what changes with `set_dynamic(artists)`, render with `png()`.
+    name what changes with `set_dynamic(artists)`, render with `png()` (`png(key)`: one background per key).
     """
 
     def __init__(self, figsize: tuple[float, float], dpi: int = 80):
@@ -73,26 +73,25 @@ class FastFigure:
         self.fig = Figure(figsize=figsize, dpi=dpi)
         self.canvas = FigureCanvasAgg(self.fig)
         self.dynamic: list = []
-        self._background = None
+        self._backgrounds: dict = {}
 
     def set_dynamic(self, artists) -> None:
         """Mark the artists that change between updates (and redraw the background next time)."""
         self.dynamic = list(artists)
         for artist in self.dynamic:
             artist.set_animated(True)
-        self._background = None
+        self._backgrounds = {}
 
-    def png(self) -> bytes:
-        if self._background is None:
+    def png(self, key=None) -> bytes:
+        if key not in self._backgrounds:
             self.canvas.draw()                                   # everything not animated
-            self._background = self.canvas.copy_from_bbox(self.fig.bbox)
+            self._backgrounds[key] = self.canvas.copy_from_bbox(self.fig.bbox)
         else:
-            self.canvas.restore_region(self._background)
+            self.canvas.restore_region(self._backgrounds[key])
         for artist in self.dynamic:
             if artist.get_visible():
                 self.fig.draw_artist(artist)
-        width, height = self.canvas.get_width_height()
-        image = Image.frombuffer("RGBA", (width, height), self.canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+        image = Image.frombuffer("RGBA", self.canvas.get_width_height(), self.canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
         buffer = io.BytesIO()
         image.save(buffer, format="PNG", compress_level=1)
         return buffer.getvalue()

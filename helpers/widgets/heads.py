@@ -40,4 +40,3 @@ class HeadsWidget(LiveWidget):
                       f"the {pads} {html.escape(PAD)} keys." if pads else "This sentence is the longest: no padding."))
         self.reading.value = (f"<div style='display:flex;flex-wrap:wrap;align-items:flex-start'>{picture}"
                               f"<div style='{reading_style()};max-width:300px'>{reading}</div></div>")
-

@@ -26,11 +26,9 @@ def weights_table(data: dict, heads: list[str], off: list[bool]) -> str:
                   f"{COLORS['key'] if j == p else 'inherit'}'>{html.escape(c)}</th>" for j, c in enumerate(text))
     rows = []
     for name, w, is_off in zip(heads, data["weights"], off):
-        colours = [viridis_css(v) for v in w]
-        label = f"{name}{' (off)' if is_off else ''}"
+        tds = "".join(f"<td style='{cell}background:{viridis_css(v)};{edge(j)}'></td>" for j, v in enumerate(w))
         rows.append(f"<tr><th style='text-align:right;padding-right:8px;font-size:{px(14)}px;white-space:nowrap'>"
-                    f"{label}</th>" + "".join(f"<td style='{cell}background:{c};{edge(j)}'></td>"
-                                              for j, c in enumerate(colours)) + "</tr>")
+                    f"{name}{' (off)' if is_off else ''}</th>{tds}</tr>")
     return (f"<div style='font-weight:bold;font-size:{px(15)}px;margin-bottom:4px'>query {p} ({text[p]!r}): each "
             f"head's weights over the keys (dark 0, yellow 1)</div><table style='border-collapse:separate;"
             f"border-spacing:1px'><tr><th></th>{top}</tr>{''.join(rows)}</table>")
@@ -41,8 +39,7 @@ class _Bars:
 
     def __init__(self):
         self.figure = FastFigure(figsize=(7.4, 2.3), dpi=80)   # 592 px: full size beside the file browser
-        ax = self.figure.fig.subplots()
-        self.figure.fig.subplots_adjust(left=0.1, right=0.98, top=0.84, bottom=0.16)
+        ax = self.figure.fig.subplots(gridspec_kw=dict(left=0.1, right=0.98, top=0.84, bottom=0.16))
         self.bars = ax.bar(range(len(LETTERS)), np.zeros(len(LETTERS)), color=COLORS["static"])
         ax.set_xticks(range(len(LETTERS)), list(LETTERS), fontsize=11, family="monospace")
         ax.set_ylim(0, 1)

@@ -13,7 +13,6 @@ from helpers.widgets.common import FastFigure, LiveWidget, html_heatmap, reading
 _MODEL_COLOR = {PARAMETER_FREE: COLORS["static"], LEARNED: COLORS["contextual"]}
 #: Font sizes (points), fixed: in presenter mode FastFigure grows the whole picture (higher dpi).
 _TEXT, _NUMBER = 13, 12
-_DPI = 90
 
 
 class _LossPicture:
@@ -21,9 +20,8 @@ class _LossPicture:
 
     def __init__(self, experiment: Experiment):
         self.names = [n for n in (PARAMETER_FREE, LEARNED) if n in experiment.runs]
-        self.figure = FastFigure(figsize=(6.6, 3.4), dpi=_DPI)   # 594 px: full size beside the file browser
-        ax = self.figure.fig.subplots()
-        self.figure.fig.subplots_adjust(left=0.12, right=0.98, top=0.88, bottom=0.17)
+        self.figure = FastFigure(figsize=(6.6, 3.4), dpi=90)   # 594 px: full size beside the file browser
+        ax = self.figure.fig.subplots(gridspec_kw=dict(left=0.12, right=0.98, top=0.88, bottom=0.17))
         self.markers = {}
         for name in self.names:
             run = experiment[name]
@@ -43,8 +41,7 @@ class _LossPicture:
         self.cursor.set_xdata([step, step])
         for name in self.names:
             self.markers[name].set_data([step], [data["models"][name]["loss"]])
-        self.title.set_text(f"step {step}: loss " + " vs ".join(
-            f"{data['models'][n]['loss']:.3f}" for n in self.names))
+        self.title.set_text(f"step {step}: loss " + " vs ".join(f"{data['models'][n]['loss']:.3f}" for n in self.names))
         return self.figure.png()
 
 
@@ -88,5 +85,4 @@ class TrainingWidget(LiveWidget):
             f"<i>{partner}</i> gives <b>{learned[2, 0]:.2f}</b> to <i>{head}</i> "
             f"(parameter-free: {free['weights'][0, 2]:.2f} and {free['weights'][2, 0]:.2f}, at every step). "
             f"Training accuracy: parameter-free {free['train_accuracy']:.0%}, "
-            f"learned {data['models'][LEARNED]['train_accuracy']:.0%}.</div>"
-        )
+            f"learned {data['models'][LEARNED]['train_accuracy']:.0%}.</div>")

@@ -16,24 +16,10 @@ DIMENSIONS = (4, 8, 16, 32, 64, 128)
 _TEXT, _SMALL = 13, 12
 
 
-class _PerDimension(FastFigure):
-    """A FastFigure that keeps one background per d, so that changing d is a blit too."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.saved = {}
-
-    def png_over(self, d: int) -> bytes:
-        self._background = self.saved.get(d)   # None: draw the background for this d once
-        image = self.png()
-        self.saved[d] = self._background
-        return image
-
-
 class _Picture:
     def __init__(self, T: int):
         self.T = T
-        self.figure = _PerDimension(figsize=(7.4, 3.9), dpi=80)   # 592 px: full size beside the file browser
+        self.figure = FastFigure(figsize=(7.4, 3.9), dpi=80)   # 592 px: full size beside the file browser
         fig = self.figure.fig
         self.ax_pe, self.ax_sim = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.15]})
         fig.subplots_adjust(left=0.09, right=0.985, top=0.88, bottom=0.15, wspace=0.34)
@@ -56,26 +42,23 @@ class _Picture:
         self.figure.set_dynamic([self.row, self.curve, self.marker, self.cursor, self.title_sim])
         self.d = None
 
-    def _set_d(self, data: dict) -> None:
-        d, T = data["d"], self.T
-        self.image.set_data(data["PE"])
-        self.image.set_extent((-0.5, d - 0.5, T - 0.5, -0.5))
-        self.title_pe.set_text(f"PE: {T} positions × d = {d}")
-        low, high = data["range"]
-        pad = 0.08 * (high - low)
-        self.ax_sim.set_ylim(low - pad, high + pad)
-        self.d = d
-
     def png(self, data: dict) -> bytes:
-        if data["d"] != self.d:
-            self._set_d(data)
+        if data["d"] != self.d:                                    # the background's part: once per d
+            d, T = data["d"], self.T
+            self.image.set_data(data["PE"])
+            self.image.set_extent((-0.5, d - 0.5, T - 0.5, -0.5))
+            self.title_pe.set_text(f"PE: {T} positions × d = {d}")
+            low, high = data["range"]
+            pad = 0.08 * (high - low)
+            self.ax_sim.set_ylim(low - pad, high + pad)
+            self.d = d
         p = data["p"]
         self.row.set_ydata([p, p])
         self.curve.set_ydata(data["similarity"])
         self.marker.set_data([p], [data["self"]])
         self.cursor.set_xdata([p, p])
         self.title_sim.set_text(f"position {p} against all")
-        return self.figure.png_over(data["d"])
+        return self.figure.png(data["d"])   # one background per d: changing d is a blit too
 
 
 class PositionsWidget(LiveWidget):
@@ -112,5 +95,4 @@ class PositionsWidget(LiveWidget):
             f"<b>{nearest}</b> (dot product {data['nearest_value']:.2f}). "
             f"The curve depends only on the offset p′ − p: slide p and it moves without changing shape. "
             f"Wavelengths from {waves[0]:.2f} (columns 0, 1) to {waves[-1]:,.0f} positions "
-            f"(columns {data['d'] - 2}, {data['d'] - 1}).</div>"
-        )
+            f"(columns {data['d'] - 2}, {data['d'] - 1}).</div>")

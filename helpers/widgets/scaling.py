@@ -98,5 +98,4 @@ class ScalingWidget(LiveWidget):
             f"(uniform: {np.log2(data['T']):.0f})<br>"
             f"gradient reaching the scores per query: median <b>{data['grad_median']:.3g}</b> "
             f"(10th to 90th percentile {data['grad_p10']:.2g} to {data['grad_p90']:.2g}); "
-            f"{data['top2_share']:.0%} of it lands on each query's two top-scoring keys</div>"
-        )
+            f"{data['top2_share']:.0%} of it lands on each query's two top-scoring keys</div>")

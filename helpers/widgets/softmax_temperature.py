@@ -31,8 +31,7 @@ class _Bars:
 
     def __init__(self):
         self.figure = FastFigure(figsize=(6.0, 3.4), dpi=80)
-        ax = self.ax = self.figure.fig.add_subplot()
-        self.figure.fig.subplots_adjust(left=0.13, right=0.98, top=0.88, bottom=0.14)
+        ax = self.ax = self.figure.fig.subplots(gridspec_kw=dict(left=0.13, right=0.98, top=0.88, bottom=0.14))
         ax.set(xlim=(0, 1), ylim=(0, 1.25), xticks=[])       # bar k of n sits at x = (k + 0.5) / n
         ax.tick_params(labelsize=_SMALL)
         ax.set_ylabel("weight", fontsize=_TEXT)
@@ -104,5 +103,4 @@ class SoftmaxTemperatureWidget(LiveWidget):
             + _line("naive exp / sum", naive) + "<br>"
             + f"top weight {data['top_weight']:.3f} on token{'s' * (len(data['top']) > 1)} "
             + " and ".join(map(str, data["top"])) + "; "
-            f"entropy {data['entropy_bits']:.3f} bits, spread over ≈ {data['effective_choices']:.2f} tokens</div>"
-        )
+            f"entropy {data['entropy_bits']:.3f} bits, spread over ≈ {data['effective_choices']:.2f} tokens</div>")

@@ -17,8 +17,7 @@ class PullSliderWidget(LiveWidget):
         self.amount = widgets.FloatSlider(value=0.0, min=0.0, max=1.0, step=0.05, description="amount",
                                           continuous_update=True, readout_format=".2f")
         self.figure = FastFigure(figsize=(6.5, 3.0))
-        ax = self.figure.fig.add_subplot()
-        self.figure.fig.subplots_adjust(left=0.12, right=0.98, top=0.86, bottom=0.12)
+        ax = self.figure.fig.subplots(gridspec_kw=dict(left=0.12, right=0.98, top=0.86, bottom=0.12))
         self.bars = ax.bar(range(4), np.zeros(4), color=COLORS["contextual"])   # d = 4
         ax.set(ylim=(0, 1.05), xticks=range(4), xticklabels=[f"dim {i}" for i in range(4)])
         ax.tick_params(labelsize=12)   # fixed sizes: in presenter mode FastFigure grows the whole picture

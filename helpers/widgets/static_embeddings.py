@@ -42,8 +42,7 @@ class SentenceExplorer(LiveWidget):
         return two_mixtures(self.boxes[0].value, self.boxes[1].value, "bank", self.weight.value)
 
     def show(self, data: dict) -> None:
-        tokens = (data["a"]["tokens"], data["b"]["tokens"])
-        for text, words in zip(self.legend.get_texts()[1:], tokens):
+        for text, words in zip(self.legend.get_texts()[1:], (data["a"]["tokens"], data["b"]["tokens"])):
             text.set_text(f"bank mixed in “{' '.join(words)}”")
         for bars, values in ((self.static, data["static"]), (self.mixed[0], data["a"]["mixed"]),
                              (self.mixed[1], data["b"]["mixed"])):
