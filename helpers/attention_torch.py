@@ -143,7 +143,7 @@ class SelfAttention(nn.Module):
 
     def __init__(self, d_model: int, d_k: int):
         super().__init__()
-        self.d_model, self.d_k = d_model, d_k
+        self.d_model, self.d_k = count(d_model, "d_model"), count(d_k, "d_k")   # whole sizes, or a named error
         self.W_q = nn.Linear(d_model, d_k, bias=False)
         self.W_k = nn.Linear(d_model, d_k, bias=False)
         self.W_v = nn.Linear(d_model, d_k, bias=False)

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from helpers import cost, heads, mixing, positions, scaling, temperature
-from helpers.attention_torch import causal_mask
+from helpers.attention_torch import SelfAttention, causal_mask
 from helpers.fast_attention import flash_attention, tiled_attention
 from helpers.heads import MultiHeadAttention
 
@@ -48,6 +48,7 @@ def _qkv():
     (lambda: cost.tensor_bytes(3, -1), ValueError, "each size should be a whole number of at least 0"),
     (lambda: cost.kv_cache_bytes(32, 32, 128, tokens=0), ValueError, "tokens should be a whole number"),
     (lambda: cost.largest_T_for_memory(16e9, heads=0.5), ValueError, "heads should be a whole number"),
+    (lambda: SelfAttention(8, 8 / 2), ValueError, "d_k should be a whole number of at least 1, but got 4.0"),
     (lambda: causal_mask(10 / 2), ValueError, "T_q should be a whole number of at least 1, but got 5.0"),
     (lambda: causal_mask(4, -1), ValueError, "T_k should be a whole number"),
     (lambda: flash_attention(*_qkv(), causal="no"), TypeError, "causal (a mask goes in mask=) should be True"),

@@ -372,8 +372,9 @@ check_self_attention_module = Exercise(
     success="your module gives SelfAttention's outputs with the same weights, on a batch of 2 and of 1, with scores "
             "in the thousands, with scores all far below 0, and on three drawn at random: you have built the layer "
             "the rest of the course uses.",
-    shown="from helpers.attention_torch import attention_weights, check_tokens\n\n\n" + inspect.getsource(
-        SelfAttention).replace("class SelfAttention(", "class MySelfAttention(", 1),   # pasted, it runs as checked
+    shown="from helpers.attention_torch import attention_weights, check_tokens\nfrom helpers.validation import count"
+          "\n\n\n" + inspect.getsource(SelfAttention).replace("class SelfAttention(", "class MySelfAttention(", 1),
     explanation="self.W_q(x) is X W_q (nn.Linear's .weight is W_qᵀ). attention_weights(Q, K, mask) holds your two "
                 "middle lines, softmax(Q @ K.transpose(-2, -1) / √d_k), and sets hidden pairs to −inf (masks: notebook "
-                "07, 09); check_tokens(x, self, mask), the one check line, names an input the module cannot take.")
+                "07, 09); count(...) and check_tokens(x, self, mask), the check lines, name a size or an input the "
+                "module cannot take.")
