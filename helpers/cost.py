@@ -39,7 +39,8 @@ def dtype_name(dtype) -> str:
 def require_sizes(**sizes) -> None:
     """A ValueError naming the first size that is not a whole number of at least 1 (None: a default, left out)."""
     for name, n in sizes.items():
-        n is None or count(n, name)
+        if n is not None:
+            count(n, name)
 
 
 def bytes_per_number(dtype) -> int:
