@@ -9,6 +9,7 @@
     cost_table(T, d_model, d_k)                every line above, as rows for printing
     largest_T_for_memory(budget, dtype)        the longest sequence whose (T, T) matrix fits
     cost_widget_data(T, d_k, ...)              what the notebook 07 widget draws
+    require_sizes(T=T, d_k=d_k)                a named error for a size that is not a whole number of at least 1
 
 Conventions: one multiply plus one add counts as 2 FLOPs (so an (m, n) @ (n, p)
 product costs 2·m·n·p), and softmax, scaling and masking are not counted (they
@@ -92,7 +93,7 @@ def tensor_bytes(*shape: int, dtype="float32") -> int:
     """Bytes of a tensor of the given shape: the product of the sizes times bytes per number."""
     if any(isinstance(n, str) for n in shape):   # tensor_bytes(128, 1024, "float16"): a size of text
         raise TypeError(f"the sizes come first, then dtype by name: tensor_bytes(128, 1024, dtype='float16'); {shape}")
-    return math.prod(count(n, "each size", 0) for n in shape) * bytes_per_number(dtype)
+    return math.prod(count(n, f"size {i} of {shape}", 0) for i, n in enumerate(shape)) * bytes_per_number(dtype)
 
 
 def format_bytes(n: float) -> str:
@@ -126,6 +127,7 @@ def cost_table(T: int, d_model: int, d_k: int, *, dtype="float32", batch: int = 
     Each of `heads` heads (of size d_k) has its own W_q, W_k, W_v: every line is multiplied by H (the projections
     and attention by B·H too), so the crossover of the attention and projection FLOPs stays at T = 1.5 · d_model.
     """
+    require_sizes(T=T, d_model=d_model, d_k=d_k, batch=batch, heads=heads)
     params = projection_parameters(d_model, d_k)["total"] * heads
     proj = projection_flops(T, d_model, d_k, batch=batch * heads)
     attn = attention_flops(T, d_k, batch=batch, heads=heads)
@@ -138,8 +140,8 @@ def cost_table(T: int, d_model: int, d_k: int, *, dtype="float32", batch: int = 
             ("FLOPs attention (forward)", "4 · T² · d_k" + per, attn["total"], "FLOPs"),
             ("memory Q, K, V", f"3 · T · d_k · {bpn} bytes" + per,
              3 * batch * heads * tensor_bytes(T, d_k, dtype=dtype), "bytes"),
-            ("memory (T, T) scores", f"T² · {bpn} bytes" + per, score_matrix_bytes(T, dtype, batch=batch, heads=heads),
-             "bytes"),
+            ("memory (T, T) scores", f"T² · {bpn} bytes" + per,
+             score_matrix_bytes(T, dtype, batch=batch, heads=heads), "bytes"),
             ("memory K, V cache (generation)", f"2 · T · d_k · {bpn} bytes" + per,
              kv_cache_bytes(1, heads, d_k, dtype, tokens=T, batch=batch), "bytes")]
     return [dict(zip(("quantity", "formula", "value", "unit"), row)) for row in rows]

@@ -95,6 +95,8 @@ def require_same_dimension(a: np.ndarray, b: np.ndarray, name_a: str, name_b: st
 
 def count(value, name: str, low: int = 1, high: int | None = None) -> int:
     """A whole number from `low` to `high` (no bound if None): a size, a length, a position, a block."""
+    if getattr(value, "ndim", None) == 0 and hasattr(value, "item"):   # a NumPy or torch scalar: the number in it
+        value = value.item()
     whole = isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, (bool, np.bool_))
     if not whole or value < low or (high is not None and value > high):
         span = f"of at least {low}" if high is None else f"from {low} to {high}"

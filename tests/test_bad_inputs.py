@@ -43,9 +43,12 @@ def _qkv():
     (lambda: cost.attention_flops(8, 4, causal="no"), TypeError, "causal should be True or False"),
     (lambda: cost.projection_parameters("512", 64), ValueError, "d_model should be a whole number"),
     (lambda: cost.projection_flops(1024, 512, 64, batch=0), ValueError, "batch should be a whole number"),
+    (lambda: cost.attention_flops(np.float64(562.0), 64), ValueError, "T should be a whole number of at least 1, but "
+     "got 562.0."),                                                  # the number, not "float64 of shape ()"
+    (lambda: cost.cost_table(1024, 512, 64, heads=2.5), ValueError, "heads should be"),   # not batch · heads
     (lambda: cost.score_matrix_bytes(1024.0), ValueError, "T should be a whole number of at least 1, but got 1024.0"),
     (lambda: cost.matmul_flops(2, 3, -4), ValueError, "p should be a whole number"),
-    (lambda: cost.tensor_bytes(3, -1), ValueError, "each size should be a whole number of at least 0"),
+    (lambda: cost.tensor_bytes(3, -1), ValueError, "size 1 of (3, -1) should be a whole number of at least 0"),
     (lambda: cost.kv_cache_bytes(32, 32, 128, tokens=0), ValueError, "tokens should be a whole number"),
     (lambda: cost.largest_T_for_memory(16e9, heads=0.5), ValueError, "heads should be a whole number"),
     (lambda: SelfAttention(8, 8 / 2), ValueError, "d_k should be a whole number of at least 1, but got 4.0"),
@@ -57,6 +60,10 @@ def test_a_bad_input_is_named(call, error, says):
     with pytest.raises(error, match=None) as raised:
         call()
     assert says in str(raised.value), str(raised.value)
+
+
+def test_sizes_held_in_a_numpy_or_torch_scalar_count_as_their_number():
+    assert causal_mask(torch.tensor(4)).shape == (4, 4) and cost.attention_flops(np.int64(8), 4)["total"] == 4 * 64 * 4
 
 
 def test_a_three_dimensional_mask_given_to_many_heads_is_told_to_add_the_head_axis():
@@ -81,7 +88,7 @@ def test_the_widgets_take_what_their_controls_offer_and_name_it_otherwise():
                lambda: HeadsWidget("river bank flows"): "sentence should be one of 'the river bank flows slowly'",
                lambda: HeadsWidget(mask_type="Causal"): "mask_type should be one of 'none', 'causal'",
                lambda: FlashTilesWidget(causal="yes"): "causal should be one of False, True, but got 'yes'",
-               lambda: PositionsWidget(p=2.5): "p should be a whole number from 0 to 47, but got 2.5",   # TraitError
+               lambda: PositionsWidget(p=2.5): "p should be a whole number from 0 to 47, but got 2.5",   # not 2
                lambda: SoftmaxTemperatureWidget(scale=5000): "scale should be a number from 0.01 to 1000"}
     for make, message in refused.items():
         with pytest.raises(ValueError, match=re.escape(message)):

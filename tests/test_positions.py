@@ -18,7 +18,7 @@ from helpers.positions import (
     sinusoidal_positions,
 )
 from helpers.running_example import embed
-from helpers.widgets.positions import PositionsWidget
+from helpers.widgets.positions import PositionsWidget, _Picture
 
 # ----------------------------------------------------------------------------- the encoding
 
@@ -114,6 +114,15 @@ def test_widget_follows_its_sliders():
     w.d.value = 64
     assert w.result["p"] == 30 and w.result["PE"].shape == (48, 64)
     assert "30" in w.reading.value and w.picture.value[:4] == b"\x89PNG"
+
+
+def test_the_picture_after_moving_d_back_and_forth_is_the_one_drawn_afresh():
+    """One background is kept per d: returning to a d blits over that d's background, not the last one drawn."""
+    w = PositionsWidget(p=5, d=16)
+    for d, p in ((64, 7), (4, 2), (16, 9), (64, 30)):
+        w.d.value, w.p.value = d, p
+        drawn_once = _Picture(48).png(position_snapshot(p, d))   # a new figure: its first picture is drawn whole
+        assert w.picture.value == drawn_once, (d, p)
 
 
 # ----------------------------------------------------------------------------- the checkers

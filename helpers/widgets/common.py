@@ -117,7 +117,7 @@ def offered(control, value, name: str):
     options = [o[1] if isinstance(o, tuple) else o for o in getattr(control, "options", ())]
     low, high = (control.base ** control.min, control.base ** control.max) if hasattr(control, "base") else (
         getattr(control, "min", None), getattr(control, "max", None))
-    whole = isinstance(control.value, int)   # an IntSlider's: 2.5 would be a TraitError
+    whole = isinstance(control.value, int)   # an IntSlider's: 2.5 would silently become 2
     if not (value in options if options else isinstance(value, numbers.Integral if whole else numbers.Real)
             and low <= value <= high):
         kind = "whole number" if whole else "number"
