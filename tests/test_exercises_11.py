@@ -272,6 +272,13 @@ def test_a_rule_that_returns_no_truth_value_is_told_so():
     passed(ex11.check_tile_is_future(lambda *tile: np.int8(right(*tile))))
 
 
+def test_a_rule_that_only_looks_like_a_slip_on_a_small_grid_is_not_told_that_slip():
+    """k_start > q_stop + 5 + T_k − T_q skips what 'one tile too many' skips on the first 2 × 2 grid, not later."""
+    feedback = ex11.check_tile_is_future(lambda qa, qb, ka, kb, T_q, T_k: ka > qb + 5 + T_k - T_q)
+    not_yet(feedback, "for T_q=3, T_k=3", "wrong values", "skip only if even the tile's LAST query")
+    assert not any(m[:40] in feedback.message for _, m in ex11.TILE_SLIPS), feedback.message
+
+
 def test_an_answer_right_on_the_pages_cases_and_slipped_elsewhere_fails_every_time():
     """Each slip's witness is a fixed case; the drawn cases refuse it too, so copying the fixed cases does not help."""
     fixed_tiles = {tuple(ex11._tile_case(*c).args) for c in ex11.TILE_CASES}
@@ -290,7 +297,7 @@ def test_an_answer_right_on_the_pages_cases_and_slipped_elsewhere_fails_every_ti
                 page = any((T_q, T_k) == s[:2] for s in sizes)
                 return ex11.reference_tile_is_future(qa, qb, ka, kb, T_q, T_k) if page else slip(qa, qb, ka, kb,
                                                                                                   T_q, T_k)
-            not_yet(ex11.check_tile_is_future(rule), "drawn at random")   # named as the slip it equals on that draw
+            not_yet(ex11.check_tile_is_future(rule), "drawn at random")   # right on every fixed case: no slip named
         not_yet(ex11.check_running_softmax(from_zero), "drawn at random", "m starts at 0")
 
 
