@@ -1,9 +1,11 @@
 """Exercises of notebook 11: the running softmax of one query, key by key; the causal skip condition of a tile."""
 import contextlib
 import math
+import sys
 import tracemalloc
 import types
 import weakref
+from collections import deque
 from functools import partial
 
 import numpy as np
@@ -55,7 +57,7 @@ RUNNING_SLIPS = (
                       "(0 / 0 at the end). Start at −∞ (float('-inf')): nothing seen yet"),
     (dict(rescale_l=False, rescale_o=False), "neither l nor o is rescaled: multiply both by exp(m_old − m_new) when a "
                                              "larger score arrives (computed before m takes its new value)"))
-LONG = 300   #: the keys of the long stream, on which the answer's memory is measured
+LONG = 1000   #: the keys of the long stream, on which the answer's memory is measured
 #: (scores, values): the maximum arrives late (rescaling matters), scores far below 0 (m from 0 fails), and scores
 #: that climb far above the first (exp(s − first score) overflows: only a maximum kept up to date works).
 RUNNING_CASES = (([0.3, 1.2, -0.4, 2.0], [[1, 0, 2], [0, 1, 1], [3, 1, 0], [0, 2, 1]]),
@@ -79,11 +81,12 @@ def _draw_running(rng, low=False, long=False) -> Case:
 
 class _Watch(torch.overrides.TorchFunctionMode):
     """Inside it: `most`, the most numbers in one tensor that a torch function or method returned; `alive`, the
-    tensors (and NumPy arrays, from .numpy()) returned that are still in use (weakly held: one let go of leaves it)."""
+    tensors (and NumPy arrays, from .numpy()) returned that are still in use (weakly held: one let go of leaves it);
+    `sizes`, the entries in each of the answer's variables, halfway and at the last key (see _stream)."""
 
     def __init__(self):
         super().__init__()
-        self.most, self.kept, self.bytes, self.alive = 0, 0, 0, weakref.WeakValueDictionary()   # by id, not ==
+        self.most, self.kept, self.bytes, self.sizes, self.alive = 0, 0, 0, [{}, {}], weakref.WeakValueDictionary()
 
     def __torch_function__(self, func, _types, args=(), kwargs=None):
         if func in (torch.Tensor.tolist, torch.Tensor.item, torch.Tensor.__float__):
@@ -95,10 +98,25 @@ class _Watch(torch.overrides.TorchFunctionMode):
         return out
 
 
+def _sizes(frame) -> dict:
+    """{variable: its entries (items of a list, tuple, dict or set, numbers of an array)} in the answer's frames."""
+    sizes = {}
+    while frame.f_code is not _run_running.__code__:   # the answer, and functions it called
+        for name, x in frame.f_locals.items():
+            n = (len(x) if isinstance(x, (list, tuple, dict, set, deque)) else x.numel() if isinstance(x, torch.Tensor)
+                 else x.size if isinstance(x, np.ndarray) else 1)
+            sizes[name] = max(sizes.get(name, 0), n)
+        frame = frame.f_back
+    return sizes
+
+
 def _stream(pairs, watch=None):
-    """Fresh copies of the (s, v) pairs; with a `watch`, at the last key: the numbers its tensors still hold, and the
-    bytes of Python objects (NumPy arrays too) made since tracemalloc started, the checker's own left out."""
+    """Fresh copies of the (s, v) pairs; with a `watch`, the sizes of the answer's variables halfway, and at the last
+    key: the numbers its tensors still hold, the bytes of Python objects (NumPy arrays too) made since tracemalloc
+    started, the checker's own left out."""
     for i, (s, v) in enumerate(pairs):
+        if watch is not None and i in (len(pairs) // 2, len(pairs) - 1):
+            watch.sizes.append(_sizes(sys._getframe(1)))
         if watch is not None and i == len(pairs) - 1:
             watch.kept = sum(math.prod(t.shape) for t in list(watch.alive.values()))   # the keys kept, and m, l, o
             call, traces = _Watch.__torch_function__.__code__.co_firstlineno + 2, tracemalloc.take_snapshot().traces
@@ -118,13 +136,17 @@ def _run_running(answer, case):
             result = answer(_stream(pairs, watch), d_v)
         finally:
             tracemalloc.stop()
-    limit = LONG * d_v // 2                             # m, l and o hold d_v + 2 numbers; the values, LONG · d_v
+    (then, last), limit = watch.sizes[-2:], LONG * d_v // 2   # halfway, the last key; m, l, o: d_v + 2 numbers
+    grew, name = max(((n - then.get(name, 0), name) for name, n in last.items()), default=(0, ""))
     kept = [f"still held {watch.kept:,} numbers in tensors and arrays at the last key"] * (watch.kept > limit) + [
         f"made a tensor of {watch.most:,} numbers"] * (watch.most > limit) + [
-        f"still held {watch.bytes:,} bytes of Python objects at the last key"] * (watch.bytes > 8 * limit)
+        f"still held {watch.bytes:,} bytes of Python objects at the last key"] * (watch.bytes > 8 * limit) + [
+        f"held {last.get(name, 0):,} entries in the variable {name} at the last key, {grew:,} more than halfway"] * (
+        grew > LONG // 4)   # a tile of up to LONG / 4 keys, kept for a while, passes
     if kept:
         raise Refusal(f"on {case.what}: your function {' and '.join(kept)}, memory that grows with the keys. A "
-                      "running softmax keeps only m, l and o: update them as each (s, v) arrives, and collect no keys.")
+                      "running softmax keeps only m, l and o: update them as each (s, v) arrives, and keep nothing "
+                      "per key (no values, no scores, no history: l is the scores' running sum).")
     return result
 
 
