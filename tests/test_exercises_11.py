@@ -291,10 +291,18 @@ def test_a_rule_that_returns_no_truth_value_is_told_so():
 def test_a_rule_that_only_looks_like_a_slip_on_a_small_grid_is_not_told_that_slip():
     """k_start > q_stop + 5 + T_k − T_q skips what 'one tile too many' skips on the first 2 × 2 grid, not later."""
     feedback = ex11.check_tile_is_future(lambda qa, qb, ka, kb, T_q, T_k: ka > qb + 5 + T_k - T_q)
-    not_yet(feedback, "for T_q=3, T_k=3", "wrong values", "skip only if even the tile's LAST query")
+    not_yet(feedback, "for T_q=3, T_k=3", "the tile of queries 0…1 and key 2 is computed, but it is wholly in the "
+            "future: its first key, 2, comes after key 1, the last that its last query may see")
     assert not any(m[:40] in feedback.message for _, m in ex11.TILE_SLIPS), feedback.message
     not_yet(ex11.check_tile_is_future(lambda qa, qb, ka, kb, T_q, T_k: None if T_k != T_q else ka > qb - 1),
             "for T_q=3, T_k=12", "returned None")   # the grid where it happened, not the first one tried
+
+
+def test_a_tile_skipped_though_its_last_query_sees_a_key_is_named_by_its_queries_and_keys():
+    def skips_query_4_s_first_tile(q_start, q_stop, k_start, k_stop, T_q, T_k):
+        return k_start > q_stop - 1 + T_k - T_q or (q_start, k_start, T_q) == (4, 0, 8)
+    not_yet(ex11.check_tile_is_future(skips_query_4_s_first_tile), "for T_q=8, T_k=8 in tiles of 2 queries × 2 keys: "
+            "the tile of queries 4…5 and keys 0…1 is skipped, but its last query (token 5) sees key 0: compute it.")
 
 
 def test_an_answer_right_on_the_pages_cases_and_slipped_elsewhere_fails_every_time():

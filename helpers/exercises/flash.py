@@ -313,6 +313,21 @@ def _run_tiles(answer, case):
     return grid
 
 
+def _judge_tiles(case, got, expected):
+    """The first tile the rule gets wrong, named by its queries and keys; a named slip is left to the engine."""
+    if got.shape != expected.shape or named_slip(got, check_tile_is_future.slips(case), atol=0.5) is not None:
+        return None
+    (T_q, T_k, block_q, block_k), (i, j) = case.args, np.argwhere(got != expected)[0]
+    q_first, k_first = i * block_q, j * block_k
+    q_last, k_last = min(q_first + block_q, T_q) - 1, min(k_first + block_k, T_k) - 1
+    queries = f"query {q_first}" if q_first == q_last else f"queries {q_first}…{q_last}"
+    keys, sees = f"key {k_first}" if k_first == k_last else f"keys {k_first}…{k_last}", q_last + T_k - T_q
+    return f"for {case.what}: the tile of {queries} and {keys} " + (
+        f"is skipped, but its last query (token {sees}) sees key {k_first}: compute it." if got[i, j] else
+        f"is computed, but it is wholly in the future: its first key, {k_first}, comes after key {sees}, the last "
+        "that its last query may see. Skip it.")
+
+
 check_tile_is_future = Exercise(
     reference_tile_is_future, title="the causal skip condition",
     expects="future(q_start, q_stop, k_start, k_stop, T_q, T_k) returning True or False",
@@ -322,7 +337,7 @@ check_tile_is_future = Exercise(
     slips=lambda case: [(lambda r=rule: tile_grid(r, *case.args), f"for {case.what}: {message}")
                         for rule, message in TILE_SLIPS if hasattr(case, "fixed_grids") and all(
                             np.array_equal(tile_grid(rule, *c), g) for c, g in zip(TILE_CASES, case.fixed_grids))],
-    where="for {what}: ", name="the tiles skipped (1) for {what}", atol=0.5,
+    where="for {what}: ", name="the tiles skipped (1) for {what}", atol=0.5, judge=_judge_tiles,
     hint="skip only if even the tile's LAST query sees none of its keys: compare that with the tile's FIRST key.",
     success="a tile is skipped only when its first key comes after the last key its LAST query may see; a tile that "
             "crosses the diagonal is computed, masked inside. Square and causal, that is a bit over half of the tiles.",
