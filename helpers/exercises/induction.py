@@ -110,21 +110,25 @@ def relabelled(model, orders, scales=SCALES[0]):
     return copy.eval()
 
 
-@functools.lru_cache(maxsize=16)
-def _measured(orders, scales):
-    """(scores (2, n_layers, H), {head: copy loss with it off}) of one relabelled copy, measured on one thread."""
-    model = relabelled(induction.load_trained_model(), orders, scales)
+@functools.lru_cache(maxsize=len(SCALES))
+def _measured(scales):
+    """(scores (2, n_layers, H), {head: copy loss with it off}) of the model with these W_q scales, on one thread."""
+    model = relabelled(induction.load_trained_model(), ((0, 1), (0, 1)), scales)
     tokens, copy = induction.repeated_batch(500, torch.Generator().manual_seed(12))   # the page's evaluation batch
     with cpu_threads(1):
         return induction.head_scores(model, induction.probes(40)), induction.ablation_table(model, tokens, copy)
 
 
 def _model_case(orders, scales=SCALES[0], drawn=""):
-    scores, table = _measured(orders, scales)
+    """A relabelled copy computes the same function: its scores and losses are the measured ones, heads reordered."""
+    (scores, measured), was = _measured(scales), {(l, h): (l, old) for l, order in enumerate(orders) for h, old in
+                                                   enumerate(order)}   # new head number: its number as measured
+    scores = torch.stack([scores[:, l, list(order)] for l, order in enumerate(orders)], dim=1)   # (2, n_layers, H)
+    table = {head: measured[was.get(head, head)] for head in measured}   # None: every head on
     swapped = [f"layer {layer}'s heads swapped" for layer, order in enumerate(orders) if order != (0, 1)]
     kind = ", ".join(swapped or ["the heads numbered as trained"]) + SCALED.get(scales, "")
     worst = max((head for head in table if head is not None), key=table.get)
-    return Case(scores.clone(), what=kind + drawn, table=table, worst=worst)
+    return Case(scores, what=kind + drawn, table=table, worst=worst)
 
 
 def _draw_model(rng) -> Case:
