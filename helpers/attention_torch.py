@@ -8,11 +8,10 @@
     check_attention_inputs, check_mask, check_tokens     the named errors, where a person's input enters
     count_parameters(module)                             trainable numbers
 
-Mask convention (the textbook one): mask == 0 means "query i may NOT attend to
-key j"; nonzero / True means it may. The mask broadcasts to (..., T_q, T_k).
-This is the polarity of a boolean `attn_mask` in
-torch.nn.functional.scaled_dot_product_attention (True = may attend), and the
-opposite of nn.MultiheadAttention's masks (True = ignore).
+Mask convention (the textbook one): mask == 0 means "query i may NOT attend to key j"; nonzero / True means it may.
+The mask broadcasts to (..., T_q, T_k). This is the polarity of a boolean `attn_mask` in
+torch.nn.functional.scaled_dot_product_attention (True = may attend), and the opposite of nn.MultiheadAttention's
+masks (True = ignore).
 """
 import math
 import sys
@@ -165,8 +164,7 @@ class SelfAttention(nn.Module):
 def causal_mask(T_q: int, T_k: int | None = None, *, device=None) -> torch.Tensor:
     """(T_q, T_k) bool: the last T_q of T_k tokens each see themselves and what came before.
 
-    Bottom-right aligned: query i may attend to keys 0 … T_k − T_q + i. causal_mask(T) is the
-    square lower triangle.
+    Bottom-right aligned: query i may attend to keys 0 … T_k − T_q + i. causal_mask(T) is the square lower triangle.
     """
     T_q, T_k = count(T_q, "T_q"), count(T_q if T_k is None else T_k, "T_k")
     return torch.ones(T_q, T_k, dtype=torch.bool, device=device).tril(diagonal=T_k - T_q)

@@ -11,9 +11,8 @@
     cost_widget_data(T, d_k, ...)              what the notebook 07 widget draws
     require_sizes(T=T, d_k=d_k)                a named error for a size that is not a whole number of at least 1
 
-Conventions: one multiply plus one add counts as 2 FLOPs (so an (m, n) @ (n, p)
-product costs 2·m·n·p), and softmax, scaling and masking are not counted (they
-are O(T²) but not matrix products; FlashAttention's benchmarks count the same
+Conventions: one multiply plus one add counts as 2 FLOPs (so an (m, n) @ (n, p) product costs 2·m·n·p), and softmax,
+scaling and masking are not counted (they are O(T²) but not matrix products; FlashAttention's benchmarks count the same
 way). GB means 10⁹ bytes and GiB 2³⁰ bytes.
 """
 import math

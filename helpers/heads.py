@@ -11,8 +11,7 @@
     attention_dropout(W, p, g)       dropout on attention weights, kept entries scaled by 1/(1 - p)
     head_pattern_data(...)           what the notebook 09 widget shows
 
-Masks follow the course (helpers.attention_torch): mask == 0 means "may not attend", broadcast to
-(B, H, T_q, T_k).
+Masks follow the course (helpers.attention_torch): mask == 0 means "may not attend", broadcast to (B, H, T_q, T_k).
 """
 import torch
 import torch.nn as nn

@@ -7,10 +7,9 @@
     training_snapshot(experiment, step)   what the widget draws at one training step
     plot_loss_curves(experiment)          the training loss of every model, on one log-scale axis
 
-The task: "piece of cake today ." is an idiom, "piece of leg today ." is not.
-Each word appears equally in both labels, so only the head + partner *pair*
-decides. The models share frozen random embeddings and a linear readout and
-differ only in their attention layer. Everything runs in float64 on the CPU.
+The task: "piece of cake today ." is an idiom, "piece of leg today ." is not. Each word appears equally in both labels,
+so only the head + partner *pair* decides. The models share frozen random embeddings and a linear readout and differ
+only in their attention layer. Everything runs in float64 on the CPU.
 """
 import itertools
 from collections.abc import Sequence
@@ -89,12 +88,10 @@ MLP_HIDDEN = 44
 
 def build_model(name: str, d_model: int) -> SentenceClassifier:
     """One of MODELS, wrapped in the shared readout."""
-    return {
-        PARAMETER_FREE: lambda: SentenceClassifier(ParameterFreeAttention(), d_model),
-        LEARNED: lambda: SentenceClassifier(SelfAttention(d_model, d_model), d_model),
-        VALUES_ONLY: lambda: SentenceClassifier(FixedAttentionLearnedValues(d_model, d_model), d_model),
-        MLP_READOUT: lambda: SentenceClassifier(ParameterFreeAttention(), d_model, hidden=MLP_HIDDEN),
-    }[name]()
+    return {PARAMETER_FREE: lambda: SentenceClassifier(ParameterFreeAttention(), d_model),
+            LEARNED: lambda: SentenceClassifier(SelfAttention(d_model, d_model), d_model),
+            VALUES_ONLY: lambda: SentenceClassifier(FixedAttentionLearnedValues(d_model, d_model), d_model),
+            MLP_READOUT: lambda: SentenceClassifier(ParameterFreeAttention(), d_model, hidden=MLP_HIDDEN)}[name]()
 
 
 # ---------------------------------------------------------------- the idiom task
@@ -146,8 +143,7 @@ def make_dataset(task: str = "idiom", seed: int = 0) -> Dataset:
     for head, partner in itertools.product(HEADS, PARTNERS):  # split each pair in half: balanced everywhere
         group = [s for s in all_sentences if s[0] == head and s[2] == partner]
         group = [group[i] for i in rng.permutation(len(group))]
-        held = [s for s in group if s in examples]
-        rest = [s for s in group if s not in examples]
+        held, rest = [s for s in group if s in examples], [s for s in group if s not in examples]
         half = len(group) // 2
         test += held + rest[: half - len(held)]
         train += rest[half - len(held):]
@@ -277,10 +273,9 @@ def training_snapshot(experiment: Experiment, step: int, example: int = 0) -> di
     out = {"tokens": sentence.split(), "label": label_of(sentence.split(), experiment.task), "models": {}}
     for name, run in experiment.runs.items():
         k = int(np.searchsorted(run.snapshot_steps, step, side="right") - 1)
-        out["step"] = int(run.snapshot_steps[k])
-        out["models"][name] = {"weights": run.snapshot_weights[k, example], "loss": float(run.loss[out["step"]]),
-                               "train_accuracy": float(run.train_accuracy[out["step"]]),
-                               "loss_curve": run.loss[: out["step"] + 1]}
+        at = out["step"] = int(run.snapshot_steps[k])
+        out["models"][name] = {"weights": run.snapshot_weights[k, example], "loss": float(run.loss[at]),
+                               "train_accuracy": float(run.train_accuracy[at]), "loss_curve": run.loss[: at + 1]}
     return out
 
 

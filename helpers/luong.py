@@ -1,9 +1,8 @@
 """Luong attention, cross-attention and self-attention: one function, three uses (notebook 06).
 
-The toy translation: an English encoder reads "money bank grows"; a Hindi
-decoder is writing "paisa badhta" (पैसा बढ़ता, "money grows"). Encoder states
-h_j are the course's static embeddings; decoder states s_i are hand-picked so
-every number can be checked by eye.
+The toy translation: an English encoder reads "money bank grows"; a Hindi decoder is writing "paisa badhta" (पैसा बढ़ता,
+"money grows"). Encoder states h_j are the course's static embeddings; decoder states s_i are hand-picked so every
+number can be checked by eye.
 
     encoder_states()            H: (T_k, d) = (3, 4), one row per English token
     decoder_states()            S_dec: (T_q, d) = (2, 4), one row per Hindi token
@@ -28,12 +27,10 @@ DECODER_STATES = {"paisa": (1.0, 0.2, 0.8, 0.0), "badhta": (0.0, 0.6, 0.8, 1.0)}
 D_MODEL = 4
 
 #: The four mechanisms the two differences span: (learned projections?, one sequence?) -> name.
-MECHANISMS = {
-    (False, False): "Luong-style attention (no projections, two sequences)",
-    (False, True): "parameter-free self-attention (notebook 03)",
-    (True, False): "cross-attention (learned projections, two sequences)",
-    (True, True): "self-attention (learned projections, one sequence)",
-}
+MECHANISMS = {(False, False): "Luong-style attention (no projections, two sequences)",
+              (False, True): "parameter-free self-attention (notebook 03)",
+              (True, False): "cross-attention (learned projections, two sequences)",
+              (True, True): "self-attention (learned projections, one sequence)"}
 
 
 def encoder_states() -> torch.Tensor:

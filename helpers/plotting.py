@@ -75,8 +75,7 @@ def heatmap(M, row_labels=None, col_labels=None, *, title: str = "", ax=None,
 
 
 def heatmaps(matrices: Sequence, titles: Sequence[str], row_labels=None, col_labels=None, *,
-             suptitle: str = "", shared_scale: bool = False, fmt: str = "{:.2f}",
-             xlabel: str = "", ylabel: str = ""):
+             suptitle: str = "", shared_scale: bool = False, fmt: str = "{:.2f}", xlabel: str = "", ylabel: str = ""):
     """Several heatmaps side by side, one title each (or None), the labels shared. Returns (fig, axes)."""
     arrays = [np.asarray(M, dtype=float) for M in matrices]
     titles = [""] * len(arrays) if titles is None else titles

@@ -81,12 +81,10 @@ def four_terms(E: torch.Tensor, P: torch.Tensor) -> dict[str, torch.Tensor]:
         raise ValueError(f"E and P should be tensors of one shape (T, d) and one dtype, but got {check.describe(E)} "
                          f"and {check.describe(P)}: make P for E's own T and d, P = sinusoidal_positions(T, d, "
                          "dtype=E.dtype).")
-    return {
-        "content-content": E @ E.T,                          # (T, T) what the words are
-        "content-position": E @ P.T,                         # (T, T) word i against position j
-        "position-content": P @ E.T,                         # (T, T) position i against word j
-        "position-position": P @ P.T,                        # (T, T) where the words are
-    }
+    return {"content-content": E @ E.T,                      # (T, T) what the words are
+            "content-position": E @ P.T,                     # (T, T) word i against position j
+            "position-content": P @ E.T,                     # (T, T) position i against word j
+            "position-position": P @ P.T}                    # (T, T) where the words are
 
 
 def position_snapshot(p: int, d: int, T: int = 48) -> dict:

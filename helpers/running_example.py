@@ -3,9 +3,8 @@
     money bank grows      (bank = a financial institution)
     river bank flows      (bank = a riverside)
 
-Each word has one static 4-D embedding. money, bank and grows use the module
-text's vectors; river and flows are chosen so that, after attention, bank in
-"river bank flows" lands far from where it lands in "money bank grows".
+Each word has one static 4-D embedding. money, bank and grows use the module text's vectors; river and flows are chosen
+so that, after attention, bank in "river bank flows" lands far from where it lands in "money bank grows".
 """
 import re
 
@@ -17,13 +16,11 @@ SENTENCES = (SENTENCE_MONEY, SENTENCE_RIVER)
 MAX_WORDS = 10  #: the longest sentence a widget takes: its (T, T) heatmaps and its legends stay readable
 
 #: Static embeddings, d = 4. One row per word, whatever sentence it is in.
-EMBEDDINGS: dict[str, tuple[float, ...]] = {
-    "money": (1.0, 0.0, 1.0, 0.0),
-    "bank": (1.0, 1.0, 0.0, 0.0),
-    "grows": (0.0, 1.0, 1.0, 1.0),
-    "river": (0.0, 1.0, 0.0, 1.0),
-    "flows": (0.0, 1.0, 0.0, 2.0),
-}
+EMBEDDINGS: dict[str, tuple[float, ...]] = {"money": (1.0, 0.0, 1.0, 0.0),
+                                            "bank": (1.0, 1.0, 0.0, 0.0),
+                                            "grows": (0.0, 1.0, 1.0, 1.0),
+                                            "river": (0.0, 1.0, 0.0, 1.0),
+                                            "flows": (0.0, 1.0, 0.0, 2.0)}
 VOCAB: tuple[str, ...] = tuple(EMBEDDINGS)
 
 

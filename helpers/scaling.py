@@ -130,10 +130,9 @@ def gradient_measurements(d_values=POWERS_OF_TWO, scaled: bool = True, *, n_seq:
                           d_model: int = 64, seed: int = 0) -> dict:
     """Measure with autograd how much gradient reaches the scores z and the projection W_q, per d_k.
 
-    x (n_seq, T, d_model) ~ N(0, 1), W_q, W_k ~ N(0, 1/d_model), z = Q Kᵀ (/ √d_k if scaled), L = Σ softmax(z) · G
-    for a fixed random G; the same draws with and without scaling. Returns d, scaled and arrays, one entry per d_k:
-    scores_* (||∂L/∂z_i||), wq_* (||x_i|| ||∂L/∂q_i||), wq_total, wq_top10_share, gap_top10, gap_rest, top2_share,
-    max_weight.
+    x (n_seq, T, d_model) ~ N(0, 1), W_q, W_k ~ N(0, 1/d_model), z = Q Kᵀ (/ √d_k if scaled), L = Σ softmax(z) · G for a
+    fixed random G; the same draws with and without scaling. Returns d, scaled and arrays, one entry per d_k: scores_*
+    (||∂L/∂z_i||), wq_* (||x_i|| ||∂L/∂q_i||), wq_total, wq_top10_share, gap_top10, gap_rest, top2_share, max_weight.
     """
     base = np.random.default_rng([seed, d_model, T, n_seq])
     x = torch.from_numpy(base.standard_normal((n_seq, T, d_model)))   # (n_seq, T, d_model)
@@ -196,8 +195,7 @@ def constant_comparison(d_model: int = 512, n_heads: int = 8, *, T: int = 16, n_
     for label, c in (("no scaling (c = 1)", 1.0), (f"c = √d_k = √{d_k}", math.sqrt(d_k)),
                      (f"c = √d_model = √{d_model}", math.sqrt(d_model))):
         summary = _summarise(S, G, c)
-        rows.append({"label": label, "c": c, **{k: summary[k] for k in (
-            "score_var", "max_weight", "entropy_bits", "effective_keys", "mean_sorted_weights",
-            "example_weights", "grad_median")}})
+        rows.append({"label": label, "c": c, **{k: summary[k] for k in ("score_var", "max_weight", "entropy_bits",
+                     "effective_keys", "mean_sorted_weights", "example_weights", "grad_median")}})
     return {"d_model": d_model, "n_heads": n_heads, "d_k": d_k, "T": T,
             "max_entropy_bits": math.log2(T), "example_scores": S[0].copy(), "rows": rows}

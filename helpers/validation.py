@@ -1,9 +1,8 @@
 """Input checks that speak to a student.
 
-Used where a person types: exercise answers, widget text boxes, and the public
-functions a student calls with their own arrays. A wrong shape or a NaN is
-reported where it enters, with what was expected and what came, instead of
-surfacing later as a broadcast error or a silent NaN.
+Used where a person types: exercise answers, widget text boxes, and the public functions a student calls with their own
+arrays. A wrong shape or a NaN is reported where it enters, with what was expected and what came, instead of surfacing
+later as a broadcast error or a silent NaN.
 """
 import numbers
 

@@ -80,9 +80,8 @@ def _draw_running(rng, low=False, long=False) -> Case:
 
 
 class _Watch(torch.overrides.TorchFunctionMode):
-    """Inside it: `most`, the most numbers in one tensor that a torch function or method returned; `alive`, the
-    tensors (and NumPy arrays, from .numpy()) returned that are still in use (weakly held: one let go of leaves it);
-    `sizes`, the entries in each of the answer's variables, halfway and at the last key (see _stream)."""
+    """Inside it: `most`, the most numbers in one tensor that a torch function or method returned; `alive`, those
+    tensors (and NumPy arrays, from .numpy()) still in use (weakly held); `kept`, `bytes`, `sizes`: see _stream."""
 
     def __init__(self):
         super().__init__()
@@ -103,17 +102,15 @@ def _sizes(frame) -> dict:
     sizes = {}
     while frame.f_code is not _run_running.__code__:   # the answer, and functions it called
         for name, x in frame.f_locals.items():
-            n = (len(x) if isinstance(x, (list, tuple, dict, set, deque)) else x.numel() if isinstance(x, torch.Tensor)
-                 else x.size if isinstance(x, np.ndarray) else 1)
-            sizes[name] = max(sizes.get(name, 0), n)
+            sizes[name] = max(sizes.get(name, 0), len(x) if isinstance(x, (list, tuple, dict, set, deque)) else
+                              x.numel() if isinstance(x, torch.Tensor) else x.size if isinstance(x, np.ndarray) else 1)
         frame = frame.f_back
     return sizes
 
 
 def _stream(pairs, watch=None):
-    """Fresh copies of the (s, v) pairs; with a `watch`, the sizes of the answer's variables halfway, and at the last
-    key: the numbers its tensors still hold, the bytes of Python objects (NumPy arrays too) made since tracemalloc
-    started, the checker's own left out."""
+    """Fresh copies of the (s, v) pairs; with a `watch`, the answer's variables' sizes halfway and at the last key, and
+    there the numbers its tensors hold and the bytes of Python objects made since tracemalloc started (not ours)."""
     for i, (s, v) in enumerate(pairs):
         if watch is not None and i in (len(pairs) // 2, len(pairs) - 1):
             watch.sizes.append(_sizes(sys._getframe(1)))

@@ -25,14 +25,13 @@ def _lookup_cases():
     keys = np.eye(3)                                  # the keys 'a', 'b', 'c' as one-hot vectors
     values = np.array([1.0, 2.0, 4.0])                # d = {'a': 1, 'b': 2, 'c': 4}
     rng = np.random.default_rng(4)
-    return (
-        (np.array([0.5, 2.0, -1.0]), keys, values, "the query [0.5, 2, -1] over d = {'a': 1, 'b': 2, 'c': 4}"),
-        (np.array([1.0, 0.0, 0.0]), keys, values, "the query 'a' over the same dictionary"),
-        (rng.normal(size=4), rng.normal(size=(5, 4)), rng.normal(size=5), "random keys (5, 4) and values (5,)"),
-        (np.array([800.0, 790.0, 0.0]), keys, values, "the query [800, 790, 0], whose scores overflow exp"),
-        (np.array([0.0, 800.0, 790.0]), keys, values, "the query [0, 800, 790], the largest score second"),
-        (np.array([1000.0, -1000.0, 0.0]), 2 * keys, values, "the query [1000, -1000, 0] over keys twice as long"),
-        (np.array([-1000.0, -1001.0, -1002.0]), keys, values, "the query [-1000, -1001, -1002], all far below 0"))
+    return ((np.array([0.5, 2.0, -1.0]), keys, values, "the query [0.5, 2, -1] over d = {'a': 1, 'b': 2, 'c': 4}"),
+            (np.array([1.0, 0.0, 0.0]), keys, values, "the query 'a' over the same dictionary"),
+            (rng.normal(size=4), rng.normal(size=(5, 4)), rng.normal(size=5), "random keys (5, 4) and values (5,)"),
+            (np.array([800.0, 790.0, 0.0]), keys, values, "the query [800, 790, 0], whose scores overflow exp"),
+            (np.array([0.0, 800.0, 790.0]), keys, values, "the query [0, 800, 790], the largest score second"),
+            (np.array([1000.0, -1000.0, 0.0]), 2 * keys, values, "the query [1000, -1000, 0] over keys twice as long"),
+            (np.array([-1000.0, -1001.0, -1002.0]), keys, values, "the query [-1000, -1001, -1002], all far below 0"))
 
 
 def _lookup_slips(query, keys, values):
@@ -118,13 +117,11 @@ def _judge_count(case, got, expected):
     """Not the exact count (atol=0): the slip it is (a later entry wins where two coincide), or what to count."""
     (d_model, d_k), got, expected = case.args, got.item(), int(expected)
     shape = "each matrix maps d_model numbers to d_k numbers, so it is (d_model, d_k), not"
-    slips = {
-        d_model * d_k: "that is one matrix. There are three: W_q, W_k and W_v",
-        2 * d_model * d_k: "that is two matrices. Queries, keys AND values each have their own",
-        3 * d_model * d_model: f"{shape} (d_model, d_model)",
-        3 * d_k * d_k: f"{shape} (d_k, d_k)",
-        3 * (d_model * d_k + d_k): "you counted biases, but SelfAttention's layers have bias=False",
-        3 * (d_model + d_k): "you added the sizes. A (d_model, d_k) matrix holds d_model × d_k numbers"}
+    slips = {d_model * d_k: "that is one matrix. There are three: W_q, W_k and W_v",
+             2 * d_model * d_k: "that is two matrices. Queries, keys AND values each have their own",
+             3 * d_model * d_model: f"{shape} (d_model, d_model)", 3 * d_k * d_k: f"{shape} (d_k, d_k)",
+             3 * (d_model * d_k + d_k): "you counted biases, but SelfAttention's layers have bias=False",
+             3 * (d_model + d_k): "you added the sizes. A (d_model, d_k) matrix holds d_model × d_k numbers"}
     if got in slips:
         return f"for d_model={d_model}, d_k={d_k} you returned {int(got):,}, expected {expected:,}: {slips[got]}."
     got, again = int(got) if got == int(got) else got, " (the count at d_model = d_k = 4, again)" * (got == 48)

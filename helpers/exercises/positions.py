@@ -34,24 +34,23 @@ def _sinusoid_slips(T: int, d: int) -> list[tuple[torch.Tensor, str]]:
     right = p / 10000 ** (2 * m / d)
     per_column = p / 10000 ** (column / d)                # (T, d) every column its own exponent
     doubled = p / 10000 ** (2 * column / d)               # (T, d) the column index c used as m in 2m
-    return [
-        (interleave(torch.cos(right), torch.sin(right)),
-         "sin and cos are swapped: even columns 2m hold sin, odd columns 2m+1 hold cos"),
-        (interleave(torch.sin(p / 10000 ** (m / d)), torch.cos(p / 10000 ** (m / d))),
-         "the exponent uses m instead of 2m: pair m has frequency 1 / 10000^(2m/d), so the slowest pair "
-         "is near 1/10000, not 1/100"),
-        (interleave(torch.sin(per_column[:, 0::2]), torch.cos(per_column[:, 1::2])),
-         "column 2m+1 got its own exponent (2m+1)/d: the sin and the cos of a pair share one frequency, "
-         "10000^(2m/d) for both"),
-        (interleave(torch.sin(doubled[:, 0::2]), torch.cos(doubled[:, 1::2])),
-         "the exponent used the column index c as if it were m, 10000^(2c/d); pair m covers columns 2m and "
-         "2m+1, so column c belongs to pair c // 2"),
-        (torch.cat([torch.sin(right), torch.cos(right)], dim=1),
-         "all the sines come first and then all the cosines: interleave them, sin in column 2m and cos in 2m+1"),
-        (interleave(torch.sin(p * 10000 ** (2 * m / d)), torch.cos(p * 10000 ** (2 * m / d))),
-         "you multiplied p by 10000^(2m/d); divide: the angle is p / 10000^(2m/d)"),
-        (interleave(torch.sin(right + 1 / 10000 ** (2 * m / d)), torch.cos(right + 1 / 10000 ** (2 * m / d))),
-         "the positions start at 1; the first token is position 0 (its row is 0, 1, 0, 1, …)")]
+    return [(interleave(torch.cos(right), torch.sin(right)),
+             "sin and cos are swapped: even columns 2m hold sin, odd columns 2m+1 hold cos"),
+            (interleave(torch.sin(p / 10000 ** (m / d)), torch.cos(p / 10000 ** (m / d))),
+             "the exponent uses m instead of 2m: pair m has frequency 1 / 10000^(2m/d), so the slowest pair "
+             "is near 1/10000, not 1/100"),
+            (interleave(torch.sin(per_column[:, 0::2]), torch.cos(per_column[:, 1::2])),
+             "column 2m+1 got its own exponent (2m+1)/d: the sin and the cos of a pair share one frequency, "
+             "10000^(2m/d) for both"),
+            (interleave(torch.sin(doubled[:, 0::2]), torch.cos(doubled[:, 1::2])),
+             "the exponent used the column index c as if it were m, 10000^(2c/d); pair m covers columns 2m and "
+             "2m+1, so column c belongs to pair c // 2"),
+            (torch.cat([torch.sin(right), torch.cos(right)], dim=1),
+             "all the sines come first and then all the cosines: interleave them, sin in column 2m and cos in 2m+1"),
+            (interleave(torch.sin(p * 10000 ** (2 * m / d)), torch.cos(p * 10000 ** (2 * m / d))),
+             "you multiplied p by 10000^(2m/d); divide: the angle is p / 10000^(2m/d)"),
+            (interleave(torch.sin(right + 1 / 10000 ** (2 * m / d)), torch.cos(right + 1 / 10000 ** (2 * m / d))),
+             "the positions start at 1; the first token is position 0 (its row is 0, 1, 0, 1, …)")]
 
 
 def _sinusoid_shapes(case):

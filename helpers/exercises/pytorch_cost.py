@@ -180,9 +180,7 @@ def reference_achieved_tflops(B, H, T, d_k, milliseconds, causal=False):
 
 
 _TFLOP_CASES = [  # (B, H, T, d_k, ms, causal); in the first, B, H, 4, 2 and T differ: each missing factor shows
-    (3, 16, 4096, 128, 1.2, False),
-    (1, 8, 1024, 64, 10.0, False),
-    (2, 32, 8192, 128, 9.5, True)]
+    (3, 16, 4096, 128, 1.2, False), (1, 8, 1024, 64, 10.0, False), (2, 32, 8192, 128, 9.5, True)]
 
 
 def _read_tflops(result, case):

@@ -152,9 +152,8 @@ def _judge_softmax(case, got, expected):
 check_stable_softmax = Exercise(
     reference_softmax, title="a stable softmax", expects="softmax(x) for a 1-D or 2-D array x",
     cases=_softmax_cases, draw=(_draw_scores, _draw_scores, partial(_draw_scores, spiked=True)),
-    errors=_softmax_error, judge=_judge_softmax, own="softmax",
+    errors=_softmax_error, judge=_judge_softmax, own="softmax", hint="Compare with exp(x - max) / sum(exp(x - max)).",
     success="your softmax matches the stable one on small, huge, very negative, widely spread and 2-D scores.",
-    hint="Compare with exp(x - max) / sum(exp(x - max)).",
     explanation="exp(x - m) / Σ exp(x - m) = exp(x) / Σ exp(x) for any m (the factor exp(-m) cancels). With m the "
                 "row max, the largest exponent is exp(0) = 1 and the sum is at least 1, so there is neither overflow "
                 "nor 0/0.")

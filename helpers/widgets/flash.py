@@ -37,8 +37,7 @@ def flash_widget_data(Q, K, V, query: int, tiles_done: int, causal: bool, block:
     computed = int(tiles[query // block].astype(bool).sum())          # this query's row: tiles not skipped
     return {**{k: v.numpy() for k, v in trace.items()}, "tiles": tiles, "query": query, "causal": causal,
             "block": block, "tiles_done": tiles_done, "computed": computed, "visible": visible,
-            "gap": float(np.abs(trace["y"][tiles_done].numpy() - trace["exact"].numpy()).max())
-            if tiles_done else float("nan")}
+            "gap": float((trace["y"][tiles_done] - trace["exact"]).abs().max()) if tiles_done else float("nan")}
 
 
 class _Picture:
@@ -59,9 +58,8 @@ class _Picture:
         ax.set_xlabel("key tile", fontsize=_SMALL)
         ax.set_ylabel("query tile", fontsize=_SMALL)
         self.frame = ax.add_patch(Rectangle((-0.5, -0.5), 1, 1, fill=False, lw=2.5, ec="black"))
-        steps = np.arange(n_tiles + 1)
         for axis in (self.ax_ml, self.ax_y):
-            axis.set(xlim=(-0.3, n_tiles + 0.3), xticks=steps)
+            axis.set(xlim=(-0.3, n_tiles + 0.3), xticks=np.arange(n_tiles + 1))
             axis.tick_params(labelsize=_SMALL)
         self.ax_l.tick_params(labelsize=_SMALL, colors=COLORS["contextual"])
         for axis, key in ((self.ax_ml, "m"), (self.ax_l, "l"), (self.ax_y, "y")):
@@ -114,8 +112,11 @@ class FlashTilesWidget(LiveWidget):
                                                     description="mask"), causal, "causal")
         self.picture = widgets.Image(format="png")
         traces = [flash_widget_data(self.Q, self.K, self.V, i, n_tiles, c, block) for i in range(T) for c in (0, 1)]
-        limits = {key: _padded(np.concatenate([t[key][1:].ravel() for t in traces])) for key in ("m", "l", "y")}
-        limits["l"] = (0, limits["l"][1])
+        limits = {}
+        for key in ("m", "l", "y"):   # each curve's range over every query, causal or not, padded; ℓ from 0
+            values = np.concatenate([t[key][1:].ravel() for t in traces])
+            pad = 0.08 * (float(values.max() - values.min()) or 1.0)
+            limits[key] = (0 if key == "l" else float(values.min()) - pad, float(values.max()) + pad)
         self._picture = _Picture(limits, n_tiles, self.V.shape[1])
         super().__init__([self.tiles_done, self.query, self.causal], [self.picture])
 
@@ -135,14 +136,7 @@ class FlashTilesWidget(LiveWidget):
         gap = f"largest gap {data['gap']:.3f}" if done else "no gap to measure yet"
         self.reading.value = (
             f"<div style='{reading_style()}'>Query {data['query']} (tile row {data['query'] // block}), after "
-            f"<b>{done} of {n_tiles}</b> key tiles ({block} keys each): "
-            f"m = <b>{data['m'][done]:.3f}</b>, ℓ = <b>{data['l'][done]:.3f}</b>. Output row o / ℓ = [{row}]; "
-            f"exact [{exact}]: {gap}.{note} When m grows, ℓ and o are first multiplied by exp(m_old − m_new). "
-            "Map: blue, computed whole; orange, on the diagonal (masked inside); grey, skipped; dark, this query's "
-            "tiles so far; the frame, the latest.</div>")
-
-
-def _padded(values: np.ndarray) -> tuple[float, float]:
-    low, high = float(values.min()), float(values.max())
-    pad = 0.08 * (high - low or 1.0)
-    return low - pad, high + pad
+            f"<b>{done} of {n_tiles}</b> key tiles ({block} keys each): m = <b>{data['m'][done]:.3f}</b>, ℓ = "
+            f"<b>{data['l'][done]:.3f}</b>. Output row o / ℓ = [{row}]; exact [{exact}]: {gap}.{note} When m grows, ℓ "
+            "and o are first multiplied by exp(m_old − m_new). Map: blue, computed whole; orange, on the diagonal "
+            "(masked inside); grey, skipped; dark, this query's tiles so far; the frame, the latest.</div>")

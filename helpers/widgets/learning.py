@@ -73,16 +73,14 @@ class TrainingWidget(LiveWidget):
         learned = data["models"][LEARNED]["weights"]
         free = data["models"][PARAMETER_FREE]
         head, partner = tokens[0], tokens[2]
-        tables = "".join(
-            html_heatmap(data["models"][name]["weights"], tokens, tokens, vmin=0, vmax=1,
-                         title=f"{name}, step {step}" if name == LEARNED else f"{name} (never changes)")
-            for name in self._picture.names)
+        tables = "".join(html_heatmap(data["models"][name]["weights"], tokens, tokens, vmin=0, vmax=1,
+                                      title=f"{name}, step {step}" if name == LEARNED else f"{name} (never changes)")
+                         for name in self._picture.names)
         self.reading.value = (
-            f"<div style='{reading_style()}'><div style='display:flex;flex-wrap:wrap'>{tables}</div>"
-            f"Each row is a word; it says how much that word takes from each word (columns). "
-            f"“{' '.join(tokens)}” is <b>{verdict}</b>. At step {step}, in the learned model "
-            f"<i>{head}</i> gives <b>{learned[0, 2]:.2f}</b> of its attention to <i>{partner}</i> and "
-            f"<i>{partner}</i> gives <b>{learned[2, 0]:.2f}</b> to <i>{head}</i> "
-            f"(parameter-free: {free['weights'][0, 2]:.2f} and {free['weights'][2, 0]:.2f}, at every step). "
-            f"Training accuracy: parameter-free {free['train_accuracy']:.0%}, "
-            f"learned {data['models'][LEARNED]['train_accuracy']:.0%}.</div>")
+            f"<div style='{reading_style()}'><div style='display:flex;flex-wrap:wrap'>{tables}</div>Each row is a "
+            f"word; it says how much that word takes from each word (columns). “{' '.join(tokens)}” is "
+            f"<b>{verdict}</b>. At step {step}, in the learned model <i>{head}</i> gives <b>{learned[0, 2]:.2f}</b> of "
+            f"its attention to <i>{partner}</i> and <i>{partner}</i> gives <b>{learned[2, 0]:.2f}</b> to <i>{head}</i> "
+            f"(parameter-free: {free['weights'][0, 2]:.2f} and {free['weights'][2, 0]:.2f}, at every step). Training "
+            f"accuracy: parameter-free {free['train_accuracy']:.0%}, learned "
+            f"{data['models'][LEARNED]['train_accuracy']:.0%}.</div>")

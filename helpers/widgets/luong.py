@@ -15,10 +15,9 @@ SEQUENCES = ("two: Hindi asks English", "one: English asks itself")
 def description_html(data: dict) -> str:
     """The mechanism's name, who asks whom, the shapes and the parameter count, as 15 px text."""
     shapes = " &nbsp; ".join(f"{k} {v}" for k, v in data["shapes"].items())
-    return (f"<div style='font-size:{px(15)}px;line-height:1.6;margin-bottom:6px'>"
-            f"<b>{html.escape(data['name'])}</b>: {html.escape(data['sequences'])}<br>"
-            f"<code style='font-size:inherit'>{shapes}</code><br>"
-            f"parameters: {data['parameters']} &nbsp; K equals V: {data['K_equals_V']}</div>")
+    return (f"<div style='font-size:{px(15)}px;line-height:1.6;margin-bottom:6px'><b>{html.escape(data['name'])}</b>: "
+            f"{html.escape(data['sequences'])}<br><code style='font-size:inherit'>{shapes}</code><br>parameters: "
+            f"{data['parameters']} &nbsp; K equals V: {data['K_equals_V']}</div>")
 
 
 class LineupWidget(LiveWidget):
@@ -46,10 +45,9 @@ def lookup_html(data: dict) -> str:
     """The three lookups' weights on a, b, c as a coloured table, and the value each returns for 'b'."""
     weights = [data["weights_luong"], data["weights_query_only"], data["weights_roles"]]
     rows = ["Luong: h_j is key and value", "learned W_q only (K = V = H)", "separate roles: W_q, W_k, W_v"]
-    answers = (f"<div style='font-size:{px(15)}px;line-height:1.6;margin-top:6px'>value returned for 'b' "
-               f"(true value {data['true']:g}): Luong <b>{data['answer_luong']:.2f}</b>, "
-               f"W_q only <b>{data['answer_query_only']:.2f}</b>, "
-               f"separate roles <b>{data['answer_roles']:.2f}</b></div>")
+    answers = (f"<div style='font-size:{px(15)}px;line-height:1.6;margin-top:6px'>value returned for 'b' (true value "
+               f"{data['true']:g}): Luong <b>{data['answer_luong']:.2f}</b>, W_q only "
+               f"<b>{data['answer_query_only']:.2f}</b>, separate roles <b>{data['answer_roles']:.2f}</b></div>")
     return html_heatmap(weights, rows, data["keys"], title="weights on the entries a, b, c (the query asks for b)",
                         vmin=0.0, vmax=1.0) + answers
 

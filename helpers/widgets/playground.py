@@ -93,8 +93,7 @@ class PlaygroundWidget(LiveWidget):
         self.matrices.value = ("<div style='display:flex;flex-direction:column;gap:14px'>"
                                + html_heatmap(data["S"], words, words, title=f"S = {how}", fmt="{:.2f}")
                                + html_heatmap(data["W"], words, words, title="W = softmax(S), rows sum to 1",
-                                              vmin=0.0, vmax=1.0)
-                               + "</div>")
+                                              vmin=0.0, vmax=1.0) + "</div>")
         self.picture.value = self._vectors.png(data)
         tops = "; ".join(f"{w} → {t} ({row.max():.2f})" for w, t, row in zip(words, data["top"], data["W"]))
         self.reading.value = f"<div style='{reading_style()}'><b>attends most to:</b> {html.escape(tops)}</div>"

@@ -89,10 +89,8 @@ class PositionsWidget(LiveWidget):
         plural = "s" if len(data["nearest"]) > 1 else ""
         waves = data["wavelengths"]
         self.reading.value = (
-            f"<div style='{reading_style()}'>"
-            f"PE({data['p']}) · PE({data['p']}) = <b>{data['self']:.1f}</b> = d/2: each of the {data['d'] // 2} "
-            f"(sin, cos) pairs is a point on the unit circle. Closest other position{plural}: "
-            f"<b>{nearest}</b> (dot product {data['nearest_value']:.2f}). "
-            f"The curve depends only on the offset p′ − p: slide p and it moves without changing shape. "
-            f"Wavelengths from {waves[0]:.2f} (columns 0, 1) to {waves[-1]:,.0f} positions "
-            f"(columns {data['d'] - 2}, {data['d'] - 1}).</div>")
+            f"<div style='{reading_style()}'>PE({data['p']}) · PE({data['p']}) = <b>{data['self']:.1f}</b> = d/2: each "
+            f"of the {data['d'] // 2} (sin, cos) pairs is a point on the unit circle. Closest other position{plural}: "
+            f"<b>{nearest}</b> (dot product {data['nearest_value']:.2f}). The curve depends only on the offset p′ − p: "
+            f"slide p and it moves without changing shape. Wavelengths from {waves[0]:.2f} (columns 0, 1) to "
+            f"{waves[-1]:,.0f} positions (columns {data['d'] - 2}, {data['d'] - 1}).</div>")

@@ -97,8 +97,7 @@ class SoftmaxTemperatureWidget(LiveWidget):
             naive += f" <b style='color:#b3261e'>{html.escape(data['naive_why'])}</b>"
         scaled = "[" + ", ".join(f"{v:.4g}" for v in data["scaled"]) + "]"
         self.reading.value = (
-            f"<div style='{reading_style()}'>"
-            + _line("λ · scores", scaled) + "<br>"
+            f"<div style='{reading_style()}'>" + _line("λ · scores", scaled) + "<br>"
             + _line("softmax(λ · scores)", _fmt(data["weights"])) + " (stable: max subtracted first)<br>"
             + _line("naive exp / sum", naive) + "<br>"
             + f"top weight {data['top_weight']:.3f} on token{'s' * (len(data['top']) > 1)} "
