@@ -166,7 +166,8 @@ def causal_mask(T_q: int, T_k: int | None = None, *, device=None) -> torch.Tenso
 
     Bottom-right aligned: query i may attend to keys 0 … T_k − T_q + i. causal_mask(T) is the square lower triangle.
     """
-    T_q, T_k = count(T_q, "T_q"), count(T_q if T_k is None else T_k, "T_k")
+    T_q = count(T_q, "T_q")
+    T_k = count(T_q if T_k is None else T_k, "T_k (the queries are the last T_q of the T_k tokens)", low=T_q)
     return torch.ones(T_q, T_k, dtype=torch.bool, device=device).tril(diagonal=T_k - T_q)
 
 

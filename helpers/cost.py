@@ -16,6 +16,7 @@ scaling and masking are not counted (they are O(T²) but not matrix products; Fl
 way). GB means 10⁹ bytes and GiB 2³⁰ bytes.
 """
 import math
+import numbers
 
 from helpers.validation import count, flag
 
@@ -160,6 +161,9 @@ def largest_T_for_memory(budget_bytes: float, dtype="float32", *, batch: int = 1
     `matrices=2` models the textbook implementation, which holds the scores and the softmax output at once.
     """
     require_sizes(batch=batch, heads=heads, matrices=matrices)
+    if not isinstance(budget_bytes, numbers.Real) or isinstance(budget_bytes, bool) or not 0 <= budget_bytes < math.inf:
+        raise ValueError(f"budget_bytes should be a number of bytes, at least 0, such as 40e9 (40 GB), but got "
+                         f"{budget_bytes!r}.")
     return math.isqrt(int(budget_bytes // (bytes_per_number(dtype) * batch * heads * matrices)))
 
 

@@ -51,9 +51,15 @@ def _qkv():
     (lambda: cost.tensor_bytes(3, -1), ValueError, "size 1 of (3, -1) should be a whole number of at least 0"),
     (lambda: cost.kv_cache_bytes(32, 32, 128, tokens=0), ValueError, "tokens should be a whole number"),
     (lambda: cost.largest_T_for_memory(16e9, heads=0.5), ValueError, "heads should be a whole number"),
+    (lambda: cost.largest_T_for_memory(-5), ValueError, "budget_bytes should be a number of bytes, at least 0, such "
+                                                        "as 40e9 (40 GB), but got -5"),   # not isqrt's error
+    (lambda: cost.largest_T_for_memory("80 GB"), ValueError, "budget_bytes should be a number of bytes"),
+    (lambda: cost.largest_T_for_memory(float("inf")), ValueError, "but got inf"),
     (lambda: SelfAttention(8, 8 / 2), ValueError, "d_k should be a whole number of at least 1, but got 4.0"),
     (lambda: causal_mask(10 / 2), ValueError, "T_q should be a whole number of at least 1, but got 5.0"),
-    (lambda: causal_mask(4, -1), ValueError, "T_k should be a whole number"),
+    (lambda: causal_mask(4, -1), ValueError, "T_k (the queries are the last T_q of the T_k tokens) should be a whole "
+                                             "number of at least 4, but got -1"),
+    (lambda: causal_mask(4, 2), ValueError, "should be a whole number of at least 4, but got 2"),   # no blind query
     (lambda: flash_attention(*_qkv(), causal="no"), TypeError, "causal (a mask goes in mask=) should be True"),
 ])
 def test_a_bad_input_is_named(call, error, says):
