@@ -100,7 +100,7 @@ class _Watch(torch.overrides.TorchFunctionMode):
 def _sizes(frame) -> dict:
     """{variable: its entries (items of a list, tuple, dict or set, numbers of an array)} in the answer's frames."""
     sizes = {}
-    while frame.f_code is not _run_running.__code__:   # the answer, and functions it called
+    while frame is not None and frame.f_code is not _run_running.__code__:   # the answer, and what it called
         for name, x in frame.f_locals.items():
             sizes[name] = max(sizes.get(name, 0), len(x) if isinstance(x, (list, tuple, dict, set, deque)) else
                               x.numel() if isinstance(x, torch.Tensor) else x.size if isinstance(x, np.ndarray) else 1)
