@@ -161,6 +161,7 @@ def largest_T_for_memory(budget_bytes: float, dtype="float32", *, batch: int = 1
     `matrices=2` models the textbook implementation, which holds the scores and the softmax output at once.
     """
     require_sizes(batch=batch, heads=heads, matrices=matrices)
+    budget_bytes = budget_bytes.item() if getattr(budget_bytes, "ndim", None) == 0 else budget_bytes   # a 0-d tensor
     if not isinstance(budget_bytes, numbers.Real) or isinstance(budget_bytes, bool) or not 0 <= budget_bytes < math.inf:
         raise ValueError(f"budget_bytes should be a number of bytes, at least 0, such as 40e9 (40 GB), but got "
                          f"{budget_bytes!r}.")

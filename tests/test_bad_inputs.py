@@ -69,6 +69,7 @@ def test_a_bad_input_is_named(call, error, says):
 
 
 def test_sizes_held_in_a_numpy_or_torch_scalar_count_as_their_number():
+    assert cost.largest_T_for_memory(torch.tensor(40e9)) == cost.largest_T_for_memory(40e9) == 100_000
     assert causal_mask(torch.tensor(4)).shape == (4, 4) and cost.attention_flops(np.int64(8), 4)["total"] == 4 * 64 * 4
 
 

@@ -151,6 +151,33 @@ def test_keeping_only_the_scores_is_refused_by_the_memory_that_grows():
         not_yet(ex11.check_running_softmax(scores_kept(as_float)), "more than halfway",
                 "no scores")
 
+    class Running:                                                               # a class whose state keeps them
+        def __init__(self):
+            self.m, self.scores = torch.tensor(float("-inf"), dtype=torch.float64), []
+
+        def __call__(self, stream, d_v):
+            o = torch.zeros(d_v, dtype=torch.float64)
+            for s, v in stream:
+                self.scores.append(s.item())
+                m_new = torch.maximum(self.m, s)
+                self.m, o = m_new, o * torch.exp(self.m - m_new) + torch.exp(s - m_new) * v
+            return self.m, torch.exp(torch.tensor(self.scores, dtype=torch.float64) - self.m).sum(), o
+    not_yet(ex11.check_running_softmax(lambda stream, d_v: Running()(stream, d_v)), "the variable self.scores")
+    not_yet(ex11.check_running_softmax(in_a_global_log), "the variable LOG at the last key")
+
+
+LOG = []   # a notebook's global list
+
+
+def in_a_global_log(stream, d_v):
+    m, o = torch.tensor(float("-inf"), dtype=torch.float64), torch.zeros(d_v, dtype=torch.float64)
+    LOG.clear()
+    for s, v in stream:
+        LOG.append(s.item())
+        m_new = torch.maximum(m, s)
+        m, o = m_new, o * torch.exp(m - m_new) + torch.exp(s - m_new) * v
+    return m, torch.exp(torch.tensor(LOG, dtype=torch.float64) - m).sum(), o
+
 
 def test_a_sum_shifted_by_the_first_score_and_corrected_at_the_end_overflows():
     """No running maximum: exp(s − first score) overflows when a score climbs 1,600 above the first."""
@@ -292,7 +319,7 @@ def test_a_rule_that_only_looks_like_a_slip_on_a_small_grid_is_not_told_that_sli
     """k_start > q_stop + 5 + T_k − T_q skips what 'one tile too many' skips on the first 2 × 2 grid, not later."""
     feedback = ex11.check_tile_is_future(lambda qa, qb, ka, kb, T_q, T_k: ka > qb + 5 + T_k - T_q)
     not_yet(feedback, "for T_q=3, T_k=3", "the tile of queries 0…1 and key 2 is computed, but it is wholly in the "
-            "future: its first key, 2, comes after key 1, the last that its last query may see")
+            "future: its last query (token 1) sees keys up to 1, and the tile starts at key 2. Skip it.")
     assert not any(m[:40] in feedback.message for _, m in ex11.TILE_SLIPS), feedback.message
     not_yet(ex11.check_tile_is_future(lambda qa, qb, ka, kb, T_q, T_k: None if T_k != T_q else ka > qb - 1),
             "for T_q=3, T_k=12", "returned None")   # the grid where it happened, not the first one tried
@@ -364,6 +391,17 @@ def test_a_torch_buffer_of_the_keys_is_refused_and_a_bounded_tile_is_not():
     for _ in range(10):
         passed(ex11.check_running_softmax(in_tiles_of))
     passed(ex11.check_running_softmax(partial(in_tiles_of, size=128)))           # bounded by the tile, not by T
+
+    def stacked_tiles_of_10(stream, d_v):                                        # 10 rows of 64 values at most
+        m, l, o = torch.tensor(float("-inf"), dtype=torch.float64), torch.tensor(0.0, dtype=torch.float64), 0
+        S, V = torch.empty(0, dtype=torch.float64), torch.empty(0, d_v, dtype=torch.float64)
+        for s, v in stream:
+            S, V = torch.cat([S, s[None]]), torch.cat([V, v[None]])
+            if len(S) == 10:
+                m, l, o = online_softmax_step(m, l, o, S, V)
+                S, V = S[:0], V[:0]
+        return online_softmax_step(m, l, o, S, V) if len(S) else (m, l, o)
+    passed(ex11.check_running_softmax(stacked_tiles_of_10))
     not_yet(ex11.check_running_softmax(with_a_history), "more than halfway", "no history")
 
     def as_numpy_views(stream, d_v):                                             # v.numpy() shares v's numbers

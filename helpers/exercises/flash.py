@@ -5,7 +5,7 @@ import sys
 import tracemalloc
 import types
 import weakref
-from collections import deque
+from collections.abc import Sized
 from functools import partial
 
 import numpy as np
@@ -98,12 +98,14 @@ class _Watch(torch.overrides.TorchFunctionMode):
 
 
 def _sizes(frame) -> dict:
-    """{variable: its entries (items of a list, tuple, dict or set, numbers of an array)} in the answer's frames."""
+    """{name: its length (items, characters, rows)}: the answer's locals, the globals it names, their attributes."""
     sizes = {}
     while frame is not None and frame.f_code is not _run_running.__code__:   # the answer, and what it called
-        for name, x in frame.f_locals.items():
-            sizes[name] = max(sizes.get(name, 0), len(x) if isinstance(x, (list, tuple, dict, set, deque)) else
-                              x.numel() if isinstance(x, torch.Tensor) else x.size if isinstance(x, np.ndarray) else 1)
+        named = {name: frame.f_globals[name] for name in frame.f_code.co_names if name in frame.f_globals}
+        for name, x in {**named, **frame.f_locals}.items():
+            for key, y in [(name, x), *((f"{name}.{a}", z) for a, z in ({} if isinstance(x, types.ModuleType) else
+                                                                         getattr(x, "__dict__", {})).items())]:
+                sizes[key] = max(sizes.get(key, 0), len(y) if isinstance(y, Sized) and getattr(y, "ndim", 1) else 1)
         frame = frame.f_back
     return sizes
 
@@ -155,9 +157,8 @@ def _state(m, l, o) -> np.ndarray:
 def _read_state(result, case):
     d_v, where = case.args[1], f"on {case.what}: "
     if not isinstance(result, (tuple, list)) or len(result) != 3:
-        length = f" of length {len(result)}" if isinstance(result, (tuple, list)) else ""
-        return None, f"{where}the function should return three things, (m, l, o), but returned " \
-                     f"{type(result).__name__}{length}."
+        return None, (f"{where}the function should return three things, (m, l, o), but returned {type(result).__name__}"
+                      + (f" of length {len(result)}." if isinstance(result, (tuple, list)) else "."))
     try:
         m, l, o = (check.as_array(x, name) for name, x in zip("mlo", result))   # bfloat16 too; complex refused
     except (TypeError, ValueError):
@@ -321,8 +322,8 @@ def _judge_tiles(case, got, expected):
     keys, sees = f"key {k_first}" if k_first == k_last else f"keys {k_first}…{k_last}", q_last + T_k - T_q
     return f"for {case.what}: the tile of {queries} and {keys} " + (
         f"is skipped, but its last query (token {sees}) sees key {k_first}: compute it." if got[i, j] else
-        f"is computed, but it is wholly in the future: its first key, {k_first}, comes after key {sees}, the last "
-        "that its last query may see. Skip it.")
+        f"is computed, but it is wholly in the future: its last query (token {sees}) sees keys up to {sees}, and the "
+        f"tile starts at key {k_first}. Skip it.")
 
 
 check_tile_is_future = Exercise(
