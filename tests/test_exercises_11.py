@@ -118,7 +118,7 @@ def test_an_answer_that_collects_the_stream_first_is_told_why():
         return ex11.slipped_running_softmax(sorted(stream, key=lambda pair: -pair[0]), d_v, rescale_l=False,
                                             rescale_o=False)
     for answer in (collects, copies, as_numbers, into_a_buffer, two_passes, largest_first):
-        not_yet(ex11.check_running_softmax(answer), f"on {ex11.LONG} keys drawn at random", "grows with the keys")
+        not_yet(ex11.check_running_softmax(answer), f"on {ex11.LONG:,} keys drawn at random", "grows with the keys")
     not_yet(ex11.check_running_softmax(two_passes), "still held", "numbers in tensors and arrays at the last key")
     not_yet(ex11.check_running_softmax(into_a_buffer), "bytes of Python objects")
 
@@ -194,7 +194,7 @@ def test_a_sum_shifted_by_the_first_score_and_corrected_at_the_end_overflows():
 
 def test_an_answer_that_stops_before_the_last_key_gets_its_numbers_judged():
     not_yet(ex11.check_running_softmax(lambda stream, d_v: ex11.reference_running_softmax(
-        (pair for _, pair in zip(range(100), stream)), d_v)), f"on {ex11.LONG} keys", "wrong values")
+        (pair for _, pair in zip(range(100), stream)), d_v)), f"on {ex11.LONG:,} keys", "wrong values")
 
 
 def test_m_and_l_as_tensors_of_one_number_pass():

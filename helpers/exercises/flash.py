@@ -76,7 +76,7 @@ def _draw_running(rng, low=False, long=False) -> Case:
     T, d_v = (LONG, 64) if long else (int(rng.integers(3, 8)), int(rng.integers(4, 8)))   # long: a head's d_v
     scores = (np.sort(rng.normal(0, 2, T)) if rng.random() < 0.5 else rng.normal(0, 2, T)) - 1000 * low
     return _running_case(scores.tolist(), rng.normal(0, 1, (T, d_v)).tolist(),
-                         f"{T} keys drawn at random{', scores near −1,000' * low}, d_v={d_v}")
+                         f"{T:,} keys drawn at random{', scores near −1,000' * low}, d_v={d_v}")
 
 
 class _Watch(torch.overrides.TorchFunctionMode):
