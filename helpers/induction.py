@@ -148,8 +148,7 @@ def copy_loss(model, tokens, copy) -> float:
 def train(n_layers: int = 2, offset: int | None = None, steps: int = 1500, *, seed: int = SEED, every: int = 25):
     """AdamW (lr LR, batch BATCH) from `seed`, on one CPU thread (tiny tensors: the fastest, and the same sums on
     every machine). Returns the model in eval mode and its log: the mean loss at the copy and at the other
-    positions after every step, both scores of every head every `every` steps, and the seconds it took.
-    """
+    positions after every step, both scores of every head every `every` steps, and the seconds it took."""
     torch.manual_seed(seed)
     generator, probe_set = torch.Generator().manual_seed(seed), probes(batch_size=20)
     model = AttentionOnlyTransformer(n_layers=n_layers)
@@ -229,8 +228,7 @@ def induction_score(W, n: int) -> torch.Tensor:
 
 def head_scores(model, probe_set=None) -> torch.Tensor:
     """(2, n_layers, H): every head's previous-token score [0] and induction score [1], averaged over the
-    sequences of every probe in `probe_set` ({n: (B, 2n) tokens}; None: probes()).
-    """
+    sequences of every probe in `probe_set` ({n: (B, 2n) tokens}; None: probes())."""
     scores = []
     for n, tokens in (probes() if probe_set is None else probe_set).items():
         W = attention_patterns(model, tokens.long())                      # (n_layers, B, H, 2n, 2n)
@@ -298,8 +296,7 @@ def prediction_data(model, letters: str, position: int, off=()) -> dict:
     """For query `position` of the typed letters: every head's weights over the keys, and the next-token
     probabilities with the heads in `off` switched off. Returns {"letters", "position", "weights" (n_layers · H, T),
     "probabilities" (vocab,), "prediction", "earlier" (the earlier position of the same letter after the longest
-    stretch of the same letters, the latest if tied; None if there is none)}.
-    """
+    stretch of the same letters, the latest if tied; None if there is none)}."""
     tokens = encode(letters)                                                  # (1, T), a named error if mistyped
     text, T = letters.replace(" ", ""), tokens.size(1)
     if not 0 <= position < T:

@@ -135,8 +135,7 @@ class Timing:
 def time_calls(functions: dict[str, Callable], device="cpu", *, warmup: int = 2, repeats: int = 7,
                min_sample_s: float = 0.002, num_threads: int | None = None) -> dict[str, Timing]:
     """Time zero-argument functions in interleaved rounds: {name: Timing}. A sample loops a fast function until
-    about `min_sample_s` has passed, so the clock's resolution and launch overheads do not dominate.
-    """
+    about `min_sample_s` has passed, so the clock's resolution and launch overheads do not dominate."""
     timings = {name: Timing() for name in functions}
     with cpu_threads(num_threads):
         numbers = {}
@@ -365,8 +364,7 @@ def timing_cell(peaks: dict[str, float], *, cpu_sizes=(256, 512), cuda_sizes=(10
     """`impls` (naive vs SDPA) on a CUDA GPU (16-bit and fp32), or a plain statement and the same run on the CPU.
 
     `peaks`: {GPU name: nominal dense 16-bit TFLOP/s}; a GPU whose name holds every word of a
-    key (the first such key) is compared with that peak. Prints everything; returns the rows.
-    """
+    key (the first such key) is compared with that peak. Prints everything; returns the rows."""
     message = cuda_skip_message()
     device = torch.device("cpu" if message else "cuda")
     threads = torch.get_num_threads() if message else None

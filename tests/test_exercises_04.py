@@ -372,6 +372,25 @@ def test_a_module_that_looks_up_the_fixed_cases_and_skips_the_row_max_elsewhere_
         failing(ex.check_self_attention_module(Memorised), "times longer", "drawn at random", "NaN or infinity")
 
 
+def test_a_forward_that_changes_its_input_or_its_own_weights_is_refused():
+    Attention = student_module(lambda Q, K, V: torch.softmax(Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1]), -1) @ V)
+
+    class ZeroesItsInput(Attention):
+        def forward(self, x):
+            y = super().forward(x)
+            x.mul_(0)
+            return y
+
+    class ScalesItsWeights(Attention):   # W_q divided by √d_k on every call: right once, wrong on the next call
+        def forward(self, x):
+            with torch.no_grad():
+                self.W_q.weight.div_(math.sqrt(self.W_q.weight.shape[0]))
+            Q, K, V = self.W_q(x), self.W_k(x), self.W_v(x)
+            return torch.softmax(Q @ K.transpose(-2, -1), -1) @ V
+    failing(ex.check_self_attention_module(ZeroesItsInput), "forward changed its argument x in place", ".div_()")
+    failing(ex.check_self_attention_module(ScalesItsWeights), "changed the module's own weights (W_q.weight)")
+
+
 def test_a_module_in_float32_passes_every_time():
     Attention = student_module(lambda Q, K, V: torch.softmax(Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1]), -1) @ V)
 

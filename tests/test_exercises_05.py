@@ -57,13 +57,16 @@ def test_divisor_reference_passes():
     (lambda d_model, n_heads: d_model * n_heads, ["that is d_model · n_heads", "do not multiply"]),
     (lambda d_model, n_heads: math.sqrt(d_model * n_heads), ["that is √(d_model · n_heads)", "do not multiply"]),
     (lambda d_model, n_heads: d_model, ["that is d_model itself"]),
-    (lambda d_model, n_heads: 3.0, ["divisor(512, 8) returned 3, not the divisor of 8 heads sharing d_model = 512"]),
+    (lambda d_model, n_heads: 3.0, ["returned 3 for every input", "ignore its arguments"]),
+    (lambda d_model, n_heads: math.sqrt(64), ["returned 8 for every input", "read the notebook's d_k?"]),
+    (lambda d_model, n_heads: 3.0 + (d_model == 96), ["divisor(512, 8) returned 3, not the divisor of 8 heads "
+                                                      "sharing d_model = 512"]),
     (lambda d_model, n_heads: [8.0, 8.0], ["2 numbers", "one number"]),
     (lambda d_model, n_heads: None, ["returned None", "return"]),
     (lambda d_model, n_heads: "eight", ["text", "not a number"]),
     (lambda d_model, n_heads: 8 + 0j, ["complex"]),
     (lambda d_model, n_heads: float("nan"), ["not a finite number"]),
-    (lambda d_model, n_heads: 1.7e308, ["divisor(512, 8) returned 1.7e+308"]),
+    (lambda d_model, n_heads: 1.7e308, ["returned 1.7e+308 for every input"]),
 ])
 def test_divisor_mistakes_get_specific_feedback(answer, phrases):
     fails(check_divisor(answer), *phrases)
@@ -98,7 +101,7 @@ def test_divisor_unfinished_or_wrong_type():
         return d_model / 0
 
     fails(check_divisor(unfinished), "NotImplementedError")
-    fails(check_divisor(broken), "ZeroDivisionError")
+    fails(check_divisor(broken), "divisor(512, 8): your function raised ZeroDivisionError")
     fails(check_divisor(lambda d_model, n_heads: exit()), "called exit()")
     fails(check_divisor(8), "expected a function")
     fails(check_divisor(None), "expected a function")
@@ -130,6 +133,8 @@ def test_variance_prediction_right_answer_is_measured():
     (8.0, 8 / math.sqrt(128), ["Var(X / c) = Var(X) / c²"]),
     (8.0, 8.0, ["equals the unscaled variance"]),
     (8.0, 0.5, ["c² = d_k = 128"]),
+    (64 * 0.5**4, 0.5**4, ["64·σ⁴", "the page's 512 / 8 heads", "d_k = 128"]),
+    (8.0, 8.0 / 64, ["Var / 64", "c² = d_k = 128"]),
     (8.0, 0.06, ["0.06: rounded", "keep 4 decimals"]),
     (8.0, 0.063, ["0.063: rounded", "keep 4 decimals"]),
 ])
@@ -182,7 +187,13 @@ def test_scaled_weights_reference_passes_and_matches_torch():
     (lambda Q, K: softmax(Q @ K.T / np.sqrt(Q.shape[1]))[0], ["shape (6,)", "(4, 6)"]),
     (lambda Q, K: np.full((4, 6), np.nan), ["NaN"]),
     (lambda Q, K: np.full((4, 6), 1.7e308), ["row sums are [inf"]),
-    (lambda Q, K: softmax(Q @ K.T / 4.0), ["the rows sum to 1", "24 weights are off", "row 0, column 0"]),
+    (lambda Q, K: softmax(Q @ K.T / 4.0), ["softmax(Q Kᵀ / c) with c = 4 = √16", "√d_k = √32 = 5.657"]),
+    (lambda Q, K: softmax(Q @ K.T / np.sqrt(64)), ["c = 8 = √64", "d_k = Q.shape[-1]"]),   # the page's d_k = 64
+    (lambda Q, K: softmax(Q @ K.T / 4.1), ["softmax(Q Kᵀ / c) with c = 4.1, but"]),
+    (lambda Q, K: 0.9 * softmax(Q @ K.T / np.sqrt(Q.shape[1])) + 0.1 / len(K),
+     ["the rows sum to 1", "24 weights are off", "row 0, column 0"]),
+    (lambda Q, K: reference_scaled_weights(*exercise_inputs()), ["30 times longer", "returned the first test's "
+                                                                 "weights again", "ignore its arguments"]),
     (lambda Q, K: None, ["returned None", "return"]),
     (lambda Q, K: "weights", ["the text 'weights'", "should be numbers"]),
     (lambda Q, K: softmax(Q @ K.T / np.sqrt(Q.shape[1])) + 0j, ["complex"]),

@@ -318,6 +318,7 @@ def test_scores_gb_reference_passes():
     (2.147, "1 byte per number"),
     (32 * 8192 * 2 / 1e9, "not T²"),
     (17.0, "is not it"),
+    (4.26, "4.26 GB is not it"),   # 0.8 % off
     (4294.97, "that is MB"),
     (34.36, "16 bytes per number"),
 ])

@@ -70,8 +70,9 @@ def test_relabelled_copies_compute_the_same_function_under_new_head_numbers():
 def test_the_worst_head_is_measured_and_the_reason_checked():
     assert verdict(ex.check_worst_head(by_previous_token_score, "b"))[0]
     assert verdict(ex.check_worst_head(ex.reference_worst_head, " B "))[0]
-    assert verdict(ex.check_worst_head(ex.reference_worst_head, "b) its output builds their keys"))[0]
     failing(ex.check_worst_head(ex.reference_worst_head, "because of b"), "but got 'because of b'.")
+    for hedged in ("b or c", "b and c", "b c a", "b) its output builds their keys"):   # one letter, nothing else
+        failing(ex.check_worst_head(ex.reference_worst_head, hedged), "one letter", f"but got {hedged[:20]!r}.")
     failing(ex.check_worst_head(by_previous_token_score, "a"), "not reason 'a'")
     failing(ex.check_worst_head(by_previous_token_score, "c"), "not reason 'c'")
     failing(ex.check_worst_head(by_previous_token_score, None), "now the reason", "still None")
@@ -92,6 +93,8 @@ def test_the_worst_head_cannot_be_hard_coded_or_taken_from_the_induction_scores(
     failing(ex.check_worst_head(lambda s: (0, int(s[1, 0].argmin())), "b"), "flattened", "Read both scores")
     failing(ex.check_worst_head(lambda scores: "0.1", "b"), "a (layer, head) pair")
     failing(ex.check_worst_head(lambda scores: (2, 0), "b"), "there is no head 2.0")
+    head_first = lambda s: divmod(int(s[0].argmax()), s.size(2))[::-1]  # noqa: E731
+    failing(ex.check_worst_head(head_first, "b"), "head 1.0 (layer 1's head 0) is an induction head")
     failing(ex.check_worst_head(by_previous_token_score(torch.rand(2, 2, 2)), "b"), "expected a function")
 
 

@@ -165,6 +165,18 @@ def test_keeping_only_the_scores_is_refused_by_the_memory_that_grows():
     not_yet(ex11.check_running_softmax(lambda stream, d_v: Running()(stream, d_v)), "the variable self.scores")
     not_yet(ex11.check_running_softmax(in_a_global_log), "the variable LOG at the last key")
 
+    def kept_inside(box, key):                                                 # a list inside a list or a dict
+        def answer(stream, d_v):
+            m, o, box[key] = torch.tensor(float("-inf"), dtype=torch.float64), torch.zeros(d_v, dtype=torch.float64), []
+            for s, v in stream:
+                box[key].append(s)
+                m_new = torch.maximum(m, s)
+                m, o = m_new, o * torch.exp(m - m_new) + torch.exp(s - m_new) * v
+            return m, torch.exp(torch.stack(box[key]) - m).sum(), o
+        return answer
+    not_yet(ex11.check_running_softmax(kept_inside([[]], 0)), "the variable box[0] at the last key")
+    not_yet(ex11.check_running_softmax(kept_inside({"scores": []}, "scores")), "the variable box['scores']")
+
 
 LOG = []   # a notebook's global list
 

@@ -424,6 +424,12 @@ def test_a_row_max_or_sum_without_keepdims_is_named_where_the_square_scores_let_
     not_yet(ex03.check_self_attention(without(True, False)), "divided by the wrong sum", "keepdims=True")
     not_yet(ex03.check_self_attention(without(False, True)), "shifted by the wrong max", "keepdims=True")
 
+    def column_max(E):   # S is symmetric: its column maxima are its row maxima, lined up with the columns
+        S = E @ E.T / np.sqrt(E.shape[1])
+        e = np.exp(S - S.max(axis=0, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True) @ E
+    not_yet(ex03.check_self_attention(column_max), "shifted by the wrong max", "or the max over axis 0")
+
     def unshifted(E):   # exp(S) is symmetric: its sums without keepdims divide it as an axis-0 softmax would
         e = np.exp(E @ E.T / np.sqrt(E.shape[1]))
         return e / e.sum(axis=1) @ E

@@ -110,8 +110,7 @@ class Exercise:
     weights, a √) shows; `atol` judges the rest. `where` and `name` are templates with {what}: the prefix of a
     case's messages and the result's name. `success`: text, or a function of the answer giving it; `own`: the
     course's function ("a or b": several) the student is to write, named in the success message if called
-    (calls_library). `check.solution()`: `reference`'s source, or `shown`, the code to show instead.
-    """
+    (calls_library). `check.solution()`: `reference`'s source, or `shown`, the code to show instead."""
 
     def __init__(self, reference, *, title, expects, cases, draw, success, explanation="", draws=3, atol=1e-6,
                  rtol=0.0, name="the result on {what}", where="on {what}: ", hint="", slips=None, judge=None,
@@ -192,9 +191,7 @@ class Exercise:
         result = answer(*(args := copy.deepcopy(case.args)))
         for name, mine, theirs in zip(inspect.signature(self.reference).parameters, case.args, args):
             if hasattr(mine, "shape") and not same(check.as_array(mine, name), check.as_array(theirs, name)):
-                raise Refusal(f"{self.where_of(case)}your function changed its argument {name} in place ({name} += …, "
-                              f"{name}[…] = … or a method ending in _, such as .div_()), so the caller's {name} "
-                              f"changes too: compute a new one ({name} = {name} + …).")
+                raise Refusal(f"{self.where_of(case)}{changed_in_place('your function', name)}")
         return result
 
     def given(self, case: Case, error: Exception) -> str:
@@ -227,6 +224,11 @@ NUMPY_INPUTS = (" The inputs are NumPy arrays: use NumPy's functions on them (no
 def same(a: np.ndarray, b: np.ndarray) -> bool:
     """Whether two arrays have one shape and the same numbers (NaN equal to NaN)."""
     return a.shape == b.shape and np.allclose(a, b, atol=1e-12, rtol=1e-9, equal_nan=True)
+
+
+def changed_in_place(who: str, name: str) -> str:
+    return (f"{who} changed its argument {name} in place ({name} += …, {name}[…] = … or a method ending in _, such as "
+            f".div_()), so the caller's {name} changes too: compute a new one ({name} = {name} + …).")
 
 
 def not_a_function(answer, expects: str) -> Feedback:

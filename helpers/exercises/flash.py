@@ -98,14 +98,20 @@ class _Watch(torch.overrides.TorchFunctionMode):
 
 
 def _sizes(frame) -> dict:
-    """{name: its length (items, characters, rows)}: the answer's locals, the globals it names, their attributes."""
+    """{name: its length (items, characters, rows)}: the answer's locals, the globals it names, and what they hold two
+    levels down: attributes (self.scores; not a module's), a small container's items (keep[0], log["scores"])."""
     sizes = {}
     while frame is not None and frame.f_code is not _run_running.__code__:   # the answer, and what it called
         named = {name: frame.f_globals[name] for name in frame.f_code.co_names if name in frame.f_globals}
-        for name, x in {**named, **frame.f_locals}.items():
-            for key, y in [(name, x), *((f"{name}.{a}", z) for a, z in ({} if isinstance(x, types.ModuleType) else
-                                                                         getattr(x, "__dict__", {})).items())]:
-                sizes[key] = max(sizes.get(key, 0), len(y) if isinstance(y, Sized) and getattr(y, "ndim", 1) else 1)
+        todo = [(name, x, 2) for name, x in {**named, **frame.f_locals}.items()]
+        while todo:
+            key, x, depth = todo.pop()
+            sizes[key] = max(sizes.get(key, 0), len(x) if isinstance(x, Sized) and getattr(x, "ndim", 1) else 1)
+            if depth and isinstance(x, (list, tuple, dict)) and len(x) <= 16:
+                todo += [(f"{key}[{k!r}]", y, depth - 1) for k, y in (dict(x) if isinstance(x, dict) else
+                                                                        dict(enumerate(x))).items()]
+            elif depth and hasattr(x, "__dict__") and not isinstance(x, types.ModuleType):
+                todo += [(f"{key}.{a}", y, depth - 1) for a, y in vars(x).items()]
         frame = frame.f_back
     return sizes
 
@@ -174,14 +180,9 @@ def _read_state(result, case):
     return _state(m, l, o), None
 
 
-def _running_slips(case):
-    return [(lambda o=options: _state(*slipped_running_softmax(*case.args, **o)), f"on {case.what}: {m}")
-            for options, m in RUNNING_SLIPS]
-
-
 def _judge_state(case, got, expected):
     """Which of m, l and o is off, by name; a named slip, NaN or infinity is left to the engine."""
-    if not np.isfinite(got).all() or named_slip(got, _running_slips(case), atol=1e-9, right=expected) is not None:
+    if not np.isfinite(got).all() or named_slip(got, check_running_softmax.slips(case), atol=1e-9, right=expected):
         return None
     if np.allclose(got, expected, rtol=1e-5):   # float64 results that went through a float32 step
         return (f"on {case.what}: (m, l, o) are right to 5 digits or more, not to the 9 compared: a step ran in "
@@ -213,9 +214,11 @@ check_running_softmax = Exercise(
     cases=lambda: [_running_case(*c) for c in RUNNING_CASES], own="online_softmax_step",
     call=_run_running, draw=(_draw_running, _draw_running, partial(_draw_running, low=True),
                              partial(_draw_running, long=True)),
-    expected=lambda case: _state(*reference_running_softmax(*case.args)), read=_read_state, slips=_running_slips,
+    expected=lambda case: _state(*reference_running_softmax(*case.args)), read=_read_state,
+    slips=lambda case: [(lambda o=options: _state(*slipped_running_softmax(*case.args, **o)), f"on {case.what}: {m}.")
+                        for options, m in RUNNING_SLIPS],
     judge=_judge_state, reads="(m, l, o)", name="(m, l, o) on {what}", atol=1e-9, errors=_running_error,
-    hint="when a larger score arrives, rescale what was summed against the old m before adding the new key.",
+    hint="When a larger score arrives, rescale what was summed against the old m before adding the new key.",
     success="one key at a time: the largest score so far, and two sums kept against it, rescaled by exp(m_old − m_new) "
             "whenever it grows. o / l is the attention output; m + log l the log-sum-exp a backward pass keeps.",
     explanation="flash_attention does the same for a whole tile of keys at once, with s.max() of the tile and sums "
@@ -290,16 +293,14 @@ def _run_tiles(answer, case):
     """The answer's rule on every tile of the grid; a rule that returns no truth value is refused."""
     def rule(*tile):
         said = answer(*tile)
-        if said is None:
-            raise Refusal(f"for {case.what}: your function returned None. Did it forget to `return` its verdict?")
         if math.prod(getattr(said, "shape", ())) != 1:   # a whole mask, not one verdict for the tile
             raise Refusal(f"for {case.what} your function returned a {type(said).__name__} of shape "
                           f"{tuple(said.shape)}: return one truth value for the whole tile (reduce a mask with "
                           ".all() or .any(), whichever says 'no key of the tile is visible').")
         if not isinstance(said, (bool, int, np.bool_, np.integer)) and not str(getattr(said, "dtype", "")).startswith(
                 ("torch.bool", "torch.int", "torch.uint", "bool", "int", "uint")):   # 0.5, nan: no truth value
-            raise Refusal(f"for {case.what}: your function returned {type(said).__name__} {said!r:.30}: return True "
-                          "(skip) or False.")
+            raise Refusal(f"for {case.what}: your function returned " + ("None. Did it forget to `return` its verdict?"
+                          if said is None else f"{type(said).__name__} {said!r:.30}: return True (skip) or False."))
         return said
     grid = tile_grid(rule, *case.args)
     with contextlib.suppress(Exception):   # the rule on every fixed grid: a slip is named only if it fits them all
@@ -332,11 +333,11 @@ check_tile_is_future = Exercise(
     cases=lambda: [_tile_case(*c) for c in TILE_CASES],
     own="tile_is_future", call=_run_tiles, expected=lambda case: tile_grid(reference_tile_is_future, *case.args),
     draw=(_draw_tiles, partial(_draw_tiles, wide=True), partial(_draw_tiles, tall=True)),
-    slips=lambda case: [(lambda r=rule: tile_grid(r, *case.args), f"for {case.what}: {message}")
+    slips=lambda case: [(lambda r=rule: tile_grid(r, *case.args), f"for {case.what}: {message}.")
                         for rule, message in TILE_SLIPS if hasattr(case, "fixed_grids") and all(
                             np.array_equal(tile_grid(rule, *c), g) for c, g in zip(TILE_CASES, case.fixed_grids))],
     where="for {what}: ", name="the tiles skipped (1) for {what}", atol=0.5, judge=_judge_tiles,
-    hint="skip only if even the tile's LAST query sees none of its keys: compare that with the tile's FIRST key.",
+    hint="Skip only if even the tile's LAST query sees none of its keys: compare that with the tile's FIRST key.",
     success="a tile is skipped only when its first key comes after the last key its LAST query may see; a tile that "
             "crosses the diagonal is computed, masked inside. Square and causal, that is a bit over half of the tiles.",
     explanation="flash_attention's loop stops its key tiles at min(q_stop + T_k − T_q, T_k): the same condition, "

@@ -60,7 +60,7 @@ check_split_heads = Exercise(
     cases=lambda: [_split_case(*case) for case in ((2, 5, 12, 3), (1, 3, 8, 2))],   # T, H and d_k all differ
     draw=(_draw_split, partial(_draw_split, square=True), partial(_draw_split, like_the_page=True)),
     shapes=_split_shapes, slips=_split_slips, atol=1e-9, own="split_heads",
-    hint="cut each token's features into H pieces of d_k (view), then put the heads before the tokens (transpose).",
+    hint="Cut each token's features into H pieces of d_k (view), then put the heads before the tokens (transpose).",
     success="view as (B, T, H, d_k), then transpose to (B, H, T, d_k): every head sees every token, each through "
             "its own d_k features.",
     explanation="merge_heads undoes it: Y.transpose(1, 2).contiguous().view(B, T, H * d_k).")
@@ -128,7 +128,7 @@ check_causal_mask = Exercise(
     cases=lambda: [Case(T_q, T_k, what=f"T_q={T_q}, T_k={T_k}") for T_q, T_k in ((4, 4), (2, 5), (1, 6), (3, 7))],
     draw=_draw_causal, read=_read_mask, slips=lambda case: [(v, f"{m}.") for v, m in _causal_slips(case)],
     where="for {what}: ", name="the mask for {what}", atol=0.5, errors=_mask_error,
-    hint="query i may attend to keys 0 … T_k − T_q + i.", reads="the mask",
+    hint="Query i may attend to keys 0 … T_k − T_q + i.", reads="the mask",
     success="bottom-right aligned: with 2 queries over 5 keys, query 0 is token 3 and sees keys 0 … 3. The same "
             "mask serves a square sequence and a generation step with a KV cache.", own="causal_mask",
     explanation="Shorter: torch.ones(T_q, T_k, dtype=torch.bool).tril(diagonal=T_k - T_q), which is "
@@ -204,7 +204,7 @@ check_combined_mask = Exercise(
     cases=lambda: [Case(torch.tensor(n), T, what=f"lengths={n}, T={T}") for n, T in (([3, 5], 5), ([2, 4, 1], 4))],
     draw=_draw_combined, read=_read_combined, where="for {what}: ", reads="the mask", errors=_mask_error,
     slips=lambda case: [(v, f"for {case.what}: {m}.") for v, m in _combined_slips(case)],
-    name="the mask for {what}", atol=0.5, hint="a key is allowed if it is a real token AND not in the future.",
+    name="the mask for {what}", atol=0.5, hint="A key is allowed if it is a real token AND not in the future.",
     success="padding AND causal, (B, 1, T, T): it broadcasts over the heads, and each real token sees itself and "
             "the real tokens before it.",
     explanation="With the helpers: padding_mask(lengths, T) & causal_mask(T).")

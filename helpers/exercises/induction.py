@@ -43,7 +43,7 @@ def _mean_at(W, queries, offset):
 
 def _score_slips(case):
     W, n = case.args
-    return [
+    return [(value, f"{message}.") for value, message in [
         (lambda: _mean_at(W, range(n, 2 * n), n), "that is the weight on key i − n: the earlier copy of token i "
                                                   "itself. Predicting needs the token AFTER it: key i − n + 1"),
         (lambda: _mean_at(W, range(n, 2 * n), n - 2), "one key too far: the token after the earlier copy of token "
@@ -59,7 +59,7 @@ def _score_slips(case):
         (lambda: _mean_at(W.T, range(n, 2 * n), n - 1), "you got 0, the weight causal attention gives a LATER key "
          "(W[i, j] with j > i; W[i − n + 1, i] reads rows and columns swapped): rows are queries and columns keys, and "
          "the key after the earlier copy, i − n + 1, comes before i"),
-        (lambda: n * reference_induction_score(W, n), "that is the sum of the n weights: the score is their mean")]
+        (lambda: n * reference_induction_score(W, n), "that is the sum of the n weights: the score is their mean")]]
 
 
 def _one(result, case):
@@ -73,7 +73,7 @@ check_induction_score = Exercise(
     cases=lambda: [*(Case(_weights(n, n), n, what=f"random causal weights, n = {n}") for n in (7, 4)),
                    _ideal(5, 4, "a perfect induction head"), _ideal(5, 1, "a perfect previous-token head")],
     draw=_draw_score, slips=_score_slips, atol=1e-6, read=_one, own="induction_score", reads="the mean weight",
-    hint="average, over the second copy's queries, the weight on the token just after its first occurrence.",
+    hint="Average, over the second copy's queries, the weight on the token just after its first occurrence.",
     success="the mean weight on the token after the earlier copy: 1 for a perfect induction head, 0 for a "
             "previous-token head, whatever n is.",
     explanation="helpers.induction.induction_score does the same for (..., 2n, 2n): one score per head at once.")
@@ -151,7 +151,7 @@ def _read_head(result, case):
 
 def _judge_head(case, got, expected):
     head, table = tuple(int(v) for v in got), case.table
-    label = f"{head[0]}.{head[1]}"
+    label = f"{head[0]}.{head[1]} (layer {head[0]}'s head {head[1]})"   # (layer, head): the order named
     rise, worst = table[head] - table[None], table[case.worst] - table[None]   # its removal's cost; the worst one's
     name = induction.head_names(case.args[0])[head]
     if name == "induction head":
@@ -180,9 +180,8 @@ def check_worst_head(worst_head, reason=None) -> Feedback:
     letter, problem = text_answer(reason, "the letter 'a', 'b' or 'c'", "reason")
     if problem is not None:
         return wrong(f"your function finds the right head every time; now the reason: {problem.message}")
-    letter = letter[0] if len(letter) > 1 and letter[0].lower() in "abc" and letter[1] in ").: " else letter   # b)
-    if letter.lower() not in ("a", "b", "c"):
-        return wrong(f"reason should be 'a', 'b' or 'c', but got {letter[:20]!r}.")
+    if letter.lower() not in ("a", "b", "c"):   # one letter: "b or c" and "b, not sure" hedge
+        return wrong(f"reason should be one letter, 'a', 'b' or 'c', but got {letter[:20]!r}.")
     why = {"a": "it attends to the letter BEFORE each position, which is not the letter to predict: its output is "
                 "read by layer 1",
            "c": "nothing here looked at the size of its weights; the table measured what breaks without it"}

@@ -8,6 +8,7 @@ import numpy as np
 import torch
 
 from helpers.attention_torch import SelfAttention, count_parameters, scaled_dot_product_attention
+from helpers.exercises import engine
 from helpers.exercises.engine import TORCH_INPUTS, Case, Exercise, Refusal, as_numbers, one_number, placeholder
 from helpers.learning import soft_lookup
 
@@ -91,7 +92,7 @@ check_soft_lookup = Exercise(
     cases=lambda: [Case(*args, what=what) for *args, what in _lookup_cases()], read=_read_blend,
     draw=(_draw_lookup, partial(_draw_lookup, square=True), partial(_draw_lookup, long=True)),
     slips=lambda case: [(v, f"on {case.what}: {m}.") for v, m in _lookup_slips(*case.args)],
-    name="the blend on {what}", hint="score each key against the query, softmax the scores, blend the values by them.",
+    name="the blend on {what}", hint="Score each key against the query, softmax the scores, blend the values by them.",
     success=_lookup_verdict, own="soft_lookup",
     explanation="Make the query 10 times longer and the weights approach [1, 0, 0]: the hard lookup d['a'] = 1 is "
                 "the limit of the soft one.")
@@ -264,7 +265,7 @@ check_attention_forward = Exercise(
     expected=lambda case: scaled_dot_product_attention(*(case.args[0] @ W for W in case.args[1:])),
     slips=lambda case: [(v, f"on {case.what} {m}.") for v, m in _attention_slips(
         *(case.args[0] @ W for W in case.args[1:]), case.args[0].shape[-1])],
-    hint="project E three times (Q, K, V); scale the scores by √d_k, softmax each row, and mix the rows of V.",
+    hint="Project E three times (Q, K, V); scale the scores by √d_k, softmax each row, and mix the rows of V.",
     success="Y matches the course's scaled_dot_product_attention on Q = E W_q, K = E W_k, V = E W_v: "
             "softmax(Q Kᵀ / √d_k) V, what SelfAttention computes.",
     explanation="Tokens are rows, so every projection is one product, E @ W_q. nn.Linear(d_model, d_k) stores "
@@ -330,9 +331,16 @@ def _run_module(student_class, case):
             raise Refusal(f"for d_model={d_model}, d_k={d_k}, self.{name} should be nn.Linear(d_model, d_k, "
                           f"bias=False), whose .weight is {name}ᵀ of shape ({d_k}, {d_model}); yours has .weight "
                           f"{tuple(layer.weight.shape)} and {'a' if layer.bias is not None else 'no'} bias.")
-    model.double().eval().load_state_dict(_reference_module(case).state_dict(), strict=False)   # the same weights
+    weights, x = _reference_module(case).state_dict(), case.args[0].clone()
+    model.double().eval().load_state_dict(weights, strict=False)   # the same weights
     with torch.no_grad():
-        return model(case.args[0].clone())
+        result = model(x)
+    changed = [name for name, W in model.state_dict().items() if name in weights and not torch.allclose(
+        W.double(), weights[name], atol=1e-6)]   # float32 copies of the weights are the same weights
+    if changed or not torch.equal(x, case.args[0]):
+        raise Refusal(f"on {case.what}: " + (engine.changed_in_place("forward", "x") if not changed else "forward "
+                      f"changed the module's own weights ({changed[0]}): leave them, and scale the scores instead."))
+    return result
 
 
 def _module_error(case, error):
@@ -364,7 +372,7 @@ check_self_attention_module = Exercise(
     call=_run_module, errors=_module_error, expected=_module_expected, slips=_module_slips_of, own="SelfAttention",
     shapes=lambda case: {(*case.args[0].shape[:2], case.args[0].shape[1]): f"on {case.what} you returned a (B, T, T) "
                          "tensor: that is the weights. Finish with their product with V."},
-    name="the output on {what}", hint="the layers make Q, K and V from x; then exercise 3's lines, with "
+    name="the output on {what}", hint="The layers make Q, K and V from x; then exercise 3's lines, with "
                                       "K.transpose(-2, -1) for a batch.",
     success="your module gives SelfAttention's outputs with the same weights, on a batch of 2 and of 1, with scores "
             "in the thousands, with scores all far below 0, and on three drawn at random: you have built the layer "

@@ -211,8 +211,9 @@ def _attention_slips(case):
     e, flat = np.exp(S - S.max(axis=-1, keepdims=True)), "has shape (T,) and lines up with the COLUMNS: keepdims=True"
     return [
         ((e / e.sum(axis=-1)) @ E, f"on {what} each row was divided by the wrong sum: e.sum(axis=-1) {flat}."),
-        (softmax(S - S.max(axis=-1), axis=-1) @ E, f"on {what} each row was shifted by the wrong max: S.max(axis=-1) "
-                                                   f"{flat}."),
+        (softmax(S - S.max(axis=-1), axis=-1) @ E, f"on {what} each row was shifted by the wrong max, one that lines "
+         "up with the COLUMNS: S.max(axis=-1) without keepdims, or the max over axis 0. Use S.max(axis=-1, "
+         "keepdims=True)."),
         (((f := np.exp(S - S.max(axis=-1))) / f.sum(axis=-1)) @ E,
          f"on {what} the row max and the row sum both miss keepdims: each {flat}."),
         (attend(E, E, E, scale=1.0), f"on {what} you forgot to divide the scores by √d (here √{d})."),

@@ -60,7 +60,7 @@ def check_divisor(divisor) -> Feedback:
         try:
             got = divisor(d_model, n_heads)
         except (Exception, SystemExit) as error:  # the student sees what went wrong, the notebook goes on
-            return wrong(engine.raised(error))
+            return wrong(f"divisor({d_model}, {n_heads}): " * (not engine.placeholder(error)) + engine.raised(error))
         got, problem = one_number(got, f"divisor({d_model}, {n_heads})", "the constant c", returned=True)
         if problem is not None:
             return problem
@@ -76,6 +76,9 @@ def check_divisor(divisor) -> Feedback:
     for formula, message in _DIVISOR_SLIPS:
         if all(_close(c, formula(*case)) for case, c in zip(cases, answers, strict=True)):
             return wrong(f"{calls}: {message}{right}")
+    if len(set(answers)) == 1:
+        return wrong(f"your function returned {answers[0]:.4g} for every input, divisor{cases[0]} to divisor"
+                     f"{cases[-1]}: does it ignore its arguments, or read the notebook's d_k? Compute it from them.")
     return wrong(f"divisor({d_model}, {n_heads}) returned {failed[0][1]:.4g}, not the divisor of {n_heads} heads "
                  f"sharing d_model = {d_model}. Compute the per-head size d_k first, then take its square root.")
 
@@ -120,12 +123,14 @@ def check_variance_prediction(predicted_var, predicted_var_scaled=_NOT_GIVEN) ->
         ((math.sqrt(d) * s**2, math.sqrt(d) * s**4), f"{raw_is} grows like √d, as the standard deviation does; "
          "the variance grows like d."),
         ((d * s,), f"{raw_is} = d·σ, but each product has variance σ⁴, so the total is d·σ⁴."),
+        ((64 * s**4,), f"{raw_is} = 64·σ⁴: d_k = 64 is the page's 512 / 8 heads; this head has d_k = {d}."),
         ((raw,), f"{raw_is} is not it: q·k adds d independent products q_i·k_i, each of variance σ²·σ², and the "
                  "variances of independent terms add."))
     scaled_slips = (
         ((1.0,), f"predicted_var_scaled is 1, but scaling leaves σ⁴, which is 1 only when σ = 1; here σ = {s}."),
         ((expected_raw / math.sqrt(d),), f"{scaled_is} = Var / √d_k, but Var(X / c) = Var(X) / c² and c² = d_k."),
         ((expected_raw,), "predicted_var_scaled equals the unscaled variance; dividing by √d_k divides it by d_k."),
+        ((expected_raw / 64,), f"{scaled_is} = Var / 64: d_k = 64 is the page's 512 / 8 heads; here c² = d_k = {d}."),
         ((round(s**4, 1), round(s**4, 2), round(s**4, 3), s**4 + 5e-4), f"{scaled_is}: rounded; keep 4 decimals."),
         ((scaled,), f"{scaled_is}. Use Var(X / c) = Var(X) / c² with c = √d_k, so c² = d_k = {d}."))
     for got, expected, slips in ((raw, expected_raw, raw_slips), (scaled, expected_scaled, scaled_slips)):
@@ -203,6 +208,9 @@ def _judge_weights(case, W, expected):
             return (f"{first} the weights contain NaN or infinity: exp above about 709.8 overflows, and below about "
                     "−745 every exp falls to 0 (0 / 0). Subtract each row's maximum first, as notebook 02's stable "
                     "softmax does: S - S.max(axis=-1, keepdims=True) (or use softmax from helpers.similarity).")
+        if np.allclose(W, reference_scaled_weights(*exercise_inputs()), atol=1e-6):
+            return (f"{first} your function returned the first test's weights again, though Q and K changed: does it "
+                    "ignore its arguments, or read the notebook's Q and K?")
         return (f"{first} some weights are off. Read d_k = Q.shape[-1], subtract each row's maximum before "
                 "exp, and do not clip or round the scores.")   # the engine has passed the right ones already
     if W.shape != expected.shape:
@@ -241,6 +249,13 @@ def _judge_weights(case, W, expected):
             return (f"{slip}. Divide by √d_k, with d_k = Q.shape[-1] = {d_k}, the dimension of each query and "
                     f"key. (Your rows' largest weight is {W.max(axis=-1).mean():.2f} on average; it should "
                     f"be {expected.max(axis=-1).mean():.2f}.)")
+    with np.errstate(all="ignore"):   # W = softmax(S / c) for some c: log W is S / c, less each row's constant
+        L, C = (X - X.mean(axis=-1, keepdims=True) for X in (np.log(W), S))
+        c = (C * C).sum() / (C * L).sum()
+    if c > 0 and np.allclose(W, softmax(S / c), atol=1e-6, rtol=0):
+        root = f" = √{round(c * c)}" * bool(abs(c * c - round(c * c)) < 1e-6 < c - 1)
+        return (f"your weights are softmax(Q Kᵀ / c) with c = {c:.4g}{root}, but c is √d_k = √{d_k} = "
+                f"{np.sqrt(d_k):.4g}: read d_k from the shapes, d_k = Q.shape[-1].")
     bad = np.argwhere(~np.isclose(W, expected, atol=1e-6, rtol=0))
     i, j = (int(x) for x in bad[0])
     return (f"the rows sum to 1, but {len(bad)} of the {W.size} weights are off, the first at row {i}, "

@@ -64,8 +64,7 @@ def html_heatmap(M, row_labels, col_labels, *, title: str = "", fmt: str = "{:.2
 
 class FastFigure:
     """A figure outside pyplot that re-renders to PNG fast by blitting: draw on `fig`,
-    name what changes with `set_dynamic(artists)`, render with `png()` (`png(key)`: one background per key).
-    """
+    name what changes with `set_dynamic(artists)`, render with `png()` (`png(key)`: one background per key)."""
 
     def __init__(self, figsize: tuple[float, float], dpi: int = 80):
         if is_presenter_mode():  # the whole picture, text included, grows for a projector
@@ -137,8 +136,7 @@ class LiveWidget(widgets.VBox):
 
     Pictures among the outputs never grow wider than the cell (fit_width). Under them, `reading` (HTML): what `show`
     writes, or the TypeError or ValueError of `compute()` (a typed input it cannot read), the outputs hidden then.
-    `.result`: the latest data, None after such an error; `.last_update_ms`: the last update's time (for tests).
-    """
+    `.result`: the latest data, None after such an error; `.last_update_ms`: the last update's time (for tests)."""
 
     def __init__(self, controls: list, outputs: list):
         self.result, self.last_update_ms, self.outputs, self.reading = None, float("nan"), outputs, widgets.HTML()

@@ -62,12 +62,11 @@ class _Picture:
             axis.set(xlim=(-0.3, n_tiles + 0.3), xticks=np.arange(n_tiles + 1))
             axis.tick_params(labelsize=_SMALL)
         self.ax_l.tick_params(labelsize=_SMALL, colors=COLORS["contextual"])
-        for axis, key in ((self.ax_ml, "m"), (self.ax_l, "l"), (self.ax_y, "y")):
+        for axis, key, label, color in ((self.ax_ml, "m", "m", COLORS["key"]), (self.ax_y, "y", "o / ℓ", "black"),
+                                        (self.ax_l, "l", "ℓ", COLORS["contextual"])):
             axis.set_ylim(*limits[key])
-        self.ax_ml.set_ylabel("m", fontsize=_SMALL, color=COLORS["key"])
-        self.ax_l.set_ylabel("ℓ", fontsize=_SMALL, color=COLORS["contextual"])
+            axis.set_ylabel(label, fontsize=_SMALL, color=color)
         self.ax_y.set_xlabel("key tiles processed", fontsize=_SMALL)
-        self.ax_y.set_ylabel("o / ℓ", fontsize=_SMALL)
         (self.m_line,) = self.ax_ml.plot([], [], "o-", color=COLORS["key"], lw=2, ms=4)
         (self.l_line,) = self.ax_l.plot([], [], "s-", color=COLORS["contextual"], lw=2, ms=4)
         self.y_lines = [self.ax_y.plot([], [], "o-", color=c, lw=2, ms=3)[0] for c in _ENTRY_COLORS[:d_v]]
@@ -98,8 +97,7 @@ class _Picture:
 
 class FlashTilesWidget(LiveWidget):
     """[0] key tiles processed, [1] the query, [2] causal or not, [3] the picture, [4] the numbers.
-    `.result`: the latest flash_widget_data dict.
-    """
+    `.result`: the latest flash_widget_data dict."""
 
     def __init__(self, tiles_done: int = 2, query: int = 21, causal: bool = False, T: int = 32, block: int = 4):
         self.Q, self.K, self.V = demo_inputs(T)

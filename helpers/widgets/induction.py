@@ -60,8 +60,7 @@ class _Bars:
 
 class InductionWidget(LiveWidget):
     """[0] the letters, [1] the query position, [2] a switch per head, [3] the weights, [4] the bars, [5] the
-    reading. `.result`: the latest prediction_data dict.
-    """
+    reading. `.result`: the latest prediction_data dict."""
 
     def __init__(self, letters: str = "thebankisrichthebankis", position: int | None = None, model=None):
         self.model = load_trained_model() if model is None else model

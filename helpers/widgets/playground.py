@@ -62,8 +62,7 @@ class _VectorPicture:
 
 class PlaygroundWidget(LiveWidget):
     """The attention playground: sentence menu, typed words, √d toggle, S and W (.matrices) beside .picture,
-    a reading. sentence: a menu entry or your own words from the vocabulary. `.result`: a playground_data dict.
-    """
+    a reading. sentence: a menu entry or your own words from the vocabulary. `.result`: a playground_data dict."""
 
     def __init__(self, sentence: str = PLAYGROUND_SENTENCES[0], scaled: bool = True):
         typed = ""

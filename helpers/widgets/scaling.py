@@ -68,8 +68,7 @@ def _gradient_curves(T: int, n_queries: int, seed: int) -> dict:
 
 class ScalingWidget(LiveWidget):
     """A d_k slider and a scaling toggle over attention_snapshot: [0] d_k, [1] scores, [2] the picture,
-    [3] the numbers. `.result`: the latest attention_snapshot dict.
-    """
+    [3] the numbers. `.result`: the latest attention_snapshot dict."""
 
     def __init__(self, d_k: int = 64, scaled: bool = True, *, T: int = 16, n_queries: int = 512, seed: int = 0):
         self._options = {"T": T, "n_queries": n_queries, "seed": seed}

@@ -9,8 +9,7 @@ from helpers.widgets.common import FastFigure, LiveWidget, picture, reading_styl
 
 class PullSliderWidget(LiveWidget):
     """[0] amount, [1] bars of (1 - amount)·e_word + amount·e_target, [2] the cosines with target and other.
-    `.result`: the latest helpers.mixing.pull_toward dict.
-    """
+    `.result`: the latest helpers.mixing.pull_toward dict."""
 
     def __init__(self, word: str = "bank", target: str = "money", other: str = "river"):
         self.word, self.target, self.other = word, target, other
