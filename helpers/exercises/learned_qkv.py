@@ -369,7 +369,8 @@ check_self_attention_module = Exercise(
                    _module_case(*MODULE_CASES[1], sunk=True)],
     draw=(_draw_module, _draw_module, partial(_draw_module, longer=True)),
     atol32=3e-5, reads="the output",   # float32 is right too: its error reached 6.2e-6 over 1,500 drawn cases
-    call=_run_module, errors=_module_error, expected=_module_expected, slips=_module_slips_of, own="SelfAttention",
+    call=_run_module, errors=_module_error, expected=_module_expected, slips=_module_slips_of,
+    own="SelfAttention or scaled_dot_product_attention",
     shapes=lambda case: {(*case.args[0].shape[:2], case.args[0].shape[1]): f"on {case.what} you returned a (B, T, T) "
                          "tensor: that is the weights. Finish with their product with V."},
     name="the output on {what}", hint="The layers make Q, K and V from x; then exercise 3's lines, with "
