@@ -194,6 +194,9 @@ def test_scaled_weights_reference_passes_and_matches_torch():
      ["the rows sum to 1", "24 weights are off", "row 0, column 0"]),
     (lambda Q, K: reference_scaled_weights(*exercise_inputs()), ["30 times longer", "returned the first test's "
                                                                  "weights again", "ignore its arguments"]),
+    (lambda Q, K: np.full((len(Q), len(K)), 1 / 6 - 1e-7), ["24 weights are off"]),   # uniform: no divisor fits
+    (lambda Q, K: (lambda S: (e := np.exp(np.maximum(S, S.max() - 700) - S.max())) / e.sum(-1, keepdims=True))(
+        Q @ K.T / np.sqrt(Q.shape[1])), ["scores lie thousands apart some weights are off"]),   # a (2, 4) case
     (lambda Q, K: None, ["returned None", "return"]),
     (lambda Q, K: "weights", ["the text 'weights'", "should be numbers"]),
     (lambda Q, K: softmax(Q @ K.T / np.sqrt(Q.shape[1])) + 0j, ["complex"]),

@@ -77,7 +77,8 @@ def test_the_worst_head_is_measured_and_the_reason_checked():
     failing(ex.check_worst_head(by_previous_token_score, "c"), "not reason 'c'")
     failing(ex.check_worst_head(by_previous_token_score, None), "now the reason", "still None")
     failing(ex.check_worst_head(by_previous_token_score, "d"), "'a', 'b' or 'c'")
-    assert all(verdict(ex.check_worst_head(by_previous_token_score, reason))[0] for reason in ("(b)", "b)", "(B)."))
+    assert all(verdict(ex.check_worst_head(by_previous_token_score, reason))[0] for reason in ("(b)", "b)", "(B).",
+                                                                                             "b:", "b,"))
 
 
 def test_the_worst_head_cannot_be_hard_coded_or_taken_from_the_induction_scores():

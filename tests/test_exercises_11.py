@@ -177,6 +177,15 @@ def test_keeping_only_the_scores_is_refused_by_the_memory_that_grows():
     not_yet(ex11.check_running_softmax(kept_inside([[]], 0)), "the variable box[0] at the last key")
     not_yet(ex11.check_running_softmax(kept_inside({"scores": []}, "scores")), "the variable box['scores']")
 
+    def three_deep(stream, d_v):                                                # no shallower name holds them
+        log, m, o = {"a": {"b": {"scores": []}}}, torch.tensor(float("-inf"), dtype=torch.float64), 0
+        for s, v in stream:
+            log["a"]["b"]["scores"].append(s)
+            m_new = torch.maximum(m, s)
+            m, o = m_new, o * torch.exp(m - m_new) + torch.exp(s - m_new) * v
+        return m, torch.exp(torch.stack(log["a"]["b"]["scores"]) - m).sum(), o
+    not_yet(ex11.check_running_softmax(three_deep), "the variable log['a']['b']['scores']")
+
 
 LOG = []   # a notebook's global list
 

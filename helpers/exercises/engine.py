@@ -322,7 +322,7 @@ def text_answer(answer, what: str, name: str = "answer"):
         return None, wrong(f"{name} is still None. Replace it with {what}.")
     if not isinstance(answer, str):
         return None, wrong(f"{name} should be {what}, but got {type(answer).__name__} {answer!r:.40}.")
-    return unicodedata.normalize("NFKC", answer).strip(" \t\n.$'\"`()"), None   # 𝑊, Ｗ, "$W$", "(W)", "W." are W
+    return unicodedata.normalize("NFKC", answer).strip(" \t\n.,:$'\"`()"), None   # 𝑊, Ｗ, "$W$", "(W)", "W." are W
 
 
 # --- what an answer calls ------------------------------------------------------------------------

@@ -98,12 +98,12 @@ class _Watch(torch.overrides.TorchFunctionMode):
 
 
 def _sizes(frame) -> dict:
-    """{name: its length (items, characters, rows)}: the answer's locals, the globals it names, and what they hold two
+    """{name: its length (items, characters, rows)}: the answer's locals, the globals it names, and what they hold three
     levels down: attributes (self.scores; not a module's), a small container's items (keep[0], log["scores"])."""
     sizes = {}
     while frame is not None and frame.f_code is not _run_running.__code__:   # the answer, and what it called
         named = {name: frame.f_globals[name] for name in frame.f_code.co_names if name in frame.f_globals}
-        todo = [(name, x, 2) for name, x in {**named, **frame.f_locals}.items()]
+        todo = [(name, x, 3) for name, x in {**named, **frame.f_locals}.items()]
         while todo:
             key, x, depth = todo.pop()
             sizes[key] = max(sizes.get(key, 0), len(x) if isinstance(x, Sized) and getattr(x, "ndim", 1) else 1)

@@ -146,7 +146,7 @@ def check_scores_gb(answer) -> Feedback:
     if problem is not None:
         return problem
     expected = reference_scores_gb()
-    if abs(value - expected) <= 0.002 * expected:   # within 0.2 %: 4.29 and 4.3 (two decimals, one), not 4.26
+    if abs(value - expected) <= 0.004 * expected:   # within 0.4 %: 4.29, 4.3 and bfloat16's 4.28125, not 4.26
         return correct(f"{expected:.2f} GB for one layer's scores at T = 8,192. Double T and it is four "
                        "times as much: that is the T² in the cost table.")
     slips = [
