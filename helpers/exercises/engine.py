@@ -227,6 +227,7 @@ def same(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 def changed_in_place(who: str, name: str) -> str:
+    """The message for an answer (`who`: "your function", "forward") that changed its argument `name` in place."""
     return (f"{who} changed its argument {name} in place ({name} += …, {name}[…] = … or a method ending in _, such as "
             f".div_()), so the caller's {name} changes too: compute a new one ({name} = {name} + …).")
 
