@@ -58,8 +58,7 @@ def attend_loops(Q, K, V, scale=None) -> np.ndarray:
 
         s_ij = scale · (q_i · k_j)          score of query i against key j
         w_ij = exp(s_ij) / Σ_j' exp(s_ij')  softmax over j (the max is subtracted first, for safety)
-        y_i  = Σ_j w_ij v_j                  weighted mixture of the values
-    """
+        y_i  = Σ_j w_ij v_j                  weighted mixture of the values"""
     Q, K, V = _checked(Q, K, V)
     c = _multiplier(scale, Q.shape[1])
     T_q, T_k = Q.shape[0], K.shape[0]
@@ -82,10 +81,9 @@ def self_attention(E, scaled: bool = True) -> np.ndarray:
 
 def self_attention_steps(E, scaled: bool = True) -> dict[str, np.ndarray | float]:
     """Every intermediate of parameter-free self-attention on E (T, d): E, S = E Eᵀ, scale (1/√d or 1),
-    S_scaled, exp (as written; inf if a score is huge), exp_sum, W (stable softmax) and Y = W E.
-    """
+    S_scaled, exp (as written; inf if a score is huge), exp_sum, W (stable softmax) and Y = W E."""
     E = check.matrix(E, "E", "(T, d)")
-    c = 1.0 / math.sqrt(E.shape[1]) if scaled else 1.0
+    c = 1.0 / math.sqrt(E.shape[1]) if check.flag(scaled, "scaled") else 1.0
     S = E @ E.T                    # (T, T)
     S_scaled = c * S               # (T, T)
     with np.errstate(over="ignore"):

@@ -6,8 +6,7 @@
     gravity_plot(E, Y, labels)     static points, the hull they span, arrows to where attention moves them
     timing_plot(results)           seconds against T on log-log axes, one line per method
 
-Vectors with d > 2 are drawn in a linear 2-D view `basis` (d, 2), which keeps weighted averages inside the hull.
-"""
+Vectors with d > 2 are drawn in a linear 2-D view `basis` (d, 2), which keeps weighted averages inside the hull."""
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -16,6 +15,8 @@ from helpers.plotting import COLORS, PALETTE, projection_basis
 
 def labelled_table(M, row_labels, col_labels, *, fmt: str = "{:.4f}") -> str:
     """A (rows, cols) matrix as aligned text with a header of column names and a name per row."""
+    if np.shape(M) != (len(row_labels), len(col_labels)):
+        raise ValueError(f"M has shape {np.shape(M)}, but {len(row_labels)} row and {len(col_labels)} column labels.")
     cells = [[fmt.format(v) for v in row] for row in M]
     width = max(max(len(c) for row in cells for c in row), max(len(str(c)) for c in col_labels))
     first = max(len(str(r)) for r in row_labels)

@@ -27,8 +27,7 @@ from helpers.validation import count, describe
 def check_attention_inputs(Q, K, V=None, mask=None) -> None:
     """A clear error, naming what was expected, for inputs the textbook lines would fail on or turn into NaN.
 
-    Q (..., T_q, d_k), K (..., T_k, d_k), V (..., T_k, d_v), mask broadcasting to (..., T_q, T_k).
-    """
+    Q (..., T_q, d_k), K (..., T_k, d_k), V (..., T_k, d_v), mask broadcasting to (..., T_q, T_k)."""
     named = {"Q": (Q, "(..., T_q, d_k)"), "K": (K, "(..., T_k, d_k)")}
     if V is not None:
         named["V"] = (V, "(..., T_k, d_v)")
@@ -46,7 +45,12 @@ def check_attention_inputs(Q, K, V=None, mask=None) -> None:
     if V is not None and K.shape[-2] != V.shape[-2]:
         raise ValueError(f"K has T_k={K.shape[-2]} keys but V has {V.shape[-2]} values: every key needs exactly "
                          "one value.")
-    check_mask(mask, Q.shape[:-1] + K.shape[-2:-1])
+    try:   # the batch axes, all but the last two: each equal or 1
+        batch = np.broadcast_shapes(*(tuple(x.shape[:-2]) for x, _ in named.values()))
+    except ValueError:
+        raise ValueError("the batch axes (all but the last two) do not fit: " + ", ".join(f"{name} {tuple(x.shape)}"
+                         for name, (x, _) in named.items()) + "; each must be the same or 1 in every input.") from None
+    check_mask(mask, batch + (Q.shape[-2], K.shape[-2]))
 
 
 def is_causal_bias(mask) -> bool:
@@ -93,8 +97,7 @@ def check_mask(mask, scores: tuple) -> None:
 def check_tokens(x, module: nn.Module, mask=None) -> None:
     """A clear error for an x that the module's projections cannot take, or a mask that does not fit its scores:
     x must be (B, T, d_model) (one sentence (T, d_model) too, for a single head), in the dtype and on the device
-    of the module's weights; a multi-head module's mask broadcasts to (B, H, T, T).
-    """
+    of the module's weights; a multi-head module's mask broadcasts to (B, H, T, T)."""
     W, heads = module.W_q.weight, getattr(module, "n_heads", None)    # W: (out_features, d_model)
     if not isinstance(x, torch.Tensor) or x.dim() not in ((3,) if heads else (2, 3)) or x.shape[-1] != W.shape[1]:
         one = " (one sentence of shape (T, d_model): x[None])" if heads and getattr(x, "dim", int)() == 2 else ""
@@ -164,8 +167,7 @@ class SelfAttention(nn.Module):
 def causal_mask(T_q: int, T_k: int | None = None, *, device=None) -> torch.Tensor:
     """(T_q, T_k) bool: the last T_q of T_k tokens each see themselves and what came before.
 
-    Bottom-right aligned: query i may attend to keys 0 … T_k − T_q + i. causal_mask(T) is the square lower triangle.
-    """
+    Bottom-right aligned: query i may attend to keys 0 … T_k − T_q + i. causal_mask(T) is the square lower triangle."""
     T_q = count(T_q, "T_q")
     T_k = count(T_q if T_k is None else T_k, "T_k (the queries are the last T_q of the T_k tokens)", low=T_q)
     return torch.ones(T_q, T_k, dtype=torch.bool, device=device).tril(diagonal=T_k - T_q)

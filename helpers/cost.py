@@ -75,8 +75,7 @@ def attention_flops(T: int, d_k: int, *, T_k: int | None = None, batch: int = 1,
 
     S = Q Kᵀ: (T, d_k) @ (d_k, T_k) -> 2·T·T_k·d_k;  Y = W V: (T, T_k) @ (T_k, d_k) -> 2·T·T_k·d_k.
     With T_k = T the total is 4·B·H·T²·d_k. `causal=True` halves it: the pairs a fused kernel
-    skips (FlashAttention's convention; an unfused version still computes all T² scores).
-    """
+    skips (FlashAttention's convention; an unfused version still computes all T² scores)."""
     require_sizes(T=T, d_k=d_k, T_k=T_k, batch=batch, heads=heads)
     T_k = T if T_k is None else T_k
     one = batch * heads * matmul_flops(T, d_k, T_k) // (2 if flag(causal, "causal") else 1)
@@ -125,8 +124,7 @@ def cost_table(T: int, d_model: int, d_k: int, *, dtype="float32", batch: int = 
     """The cost of one attention layer, line by line: [{"quantity", "formula", "value", "unit"}].
 
     Each of `heads` heads (of size d_k) has its own W_q, W_k, W_v: every line is multiplied by H (the projections
-    and attention by B·H too), so the crossover of the attention and projection FLOPs stays at T = 1.5 · d_model.
-    """
+    and attention by B·H too), so the crossover of the attention and projection FLOPs stays at T = 1.5 · d_model."""
     require_sizes(T=T, d_model=d_model, d_k=d_k, batch=batch, heads=heads)
     params = projection_parameters(d_model, d_k)["total"] * heads
     proj = projection_flops(T, d_model, d_k, batch=batch * heads)
@@ -158,8 +156,7 @@ def format_cost_table(rows: list[dict]) -> str:
 def largest_T_for_memory(budget_bytes: float, dtype="float32", *, batch: int = 1, heads: int = 1,
                          matrices: int = 1) -> int:
     """The largest T whose (T, T) matrices fit in `budget_bytes`: floor(√(budget / (bytes·B·H·matrices))).
-    `matrices=2` models the textbook implementation, which holds the scores and the softmax output at once.
-    """
+    `matrices=2` models the textbook implementation, which holds the scores and the softmax output at once."""
     require_sizes(batch=batch, heads=heads, matrices=matrices)
     budget_bytes = budget_bytes.item() if getattr(budget_bytes, "ndim", None) == 0 else budget_bytes   # a 0-d tensor
     if not isinstance(budget_bytes, numbers.Real) or isinstance(budget_bytes, bool) or not 0 <= budget_bytes < math.inf:
@@ -171,8 +168,7 @@ def largest_T_for_memory(budget_bytes: float, dtype="float32", *, batch: int = 1
 def cost_widget_data(T: float, d_k: int, *, d_model: int = 512, heads: int = 1, dtype="float32") -> dict:
     """Everything the cost widget shows for one setting of its controls (T, from a log slider, is rounded):
     {"T", "table" (cost_table's rows), "text" (formatted), "bars" [(label, bytes)] for the (T, T) scores and for
-    Q, K, V, "devices" (DEVICE_MEMORY), "fits" {device: bool}}.
-    """
+    Q, K, V, "devices" (DEVICE_MEMORY), "fits" {device: bool}}."""
     T, heads = count(round(T), "T (the number of tokens)"), count(heads, "heads")
     rows = cost_table(T, d_model, count(d_k, "d_k"), dtype=dtype, heads=heads)
     scores = score_matrix_bytes(T, dtype, heads=heads)

@@ -20,8 +20,7 @@ from helpers.validation import count, flag
 def lean_attention(Q, K, V, mask=None):
     """softmax(Q Kᵀ / √d_k) V with ONE (T_q, T_k) buffer: the scale is folded into Q (T·d_k multiplications instead
     of T²), the masking and the softmax are done in place. Same signature as attention_torch's version.
-    (..., T_q, d_k), (..., T_k, d_k), (..., T_k, d_v) -> (..., T_q, d_v).
-    """
+    (..., T_q, d_k), (..., T_k, d_k), (..., T_k, d_v) -> (..., T_q, d_v)."""
     batch = torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
     T_q, d_k, T_k, d_v = Q.shape[-2], Q.shape[-1], K.shape[-2], V.shape[-1]
     q = (Q * (1.0 / math.sqrt(d_k))).expand(*batch, T_q, d_k).reshape(-1, T_q, d_k)  # (n, T_q, d_k)
@@ -35,6 +34,13 @@ def lean_attention(Q, K, V, mask=None):
     return torch.bmm(S, v).reshape(*batch, T_q, d_v)  # (..., T_q, d_v)
 
 
+def check_causal(T_q: int, T_k: int) -> None:
+    """A named error for causal attention of more queries than keys (the last T_q of T_k tokens)."""
+    if T_q > T_k:
+        raise ValueError(f"causal attention of {T_q} queries over {T_k} keys: the first {T_q - T_k} queries would see "
+                         "no key (softmax over nothing is NaN). Give at least as many keys as queries.")
+
+
 def tiled_attention(Q, K, V, causal: bool = False, block: int = 128):
     """Exact attention computed `block` queries at a time: the (T, T) matrix is never whole.
     (..., T_q, d_k), (..., T_k, d_k), (..., T_k, d_v) -> (..., T_q, d_v).
@@ -42,8 +48,7 @@ def tiled_attention(Q, K, V, causal: bool = False, block: int = 128):
     Each tile of scores, (batch, block, T_k), is small enough to stay in the CPU's caches while it is softmaxed and
     multiplied by V (4 MiB at B·H = 8, T = 1,024). Softmax rows are independent, so the result is exact. With
     `causal` (aligned like causal_mask: the last query sees every key), a tile only computes the keys its queries
-    may see: the first half of FlashAttention's idea (which also tiles the keys, with a running softmax).
-    """
+    may see: the first half of FlashAttention's idea (which also tiles the keys, with a running softmax)."""
     block, causal = count(block, "block (queries per tile)"), flag(causal, "causal (a mask goes to flash_attention)")
     check_attention_inputs(Q, K, V)   # a named error for inputs whose shapes or dtypes do not fit
     batch = torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
@@ -53,9 +58,8 @@ def tiled_attention(Q, K, V, causal: bool = False, block: int = 128):
     v = V.expand(*batch, T_k, d_v).reshape(-1, T_k, d_v)  # (n, T_k, d_v)
     out = torch.empty(q.shape[0], T_q, d_v, dtype=Q.dtype, device=Q.device)  # (n, T_q, d_v)
     shift = T_k - T_q  # query i may see keys 0 .. i + shift
-    if causal and shift < 0:
-        raise ValueError(f"causal attention of {T_q} queries over {T_k} keys: the first {-shift} queries would see "
-                         "no key (softmax over nothing is NaN). Give at least as many keys as queries.")
+    if causal:
+        check_causal(T_q, T_k)
     for start in range(0, T_q, block):
         stop = min(start + block, T_q)
         seen = min(stop + shift, T_k) if causal else T_k  # a causal tile never looks past its last query
@@ -115,7 +119,7 @@ def check_flash_inputs(Q, K, V, mask=None, causal=False, block_q=1, block_k=1) -
     check_attention_inputs(Q, K, V, mask)
     count(block_q, "block_q (queries per tile)"), count(block_k, "block_k (keys per tile)")
     if flag(causal, "causal (a mask goes in mask=)"):
-        T_q, T_k = Q.shape[-2], K.shape[-2]
+        check_causal(T_q := Q.shape[-2], T_k := K.shape[-2])
         seen = torch.ones(T_k, dtype=torch.bool, device=Q.device) if mask is None else mask != 0
         first = torch.broadcast_to(seen, seen.shape[:-1] + (T_k,)).byte().argmax(-1)  # (..., 1 or T_q)
         last = torch.arange(T_q, device=Q.device) + T_k - T_q                          # query i sees keys ≤ last[i]

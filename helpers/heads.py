@@ -11,8 +11,7 @@
     attention_dropout(W, p, g)       dropout on attention weights, kept entries scaled by 1/(1 - p)
     head_pattern_data(...)           what the notebook 09 widget shows
 
-Masks follow the course (helpers.attention_torch): mask == 0 means "may not attend", broadcast to (B, H, T_q, T_k).
-"""
+Masks follow the course (helpers.attention_torch): mask == 0 means "may not attend", broadcast to (B, H, T_q, T_k)."""
 import torch
 import torch.nn as nn
 
@@ -24,6 +23,7 @@ from helpers.validation import count, fraction
 def split_heads(x, n_heads: int):
     """(B, T, d_model) -> (B, H, T, d_k): cut each token's features into H pieces, then put heads before tokens."""
     B, T, d_model = x.shape
+    check_heads(d_model, n_heads)                                       # n_heads must divide d_model
     return x.view(B, T, n_heads, d_model // n_heads).transpose(1, 2)   # (B, T, H, d_k) -> (B, H, T, d_k)
 
 
@@ -99,7 +99,7 @@ def fuse(separate: SeparateHeads) -> MultiHeadAttention:
 
 def padding_mask(lengths, T: int):
     """(B,) real lengths -> (B, 1, 1, T) bool, True where key j < length: broadcasts over heads and queries."""
-    lengths = torch.tensor([count(n, "each length", 1, T) for n in torch.as_tensor(lengths).tolist()])   # (B,)
+    lengths = torch.tensor([count(n, "each length", 1, T) for n in torch.as_tensor(lengths).ravel().tolist()])   # (B,)
     return (torch.arange(T) < lengths[:, None])[:, None, None, :]   # (B, T) -> (B, 1, 1, T)
 
 
@@ -174,8 +174,7 @@ def head_pattern_data(sentence: str, head: int, mask_type: str = "none", model=N
     """The weights of every head for one sentence of BATCH_SENTENCES, padded like the batch, under one mask.
 
     Returns {"tokens", "length", "mask" (T, T) bool, "weights" (H, T, T), "head", "W" (T, T) of that head,
-    "on_padding" (the weight real tokens give to PAD keys, summed over keys, averaged over real queries)}.
-    """
+    "on_padding" (the weight real tokens give to PAD keys, summed over keys, averaged over real queries)}."""
     if sentence not in BATCH_SENTENCES:
         raise ValueError(f"sentence should be one of {BATCH_SENTENCES}, but got {sentence!r:.60}.")
     if mask_type not in MASK_TYPES:

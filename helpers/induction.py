@@ -15,8 +15,7 @@
     layer_input_parts(model, tokens)  layer 1's input as the sum of its parts: token, position, each head of layer 0
     prediction_data(...)              what the notebook 10 widget shows
 
-Tokens are the letters a … t (vocabulary 20); the causal mask is helpers.attention_torch.causal_mask.
-"""
+Tokens are the letters a … t (vocabulary 20); the causal mask is helpers.attention_torch.causal_mask."""
 import contextlib
 import time
 from pathlib import Path
@@ -112,7 +111,7 @@ def repeated_batch(batch_size: int, generator: torch.Generator, offset: int | No
         b = L + (u[:, 1:2] * (T - 2 * L + 1)).long()                                   # (B, 1) the copy's start
         D = L + (u[:, 2:] * (b - L + 1)).long()                                        # (B, 1) how far back
     else:
-        b = D = torch.full((batch_size, 1), offset)                                    # the first copy starts at 0
+        b = D = torch.full((batch_size, 1), count(offset, "offset (a copy needs room)", 2, T - 2))
         L = min(offset, T - offset)
     i = torch.arange(T)                                                                # (T,)
     in_copy = (i >= b) & (i < b + L)                                                   # (B, T) the second copy
@@ -222,6 +221,8 @@ def induction_score(W, n: int) -> torch.Tensor:
     """(..., 2n, 2n) weights on a repeated half -> (...): the mean weight query i gives key i − n + 1 (the token
     after the earlier copy of token i), over the second half's queries i = n … 2n − 1.
     """
+    if W.shape[-2:] != (2 * n, 2 * n) or n < 1:
+        raise ValueError(f"W should be (..., 2n, 2n) weights on n = {n} tokens said twice, but is {tuple(W.shape)}.")
     i = torch.arange(n, 2 * n)
     return W[..., i, i - n + 1].mean(-1)
 
@@ -253,6 +254,7 @@ def heads_off(model, heads=()):
     """Inside the block, each (layer, head) in `heads` adds nothing: its d_k slice of the concatenated head
     outputs, merge_heads(Y), is set to zero before W_o mixes them (a forward pre-hook on that layer's W_o).
     """
+    heads = [heads] if len(heads) == 2 and not hasattr(heads[0], "__len__") else heads   # one pair, (1, 0), too
     heads = [(count(l, "layer", 0, model.n_layers - 1), count(h, "head", 0, model.n_heads - 1)) for l, h in heads]
     def zero(layer, h):
         def hook(_, args):

@@ -9,8 +9,7 @@
 
 The task: "piece of cake today ." is an idiom, "piece of leg today ." is not. Each word appears equally in both labels,
 so only the head + partner *pair* decides. The models share frozen random embeddings and a linear readout and differ
-only in their attention layer. Everything runs in float64 on the CPU.
-"""
+only in their attention layer. Everything runs in float64 on the CPU."""
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from helpers import validation as check
 from helpers.attention_torch import SelfAttention, attention_weights, count_parameters
 from helpers.measure import cpu_threads
 from helpers.running_example import random_table
@@ -29,6 +29,10 @@ from helpers.similarity import softmax
 
 def soft_lookup(query, keys, values) -> tuple[np.ndarray, float]:
     """A dictionary lookup made soft: (d,), (n, d), (n,) -> (weights (n,), blend of every value)."""
+    query, keys, values = (check.as_array(x, n) for x, n in zip((query, keys, values), ("query", "keys", "values")))
+    if query.ndim != 1 or keys.shape != values.shape + query.shape:   # keys (n, d): one per value, d like the query
+        raise ValueError(f"query (d,), keys (n, d) and values (n,) should fit, but have shapes {query.shape}, "
+                         f"{keys.shape} and {values.shape}.")
     weights = softmax(keys @ query)          # (n,) how well each key matches the query, sum to 1
     return weights, float(weights @ values)  # and the blend: one number
 
@@ -39,6 +43,8 @@ class ParameterFreeAttention(nn.Module):
     """Attempt 1 in PyTorch: Y = softmax(E Eᵀ / √d) E, (B, T, d) -> (B, T, d). No parameters."""
 
     def forward(self, E: torch.Tensor) -> torch.Tensor:
+        if not isinstance(E, torch.Tensor) or E.dim() < 2 or not E.is_floating_point():
+            raise TypeError(f"E should be a float torch.Tensor, (T, d) or (B, T, d), but got {check.describe(E)}.")
         self.last_weights = attention_weights(E, E)   # (B, T, T): E is the queries and the keys ...
         return self.last_weights @ self.values(E)     # ... and the values: (B, T, d)
 
@@ -134,8 +140,7 @@ class Dataset:
 def make_dataset(task: str = "idiom", seed: int = 0) -> Dataset:
     """All 1,024 sentences, split (seeded) 512 train / 512 test, each pair halved; EXAMPLES are in test.
 
-    task: 'idiom' (the pair decides, the experiment) or 'keyword' (the word 'cake' decides).
-    """
+    task: 'idiom' (the pair decides, the experiment) or 'keyword' (the word 'cake' decides)."""
     rng = np.random.default_rng(seed)
     all_sentences = [list(s) for s in itertools.product(HEADS, FILLERS, PARTNERS, TIMES, ENDINGS)]
     examples = [s.split() for s in EXAMPLES]
@@ -252,9 +257,10 @@ def train_model(name: str, dataset: Dataset, *, steps: int = 150, lr: float = 0.
 def run_experiment(task: str = "idiom", models: Sequence[str] = (PARAMETER_FREE, LEARNED), *, steps: int = 150,
                    lr: float = 0.01, d_model: int = 16, seed: int = 0, record_every: int = 5) -> Experiment:
     """Train each of `models` on the same data, embeddings, seed and budget. task: 'idiom' or 'keyword'."""
-    if isinstance(models, str):
-        models = (models,)
-    dataset = make_dataset(task, seed)
+    models = (models,) if isinstance(models, str) else tuple(models)
+    if task not in ("idiom", "keyword") or not set(models) <= set(MODELS):
+        raise ValueError(f"task should be 'idiom' or 'keyword', and models some of {MODELS}; got {task!r}, {models}.")
+    steps, dataset = check.count(steps, "steps"), make_dataset(task, check.count(seed, "seed", 0))
     runs = {name: train_model(name, dataset, steps=steps, lr=lr, d_model=d_model, seed=seed,
                               record_every=record_every) for name in models}
     return Experiment(task, seed, int(steps), float(lr), int(d_model), EXAMPLES, runs)

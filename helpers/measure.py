@@ -203,8 +203,7 @@ def peak_memory_bytes(fn: Callable, device="cpu") -> int:
 
 def sdpa_backend(Q, K, V, causal: bool = False) -> str:
     """The kernel F.scaled_dot_product_attention picks for these inputs: 'flash', 'math', ... ('unknown' where
-    this PyTorch's private dispatcher, torch._fused_sdp_choice, does not answer; the choice changes between versions).
-    """
+    this PyTorch's private dispatcher, torch._fused_sdp_choice, does not answer; the choice changes by version)."""
     try:
         from torch.nn.attention import SDPBackend
         index = int(torch._fused_sdp_choice(Q, K, V, None, 0.0, causal))
@@ -273,8 +272,7 @@ def run_benchmark(*, device="cpu", dtypes=("float32",), sizes=(256, 512, 1024), 
 
     `memory`: True at every size, False at none, or a collection of sizes. An implementation that runs out of GPU
     memory gets the note 'out of memory' and is skipped at larger sizes; one that cannot run these inputs gets its
-    error as the note. FLOPs: 4·B·H·T²·d_k, halved when causal for tiled and fused SDPA (naive and lean compute all T²).
-    """
+    error as the note. FLOPs: 4·B·H·T²·d_k, halved when causal for tiled and fused SDPA (naive, lean: all T²)."""
     device = resolve_device(device)
     memory_sizes = set(sizes) if memory is True else set(memory or ())
     rows = []

@@ -26,8 +26,7 @@ def playground_basis() -> np.ndarray:
 def playground_data(sentence, scaled: bool = True) -> dict:
     """Parameter-free self-attention on a typed sentence (1..MAX_WORDS words), with all the widget draws.
 
-    S is what softmax sees (divided by `divisor`, √d or 1); P_before, P_after are E, Y in playground_basis.
-    """
+    S is what softmax sees (divided by `divisor`, √d or 1); P_before, P_after are E, Y in playground_basis."""
     words = tokenize(sentence)
     if len(words) > MAX_WORDS:
         raise ValueError(f"The sentence has {len(words)} words; the playground draws (T, T) heatmaps, so keep it to "

@@ -53,8 +53,7 @@ def is_presenter_mode() -> bool:
 def heatmap(M, row_labels=None, col_labels=None, *, title: str = "", ax=None,
             fmt: str = "{:.2f}", vmin=None, vmax=None, xlabel: str = "", ylabel: str = ""):
     """Draw a (rows, cols) matrix as a heatmap with each value written in its cell; returns the Axes.
-    vmin, vmax: the colour scale's ends (None: the matrix's own min and max).
-    """
+    vmin, vmax: the colour scale's ends (None: the matrix's own min and max)."""
     M = np.asarray(M, dtype=float)
     rows, cols = M.shape
     row_labels = range(rows) if row_labels is None else row_labels
@@ -98,8 +97,7 @@ def heatmaps(matrices: Sequence, titles: Sequence[str], row_labels=None, col_lab
 
 def projection_basis(X) -> np.ndarray:
     """A fixed 2-D view of (n, d) vectors: the basis (d, 2) of X's top two right singular vectors.
-    Not centred, so the origin stays put; signs are fixed; for d = 2 it is the identity.
-    """
+    Not centred, so the origin stays put; signs are fixed; for d = 2 it is the identity."""
     X = np.asarray(X, dtype=float)
     d = X.shape[1]
     if d == 2:

@@ -5,8 +5,7 @@
     shift_matrix(k, d)             (d, d) block rotation R_k with PE(p + k) = PE(p) R_k for every p
     LearnedPositions(T_max, d)     an nn.Embedding(T_max, d) of positions: T -> (T, d)
     four_terms(E, P)               (T, d), (T, d) -> the four (T, T) parts of (E + P)(E + P)ᵀ
-    position_snapshot(p, d, T)     the data behind notebook 08's widget
-"""
+    position_snapshot(p, d, T)     the data behind notebook 08's widget"""
 import math
 
 import torch
@@ -50,8 +49,7 @@ def shift_matrix(k: int, d: int, dtype=torch.float64) -> torch.Tensor:
     """(d, d) block-diagonal rotation R_k: row vectors PE(p) R_k = PE(p + k), the same R_k for every p.
 
     Block m is [[cos kω_m, −sin kω_m], [sin kω_m, cos kω_m]], because
-    sin(a + b) = sin a cos b + cos a sin b and cos(a + b) = cos a cos b − sin a sin b.
-    """
+    sin(a + b) = sin a cos b + cos a sin b and cos(a + b) = cos a cos b − sin a sin b."""
     R = torch.zeros(d, d, dtype=dtype)
     for m, w in enumerate(frequencies(d, dtype)):
         c, s = torch.cos(k * w), torch.sin(k * w)
@@ -79,8 +77,8 @@ def four_terms(E: torch.Tensor, P: torch.Tensor) -> dict[str, torch.Tensor]:
     """(e_i + PE(i))·(e_j + PE(j)) as four terms, content and position, for all pairs: E, P (T, d) -> 4 × (T, T)."""
     if not (isinstance(E, torch.Tensor) and isinstance(P, torch.Tensor) and (E.shape, E.dtype) == (P.shape, P.dtype)):
         raise ValueError(f"E and P should be tensors of one shape (T, d) and one dtype, but got {check.describe(E)} "
-                         f"and {check.describe(P)}: make P for E's own T and d, P = sinusoidal_positions(T, d, "
-                         "dtype=E.dtype).")
+                         f"{getattr(E, 'dtype', '')} and {check.describe(P)} {getattr(P, 'dtype', '')}: make P for E's "
+                         "own T, d and dtype, P = sinusoidal_positions(T, d, dtype=E.dtype).")
     return {"content-content": E @ E.T,                      # (T, T) what the words are
             "content-position": E @ P.T,                     # (T, T) word i against position j
             "position-content": P @ E.T,                     # (T, T) position i against word j
@@ -91,8 +89,7 @@ def position_snapshot(p: int, d: int, T: int = 48) -> dict:
     """Notebook 08's widget data: the (T, d) encoding and position p's dot product with every position.
 
     Returns PE (T, d), similarity (T,) = PE @ PE[p], the offsets' range of similarity (for a fixed axis),
-    the nearest other positions, and the wavelengths (d/2,) 2π / ω_m.
-    """
+    the nearest other positions, and the wavelengths (d/2,) 2π / ω_m."""
     T = count(T, "T (the number of positions)")
     p = count(p, "p (a position)", 0, T - 1)
     PE = sinusoidal_positions(T, d, dtype=torch.float64)     # (T, d)

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from helpers import validation as check
+from helpers.heads import check_heads
 from helpers.measure import cpu_threads
 from helpers.similarity import softmax
 
@@ -38,8 +39,7 @@ def sample_dot_products(d: int, n_pairs: int = 10_000, sigma: float = 1.0, seed=
 def variance_table(d_values=POWERS_OF_TWO, n_pairs: int = 10_000, sigma: float = 1.0, seed: int = 0) -> dict:
     """Measured Var(q·k) next to the prediction d·σ⁴, for each d in d_values (fresh pairs for every d). Columns, one
     entry per d: d, var, predicted, ratio (var / predicted), noise (relative standard error of var), var_scaled
-    (variance of q·k / √d); also sigma, n_pairs, samples (n_pairs, len(d)).
-    """
+    (variance of q·k / √d); also sigma, n_pairs, samples (n_pairs, len(d))."""
     rng = np.random.default_rng(seed)
     d = np.array(d_values)
     samples = np.column_stack([sample_dot_products(int(n), n_pairs, sigma, rng) for n in d])  # (n_pairs, len(d))
@@ -108,8 +108,7 @@ def _summarise(S: np.ndarray, G: np.ndarray, c: float) -> dict:
 
 def attention_snapshot(d_k: int, scaled: bool = True, *, T: int = 16, n_queries: int = 512, seed: int = 0) -> dict:
     """n_queries unit-Gaussian queries against T keys in d_k dimensions, z = q·k (/ √d_k if `scaled`): the weights
-    softmax(z), their statistics and ∂L/∂z for a fixed random upstream G, the same for every d_k (keys: _summarise).
-    """
+    softmax(z), their statistics and ∂L/∂z for a fixed random upstream G, the same for every d_k (keys: _summarise)."""
     d_k, T = check.count(d_k, "d_k (the dimension of each query and key)"), check.count(T, "T (the keys)")
     S, G = _scores_and_upstream(d_k, T, n_queries, seed)
     return _summarise(S, G, math.sqrt(d_k) if scaled else 1.0) | {"d_k": d_k, "scaled": bool(scaled), "T": T}
@@ -132,8 +131,7 @@ def gradient_measurements(d_values=POWERS_OF_TWO, scaled: bool = True, *, n_seq:
 
     x (n_seq, T, d_model) ~ N(0, 1), W_q, W_k ~ N(0, 1/d_model), z = Q Kᵀ (/ √d_k if scaled), L = Σ softmax(z) · G for a
     fixed random G; the same draws with and without scaling. Returns d, scaled and arrays, one entry per d_k: scores_*
-    (||∂L/∂z_i||), wq_* (||x_i|| ||∂L/∂q_i||), wq_total, wq_top10_share, gap_top10, gap_rest, top2_share, max_weight.
-    """
+    (||∂L/∂z_i||), wq_* (||x_i|| ||∂L/∂q_i||), wq_total, wq_top10_share, gap_top10, gap_rest, top2_share, max_weight."""
     base = np.random.default_rng([seed, d_model, T, n_seq])
     x = torch.from_numpy(base.standard_normal((n_seq, T, d_model)))   # (n_seq, T, d_model)
     G = torch.from_numpy(base.standard_normal((n_seq, T, T)))         # (n_seq, T, T)
@@ -176,6 +174,7 @@ def gradient_measurements(d_values=POWERS_OF_TWO, scaled: bool = True, *, n_seq:
 
 def per_head_dim(d_model: int, n_heads: int) -> int:
     """d_k = d_model / n_heads: multi-head attention gives each head an equal slice of d_model."""
+    check_heads(d_model, n_heads)          # a named error unless n_heads divides d_model
     return d_model // n_heads
 
 
@@ -187,8 +186,7 @@ def scale_constant(d_model: int, n_heads: int) -> float:
 def constant_comparison(d_model: int = 512, n_heads: int = 8, *, T: int = 16, n_queries: int = 512,
                         seed: int = 0) -> dict:
     """What three divisors do to one head's weights: none (c = 1), right (√d_k), wrong (√d_model). Returns d_model,
-    n_heads, d_k, T, max_entropy_bits, example_scores (query 0's raw q·k) and rows (weight statistics per divisor).
-    """
+    n_heads, d_k, T, max_entropy_bits, example_scores (query 0's raw q·k) and rows (weight statistics per divisor)."""
     d_k = per_head_dim(d_model, n_heads)
     S, G = _scores_and_upstream(d_k, T, n_queries, seed)
     rows = []

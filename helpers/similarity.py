@@ -3,8 +3,7 @@
     cosine(a, b)         (d,), (d,) -> the cosine of their angle, in [-1, 1]
     cosine_matrix(X)     (T, d) -> (T, T) the cosine between every pair of rows
     softmax_naive(x)     exp(x) / Σ exp(x) as written: overflows for scores above ~709
-    softmax(x, axis=-1)  the stable softmax: subtract the max first
-"""
+    softmax(x, axis=-1)  the stable softmax: subtract the max first"""
 import numpy as np
 
 from helpers import validation as check
@@ -56,6 +55,8 @@ def softmax(x, axis: int = -1) -> np.ndarray:
     in the ratio) but keeps every exponent <= 0, so exp never overflows.
     """
     x = check.as_array(x, "x")
+    if x.size == 0 or np.isnan(x).any() or not np.isfinite(x.max(axis=axis)).all():   # -inf is a hidden score
+        raise ValueError(f"x should hold a finite score in every row (no NaN, no +inf), but got {x!r:.60}.")
     shifted = x - x.max(axis=axis, keepdims=True)
     exps = np.exp(shifted)
     return exps / exps.sum(axis=axis, keepdims=True)

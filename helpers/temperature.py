@@ -36,8 +36,7 @@ def softmax_at_scale(scores, scale: float = 1.0) -> dict:
     """softmax(scale · scores) and how peaked it is, as a dict: scores, scale, scaled, weights, naive (no max
     subtracted: NaN once exp overflows or every exp underflows), naive_overflows, naive_why (why naive is NaN, ""
     if it is not), top (the tokens with the top weight: ties share it), top_weight, entropy_bits (0 for one-hot,
-    log2(n) for uniform) and effective_choices (2 ** entropy_bits). ValueError if scale · scores overflows a float64.
-    """
+    log2(n) for uniform) and effective_choices (2 ** entropy_bits). ValueError if scale · scores overflows a float64."""
     scores = check.vector(scores, "scores")                     # one row of scores: (n,)
     with np.errstate(over="ignore", under="ignore"):           # both are explained, never warned about
         scaled = float(scale) * scores                         # (n,)

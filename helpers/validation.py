@@ -32,8 +32,7 @@ def plain(value):
 
 def as_array(value, name: str) -> np.ndarray:
     """Convert lists, NumPy arrays and torch tensors to a float64 array of the same shape. TypeError (naming `name`)
-    for anything that is not real numbers: None, text (even "1.5"), complex numbers, ragged nesting.
-    """
+    for anything that is not real numbers: None, text (even "1.5"), complex numbers, ragged nesting."""
     value = plain(value)
     if value is None or isinstance(value, (str, bytes, dict, set)):
         got = f"the text {value[:40]!r}{'…' * (len(value) > 40)}" if isinstance(value, (str, bytes)) else None

@@ -6,10 +6,13 @@ import numpy as np
 import pytest
 import torch
 
-from helpers import cost, heads, mixing, positions, scaling, temperature
-from helpers.attention_torch import SelfAttention, causal_mask
+from helpers import cost, heads, induction, learning, luong, mixing, positions, scaling, temperature
+from helpers.attention import self_attention_steps
+from helpers.attention_plots import labelled_table
+from helpers.attention_torch import SelfAttention, causal_mask, scaled_dot_product_attention
 from helpers.fast_attention import flash_attention, tiled_attention
 from helpers.heads import MultiHeadAttention
+from helpers.similarity import softmax
 
 
 def _qkv():
@@ -61,6 +64,31 @@ def _qkv():
                                              "number of at least 4, but got -1"),
     (lambda: causal_mask(4, 2), ValueError, "should be a whole number of at least 4, but got 2"),   # no blind query
     (lambda: flash_attention(*_qkv(), causal="no"), TypeError, "causal (a mask goes in mask=) should be True"),
+    (lambda: scaled_dot_product_attention(torch.ones(2, 3, 4), torch.ones(3, 5, 4), torch.ones(3, 5, 4)), ValueError,
+     "the batch axes (all but the last two) do not fit: Q (2, 3, 4), K (3, 5, 4), V (3, 5, 4)"),   # not torch's
+    (lambda: flash_attention(torch.ones(2, 3, 4), torch.ones(2, 5, 4), torch.ones(1, 3, 5, 4)), ValueError,
+     "do not fit: Q (2, 3, 4), K (2, 5, 4), V (1, 3, 5, 4)"),
+    (lambda: heads.split_heads(torch.randn(2, 5, 16), 3), ValueError, "cannot be split into n_heads=3"),
+    (lambda: scaling.scale_constant(8, 16), ValueError, "cannot be split into n_heads=16"),   # not a divisor of 0
+    (lambda: scaling.per_head_dim(512, 7), ValueError, "so n_heads must divide 512"),           # not 73, floored
+    (lambda: induction.repeated_batch(4, torch.Generator(), offset=40), ValueError, "from 2 to 30, but got 40"),
+    (lambda: induction.induction_score(torch.rand(32, 32), 20), ValueError, "n = 20 tokens said twice, but is (32"),
+    (lambda: induction.induction_score(torch.rand(32, 32), 0), ValueError, "weights on n = 0"),   # not a NaN
+    (lambda: learning.run_experiment("idioms"), ValueError, "task should be 'idiom' or 'keyword'"),   # not keyword
+    (lambda: learning.run_experiment(models="learned"), ValueError, "got 'idiom', ('learned',)"),   # not a KeyError
+    (lambda: learning.run_experiment(steps=20.0), ValueError, "steps should be a whole number of at least 1"),
+    (lambda: learning.soft_lookup([1, 0], np.eye(3), [1, 2, 4]), ValueError, "have shapes (2,), (3, 3) and (3,)"),
+    (lambda: learning.soft_lookup([1, 0, 0], np.eye(3), [1, 2]), ValueError, "should fit"),
+    (lambda: learning.ParameterFreeAttention()(np.eye(3)), TypeError, "E should be a float torch.Tensor, (T, d) or"),
+    (lambda: luong.luong_dot_attention(luong.decoder_states(), luong.encoder_states()), ValueError,
+     "s should be one decoder state (d,) and H (T_k, d), tensors of one dtype, but got s Tensor of shape (2, 4)"),
+    (lambda: luong.qkv_attention(luong.decoder_states().double(), luong.encoder_states()), TypeError,
+     "Q is torch.float64 on cpu but K is torch.float32"),   # not torch's "expected m1 and m2 …"
+    (lambda: softmax([np.inf, 1.0]), ValueError, "x should hold a finite score in every row (no NaN, no +inf)"),
+    (lambda: softmax([[0.0, 1.0], [-np.inf, -np.inf]]), ValueError, "a finite score in every row"),   # not NaN
+    (lambda: softmax([]), ValueError, "a finite score in every row"),   # not "zero-size array to reduction …"
+    (lambda: labelled_table(np.ones((5, 5)), "abc", "abc"), ValueError, "M has shape (5, 5), but 3 row and 3 col"),
+    (lambda: self_attention_steps(np.eye(3), scaled="no"), TypeError, "scaled should be True or False"),
 ])
 def test_a_bad_input_is_named(call, error, says):
     with pytest.raises(error, match=None) as raised:
@@ -107,6 +135,21 @@ def test_four_terms_refuses_what_would_be_silently_wrong():
     for P in (positions.sinusoidal_positions(5, 4, dtype=torch.float64), positions.sinusoidal_positions(3, 4)):
         with pytest.raises(ValueError, match=r"one shape \(T, d\) and one dtype.*dtype=E.dtype"):
             positions.four_terms(E, P)                               # (3, 5) terms, or a dtype error, before
+    with pytest.raises(ValueError, match=r"\(3, 4\) torch.float64 and Tensor of shape \(3, 4\) torch.float32"):
+        positions.four_terms(E, positions.sinusoidal_positions(3, 4))   # the shapes agree: the dtypes are named
+
+
+def test_what_a_student_may_type_instead_is_taken():
+    """One length for one sentence, one (layer, head) pair, a list as a NumPy query, -inf as a hidden score."""
+    assert torch.equal(heads.padding_mask(3, 5), heads.padding_mask([3], 5))
+    model, (tokens, copy) = induction.load_trained_model(), induction.repeated_batch(20, torch.Generator())
+    with induction.heads_off(model, (1, 0)):
+        one = induction.copy_loss(model, tokens, copy)
+    with induction.heads_off(model, [(1, 0)]):
+        listed = induction.copy_loss(model, tokens, copy)
+    assert one == listed != induction.copy_loss(model, tokens, copy)   # the induction head off, then every head on
+    assert learning.soft_lookup([1, 0, 0], np.eye(3).tolist(), [1, 2, 4])[1] == pytest.approx(1.8477662, abs=1e-6)
+    np.testing.assert_allclose(softmax([-np.inf, 0.0]), [0.0, 1.0])
 
 
 def test_the_errors_name_the_argument_typed_and_describe_it_briefly():

@@ -17,6 +17,7 @@ from helpers.fast_attention import (
     online_softmax_step,
     tile_is_future,
     tile_map,
+    tiled_attention,
 )
 from helpers.heads import padding_mask
 from helpers.measure import cpu_peak_bytes, make_qkv
@@ -293,10 +294,11 @@ def test_a_row_the_mask_hides_completely_is_the_courses_named_error():
         RecomputingFlashAttention.apply(Q, K, V, mask)
 
 
-def test_causal_with_more_queries_than_keys_names_the_first_blind_row():
+def test_causal_with_more_queries_than_keys_says_so_as_tiled_attention_does():
     Q, K = torch.randn(8, 4), torch.randn(3, 4)            # bottom-right: queries 0-4 would see no key
-    with pytest.raises(ValueError, match="The mask hides every key from query row 0"):
-        flash_attention(Q, K, K, causal=True)
+    for attend in (flash_attention, tiled_attention):      # no mask was given: the message does not blame one
+        with pytest.raises(ValueError, match="causal attention of 8 queries over 3 keys: the first 5 queries"):
+            attend(Q, K, K, causal=True)
 
 
 def test_causal_and_left_padding_together_leave_a_row_blind():

@@ -47,8 +47,7 @@ class _LossPicture:
 
 class TrainingWidget(LiveWidget):
     """Step through training over a finished experiment: [0] training step, [1] sentence, [2] the loss curves,
-    [3] both models' weights and the reading. example: the first sentence's index. `.result`: a training_snapshot dict.
-    """
+    [3] both models' weights and the reading. example: the first sentence's index. `.result`: training_snapshot's."""
 
     def __init__(self, experiment: Experiment, step: int | None = None, example: int = 0):
         self.experiment = experiment
