@@ -27,6 +27,7 @@ QUOTES = [
     ("02", r"$\cos(a, b) = 0.956$", r"\n +b +26 +[\d.]+ +([\d.]+)", "0.956"),
     ("03", "it gives *flows* 0.5065 and itself only 0.3072", r"weights W:\n.*?\nriver +([\d.]+) +[\d.]+ +([\d.]+)",
      "0.3072", "0.5065"),
+    ("03", "their cosine, 0.8165, is twice", r"cos\(grows, river\) = ([\d.]+), cos\(grows, money\) = [\d.]+", "0.8165"),
     ("05", "*bank* keeps 0.45 for itself instead of 0.58", r"softmax\(s\) += \[[\d.]+ ([\d.]+).*?"
                                                        r"softmax\(s / 2\) = \[[\d.]+ ([\d.]+)", "0.58", "0.45"),
     ("05", r"dropped from about 0.53 to about $6\times10^{-9}$", r"scale   1: [^\n]*‖∂L/∂z‖ = (\S+).*?"
@@ -53,6 +54,7 @@ QUOTES = [
     ("07", "while its inputs are 76.8 MB", r"Q, K and V together \(d_k = 64\): +([\d.]+) MB", "76.8"),
     ("07", "while $Q, K, V$ are 77 MB", r"Q, K and V together \(d_k = 64\): +([\d.]+) MB", "77"),
     ("08", "(786,432 for GPT-2 small)", r"T_max = 1,024 and d = 768: ([\d,]+) parameters", "786,432"),
+    ("10", "the earlier *b*, 12 positions back", r"that letter is (\d+) positions before the last 'b'", "12"),
     ("10", "the fixed-offset model's \"elsewhere\", 2.91, is the only one below ln 20",
      r"one layer, fixed offset [^\n]*elsewhere ([\d.]+)", "2.91"),
 ]

@@ -32,7 +32,7 @@ class _VectorPicture:
                yticks=[])
         ax.set_xlabel("view axis 1", fontsize=_SMALL)
         ax.set_ylabel("view axis 2", fontsize=_SMALL)
-        ax.set_title("Each vector moves toward what it attends to", fontsize=_TEXT)
+        ax.set_title("Each vector moves to a weighted average", fontsize=_TEXT)
         ax.scatter(P[:, 0], P[:, 1], s=25, color="#bbbbbb", zorder=1)
         for (x, y), word in zip(P, words):
             ax.annotate(word, (x, y), xytext=(6, 5), textcoords="offset points", color="#555555", fontsize=_SMALL)
@@ -88,11 +88,11 @@ class PlaygroundWidget(LiveWidget):
 
     def show(self, data: dict) -> None:
         words = data["words"]
-        how = f"E Eᵀ / {data['divisor']:g}" if data["divisor"] != 1 else "E Eᵀ (not scaled)"
+        S = f"S / √d = E Eᵀ / {data['divisor']:g}" if data["divisor"] != 1 else "S = E Eᵀ (not scaled)"
         self.matrices.value = ("<div style='display:flex;flex-direction:column;gap:14px'>"
-                               + html_heatmap(data["S"], words, words, title=f"S = {how}", fmt="{:.2f}")
-                               + html_heatmap(data["W"], words, words, title="W = softmax(S), rows sum to 1",
-                                              vmin=0.0, vmax=1.0) + "</div>")
+                               + html_heatmap(data["S"], words, words, title=S, fmt="{:.2f}")
+                               + html_heatmap(data["W"], words, words, title=f"W = softmax({S.split(' =')[0]}), rows "
+                                              "sum to 1", vmin=0.0, vmax=1.0) + "</div>")
         self.picture.value = self._vectors.png(data)
         tops = "; ".join(f"{w} → {t} ({row.max():.2f})" for w, t, row in zip(words, data["top"], data["W"]))
         self.reading.value = f"<div style='{reading_style()}'><b>attends most to:</b> {html.escape(tops)}</div>"
