@@ -15,8 +15,10 @@ from helpers.plotting import COLORS, PALETTE, projection_basis
 
 def labelled_table(M, row_labels, col_labels, *, fmt: str = "{:.4f}") -> str:
     """A (rows, cols) matrix as aligned text with a header of column names and a name per row."""
+    row_labels, col_labels = list(row_labels), list(col_labels)   # a string: one label per character
     if np.shape(M) != (len(row_labels), len(col_labels)):
-        raise ValueError(f"M has shape {np.shape(M)}, but {len(row_labels)} row and {len(col_labels)} column labels.")
+        raise ValueError(f"M has shape {np.shape(M)}, but {len(row_labels)} row and {len(col_labels)} column labels "
+                         "came (a string counts its characters: give a list of words).")
     cells = [[fmt.format(v) for v in row] for row in M]
     width = max(max(len(c) for row in cells for c in row), max(len(str(c)) for c in col_labels))
     first = max(len(str(r)) for r in row_labels)

@@ -13,8 +13,7 @@
 
 Conventions: one multiply plus one add counts as 2 FLOPs (so an (m, n) @ (n, p) product costs 2·m·n·p), and softmax,
 scaling and masking are not counted (they are O(T²) but not matrix products; FlashAttention's benchmarks count the same
-way). GB means 10⁹ bytes and GiB 2³⁰ bytes.
-"""
+way). GB means 10⁹ bytes and GiB 2³⁰ bytes."""
 import math
 import numbers
 

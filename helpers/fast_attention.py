@@ -7,8 +7,7 @@
 Both take (..., T_q, d_k), (..., T_k, d_k), (..., T_k, d_v) and return (..., T_q, d_v), with the course's mask
 convention (mask == 0: may not attend). Notebook 07 times them against the textbook version and PyTorch's fused
 kernel: the gap between them is memory traffic. They check no data (on a GPU a check that scans data makes Python
-wait, and the timing would measure the wait); tiled and flash refuse a causal call with more queries than keys.
-"""
+wait, and the timing would measure the wait); tiled and flash refuse a causal call with more queries than keys."""
 import math
 
 import torch

@@ -99,7 +99,7 @@ def fuse(separate: SeparateHeads) -> MultiHeadAttention:
 
 def padding_mask(lengths, T: int):
     """(B,) real lengths -> (B, 1, 1, T) bool, True where key j < length: broadcasts over heads and queries."""
-    lengths = torch.tensor([count(n, "each length", 1, T) for n in torch.as_tensor(lengths).ravel().tolist()])   # (B,)
+    lengths = torch.tensor([count(n, "each length", 1, T) for n in torch.atleast_1d(torch.as_tensor(lengths)).tolist()])
     return (torch.arange(T) < lengths[:, None])[:, None, None, :]   # (B, T) -> (B, 1, 1, T)
 
 

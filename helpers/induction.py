@@ -221,7 +221,7 @@ def induction_score(W, n: int) -> torch.Tensor:
     """(..., 2n, 2n) weights on a repeated half -> (...): the mean weight query i gives key i − n + 1 (the token
     after the earlier copy of token i), over the second half's queries i = n … 2n − 1.
     """
-    if W.shape[-2:] != (2 * n, 2 * n) or n < 1:
+    if W.shape[-2:] != (2 * count(n, "n"), 2 * n):
         raise ValueError(f"W should be (..., 2n, 2n) weights on n = {n} tokens said twice, but is {tuple(W.shape)}.")
     i = torch.arange(n, 2 * n)
     return W[..., i, i - n + 1].mean(-1)
@@ -254,7 +254,7 @@ def heads_off(model, heads=()):
     """Inside the block, each (layer, head) in `heads` adds nothing: its d_k slice of the concatenated head
     outputs, merge_heads(Y), is set to zero before W_o mixes them (a forward pre-hook on that layer's W_o).
     """
-    heads = [heads] if len(heads) == 2 and not hasattr(heads[0], "__len__") else heads   # one pair, (1, 0), too
+    heads = [heads] if len(heads := list(heads)) == 2 and torch.numel(torch.as_tensor(heads[0])) == 1 else heads
     heads = [(count(l, "layer", 0, model.n_layers - 1), count(h, "head", 0, model.n_heads - 1)) for l, h in heads]
     def zero(layer, h):
         def hook(_, args):

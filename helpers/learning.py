@@ -44,7 +44,8 @@ class ParameterFreeAttention(nn.Module):
 
     def forward(self, E: torch.Tensor) -> torch.Tensor:
         if not isinstance(E, torch.Tensor) or E.dim() < 2 or not E.is_floating_point():
-            raise TypeError(f"E should be a float torch.Tensor, (T, d) or (B, T, d), but got {check.describe(E)}.")
+            raise TypeError(f"E should be a float torch.Tensor, (T, d) or (B, T, d), but got {check.describe(E)}"
+                            f"{f' of {E.dtype}' if hasattr(E, 'dtype') else ''}.")
         self.last_weights = attention_weights(E, E)   # (B, T, T): E is the queries and the keys ...
         return self.last_weights @ self.values(E)     # ... and the values: (B, T, d)
 
@@ -258,9 +259,10 @@ def run_experiment(task: str = "idiom", models: Sequence[str] = (PARAMETER_FREE,
                    lr: float = 0.01, d_model: int = 16, seed: int = 0, record_every: int = 5) -> Experiment:
     """Train each of `models` on the same data, embeddings, seed and budget. task: 'idiom' or 'keyword'."""
     models = (models,) if isinstance(models, str) else tuple(models)
-    if task not in ("idiom", "keyword") or not set(models) <= set(MODELS):
-        raise ValueError(f"task should be 'idiom' or 'keyword', and models some of {MODELS}; got {task!r}, {models}.")
-    steps, dataset = check.count(steps, "steps"), make_dataset(task, check.count(seed, "seed", 0))
+    for name, value, allowed in (("task", task, ("idiom", "keyword")), *(("model", m, MODELS) for m in models)):
+        if value not in allowed:
+            raise ValueError(f"{name} should be one of {allowed}, but got {value!r}.")
+    steps, dataset = check.count(steps, "steps", 0), make_dataset(task, check.count(seed, "seed", 0))
     runs = {name: train_model(name, dataset, steps=steps, lr=lr, d_model=d_model, seed=seed,
                               record_every=record_every) for name in models}
     return Experiment(task, seed, int(steps), float(lr), int(d_model), EXAMPLES, runs)

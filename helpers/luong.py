@@ -47,8 +47,8 @@ def luong_dot_attention(s, H) -> tuple[torch.Tensor, torch.Tensor]:
     """Luong's "dot" attention, one decoder step: s (d,), H (T_k, d) -> context Σ_j a_j h_j (d,), a (T_k,)."""
     if not (all(map(torch.is_tensor, (s, H))) and s.dim() == 1 and H.shape[1:] == s.shape and s.dtype == H.dtype):
         raise ValueError(f"s should be one decoder state (d,) and H (T_k, d), tensors of one dtype, but got s "
-                         f"{describe(s)} {getattr(s, 'dtype', '')}, H {describe(H)} {getattr(H, 'dtype', '')}. "
-                         "Many decoder states at once: qkv_attention.")
+                         f"{describe(s)} ({getattr(s, 'dtype', 'no dtype')}) and H {describe(H)} "
+                         f"({getattr(H, 'dtype', 'no dtype')}). Many decoder states at once: qkv_attention.")
     scores = H @ s                          # (T_k,)
     weights = torch.softmax(scores, dim=0)  # (T_k,)
     context = weights @ H                   # (d,)
@@ -64,19 +64,19 @@ def projections(d_model: int = D_MODEL, d_k: int = D_MODEL, seed: int = 0) -> di
 def qkv_attention(X_q, X_kv, P: dict | None = None) -> dict[str, torch.Tensor]:
     """Queries from X_q (T_q, d), keys and values from X_kv (T_k, d); P None reuses them (K = V = X_kv).
     Returns {"Q", "K", "V", "W" (T_q, T_k), "Y" (T_q, d_v)}."""
-    check_attention_inputs(X_q, X_kv)                                    # tensors of one dtype and width d
     if P is None:
         Q, K, V = X_q, X_kv, X_kv                                        # (T_q, d), (T_k, d), (T_k, d)
     else:
         Q, K, V = X_q @ P["W_q"], X_kv @ P["W_k"], X_kv @ P["W_v"]       # (T_q, d_k), (T_k, d_k), (T_k, d_v)
+    check_attention_inputs(Q, K, V)                                      # tensors of one dtype, d_k for Q and K
     W = attention_weights(Q, K)                                          # (T_q, T_k)
     return {"Q": Q, "K": K, "V": V, "W": W, "Y": W @ V}
 
 
 def dictionary_lookup(value_c: float = 4.0, noise: float = 1.0) -> dict:
-    """Look up 'b' in {'a': 1, 'b': 2, 'c': value_c} three ways: Luong's (whole h_j), with a learned W_q only
-    (keys and values still the whole h_j), and with separate W_q, W_k, W_v. Each h_j is (one-hot key code | value);
-    the query is (0, 3, 0, noise). Weights (3,) and answers per way."""
+    """Look up 'b' in {'a': 1, 'b': 2, 'c': value_c} three ways: Luong's (whole h_j), with a query projection W_q only
+    (set by hand; keys and values still the whole h_j), and with separate W_q, W_k, W_v. Each h_j is (one-hot key code
+    | value); the query is (0, 3, 0, noise). Weights (3,) and answers per way."""
     H_dict = torch.tensor([[1.0, 0, 0, 1], [0.0, 1, 0, 2], [0.0, 0, 1, value_c]])   # (3, 4): key code | value
     q = torch.tensor([0.0, 3, 0, noise])                                             # (4,) asks for 'b'
     w_luong = torch.softmax(H_dict @ q, dim=0)                                       # (3,)

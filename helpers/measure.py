@@ -13,8 +13,7 @@
 
 Time: warm-up calls first, CUDA events read after a synchronize, interleaved rounds
 (a, b, c, a, b, c, ...) and their median. Memory: the CUDA allocator's peak counter; on the
-CPU, one call under the PyTorch profiler, which records the allocator's running total at every allocation and free.
-"""
+CPU, one call under the PyTorch profiler, which records the allocator's running total at every allocation and free."""
 import contextlib
 import json
 import math

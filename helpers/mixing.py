@@ -2,8 +2,7 @@
 
     y_i = Σ_j w_ij e_j        one row of weights w_i (T,) and E (T, d) -> y_i (d,)
 
-Notebook 01 picks the weights by hand; notebook 03 computes them.
-"""
+Notebook 01 picks the weights by hand; notebook 03 computes them."""
 import numpy as np
 
 from helpers.running_example import MAX_WORDS, VOCAB, embed, static_vector, tokenize

@@ -3,8 +3,7 @@
     playground_data(sentence, scaled=True) -> dict of everything the widget draws
 
 The widget (helpers.widgets.playground) only wires its controls to this
-function and draws what it returns, so everything it shows is tested here.
-"""
+function and draws what it returns, so everything it shows is tested here."""
 import numpy as np
 
 from helpers.attention import self_attention_steps

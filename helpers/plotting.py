@@ -5,8 +5,7 @@
     heatmap(M, rows, cols)      a matrix with its values written in the cells
     heatmaps([...])             several of them side by side, same colour scale
     projection_basis(X)         a fixed 2-D view of d-dimensional vectors
-    arrows(X, labels)           vectors drawn as arrows from the origin
-"""
+    arrows(X, labels)           vectors drawn as arrows from the origin"""
 import textwrap
 from collections.abc import Sequence
 

@@ -73,20 +73,28 @@ def _qkv():
     (lambda: scaling.per_head_dim(512, 7), ValueError, "so n_heads must divide 512"),           # not 73, floored
     (lambda: induction.repeated_batch(4, torch.Generator(), offset=40), ValueError, "from 2 to 30, but got 40"),
     (lambda: induction.induction_score(torch.rand(32, 32), 20), ValueError, "n = 20 tokens said twice, but is (32"),
-    (lambda: induction.induction_score(torch.rand(32, 32), 0), ValueError, "weights on n = 0"),   # not a NaN
-    (lambda: learning.run_experiment("idioms"), ValueError, "task should be 'idiom' or 'keyword'"),   # not keyword
-    (lambda: learning.run_experiment(models="learned"), ValueError, "got 'idiom', ('learned',)"),   # not a KeyError
-    (lambda: learning.run_experiment(steps=20.0), ValueError, "steps should be a whole number of at least 1"),
+    (lambda: induction.induction_score(torch.rand(32, 32), 0), ValueError, "n should be a whole number of at least 1"),
+    (lambda: induction.induction_score(torch.rand(32, 32), 16.0), ValueError, "but got 16.0"),   # not an IndexError
+    (lambda: learning.run_experiment("idioms"), ValueError, "task should be one of ('idiom', 'keyword'), but got "
+                                                            "'idioms'"),   # not the keyword task
+    (lambda: learning.run_experiment(models="learned"), ValueError, "model should be one of ('parameter-free', "
+                                                                    "'learned Q, K, V'"),   # not a KeyError
+    (lambda: learning.run_experiment(steps=20.0), ValueError, "steps should be a whole number of at least 0"),
     (lambda: learning.soft_lookup([1, 0], np.eye(3), [1, 2, 4]), ValueError, "have shapes (2,), (3, 3) and (3,)"),
     (lambda: learning.soft_lookup([1, 0, 0], np.eye(3), [1, 2]), ValueError, "should fit"),
     (lambda: learning.ParameterFreeAttention()(np.eye(3)), TypeError, "E should be a float torch.Tensor, (T, d) or"),
     (lambda: luong.luong_dot_attention(luong.decoder_states(), luong.encoder_states()), ValueError,
-     "s should be one decoder state (d,) and H (T_k, d), tensors of one dtype, but got s Tensor of shape (2, 4)"),
+     "s should be one decoder state (d,) and H (T_k, d), tensors of one dtype, but got s Tensor of shape (2, 4) "
+     "(torch.float32)"),
     (lambda: luong.qkv_attention(luong.decoder_states().double(), luong.encoder_states()), TypeError,
      "Q is torch.float64 on cpu but K is torch.float32"),   # not torch's "expected m1 and m2 …"
-    (lambda: softmax([np.inf, 1.0]), ValueError, "x should hold a finite score in every row (no NaN, no +inf)"),
-    (lambda: softmax([[0.0, 1.0], [-np.inf, -np.inf]]), ValueError, "a finite score in every row"),   # not NaN
-    (lambda: softmax([]), ValueError, "a finite score in every row"),   # not "zero-size array to reduction …"
+    (lambda: softmax([np.inf, 1.0]), ValueError, "needs a finite largest score in each row of x (axis -1), but a row "
+                                                 "has +inf"),
+    (lambda: softmax([[0.0, 1.0], [-np.inf, -np.inf]]), ValueError, "a row has only -inf (every score hidden)"),
+    (lambda: softmax([[4.0, -np.inf], [1.0, -np.inf]], axis=0), ValueError, "(axis 0), but a row has only -inf"),
+    (lambda: softmax([np.nan, 1.0]), ValueError, "a row has NaN"),
+    (lambda: softmax([]), ValueError, "a row has no score"),   # not "zero-size array to reduction …"
+    (lambda: heads.padding_mask([[3, 5], [2, 4]], 5), ValueError, "each length should be a whole number"),   # not 4
     (lambda: labelled_table(np.ones((5, 5)), "abc", "abc"), ValueError, "M has shape (5, 5), but 3 row and 3 col"),
     (lambda: self_attention_steps(np.eye(3), scaled="no"), TypeError, "scaled should be True or False"),
 ])
@@ -143,11 +151,16 @@ def test_what_a_student_may_type_instead_is_taken():
     """One length for one sentence, one (layer, head) pair, a list as a NumPy query, -inf as a hidden score."""
     assert torch.equal(heads.padding_mask(3, 5), heads.padding_mask([3], 5))
     model, (tokens, copy) = induction.load_trained_model(), induction.repeated_batch(20, torch.Generator())
-    with induction.heads_off(model, (1, 0)):
-        one = induction.copy_loss(model, tokens, copy)
-    with induction.heads_off(model, [(1, 0)]):
-        listed = induction.copy_loss(model, tokens, copy)
-    assert one == listed != induction.copy_loss(model, tokens, copy)   # the induction head off, then every head on
+    losses = []
+    for off in ((1, 0), [(1, 0)], torch.tensor([1, 0]), {(1, 0)}, ((1, 0), (0, 1)), ()):   # a pair, or pairs
+        with induction.heads_off(model, off):
+            losses.append(induction.copy_loss(model, tokens, copy))
+    assert losses[0] == losses[1] == losses[2] == losses[3] not in (losses[4], losses[5])
+    assert losses[5] == induction.copy_loss(model, tokens, copy)   # nothing switched off
+    assert luong.qkv_attention(torch.randn(2, 6), torch.randn(3, 4), {"W_q": torch.randn(6, 3), "W_k": torch.randn(
+        4, 3), "W_v": torch.randn(4, 2)})["Y"].shape == (2, 2)    # cross-attention between widths 6 and 4
+    assert labelled_table(np.eye(2), (w for w in "ab"), iter("cd")).split() == ["c", "d", "a", "1.0000", "0.0000",
+                                                                               "b", "0.0000", "1.0000"]
     assert learning.soft_lookup([1, 0, 0], np.eye(3).tolist(), [1, 2, 4])[1] == pytest.approx(1.8477662, abs=1e-6)
     np.testing.assert_allclose(softmax([-np.inf, 0.0]), [0.0, 1.0])
 
