@@ -63,6 +63,8 @@ def gravity_plot(E, Y, labels, *, basis=None, ax=None, title: str = "", color=No
                  start_label: str | None = "static e", end_label: str | None = "contextual y"):
     """Static points e_i, their hull, an arrow e_i -> y_i per token; call twice on one Axes to compare."""
     E, Y = np.asarray(E, dtype=float), np.asarray(Y, dtype=float)
+    if not len(E) == len(Y) == len(labels := list(labels)):
+        raise ValueError(f"E, Y and labels should have one row per token, but have {len(E)}, {len(Y)}, {len(labels)}.")
     basis = projection_basis(np.vstack([E, Y])) if basis is None else basis
     Pe, Py = E @ basis, Y @ basis                  # (T, 2) each
     ax = plt.subplots(figsize=(6.5, 6))[1] if ax is None else ax

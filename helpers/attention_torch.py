@@ -11,8 +11,7 @@
 Mask convention (the textbook one): mask == 0 means "query i may NOT attend to key j"; nonzero / True means it may.
 The mask broadcasts to (..., T_q, T_k). This is the polarity of a boolean `attn_mask` in
 torch.nn.functional.scaled_dot_product_attention (True = may attend), and the opposite of nn.MultiheadAttention's
-masks (True = ignore).
-"""
+masks (True = ignore)."""
 import math
 import sys
 

@@ -138,6 +138,8 @@ def next_token_losses(model, tokens):
 
 def copy_loss(model, tokens, copy) -> float:
     """Mean next-token loss at the positions a copy can predict (copy (B, T - 1) True)."""
+    if not torch.as_tensor(copy).any():
+        raise ValueError("copy marks no position: there is no copy to predict, and the mean over nothing is NaN.")
     with torch.no_grad():
         return next_token_losses(model, tokens)[copy].mean().item()
 

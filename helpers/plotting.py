@@ -55,8 +55,10 @@ def heatmap(M, row_labels=None, col_labels=None, *, title: str = "", ax=None,
     vmin, vmax: the colour scale's ends (None: the matrix's own min and max)."""
     M = np.asarray(M, dtype=float)
     rows, cols = M.shape
-    row_labels = range(rows) if row_labels is None else row_labels
-    col_labels = range(cols) if col_labels is None else col_labels
+    row_labels = range(rows) if row_labels is None else list(row_labels)
+    col_labels = range(cols) if col_labels is None else list(col_labels)
+    if (len(row_labels), len(col_labels)) != (rows, cols):
+        raise ValueError(f"M has shape {M.shape}, but {len(row_labels)} row and {len(col_labels)} column labels came.")
     vmin, vmax = (M.min() if vmin is None else vmin), (M.max() if vmax is None else vmax)
     ax = plt.subplots(figsize=(1.1 * cols + 2.2, 0.8 * rows + 1.4))[1] if ax is None else ax
     ax.imshow(M, cmap="viridis", vmin=vmin, vmax=vmax, aspect="auto")

@@ -4,8 +4,7 @@
     river bank flows      (bank = a riverside)
 
 Each word has one static 4-D embedding. money, bank and grows use the module text's vectors; river and flows are chosen
-so that, after attention, bank in "river bank flows" lands far from where it lands in "money bank grows".
-"""
+so that, after attention, bank in "river bank flows" lands far from where it lands in "money bank grows"."""
 import re
 
 import numpy as np

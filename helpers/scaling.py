@@ -9,8 +9,7 @@
     saturation_table(d_values)                          -> dict: entropy and top weight vs d, scaled and not
     gradient_measurements(d_values, scaled)             -> dict: autograd gradients at the scores and at W_q
     per_head_dim(d_model, n_heads), scale_constant(d_model, n_heads)
-    constant_comparison(d_model, n_heads)               -> dict: the weights under c = 1, √d_k, √d_model
-"""
+    constant_comparison(d_model, n_heads)               -> dict: the weights under c = 1, √d_k, √d_model"""
 import math
 from functools import lru_cache
 

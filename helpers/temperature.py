@@ -5,8 +5,7 @@
     weights_bars(rows, titles)                 rows of weights as bar charts side by side
 
 Multiplying scores by a scale λ is the same as dividing by a temperature τ = 1/λ: λ > 1 (cold) hardens the distribution
-toward one-hot, λ < 1 (hot) softens it toward uniform. The order of the weights never changes.
-"""
+toward one-hot, λ < 1 (hot) softens it toward uniform. The order of the weights never changes."""
 import matplotlib.pyplot as plt
 import numpy as np
 

@@ -2,8 +2,7 @@
 
 Used where a person types: exercise answers, widget text boxes, and the public functions a student calls with their own
 arrays. A wrong shape or a NaN is reported where it enters, with what was expected and what came, instead of surfacing
-later as a broadcast error or a silent NaN.
-"""
+later as a broadcast error or a silent NaN."""
 import numbers
 
 import numpy as np

@@ -8,10 +8,11 @@ import torch
 
 from helpers import cost, heads, induction, learning, luong, mixing, positions, scaling, temperature
 from helpers.attention import self_attention_steps
-from helpers.attention_plots import labelled_table
+from helpers.attention_plots import gravity_plot, labelled_table
 from helpers.attention_torch import SelfAttention, causal_mask, scaled_dot_product_attention
 from helpers.fast_attention import flash_attention, tiled_attention
 from helpers.heads import MultiHeadAttention
+from helpers.plotting import heatmap
 from helpers.similarity import softmax
 
 
@@ -97,6 +98,10 @@ def _qkv():
     (lambda: heads.padding_mask([[3, 5], [2, 4]], 5), ValueError, "each length should be a whole number"),   # not 4
     (lambda: labelled_table(np.ones((5, 5)), "abc", "abc"), ValueError, "M has shape (5, 5), but 3 row and 3 col"),
     (lambda: self_attention_steps(np.eye(3), scaled="no"), TypeError, "scaled should be True or False"),
+    (lambda: heatmap(np.eye(5), list("abc"), list("abc")), ValueError, "M has shape (5, 5), but 3 row and 3 column"),
+    (lambda: gravity_plot(np.eye(5), np.eye(5), list("abc")), ValueError, "one row per token, but have 5, 5, 3"),
+    (lambda: induction.copy_loss(induction.load_trained_model(), torch.zeros(1, 32, dtype=torch.long),
+                                 torch.zeros(1, 31, dtype=torch.bool)), ValueError, "copy marks no position"),
 ])
 def test_a_bad_input_is_named(call, error, says):
     with pytest.raises(error, match=None) as raised:

@@ -6,8 +6,7 @@
     FastFigure(figsize)       a matplotlib figure that re-renders to PNG fast (blitting)
     picture(figure)           the Image a FastFigure is shown in: 1:1 pixels, never wider than the cell
     offered(control, value, name)  a control set to a value it offers, or a ValueError that says what it offers
-    LiveWidget(controls, outputs)  a VBox that recomputes and redraws whenever one of its controls moves
-"""
+    LiveWidget(controls, outputs)  a VBox that recomputes and redraws whenever one of its controls moves"""
 import html
 import io
 import numbers
