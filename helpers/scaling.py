@@ -1,7 +1,7 @@
 """Why attention divides by √d_k, as measurements that return data (notebook 05).
 
     sample_dot_products(d, n_pairs, sigma, seed)        -> (n_pairs,)  q·k of fresh d-dimensional pairs
-    variance_table(d_values, n_pairs, sigma, seed)      -> dict of columns: d, var, predicted, ratio, var_scaled
+    variance_table(d_values, n_pairs, sigma, seed)      -> dict of columns: d, var, predicted, ratio, var_scaled (walks)
     fit_variance_line(d, var)                           -> dict: slope (line through 0), exponent (log-log)
     softmax_gradient(W, G)                              -> ∂L/∂z for W = softmax(z), L = Σ W·G   (..., T)
     entropy_bits(W)                                     -> (...,) -Σ w log2 w per row
@@ -35,13 +35,16 @@ def sample_dot_products(d: int, n_pairs: int = 10_000, sigma: float = 1.0, seed=
     return (q * k).sum(axis=1)                # (n_pairs,) q·k = Σ_i q_i k_i
 
 
-def variance_table(d_values=POWERS_OF_TWO, n_pairs: int = 10_000, sigma: float = 1.0, seed: int = 0) -> dict:
-    """Measured Var(q·k) next to the prediction d·σ⁴, for each d in d_values (fresh pairs for every d). Columns, one
-    entry per d: d, var, predicted, ratio (var / predicted), noise (relative standard error of var), var_scaled
-    (variance of q·k / √d); also sigma, n_pairs, samples (n_pairs, len(d))."""
-    rng = np.random.default_rng(seed)
-    d = np.array(d_values)
-    samples = np.column_stack([sample_dot_products(int(n), n_pairs, sigma, rng) for n in d])  # (n_pairs, len(d))
+def variance_table(d_values=POWERS_OF_TWO, n_pairs: int = 50_000, sigma: float = 1.0, seed: int = 0) -> dict:
+    """Measured Var(q·k) next to the prediction d·σ⁴, for each d in d_values. Each pair of N(0, σ²) vectors is one
+    walk, q·k summed a component at a time up to the largest d and read at every d, so the rows share first components.
+    Columns, one entry per d: d, var, predicted, ratio (var / predicted), noise (relative standard error of var),
+    var_scaled (variance of q·k / √d); also sigma, n_pairs, samples (n_pairs, len(d))."""
+    g, d, walks = torch.Generator().manual_seed(seed), np.array(d_values), []
+    for start in range(0, n_pairs, 5_000):   # 5,000 pairs at a time: about 100 MB, not 1 GB
+        q, k = sigma * torch.randn(2, min(5_000, n_pairs - start), int(d.max()), generator=g)   # (n, d_max) each
+        walks.append((q * k).cumsum(-1, dtype=torch.float64)[:, d - 1])    # (n, len(d)): q·k over the first d
+    samples = torch.cat(walks).numpy()                                     # (n_pairs, len(d))
     var = samples.var(axis=0, ddof=1)
     predicted = d * sigma**4
     fourth = ((samples - samples.mean(axis=0))**4).mean(axis=0)
@@ -129,7 +132,7 @@ def gradient_measurements(d_values=POWERS_OF_TWO, scaled: bool = True, *, n_seq:
     """Measure with autograd how much gradient reaches the scores z and the projection W_q, per d_k.
 
     x (n_seq, T, d_model) ~ N(0, 1), W_q, W_k ~ N(0, 1/d_model), z = Q Kᵀ (/ √d_k if scaled), L = Σ softmax(z) · G for a
-    fixed random G; the same draws with and without scaling. Returns d, scaled and arrays, one entry per d_k: scores_*
+    fixed random G; the same draws with and without scaling. Returns d, scaled and, per d_k: score_std (Q Kᵀ), scores_*
     (||∂L/∂z_i||), wq_* (||x_i|| ||∂L/∂q_i||), wq_total, wq_top10_share, gap_top10, gap_rest, top2_share, max_weight."""
     base = np.random.default_rng([seed, d_model, T, n_seq])
     x = torch.from_numpy(base.standard_normal((n_seq, T, d_model)))   # (n_seq, T, d_model)
@@ -160,7 +163,7 @@ def gradient_measurements(d_values=POWERS_OF_TWO, scaled: bool = True, *, n_seq:
             row = {"wq_total": float(W_q.grad.norm()), "wq_top10_share": wq[largest].sum() / wq.sum(),
                    "gap_top10": np.median(gap[largest]), "gap_rest": np.median(gap[order[len(largest):]]),
                    "top2_share": np.take_along_axis(np.abs(gz), top2, axis=-1).sum() / np.abs(gz).sum(),
-                   "max_weight": float(W.detach().amax(dim=-1).mean())}
+                   "max_weight": float(W.detach().amax(dim=-1).mean()), "score_std": float(S.detach().std())}
             for prefix, values in (("scores", per_query), ("wq", wq)):
                 row.update({f"{prefix}_median": np.median(values), f"{prefix}_p10": np.percentile(values, 10),
                             f"{prefix}_p90": np.percentile(values, 90)})

@@ -41,6 +41,15 @@ def test_sigma_multiplies_each_dot_product_by_sigma_squared():
                                4.0 * sample_dot_products(16, 500, sigma=1.0, seed=4))
 
 
+def test_variance_table_reads_each_seeded_walk_at_every_d():
+    """Row d is q·k over the first d components of the same pairs, in chunks of 5,000 that continue one stream."""
+    table = variance_table([1, 3, 8], n_pairs=5_002, sigma=2.0, seed=5)
+    q, k = 2.0 * torch.randn(2, 5_000, 8, generator=torch.Generator().manual_seed(5)).double()
+    for column, d in enumerate((1, 3, 8)):
+        np.testing.assert_allclose(table["samples"][:5_000, column], (q[:, :d] * k[:, :d]).sum(-1), atol=1e-5)
+    assert table["samples"].shape == (5_002, 3) and not np.allclose(table["samples"][-2:], table["samples"][:2])
+
+
 def test_variance_table_matches_d_sigma4_and_the_scaling_rule():
     table = variance_table([1, 16, 256], n_pairs=20_000, sigma=1.5, seed=0)
     np.testing.assert_array_equal(table["d"], [1, 16, 256])

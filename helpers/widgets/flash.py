@@ -2,8 +2,7 @@
 
 A thin shell over helpers.fast_attention.running_softmax_trace and tile_map. Left, the map of tiles (computed
 whole, on the diagonal, skipped under causal; this query's row, done so far); right, m and ℓ, then the output row
-beside its exact value (dashed). FastFigure blitting: the axes are drawn once, with limits that fit every query.
-"""
+beside its exact value (dashed). FastFigure blitting: the axes are drawn once, with limits that fit every query."""
 import ipywidgets as widgets
 import numpy as np
 import torch

@@ -1,7 +1,6 @@
 """Notebook 09's widget: a sentence, a head and a mask; that head's weights as an HTML heatmap.
 
-A thin shell over helpers.heads.head_pattern_data (tested without a browser).
-"""
+A thin shell over helpers.heads.head_pattern_data (tested without a browser)."""
 import html
 
 import ipywidgets as widgets

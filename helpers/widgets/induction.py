@@ -2,8 +2,7 @@
 model's next-letter probabilities. A thin shell over helpers.induction.prediction_data (tested without a browser).
 
 The weights are an HTML table (a row per head, a column per key, the letters above), so a new sequence costs no
-drawing; the probabilities are bars in a FastFigure whose heights and colours are blitted over a fixed background.
-"""
+drawing; the probabilities are bars in a FastFigure whose heights and colours are blitted over a fixed background."""
 import html
 
 import ipywidgets as widgets

@@ -1,8 +1,7 @@
 """Notebook 04's widget: step through training (helpers.learning.training_snapshot) and watch the attention.
 
 The loss curves are blitted (a step moves only the cursor, the markers and the title); the attention weights are
-HTML heatmaps, so a new sentence or step costs no matplotlib drawing. The slider offers exactly the recorded steps.
-"""
+HTML heatmaps, so a new sentence or step costs no matplotlib drawing. The slider offers exactly the recorded steps."""
 import ipywidgets as widgets
 import numpy as np
 

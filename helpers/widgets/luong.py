@@ -1,6 +1,5 @@
 """Notebook 06's widgets: a dictionary looked up two ways, and switches for the two differences
-between Luong attention and self-attention (HTML heatmaps, so they answer at once).
-"""
+between Luong attention and self-attention (HTML heatmaps, so they answer at once)."""
 import html
 
 import ipywidgets as widgets

@@ -2,8 +2,7 @@
 
 Left, the (T, d) encoding as a heatmap with row p outlined; right, p's dot product with every position.
 FastFigure blitting: an update redraws only the outline, the curve, its marker and a title, over a background
-drawn once per d when the widget is built.
-"""
+drawn once per d when the widget is built."""
 import ipywidgets as widgets
 import numpy as np
 
