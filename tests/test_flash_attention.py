@@ -195,6 +195,8 @@ def test_16_bit_inputs_keep_their_sums_in_float32():
     O, lse = flash_forward(torch.zeros(1, 1, 8).half(), torch.zeros(1, T, 8).half(), torch.ones(1, T, 8).half())
     assert O.dtype == torch.float16 and O.eq(1).all() and lse.dtype == torch.float32
     assert lse.item() == pytest.approx(math.log(T), abs=1e-5)
+    ell = torch.ones(T, dtype=torch.float16).sum()     # ℓ kept in float16 instead: inf, so o / ℓ is 0, or NaN
+    assert ell.isinf() and (O[0, 0, 0] / ell).item() == 0 and (ell / ell).isnan()   # where o overflows too
     g = torch.Generator().manual_seed(3)
     Q, K, V = (torch.randn(1, T, 32, generator=g).bfloat16() for T in (64, 32_768, 32_768))
     exact = sdpa_reference(Q.double(), K.double(), V.double(), None, False)      # on the bfloat16 inputs

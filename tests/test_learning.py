@@ -217,6 +217,11 @@ def test_the_gap_holds_for_every_seed_the_notebook_mentions(seed):
     # the per-token claim as the notebook states it: some head word turns around, parameter-free keeps both
     assert min(_head_cosines(free)) > 0.9
     assert min(_head_cosines(learned)) < 0
+    # "in all of them the pattern depends on the pair": a word's weight on its partner turns around between twins
+    w = learned.weights                                                    # (4, T, T): the idioms and their twins
+    assert max(abs(w[a][i, j] - w[a + 1][i, j]) for a in (0, 2) for i, j in ((0, 2), (2, 0))) > 0.5
+    if seed == 0:   # "some attend to the partner only when the pair is *not* an idiom": piece -> cake, piece -> leg
+        assert w[0][0, 2] < 0.1 and w[1][0, 2] > 0.9 and "only when the pair is *not* an idiom" in prose("04")
 
 
 @pytest.mark.parametrize("seed, lr", [(5, 0.1), (11, 0.1), (7777, 0.01)])
