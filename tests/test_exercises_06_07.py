@@ -253,6 +253,7 @@ def test_an_answer_right_on_the_pages_masks_and_reading_only_1_as_allowed_elsewh
     (lambda m: (m != 0), "boolean mask"),
     (lambda m: torch.where(m == 0, -1.0, 0.0), "not pushed to -inf"),
     (lambda m: torch.where(m == 0, float("-inf"), 0.5), "nonzero value"),
+    (lambda m: np.where(m.numpy() == 0, -np.inf, 1e-9), "exactly 0.0"),   # within a tolerance is not 0
     (lambda m: torch.where(m == 0, float("nan"), 0.0), "NaN"),
     (lambda m: torch.zeros(3, 3), "shape"),
     (lambda m: None, "returned None"),

@@ -151,6 +151,18 @@ def test_keeping_only_the_scores_is_refused_by_the_memory_that_grows():
         not_yet(ex11.check_running_softmax(scores_kept(as_float)), "more than halfway",
                 "no scores")
 
+    def in_a_row(library):                                                       # a (1, T_k) row: one "row" long
+        def answer(stream, d_v):
+            m, o, S = -math.inf, torch.zeros(d_v, dtype=torch.float64), library.zeros((1, 0), dtype=library.float64)
+            for s, v in stream:
+                S = library.concatenate([S, s.reshape(1, 1).numpy() if library is np else s.reshape(1, 1)], axis=1)
+                m_new = max(m, s.item())
+                m, o = m_new, o * math.exp(m - m_new) + math.exp(s.item() - m_new) * v
+            return m, library.exp(S - m).sum().item(), o
+        return answer
+    for library in (np, torch):
+        not_yet(ex11.check_running_softmax(in_a_row(library)), "entries in the variable S", "999")
+
     class Running:                                                               # a class whose state keeps them
         def __init__(self):
             self.m, self.scores = torch.tensor(float("-inf"), dtype=torch.float64), []

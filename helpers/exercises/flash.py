@@ -98,7 +98,7 @@ class _Watch(torch.overrides.TorchFunctionMode):
 
 
 def _sizes(frame) -> dict:
-    """{name: its length (items, characters, rows)}: the answer's locals, the globals it names, and what they hold three
+    """{name: its length (items, characters, longest axis)}: the locals, the globals named, and what they hold three
     levels down: attributes (self.scores; not a module's), a small container's items (keep[0], log["scores"])."""
     sizes = {}
     while frame is not None and frame.f_code is not _run_running.__code__:   # the answer, and what it called
@@ -106,7 +106,8 @@ def _sizes(frame) -> dict:
         todo = [(name, x, 3) for name, x in {**named, **frame.f_locals}.items()]
         while todo:
             key, x, depth = todo.pop()
-            sizes[key] = max(sizes.get(key, 0), len(x) if isinstance(x, Sized) and getattr(x, "ndim", 1) else 1)
+            sizes[key] = max(sizes.get(key, 0), max(x.shape, default=1) if isinstance(x, (np.ndarray, torch.Tensor))
+                           else len(x) if isinstance(x, Sized) else 1)   # the longest axis: (1, T), (T, d_v) count T
             if depth and isinstance(x, (list, tuple, dict)) and len(x) <= 16:
                 todo += [(f"{key}[{k!r}]", y, depth - 1) for k, y in (dict(x) if isinstance(x, dict) else
                                                                         dict(enumerate(x))).items()]

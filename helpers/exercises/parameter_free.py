@@ -194,7 +194,7 @@ def _judge_attention(case, got, expected):
         bad = low & ~np.isfinite(got).all(axis=-1)   # the first NaN row, or else the first row at 0
         row = int(np.argmax(bad if bad.any() else low))
         first = (f"its score with itself is not its largest (another token's is {S[row].max() - S[row, row]:.0f} "
-                 "more), so exp overflows if you subtract it; and " if S[row].max() - S[row, row] > 700 else "")
+                 "more), so exp overflows if you subtract it; or " if S[row].max() - S[row, row] > 700 else "")
         by_abs = S[row].max() - np.abs(S[row]).max()   # what a shift by the row's largest |score| leaves
         return (f"on {what} row {row} came out NaN or 0: {first}a shift far above the row's own max sends every exp "
                 f"to 0 (one max for the whole matrix: exp({S[row].max() - S.max():.0f})"

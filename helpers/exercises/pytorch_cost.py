@@ -119,7 +119,7 @@ check_additive_mask = Exercise(
     expects="additive_mask(mask) -> float tensor of the same shape", where="",
     cases=lambda: [Case(mask, what="") for mask in _mask_cases()], errors=_mask_error,
     draw=tuple(partial(_draw_mask, kind=kind) for kind in ("bool", "int", "float")),
-    read=_read_additive, reads="the additive mask", judge=_judge_additive, name="the additive mask",
+    read=_read_additive, reads="the additive mask", judge=_judge_additive, name="the additive mask", atol=0.0,
     success="0 where allowed, -inf where hidden: added to the scores, softmax gives the hidden pairs "
             "weight exp(-inf) = 0. The same polarity question, answered in numbers.",
     explanation="torch.where(mask == 0, float('-inf'), 0.0) does the same in one line.")
