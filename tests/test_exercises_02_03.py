@@ -59,6 +59,13 @@ def test_longer_not_closer_typical_slips(answer, fragments):
     _fails(ss.check_longer_not_closer(answer), *fragments)
 
 
+def test_the_example_vector_the_messages_give_is_no_answer_at_any_length():
+    example = re.search(r"np\.array\((\[.*?\])\)", ss.check_longer_not_closer(None).message)[1]
+    assert f"such as {example}" in ss.check_longer_not_closer([1, 2, 3]).message
+    for length in (1, 1.01, 10, 1000):
+        _fails(ss.check_longer_not_closer([length * float(x) for x in example.strip("[]").split(",")]), "not below")
+
+
 def test_longer_not_closer_rounding_and_huge_vectors_are_judged_exactly():
     ten_b = 10 * ss.B
     assert ss.cosine(ss.A, ten_b) < ss.cosine(ss.A, ss.B)     # float rounding puts 10 b a hair below b's cosine
@@ -188,6 +195,11 @@ def test_flows_row_says_what_precision_it_holds(answer, fragment):
     feedback = pf.check_flows_row(answer)
     _passes(feedback)
     assert fragment in feedback.message
+
+
+def test_flows_row_with_nan_is_not_told_to_divide_by_the_sum():
+    message = pf.check_flows_row([float("nan"), 0.11, 0.82]).message
+    assert "sum to nan" in message and "from 0 to 1" in message and "exponential" not in message
 
 
 def test_flows_row_cut_off_or_off_in_the_second_decimal_is_told_so():

@@ -117,6 +117,8 @@ def test_variance_prediction_right_answer_is_measured():
     assert measured[1] == pytest.approx(0.0625, rel=0.04)
     passes(check_variance_prediction(np.float64(8), torch.tensor(0.0625)))
     passes(check_variance_prediction(8.002, 0.06249))                     # within 0.1 %
+    for rounded in (0.0625, 0.063, 0.06):                                  # swapped, the small one rounded too
+        fails(check_variance_prediction(rounded, 8), "swapped")
     for d_k in (127, 129):   # d_k ± 1 products: 0.8 % off
         fails(check_variance_prediction(d_k / 16, d_k / 16 / 128), "d independent products")
 

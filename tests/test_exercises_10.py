@@ -77,6 +77,7 @@ def test_the_worst_head_is_measured_and_the_reason_checked():
     failing(ex.check_worst_head(by_previous_token_score, "c"), "not reason 'c'")
     failing(ex.check_worst_head(by_previous_token_score, None), "now the reason", "still None")
     failing(ex.check_worst_head(by_previous_token_score, "d"), "'a', 'b' or 'c'")
+    failing(ex.check_worst_head("b", by_previous_token_score), "the function comes first")
     assert all(verdict(ex.check_worst_head(by_previous_token_score, reason))[0] for reason in ("(b)", "b)", "(B).",
                                                                                              "b:", "b,"))
 

@@ -153,7 +153,7 @@ def _judge_head(case, got, expected):
     head, table = tuple(int(v) for v in got), case.table
     label = f"{head[0]}.{head[1]} (layer {head[0]}'s head {head[1]})"   # (layer, head): the order named
     rise, worst = table[head] - table[None], table[case.worst] - table[None]   # its removal's cost; the worst one's
-    name = induction.head_names(case.args[0])[head]
+    name = induction.head_names(case.args[0])[head].replace("neither", "neither previous-token nor induction head")
     if name == "induction head":
         return (f"on {case.what}: head {label} is an induction head; switching it off raises the copy loss by "
                 f"{rise:+.2f}, but another head's removal costs {worst:+.2f}: the other induction head still copies "
@@ -174,6 +174,8 @@ _worst_function = Exercise(
 def check_worst_head(worst_head, reason=None) -> Feedback:
     """Exercise 2: worst_head(scores) -> (layer, head), checked against the measured table of relabelled copies of
     the trained model; reason: the letter of the reason, "b" (its output builds the induction heads' keys)."""
+    if isinstance(worst_head, str) and callable(reason):
+        return wrong("the function comes first, then the letter: check_worst_head(my_worst_head, reason).")
     verdict = _worst_function(worst_head)
     if not verdict.passed:
         return verdict

@@ -64,7 +64,7 @@ def check_flows_row(w) -> Feedback:
         return wrong(message)
     if not np.isclose(got.sum(), 1.0, atol=SUM_TOLERANCE):
         fix = "Those are percentages: give the fractions." if np.isclose(got.sum(), 100.0, atol=1.5) else (
-            "Divide each exponential by their sum.")
+            "Divide each exponential by their sum." if np.isfinite(got).all() else "A weight is a number from 0 to 1.")
         return wrong(f"your weights sum to {got.sum():.4f}, not 1. {fix}")
     hundredths = np.all(np.abs(got - np.round(W[_ROW], 2)) <= 0.005 + 1e-9)   # each rounds, half up, to the right one
     if not hundredths and np.allclose(got, W[_ROW], atol=0.05):

@@ -28,12 +28,12 @@ def reference_longer_not_closer() -> np.ndarray:
 def check_longer_not_closer(v) -> Feedback:
     """Exercise 1: a · v > a · b = 26 but cos(a, v) < cos(a, b)."""
     if v is None:
-        return wrong("v is still None. Replace None with a 2-D vector, e.g. v = np.array([3.0, 7.0]).")
+        return wrong("v is still None. Replace None with a 2-D vector, e.g. v = np.array([2.0, 1.0]).")
     got, problem = engine.as_numbers(v, "v")
     if problem is not None:
         return problem
     if got.shape != (2,):
-        return wrong(f"v should be a 2-D vector such as [3.0, 7.0], but has shape {got.shape}.")
+        return wrong(f"v should be a 2-D vector such as [2.0, 1.0], but has shape {got.shape}.")
     with np.errstate(over="ignore", invalid="ignore"):
         dot_v = float(A @ got)
     if not np.isfinite(dot_v):
