@@ -168,8 +168,8 @@ def cost_widget_data(T: float, d_k: int, *, d_model: int = 512, heads: int = 1, 
     """Everything the cost widget shows for one setting of its controls (T, from a log slider, is rounded):
     {"T", "table" (cost_table's rows), "text" (formatted), "bars" [(label, bytes)] for the (T, T) scores and for
     Q, K, V, "devices" (DEVICE_MEMORY), "fits" {device: bool}}."""
-    T, heads = count(round(T), "T (the number of tokens)"), count(heads, "heads")
-    rows = cost_table(T, d_model, count(d_k, "d_k"), dtype=dtype, heads=heads)
+    T = round(T)                                       # from a log slider
+    rows = cost_table(T, d_model, d_k, dtype=dtype, heads=heads)
     scores = score_matrix_bytes(T, dtype, heads=heads)
     qkv = 3 * heads * tensor_bytes(T, d_k, dtype=dtype)
     return {"T": T, "table": rows, "text": format_cost_table(rows), "devices": dict(DEVICE_MEMORY),

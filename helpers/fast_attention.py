@@ -4,10 +4,10 @@
     tiled_attention(Q, K, V, causal, block) `block` queries at a time: the (T, T) matrix is never whole
     flash_attention(Q, K, V, mask, causal)  tiles of queries AND keys, a running softmax: FlashAttention (notebook 11)
 
-Both take (..., T_q, d_k), (..., T_k, d_k), (..., T_k, d_v) and return (..., T_q, d_v), with the course's mask
+All three take (..., T_q, d_k), (..., T_k, d_k), (..., T_k, d_v) and return (..., T_q, d_v), with the course's mask
 convention (mask == 0: may not attend). Notebook 07 times them against the textbook version and PyTorch's fused
-kernel: the gap between them is memory traffic. They check no data (on a GPU a check that scans data makes Python
-wait, and the timing would measure the wait); tiled and flash refuse a causal call with more queries than keys."""
+kernel: the gap between them is memory traffic. lean and tiled check no data (on a GPU a check that scans data makes
+Python wait); flash checks its mask once, tiled and flash refuse a causal call with more queries than keys."""
 import math
 
 import torch
@@ -114,7 +114,7 @@ def tile_map(T_q, T_k, block_q, block_k, causal=False):
 
 def check_flash_inputs(Q, K, V, mask=None, causal=False, block_q=1, block_k=1) -> None:
     """check_attention_inputs' named errors, for mask AND causal together: a query that sees no key once both
-    are applied gets the same error, found from each mask row's first visible key (no (T_q, T_k) tensor)."""
+    are applied gets the same error, found from each mask row's first visible key (never mask & causal whole)."""
     check_attention_inputs(Q, K, V, mask)
     count(block_q, "block_q (queries per tile)"), count(block_k, "block_k (keys per tile)")
     if flag(causal, "causal (a mask goes in mask=)"):

@@ -77,7 +77,7 @@ class MultiHeadAttention(nn.Module):
         Q = split_heads(self.W_q(x), self.n_heads)          # (B, T, d_model) -> (B, H, T, d_k)
         K = split_heads(self.W_k(x), self.n_heads)          # (B, H, T, d_k)
         V = split_heads(self.W_v(x), self.n_heads)          # (B, H, T, d_k)
-        self.last_weights = attention_weights(Q, K, mask)   # (B, H, T, T): every head at once, scaled by √d_k
+        self.last_weights = attention_weights(Q, K, mask)   # (B, H, T, T): every head at once, divided by √d_k
         return self.W_o(merge_heads(self.last_weights @ V))  # (B, H, T, d_k) -> (B, T, d_model)
 
     def weights(self, x, mask=None):
@@ -148,13 +148,13 @@ MASK_TYPES = ("none", "causal", "padding", "padding + causal")
 D_MODEL, N_HEADS = 16, 4
 
 
-def demo_model(d_model: int = D_MODEL, n_heads: int = N_HEADS, seed: int = 0, scale: float = 0.6):
-    """An untrained float64 MultiHeadAttention with weights N(0, scale²) from `seed`, the same on every PyTorch."""
+def demo_model(d_model: int = D_MODEL, n_heads: int = N_HEADS, seed: int = 0, std: float = 0.6):
+    """An untrained float64 MultiHeadAttention with weights N(0, std²) from `seed`, the same on every PyTorch."""
     mha = MultiHeadAttention(d_model, n_heads).double()
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for layer in (mha.W_q, mha.W_k, mha.W_v, mha.W_o):
-            layer.weight.copy_(scale * torch.randn(d_model, d_model, generator=g, dtype=torch.float64))
+            layer.weight.copy_(std * torch.randn(d_model, d_model, generator=g, dtype=torch.float64))
     return mha
 
 
@@ -175,13 +175,7 @@ def head_pattern_data(sentence: str, head: int, mask_type: str = "none", model=N
 
     Returns {"tokens", "length", "mask" (T, T) bool, "weights" (H, T, T), "head", "W" (T, T) of that head,
     "on_padding" (the weight real tokens give to PAD keys, summed over keys, averaged over real queries)}."""
-    if sentence not in BATCH_SENTENCES:
-        raise ValueError(f"sentence should be one of {BATCH_SENTENCES}, but got {sentence!r:.60}.")
-    if mask_type not in MASK_TYPES:
-        raise ValueError(f"mask_type should be one of {MASK_TYPES}, but got {mask_type!r:.40}.")
     model = demo_model() if model is None else model
-    if not 0 <= head < model.n_heads:
-        raise ValueError(f"head should be 0 to {model.n_heads - 1} (this model has {model.n_heads} heads), got {head}.")
     words, lengths, X = padded_batch()
     b = BATCH_SENTENCES.index(sentence)
     T, n = X.size(1), int(lengths[b])

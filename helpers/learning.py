@@ -40,20 +40,20 @@ def soft_lookup(query, keys, values) -> tuple[np.ndarray, float]:
 # ---------------------------------------------------------------- attempt 1 as a module
 
 class ParameterFreeAttention(nn.Module):
-    """Attempt 1 in PyTorch: Y = softmax(E Eᵀ / √d) E, (B, T, d) -> (B, T, d). No parameters."""
+    """Attempt 1 in PyTorch: Y = softmax(E Eᵀ / √d) E, (..., T, d) -> (..., T, d). No parameters."""
 
     def forward(self, E: torch.Tensor) -> torch.Tensor:
         if not isinstance(E, torch.Tensor) or E.dim() < 2 or not E.is_floating_point():
             raise TypeError(f"E should be a float torch.Tensor, (T, d) or (B, T, d), but got {check.describe(E)}"
                             f"{f' of {E.dtype}' if hasattr(E, 'dtype') else ''}.")
-        self.last_weights = attention_weights(E, E)   # (B, T, T): E is the queries and the keys ...
-        return self.last_weights @ self.values(E)     # ... and the values: (B, T, d)
+        self.last_weights = attention_weights(E, E)   # (..., T, T): E is the queries and the keys ...
+        return self.last_weights @ self.values(E)     # ... and the values: (..., T, d)
 
     def values(self, E: torch.Tensor) -> torch.Tensor:
         return E
 
     def weights(self, E: torch.Tensor) -> torch.Tensor:
-        """The (B, T, T) attention weights that forward uses on E."""
+        """The (..., T, T) attention weights that forward uses on E."""
         self(E)
         return self.last_weights
 

@@ -67,6 +67,10 @@ def qkv_attention(X_q, X_kv, P: dict | None = None) -> dict[str, torch.Tensor]:
     if P is None:
         Q, K, V = X_q, X_kv, X_kv                                        # (T_q, d), (T_k, d), (T_k, d)
     else:
+        for name, X, W in (("X_q", X_q, P["W_q"]), ("X_kv", X_kv, P["W_k"])):   # each fits its projection
+            if not (isinstance(X, torch.Tensor) and X.dtype == W.dtype and X.shape[-1:] == W.shape[:1]):
+                raise TypeError(f"{name} should be a {W.dtype} tensor (T, {W.shape[0]}), as P's matrices are "
+                                f"{tuple(W.shape)}, but got {describe(X)}{f' of {X.dtype}' * hasattr(X, 'dtype')}.")
         Q, K, V = X_q @ P["W_q"], X_kv @ P["W_k"], X_kv @ P["W_v"]       # (T_q, d_k), (T_k, d_k), (T_k, d_v)
     check_attention_inputs(Q, K, V)                                      # tensors of one dtype, d_k for Q and K
     W = attention_weights(Q, K)                                          # (T_q, T_k)
@@ -82,7 +86,7 @@ def dictionary_lookup(value_c: float = 4.0, noise: float = 1.0) -> dict:
     w_luong = torch.softmax(H_dict @ q, dim=0)                                       # (3,)
     W_q = W_k = torch.eye(4)[:, :3]                                                  # (4, 3) read the key code
     W_v = torch.eye(4)[:, 3:]                                                        # (4, 1) reads the value
-    w_query = torch.softmax(H_dict[:, :3] @ (q @ W_q), dim=0)                        # (3,) only the query projected
+    w_query = torch.softmax(H_dict @ (W_q @ (q @ W_q)), dim=0)                       # (3,) keys: the whole h_j
     w_roles = torch.softmax((H_dict @ W_k) @ (q @ W_q), dim=0)                       # (3,)
     return {"keys": ["a", "b", "c"], "weights_luong": w_luong.numpy(), "weights_query_only": w_query.numpy(),
             "weights_roles": w_roles.numpy(), "answer_luong": float((w_luong @ H_dict)[3]),

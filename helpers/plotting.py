@@ -3,7 +3,7 @@
     use_course_style()          large, readable defaults (call once per notebook)
     presenter_mode(True)        bigger still, for a projector
     heatmap(M, rows, cols)      a matrix with its values written in the cells
-    heatmaps([...])             several of them side by side, same colour scale
+    heatmaps([...])             several side by side (one colour scale for all: shared_scale=True)
     projection_basis(X)         a fixed 2-D view of d-dimensional vectors
     arrows(X, labels)           vectors drawn as arrows from the origin"""
 import textwrap

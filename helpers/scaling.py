@@ -4,11 +4,10 @@
     variance_table(d_values, n_pairs, sigma, seed)      -> dict of columns: d, var, predicted, ratio, var_scaled (walks)
     fit_variance_line(d, var)                           -> dict: slope (line through 0), exponent (log-log)
     softmax_gradient(W, G)                              -> ∂L/∂z for W = softmax(z), L = Σ W·G   (..., T)
-    entropy_bits(W)                                     -> (...,) -Σ w log2 w per row
     attention_snapshot(d_k, scaled)                     -> dict: weights and score gradients (the widget's data)
     saturation_table(d_values)                          -> dict: entropy and top weight vs d, scaled and not
     gradient_measurements(d_values, scaled)             -> dict: autograd gradients at the scores and at W_q
-    per_head_dim(d_model, n_heads), scale_constant(d_model, n_heads)
+    per_head_dim(d_model, n_heads), score_divisor(d_model, n_heads)
     constant_comparison(d_model, n_heads)               -> dict: the weights under c = 1, √d_k, √d_model"""
 import math
 from functools import lru_cache
@@ -16,10 +15,9 @@ from functools import lru_cache
 import numpy as np
 import torch
 
-from helpers import validation as check
 from helpers.heads import check_heads
 from helpers.measure import cpu_threads
-from helpers.similarity import softmax
+from helpers.similarity import entropy_bits, softmax
 
 #: The head sizes the notebook samples: 1, 2, 4, ..., 1024.
 POWERS_OF_TWO: tuple[int, ...] = tuple(2**p for p in range(11))
@@ -63,13 +61,6 @@ def fit_variance_line(d, var) -> dict:
 
 # --------------------------------------------------------------------------- Steps 2 and 3: softmax and its gradient
 
-def entropy_bits(W) -> np.ndarray:
-    """-Σ w log2 w along the last axis: (..., T) -> (...). 0 for one-hot, log2(T) for uniform."""
-    W = np.asarray(W)
-    logs = np.log2(np.where(W > 0, W, 1.0))  # a weight of 0 adds 0 (w log w -> 0)
-    return -(W * logs).sum(axis=-1)
-
-
 def softmax_gradient(W, G) -> np.ndarray:
     """∂L/∂z_j = w_j · (g_j - Σ_k w_k g_k) for W = softmax(z), G = ∂L/∂W: (..., T), (..., T) -> (..., T)."""
     return W * (G - (W * G).sum(axis=-1, keepdims=True))
@@ -111,7 +102,6 @@ def _summarise(S: np.ndarray, G: np.ndarray, c: float) -> dict:
 def attention_snapshot(d_k: int, scaled: bool = True, *, T: int = 16, n_queries: int = 512, seed: int = 0) -> dict:
     """n_queries unit-Gaussian queries against T keys in d_k dimensions, z = q·k (/ √d_k if `scaled`): the weights
     softmax(z), their statistics and ∂L/∂z for a fixed random upstream G, the same for every d_k (keys: _summarise)."""
-    d_k, T = check.count(d_k, "d_k (the dimension of each query and key)"), check.count(T, "T (the keys)")
     S, G = _scores_and_upstream(d_k, T, n_queries, seed)
     return _summarise(S, G, math.sqrt(d_k) if scaled else 1.0) | {"d_k": d_k, "scaled": bool(scaled), "T": T}
 
@@ -180,7 +170,7 @@ def per_head_dim(d_model: int, n_heads: int) -> int:
     return d_model // n_heads
 
 
-def scale_constant(d_model: int, n_heads: int) -> float:
+def score_divisor(d_model: int, n_heads: int) -> float:
     """The divisor c = √d_k for a model of width d_model split into n_heads heads."""
     return math.sqrt(per_head_dim(d_model, n_heads))
 

@@ -3,7 +3,8 @@
     cosine(a, b)         (d,), (d,) -> the cosine of their angle, in [-1, 1]
     cosine_matrix(X)     (T, d) -> (T, T) the cosine between every pair of rows
     softmax_naive(x)     exp(x) / Σ exp(x) as written: overflows for scores above ~709
-    softmax(x, axis=-1)  the stable softmax: subtract the max first"""
+    softmax(x, axis=-1)  the stable softmax: subtract the max first
+    entropy_bits(W)      (..., T) -> (...) -Σ w log2 w: how spread the weights are, 0 for one-hot"""
 import numpy as np
 
 from helpers import validation as check
@@ -62,3 +63,10 @@ def softmax(x, axis: int = -1) -> np.ndarray:
     shifted = x - x.max(axis=axis, keepdims=True)
     exps = np.exp(shifted)
     return exps / exps.sum(axis=axis, keepdims=True)
+
+
+def entropy_bits(W) -> np.ndarray:
+    """-Σ w log2 w along the last axis: (..., T) -> (...). 0 for one-hot, log2(T) for uniform."""
+    W = np.asarray(W)
+    logs = np.log2(np.where(W > 0, W, 1.0))  # a weight of 0 adds 0 (w log w -> 0)
+    return np.maximum(-(W * logs).sum(axis=-1), 0.0)   # one-hot: 0, not -0

@@ -11,7 +11,7 @@ import numpy as np
 
 from helpers import validation as check
 from helpers.plotting import COLORS
-from helpers.similarity import softmax, softmax_naive
+from helpers.similarity import entropy_bits, softmax, softmax_naive
 
 #: Most scores the widget accepts in one row (one bar each).
 MAX_SCORES = 8
@@ -47,8 +47,7 @@ def softmax_at_scale(scores, scale: float = 1.0) -> dict:
     why = (f"exp({scaled.max():.4g}) overflowed to inf (too big for a float64), and inf / inf = NaN" if overflows
            else f"every exp underflowed to 0 (the largest is exp({scaled.max():.4g})), and 0 / 0 = NaN"
            if not e.any() else "")
-    positive = weights[weights > 0]
-    entropy = max(0.0, float(-(positive * np.log2(positive)).sum()))   # no "-0.000" for one-hot weights
+    entropy = float(entropy_bits(weights))
     return {"scores": scores, "scale": float(scale), "scaled": scaled, "weights": weights,
             "naive": softmax_naive(scaled), "naive_overflows": overflows, "naive_why": why,
             "top": np.flatnonzero(np.isclose(weights, weights.max(), rtol=1e-12, atol=0)).tolist(),

@@ -36,9 +36,6 @@ def _qkv():
     (lambda: positions.frequencies(3), ValueError, "d = 3 is odd"),
     (lambda: positions.shift_matrix(3, 5), ValueError, "d = 5 is odd"),
     (lambda: positions.position_snapshot(60, 16), ValueError, "p (a position) should be a whole number from 0 to 47"),
-    (lambda: cost.cost_widget_data(-5, 64), ValueError, "T (the number of tokens) should be a whole number"),
-    (lambda: cost.cost_widget_data(1000, 64, heads=-2), ValueError, "heads should be a whole number"),
-    (lambda: scaling.attention_snapshot(64.5), ValueError, "d_k (the dimension of each query and key)"),
     (lambda: temperature.softmax_at_scale([[1, 2], [3, 4]]), ValueError, "scores should be 1-D"),
     (lambda: mixing.two_mixtures("money bank grows", "river bank flows", self_weight=1.5), ValueError,
      "self_weight (the share the word keeps) should be a number from 0 to 1"),
@@ -70,7 +67,7 @@ def _qkv():
     (lambda: flash_attention(torch.ones(2, 3, 4), torch.ones(2, 5, 4), torch.ones(1, 3, 5, 4)), ValueError,
      "do not fit: Q (2, 3, 4), K (2, 5, 4), V (1, 3, 5, 4)"),
     (lambda: heads.split_heads(torch.randn(2, 5, 16), 3), ValueError, "cannot be split into n_heads=3"),
-    (lambda: scaling.scale_constant(8, 16), ValueError, "cannot be split into n_heads=16"),   # not a divisor of 0
+    (lambda: scaling.score_divisor(8, 16), ValueError, "cannot be split into n_heads=16"),   # not a divisor of 0
     (lambda: scaling.per_head_dim(512, 7), ValueError, "so n_heads must divide 512"),           # not 73, floored
     (lambda: induction.repeated_batch(4, torch.Generator(), offset=40), ValueError, "from 2 to 30, but got 40"),
     (lambda: induction.induction_score(torch.rand(32, 32), 20), ValueError, "n = 20 tokens said twice, but is (32"),
@@ -89,6 +86,11 @@ def _qkv():
      "(torch.float32)"),
     (lambda: luong.qkv_attention(luong.decoder_states().double(), luong.encoder_states()), TypeError,
      "Q is torch.float64 on cpu but K is torch.float32"),   # not torch's "expected m1 and m2 …"
+    (lambda: luong.qkv_attention(luong.decoder_states().double(), luong.encoder_states(), luong.projections()),
+     TypeError, "X_q should be a torch.float32 tensor (T, 4), as P's matrices are (4, 4), but got Tensor of shape "
+                "(2, 4) of torch.float64."),                   # before the projection: not "expected m1 and m2 …"
+    (lambda: luong.qkv_attention(luong.decoder_states(), luong.encoder_states()[:, :3], luong.projections()),
+     TypeError, "X_kv should be a torch.float32 tensor (T, 4)"),   # not "mat1 and mat2 shapes cannot be multiplied"
     (lambda: softmax([np.inf, 1.0]), ValueError, "needs a finite largest score in each row of x (axis -1), but a row "
                                                  "has +inf"),
     (lambda: softmax([[0.0, 1.0], [-np.inf, -np.inf]]), ValueError, "a row has only -inf (every score hidden)"),
@@ -129,12 +131,17 @@ def test_the_widgets_take_what_their_controls_offer_and_name_it_otherwise():
     from helpers.widgets.heads import HeadsWidget
     from helpers.widgets.positions import PositionsWidget
     from helpers.widgets.softmax_temperature import SoftmaxTemperatureWidget
+    from helpers.widgets.start_here import PullSliderWidget
 
     assert HeadsWidget(model=MultiHeadAttention(16, 4)).result["weights"].shape[0] == 4   # a float32 model too
     assert PositionsWidget(p=4, T=5).result["p"] == 4
     refused = {lambda: PositionsWidget(p=60): "p should be a whole number from 0 to 47, but got 60",   # not moved to 47
                lambda: HeadsWidget("river bank flows"): "sentence should be one of 'the river bank flows slowly'",
                lambda: HeadsWidget(mask_type="Causal"): "mask_type should be one of 'none', 'causal'",
+               lambda: HeadsWidget(head=4): "head should be a whole number from 0 to 3, but got 4",
+               lambda: FlashTilesWidget(block=0): "block (keys per tile) should be a whole number of at least 1",
+               lambda: PullSliderWidget(other="cat"): "'cat' is not in the course vocabulary",   # not KeyError 'cat'
+
                lambda: FlashTilesWidget(causal="yes"): "causal should be one of False, True, but got 'yes'",
                lambda: PositionsWidget(p=2.5): "p should be a whole number from 0 to 47, but got 2.5",   # not 2
                lambda: SoftmaxTemperatureWidget(scale=5000): "scale should be a number from 0.01 to 1000"}

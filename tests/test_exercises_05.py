@@ -17,7 +17,7 @@ from helpers.exercises.scaling import (
     reference_divisor,
     reference_scaled_weights,
 )
-from helpers.scaling import scale_constant
+from helpers.scaling import score_divisor
 from helpers.similarity import softmax
 
 
@@ -361,23 +361,23 @@ def test_scaled_weights_from_the_courses_attention_weights_pass_with_a_nudge_and
     assert "ready-made" not in passes(check_scaled_weights(lambda Q, K: softmax(Q @ K.T / np.sqrt(Q.shape[-1]))))
 
 
-def test_one_query_keeps_its_row_and_the_pages_scale_constant_is_named():
+def test_one_query_keeps_its_row_and_the_pages_score_divisor_is_named():
     def squeezed(Q, K):
         return reference_scaled_weights(Q, K).squeeze()                          # (T_k,) when T_q = 1
     fails(check_scaled_weights(squeezed), "with one query", "(6,)", "(1, 6)")
     def calls_it(d_model, n_heads):
-        return scale_constant(d_model, n_heads)
+        return score_divisor(d_model, n_heads)
 
     def imports_it(d_model, n_heads):                                            # an import of its own: named too
         from helpers import scaling
-        return scaling.scale_constant(d_model, n_heads)
+        return scaling.score_divisor(d_model, n_heads)
 
     def imports_math(d_model, n_heads):
         import math
         return math.sqrt(d_model / n_heads)
     for answer in (calls_it, imports_it):
         feedback = check_divisor(answer)
-        assert feedback.passed and feedback.message.endswith("a ready-made scale_constant, though: write it yourself.")
+        assert feedback.passed and feedback.message.endswith("a ready-made score_divisor, though: write it yourself.")
     assert "ready-made" not in passes(check_divisor(imports_math))
 
 

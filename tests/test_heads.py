@@ -198,15 +198,6 @@ def test_head_pattern_data_masks_and_rows():
     assert data["weights"].shape == (4, 5, 5)
 
 
-def test_head_pattern_data_refuses_bad_inputs():
-    with pytest.raises(ValueError, match="sentence"):
-        heads.head_pattern_data("bank money", 0)
-    with pytest.raises(ValueError, match="0 to 3"):
-        heads.head_pattern_data("money bank grows", 4)
-    with pytest.raises(ValueError, match="mask_type"):
-        heads.head_pattern_data("money bank grows", 0, "future")
-
-
 def test_widget_moves():
     from helpers.widgets.heads import HeadsWidget
     w = HeadsWidget()

@@ -11,17 +11,16 @@ from helpers import scaling
 from helpers.scaling import (
     attention_snapshot,
     constant_comparison,
-    entropy_bits,
     fit_variance_line,
     gradient_measurements,
     per_head_dim,
     sample_dot_products,
     saturation_table,
-    scale_constant,
+    score_divisor,
     softmax_gradient,
     variance_table,
 )
-from helpers.similarity import softmax
+from helpers.similarity import entropy_bits, softmax
 from helpers.widgets.scaling import ScalingWidget
 
 # ----------------------------------------------------------------------------- sampling q·k
@@ -92,6 +91,7 @@ def test_softmax_gradient_equals_autograd():
 
 def test_entropy_bits():
     np.testing.assert_allclose(entropy_bits([[0.25] * 4, [1.0, 0, 0, 0], [0.5, 0.5, 0, 0]]), [2.0, 0.0, 1.0])
+    assert not np.signbit(entropy_bits([0.0, 1.0, 0.0]))          # one-hot: 0, never printed as -0.00
 
 
 # ----------------------------------------------------------------------------- snapshots (the widget's data)
@@ -166,11 +166,11 @@ def test_gradient_measurements_are_reproducible():
 
 # ----------------------------------------------------------------------------- per head
 
-def test_per_head_dim_and_scale_constant():
+def test_per_head_dim_and_score_divisor():
     assert per_head_dim(512, 8) == 64
     assert per_head_dim(768, 12) == 64
-    assert scale_constant(512, 8) == 8.0
-    assert scale_constant(96, 6) == 4.0
+    assert score_divisor(512, 8) == 8.0
+    assert score_divisor(96, 6) == 4.0
 
 
 def test_effective_keys_average_two_to_the_entropy_of_each_query():

@@ -69,7 +69,7 @@ def check_divisor(divisor) -> Feedback:
     if not failed:
         return correct("c = √(d_model / n_heads): 8 for d_model = 512 with 8 heads (not √512 ≈ 22.6), and 8 again "
                        "for 768 with 12 heads: many real models use d_k = 64 per head."
-                       + engine.nudge(divisor, "scale_constant"))
+                       + engine.nudge(divisor, "score_divisor"))
     (d_model, n_heads), _ = failed[0]
     right = f" Here d_k = {d_model} / {n_heads} = {d_model // n_heads}."
     calls = " and ".join(f"divisor({m}, {h}) returned {c:.4g}" for (m, h), c in failed[:2])

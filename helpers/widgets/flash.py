@@ -11,6 +11,7 @@ from matplotlib.patches import Rectangle
 
 from helpers.fast_attention import running_softmax_trace, tile_map
 from helpers.plotting import COLORS
+from helpers.validation import count
 from helpers.widgets.common import FastFigure, LiveWidget, offered, reading_style
 
 #: Font sizes (points), fixed: in presenter mode FastFigure grows the whole picture (higher dpi).
@@ -100,7 +101,7 @@ class FlashTilesWidget(LiveWidget):
 
     def __init__(self, tiles_done: int = 2, query: int = 21, causal: bool = False, T: int = 32, block: int = 4):
         self.Q, self.K, self.V = demo_inputs(T)
-        self.block, n_tiles = block, -(-T // block)
+        self.block, n_tiles = count(block, "block (keys per tile)"), -(-T // block)
         self.tiles_done = offered(widgets.IntSlider(min=0, max=n_tiles, description="key tiles done", style={
             "description_width": "initial"}, continuous_update=True), tiles_done, "tiles_done")
         self.query = offered(widgets.IntSlider(min=0, max=T - 1, description="query", continuous_update=True), query,

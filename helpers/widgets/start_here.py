@@ -4,6 +4,7 @@ import numpy as np
 
 from helpers.mixing import pull_toward
 from helpers.plotting import COLORS
+from helpers.running_example import tokenize
 from helpers.widgets.common import FastFigure, LiveWidget, picture, reading_style
 
 
@@ -12,7 +13,7 @@ class PullSliderWidget(LiveWidget):
     `.result`: the latest helpers.mixing.pull_toward dict."""
 
     def __init__(self, word: str = "bank", target: str = "money", other: str = "river"):
-        self.word, self.target, self.other = word, target, other
+        self.word, self.target, (self.other,) = word, target, tokenize([other])   # a word of the table, or named
         self.amount = widgets.FloatSlider(value=0.0, min=0.0, max=1.0, step=0.05, description="amount",
                                           continuous_update=True, readout_format=".2f")
         self.figure = FastFigure(figsize=(6.5, 3.0))
