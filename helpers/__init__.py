@@ -1,7 +1,7 @@
 """Shared code for the "Self-Attention from Scratch" notebooks: one idea per module, and where it is taught.
 
     running_example   the sentences, the vocabulary and their static embeddings       00-04, 08-09, 11
-    similarity        cosine and softmax (NumPy)                                        01-05
+    similarity        cosine, softmax and its entropy (NumPy)                           01-05
     mixing            contextual vectors as hand-weighted mixtures                       00, 01
     temperature       softmax at a chosen scale                                          02
     attention         self-attention in NumPy: loops, rows, matrices                     03

@@ -44,7 +44,7 @@ class ParameterFreeAttention(nn.Module):
 
     def forward(self, E: torch.Tensor) -> torch.Tensor:
         if not isinstance(E, torch.Tensor) or E.dim() < 2 or not E.is_floating_point():
-            raise TypeError(f"E should be a float torch.Tensor, (T, d) or (B, T, d), but got {check.describe(E)}"
+            raise TypeError(f"E should be a float torch.Tensor (..., T, d), such as (T, d), but got {check.describe(E)}"
                             f"{f' of {E.dtype}' if hasattr(E, 'dtype') else ''}.")
         self.last_weights = attention_weights(E, E)   # (..., T, T): E is the queries and the keys ...
         return self.last_weights @ self.values(E)     # ... and the values: (..., T, d)

@@ -67,10 +67,11 @@ def qkv_attention(X_q, X_kv, P: dict | None = None) -> dict[str, torch.Tensor]:
     if P is None:
         Q, K, V = X_q, X_kv, X_kv                                        # (T_q, d), (T_k, d), (T_k, d)
     else:
-        for name, X, W in (("X_q", X_q, P["W_q"]), ("X_kv", X_kv, P["W_k"])):   # each fits its projection
+        for name, X, key, W in (("X_q", X_q, "W_q", P["W_q"]), ("X_kv", X_kv, "W_k", P["W_k"])):   # each fits its W
             if not (isinstance(X, torch.Tensor) and X.dtype == W.dtype and X.shape[-1:] == W.shape[:1]):
-                raise TypeError(f"{name} should be a {W.dtype} tensor (T, {W.shape[0]}), as P's matrices are "
-                                f"{tuple(W.shape)}, but got {describe(X)}{f' of {X.dtype}' * hasattr(X, 'dtype')}.")
+                raise (ValueError if getattr(X, "dtype", None) == W.dtype else TypeError)(
+                    f"{name} should be a {W.dtype} tensor (T, {W.shape[0]}), as P[{key!r}] is {tuple(W.shape)}, "
+                    f"but got {describe(X)}" + (f" of {X.dtype}." if hasattr(X, "dtype") else "."))
         Q, K, V = X_q @ P["W_q"], X_kv @ P["W_k"], X_kv @ P["W_v"]       # (T_q, d_k), (T_k, d_k), (T_k, d_v)
     check_attention_inputs(Q, K, V)                                      # tensors of one dtype, d_k for Q and K
     W = attention_weights(Q, K)                                          # (T_q, T_k)

@@ -176,14 +176,18 @@ def test_a_fully_masked_row_in_a_batch_names_its_index():
         scaled_dot_product_attention(Q, K, V, mask)
 
 
-def test_torch_sdpa_does_not_raise_on_a_fully_masked_row():
-    """Documents what PyTorch itself does (zeros or NaN by version): silent either way."""
+@pytest.mark.parametrize("need_weights", [True, False])
+def test_torch_does_not_raise_on_a_fully_masked_row(need_weights):
+    """Documents what PyTorch itself does (zeros or NaN, by function, arguments and version): silent either way,
+    SDPA and nn.MultiheadAttention alike (notebooks 07 and 09 say so; make test-floor runs this on torch 2.3)."""
     Q, K, V = qkv(1, 1, T=3)
     mask = causal_mask(3).clone()
     mask[1] = False
-    out = F.scaled_dot_product_attention(Q, K, V, attn_mask=mask)
-    row = out[0, 0, 1]
-    assert torch.all(row == 0) or torch.isnan(row).all()
+    mha = torch.nn.MultiheadAttention(8, 1, batch_first=True)
+    with torch.no_grad():
+        rows = [F.scaled_dot_product_attention(Q, K, V, attn_mask=mask)[0, 0, 1],
+                mha(Q[0], K[0], V[0], attn_mask=~mask, need_weights=need_weights)[0][0, 1]]
+    assert all(torch.all(row == 0) or torch.isnan(row).all() for row in rows)
 
 
 def test_mask_of_the_wrong_shape_or_type():

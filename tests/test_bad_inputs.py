@@ -80,17 +80,20 @@ def _qkv():
     (lambda: learning.run_experiment(steps=20.0), ValueError, "steps should be a whole number of at least 0"),
     (lambda: learning.soft_lookup([1, 0], np.eye(3), [1, 2, 4]), ValueError, "have shapes (2,), (3, 3) and (3,)"),
     (lambda: learning.soft_lookup([1, 0, 0], np.eye(3), [1, 2]), ValueError, "should fit"),
-    (lambda: learning.ParameterFreeAttention()(np.eye(3)), TypeError, "E should be a float torch.Tensor, (T, d) or"),
+    (lambda: learning.ParameterFreeAttention()(np.eye(3)), TypeError,
+     "E should be a float torch.Tensor (..., T, d), such as (T, d), but got ndarray"),
     (lambda: luong.luong_dot_attention(luong.decoder_states(), luong.encoder_states()), ValueError,
      "s should be one decoder state (d,) and H (T_k, d), tensors of one dtype, but got s Tensor of shape (2, 4) "
      "(torch.float32)"),
     (lambda: luong.qkv_attention(luong.decoder_states().double(), luong.encoder_states()), TypeError,
      "Q is torch.float64 on cpu but K is torch.float32"),   # not torch's "expected m1 and m2 …"
     (lambda: luong.qkv_attention(luong.decoder_states().double(), luong.encoder_states(), luong.projections()),
-     TypeError, "X_q should be a torch.float32 tensor (T, 4), as P's matrices are (4, 4), but got Tensor of shape "
+     TypeError, "X_q should be a torch.float32 tensor (T, 4), as P['W_q'] is (4, 4), but got Tensor of shape "
                 "(2, 4) of torch.float64."),                   # before the projection: not "expected m1 and m2 …"
     (lambda: luong.qkv_attention(luong.decoder_states(), luong.encoder_states()[:, :3], luong.projections()),
-     TypeError, "X_kv should be a torch.float32 tensor (T, 4)"),   # not "mat1 and mat2 shapes cannot be multiplied"
+     ValueError, "X_kv should be a torch.float32 tensor (T, 4)"),   # not "mat1 and mat2 shapes cannot be multiplied"
+    (lambda: luong.qkv_attention([[1.0, 2, 3, 4]], luong.encoder_states(), luong.projections()), TypeError,
+     "X_q should be a torch.float32 tensor (T, 4), as P['W_q'] is (4, 4), but got list of length 1."),
     (lambda: softmax([np.inf, 1.0]), ValueError, "needs a finite largest score in each row of x (axis -1), but a row "
                                                  "has +inf"),
     (lambda: softmax([[0.0, 1.0], [-np.inf, -np.inf]]), ValueError, "a row has only -inf (every score hidden)"),
@@ -130,6 +133,7 @@ def test_the_widgets_take_what_their_controls_offer_and_name_it_otherwise():
     from helpers.widgets.flash import FlashTilesWidget
     from helpers.widgets.heads import HeadsWidget
     from helpers.widgets.positions import PositionsWidget
+    from helpers.widgets.scaling import ScalingWidget
     from helpers.widgets.softmax_temperature import SoftmaxTemperatureWidget
     from helpers.widgets.start_here import PullSliderWidget
 
@@ -140,6 +144,7 @@ def test_the_widgets_take_what_their_controls_offer_and_name_it_otherwise():
                lambda: HeadsWidget(mask_type="Causal"): "mask_type should be one of 'none', 'causal'",
                lambda: HeadsWidget(head=4): "head should be a whole number from 0 to 3, but got 4",
                lambda: FlashTilesWidget(block=0): "block (keys per tile) should be a whole number of at least 1",
+               lambda: ScalingWidget(T=0): "T (keys) should be a whole number of at least 1, but got 0",
                lambda: PullSliderWidget(other="cat"): "'cat' is not in the course vocabulary",   # not KeyError 'cat'
 
                lambda: FlashTilesWidget(causal="yes"): "causal should be one of False, True, but got 'yes'",

@@ -6,6 +6,7 @@ import numpy as np
 
 from helpers.plotting import COLORS
 from helpers.scaling import POWERS_OF_TWO, attention_snapshot, saturation_table
+from helpers.validation import count
 from helpers.widgets.common import FastFigure, LiveWidget, offered, reading_style
 
 _MODE_COLOR = {True: COLORS["query"], False: COLORS["key"]}
@@ -71,7 +72,7 @@ class ScalingWidget(LiveWidget):
     [3] the numbers. `.result`: the latest attention_snapshot dict."""
 
     def __init__(self, d_k: int = 64, scaled: bool = True, *, T: int = 16, n_queries: int = 512, seed: int = 0):
-        self._options = {"T": T, "n_queries": n_queries, "seed": seed}
+        self._options = {"T": count(T, "T (keys)"), "n_queries": count(n_queries, "n_queries"), "seed": seed}
         self.d_k = offered(widgets.SelectionSlider(options=list(POWERS_OF_TWO), description="d_k",
                                                    continuous_update=True), d_k, "d_k")
         self.scaled = offered(widgets.ToggleButtons(options=[(_MODE_NAME[True], True), (_MODE_NAME[False], False)],
