@@ -46,7 +46,7 @@ def forced_sdpa(backend: str):
 
 def matmul_only(Q, K, V, causal=False):
     """A preparer for this machine's torch.mm rate: ONE product of two square float32 matrices with attention's FLOPs
-    (2 N^3 = 4*B*H*T^2*d, N rounded), no softmax, no memory traffic to speak of: the limit."""
+    (2 N^3 = 4*B*H*T^2*d_k, N rounded), no softmax, no memory traffic to speak of: the limit."""
     N = round((2 * Q.shape[1] * Q.shape[2] ** 2 * Q.shape[3]) ** (1 / 3))
     a, b = (torch.randn(N, N, generator=torch.Generator().manual_seed(seed)).to(Q) for seed in (1, 2))
     return lambda: torch.mm(a, b)
@@ -159,7 +159,7 @@ def dtype_arg(text: str) -> str:
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description="The course's attention vs torch.nn.functional.scaled_dot_product_attention: "
-                    "time (warmed up, synchronised), achieved TFLOP/s (4*B*H*T^2*d) and peak memory.")
+                    "time (warmed up, synchronised), achieved TFLOP/s (4*B*H*T^2*d_k) and peak memory.")
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
                         help="where to run (auto: cuda if available, else cpu)")
     parser.add_argument("--dtype", nargs="+", type=dtype_arg, default=None,

@@ -349,7 +349,7 @@ def header(device, num_threads: int | None, batch_heads: int, d_k: int, causal: 
     where = (f"cuda ({torch.cuda.get_device_name(device)})" if device.type == "cuda"
              else f"cpu ({num_threads or torch.get_num_threads()} threads)")
     return (f"device {where}, torch {torch.__version__}, batch*heads {batch_heads}, d_k {d_k}, "
-            f"causal {'yes' if causal else 'no'}; forward FLOPs 4*B*H*T^2*d"
+            f"causal {'yes' if causal else 'no'}; forward FLOPs 4*B*H*T^2*d_k"
             f"{' (/ 2 for tiled, flash and fused SDPA, which skip hidden pairs)' if causal else ''}")
 
 

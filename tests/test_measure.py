@@ -412,8 +412,8 @@ def test_header_names_threads_and_flops():
     line = measure.header("cpu", 2, 8, 64, True)
     assert line.startswith("device cpu (2 threads)")
     assert "batch*heads 8, d_k 64, causal yes" in line
-    assert line.endswith("4*B*H*T^2*d (/ 2 for tiled, flash and fused SDPA, which skip hidden pairs)")
-    assert measure.header("cpu", 2, 8, 64, False).endswith("causal no; forward FLOPs 4*B*H*T^2*d")
+    assert line.endswith("4*B*H*T^2*d_k (/ 2 for tiled, flash and fused SDPA, which skip hidden pairs)")
+    assert measure.header("cpu", 2, 8, 64, False).endswith("causal no; forward FLOPs 4*B*H*T^2*d_k")
     assert measure.header("cpu", None, 8, 64, False).startswith(f"device cpu ({torch.get_num_threads()} threads)")
 
 

@@ -159,8 +159,8 @@ def reference_attention_forward(E, W_q, W_k, W_v):
     K = E @ W_k                                      # (T, d_k)  one key per token
     V = E @ W_v                                      # (T, d_v)  one value per token
     d_k = Q.shape[-1]
-    S = Q @ K.T / math.sqrt(d_k)                     # (T, T)    s_ij = q_i · k_j / √d_k
-    W = torch.softmax(S, dim=-1)                     # (T, T)    each row sums to 1
+    S = Q @ K.T                                      # (T, T)    s_ij = q_i · k_j
+    W = torch.softmax(S / math.sqrt(d_k), dim=-1)    # (T, T)    each row sums to 1
     return W @ V                                     # (T, d_v)  y_i = Σ_j w_ij v_j
 
 
@@ -183,9 +183,9 @@ def _attention_slips(Q, K, V, d_model) -> list[tuple[torch.Tensor, str]]:
     divisors = [
         (1.0, f"you forgot to divide the scores by √d_k (here √{d_k} = {math.sqrt(d_k):g})"),
         (math.sqrt(d_model), f"you divided by √d_model = √{d_model}; {which}"),
-        (math.sqrt(d_v), f"you divided by √d_v = √{d_v}, the length of the values; {which}"),
+        (math.sqrt(d_v), f"you divided by √d_v = √{d_v}, the dimension of the values; {which}"),
         (math.sqrt(T), f"you divided by √T = √{T}, the number of tokens; {which}"),
-        (1 / math.sqrt(d_k), f"you multiplied the scores by √d_k; divide them: S = Q @ K.T / √d_k (here √{d_k})"),
+        (1 / math.sqrt(d_k), f"you multiplied the scores by √d_k; divide them: softmax(Q @ K.T / √d_k) (here √{d_k})"),
         (d_k, f"you divided by d_k = {d_k} instead of √d_k"),
         (2.0, f"you divided by 2 = √4, but here d_k = {d_k}: take the size from the queries, d_k = Q.shape[-1]")]
     slips = [(torch.softmax(S / c, -1) @ V, message) for c, message in divisors if c != math.sqrt(d_k)] + [

@@ -147,9 +147,9 @@ def reference_self_attention(E):
     """Parameter-free self-attention: (T, d) -> (T, d): two matrix products and a row-wise softmax."""
     E = np.asarray(E, dtype=float)
     d = E.shape[1]
-    S = E @ E.T / np.sqrt(d)                          # (T, T) scaled scores
-    S = S - S.max(axis=-1, keepdims=True)             # stable softmax, row by row
-    W = np.exp(S) / np.exp(S).sum(axis=-1, keepdims=True)
+    S_scaled = E @ E.T / np.sqrt(d)                   # (T, T) the scores S, divided by √d
+    Z = S_scaled - S_scaled.max(axis=-1, keepdims=True)   # stable softmax, row by row
+    W = np.exp(Z) / np.exp(Z).sum(axis=-1, keepdims=True)
     return W @ E                                      # (T, d)
 
 

@@ -174,7 +174,7 @@ def reference_achieved_tflops(B, H, T, d_k, milliseconds, causal=False):
     """Forward attention FLOPs 4·B·H·T²·d_k (halved when causal), divided by the time in seconds, in 10¹²."""
     flops = 4 * B * H * T**2 * d_k
     if causal:
-        flops = flops / 2  # half of the (query, key) pairs are masked and skipped
+        flops = flops / 2  # count only the pairs a query may see (half, by convention), skipped or not
     seconds = milliseconds / 1e3
     return flops / seconds / 1e12
 

@@ -160,9 +160,9 @@ def large_inputs() -> tuple[np.ndarray, np.ndarray]:
 def reference_scaled_weights(Q, K):
     """softmax(Q Kᵀ / √d_k), each row over the keys: (T_q, d_k), (T_k, d_k) -> (T_q, T_k)."""
     d_k = Q.shape[-1]
-    S = Q @ K.T / np.sqrt(d_k)                            # (T_q, T_k)
-    S = S - S.max(axis=-1, keepdims=True)                 # stable: the largest exponent is 0
-    return np.exp(S) / np.exp(S).sum(axis=-1, keepdims=True)
+    S_scaled = Q @ K.T / np.sqrt(d_k)                     # (T_q, T_k) the scores S, divided by √d_k
+    Z = S_scaled - S_scaled.max(axis=-1, keepdims=True)   # stable: the largest exponent is 0
+    return np.exp(Z) / np.exp(Z).sum(axis=-1, keepdims=True)
 
 
 def _weights_cases():

@@ -68,7 +68,7 @@ def check_longer_not_closer(v) -> Feedback:
 def reference_softmax(x):
     """Stable softmax over the last axis: (..., n) -> (..., n), each row positive and summing to 1."""
     x = np.asarray(x, dtype=float)
-    exps = np.exp(x - x.max(axis=-1, keepdims=True))   # biggest exponent is exp(0) = 1: no overflow
+    exps = np.exp(x - x.max(axis=-1, keepdims=True))   # the largest exponent is 0: no overflow
     return exps / exps.sum(axis=-1, keepdims=True)
 
 
