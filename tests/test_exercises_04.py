@@ -173,7 +173,8 @@ def test_forward_names_the_slips():
     failing(ex.check_attention_forward(_forward(scale=lambda E, Q, V: 1.0)), "forgot to divide", "√4")
     failing(ex.check_attention_forward(_forward(scale=lambda E, Q, V: math.sqrt(E.shape[-1]))), "√d_model")
     failing(ex.check_attention_forward(_forward(scale=lambda E, Q, V: Q.shape[-1])), "instead of √d_k")
-    failing(ex.check_attention_forward(_forward(scale=lambda E, Q, V: math.sqrt(V.shape[-1]))), "√d_v", "dimension of the values")
+    failing(ex.check_attention_forward(_forward(scale=lambda E, Q, V: math.sqrt(V.shape[-1]))), "√d_v",
+            "dimension of the values")
     failing(ex.check_attention_forward(_forward(scale=lambda E, Q, V: math.sqrt(E.shape[0]))), "√T", "tokens")
     failing(ex.check_attention_forward(_forward(scale=lambda E, Q, V: 1 / math.sqrt(Q.shape[-1]))), "multiplied",
             "softmax(Q @ K.T / √d_k)")
