@@ -14,11 +14,20 @@ NOTEBOOKS := $(sort $(wildcard notebooks/[0-9]*.ipynb))
 
 .PHONY: course slides test test-browser test-training test-colab test-newest test-floor setup lint unit notebooks execute links benchmark clean
 
+# The index named the first time is kept in the environment: a rebuild (after requirements.txt or pyproject.toml
+# change) takes torch from the same place, until make clean.
+ifndef TORCH_INDEX
+TORCH_INDEX := $(shell cat $(VENV)/.torch-index 2>/dev/null)
+endif
+
 $(STAMP): requirements.txt pyproject.toml
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "The course needs Python 3.11 or newer, but $(PYTHON) is " + sys.version.split()[0] + ". Install a newer Python and run, e.g.: make PYTHON=python3.12 course")'
+	@$(PYTHON) tools/check_python.py
 	$(PYTHON) -m venv --clear $(VENV)
-	$(if $(TORCH_INDEX),$(BIN)/python -m pip install --quiet "torch==2.13.0" --index-url $(TORCH_INDEX))
-	$(BIN)/python -m pip install --quiet -r requirements.txt
+	@echo "Installing PyTorch and the course's packages into $(VENV). The first time, pip downloads them: about \
+	200 MB with PyTorch's CPU-only build, several GB with a CUDA build (README: Using an NVIDIA GPU)."
+	$(if $(TORCH_INDEX),$(BIN)/python -m pip install "torch==2.13.0" --index-url $(TORCH_INDEX))
+	$(if $(TORCH_INDEX),echo "$(TORCH_INDEX)" > $(VENV)/.torch-index)
+	$(BIN)/python -m pip install -r requirements.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	@# JupyterLab for a classroom: no news pop-ups, no update checks (no requests leave the machine)
 	@mkdir -p $(VENV)/share/jupyter/lab/settings

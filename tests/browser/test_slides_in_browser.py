@@ -118,6 +118,9 @@ def test_slides_show_every_widget_working_and_nothing_from_outside(slides, brows
         assert not [t for t in stderr.all_inner_texts() if "Traceback" in t or "Error" in t]
         plain = page.locator(".jp-OutputArea-output pre").all_inner_texts()
         assert not [t for t in plain if "(children=" in t], "a widget was shown as text, not rendered"
+        inert = page.evaluate("[...document.querySelectorAll('.reveal a[href*=\".ipynb\"]')]"
+                              ".map(a => getComputedStyle(a).pointerEvents)")
+        assert inert and set(inert) == {"none"}, "a link to another notebook can be clicked (Voilà answers 403)"
 
         # Step through every slide (each vertical one too): a widget must show, inside its slide, on its own.
         slides_seen, widget_slides = 0, []
