@@ -24,7 +24,7 @@ $(STAMP): requirements.txt pyproject.toml
 	@$(PYTHON) tools/check_python.py
 	$(PYTHON) -m venv --clear $(VENV)
 	@echo "Installing PyTorch and the course's packages into $(VENV). The first time, pip downloads them: about \
-	200 MB with PyTorch's CPU-only build, several GB with a CUDA build (README: Using an NVIDIA GPU)."
+	300 MB with PyTorch's CPU-only build, several GB with a CUDA build (README: Using an NVIDIA GPU)."
 	$(if $(TORCH_INDEX),$(BIN)/python -m pip install "torch==2.13.0" --index-url $(TORCH_INDEX))
 	$(if $(TORCH_INDEX),echo "$(TORCH_INDEX)" > $(VENV)/.torch-index)
 	$(BIN)/python -m pip install -r requirements.txt
