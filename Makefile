@@ -15,7 +15,7 @@ NOTEBOOKS := $(sort $(wildcard notebooks/[0-9]*.ipynb))
 .PHONY: course slides test test-browser test-training test-colab test-newest test-floor setup lint unit notebooks execute links benchmark clean
 
 # The index named the first time is kept in the environment: a rebuild (after requirements.txt or pyproject.toml
-# change) takes torch from the same place, until make clean.
+# changes) takes torch from the same place, until make clean.
 ifndef TORCH_INDEX
 TORCH_INDEX := $(shell cat $(VENV)/.torch-index 2>/dev/null)
 endif

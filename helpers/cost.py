@@ -3,7 +3,7 @@
     projection_parameters(d_model, d_k)        W_q, W_k, W_v sizes -> 3 · d_model · d_k
     matmul_flops(m, n, p)                      (m, n) @ (n, p) -> 2 · m · n · p
     projection_flops(T, d_model, d_k)          Q = X W_q, K = X W_k, V = X W_v
-    attention_flops(T, d_k)                    Q Kᵀ and W V -> 4 · B · H · T² · d (forward)
+    attention_flops(T, d_k)                    Q Kᵀ and W V -> 4 · B · H · T² · d_k (forward)
     score_matrix_bytes(T, dtype)               one (T, T) matrix -> T² · bytes per number
     kv_cache_bytes(n_layers, n_heads, d_k)     what generation caches: a key and a value per layer, head, token
     cost_table(T, d_model, d_k)                every line above, as rows for printing
