@@ -395,7 +395,7 @@ def piece_calls(batch_heads: int = 8, T: int = 1024, d_k: int = 64, *, seed: int
     Q3, K3, V3 = (x[0].contiguous() for x in (Q, K, V))    # (B·H, T, d_k): 3-D, same numbers
     return {"Q Kᵀ into a (T, T) buffer": lambda: torch.bmm(q, k_t, out=S),
             "softmax of the buffer, in place": lambda: torch.softmax(S, dim=-1, out=S),
-            "S · V": lambda: torch.bmm(S, V3),
+            "W · V": lambda: torch.bmm(S, V3),                 # S now holds the weights
             "SDPA, whole call, 4-D inputs": lambda: F.scaled_dot_product_attention(Q, K, V),
             "SDPA, whole call, 3-D inputs": lambda: F.scaled_dot_product_attention(Q3, K3, V3)}
 

@@ -489,14 +489,14 @@ def test_timing_cell_compares_each_gpu_with_its_own_peak(monkeypatch, capsys):
 
 def test_piece_calls_compute_the_textbook_steps():
     calls = measure.piece_calls(batch_heads=2, T=16, d_k=4)
-    assert list(calls) == ["Q Kᵀ into a (T, T) buffer", "softmax of the buffer, in place", "S · V",
+    assert list(calls) == ["Q Kᵀ into a (T, T) buffer", "softmax of the buffer, in place", "W · V",
                            "SDPA, whole call, 4-D inputs", "SDPA, whole call, 3-D inputs"]
     Q, K, V = make_qkv(2, 16, 4)
     S = calls["Q Kᵀ into a (T, T) buffer"]()
     torch.testing.assert_close(S, Q[0] @ K[0].transpose(1, 2) / 2.0)
     W = calls["softmax of the buffer, in place"]()
     assert W.data_ptr() == S.data_ptr()  # the same buffer: nothing new allocated
-    torch.testing.assert_close(calls["S · V"](), F.scaled_dot_product_attention(Q, K, V)[0])
+    torch.testing.assert_close(calls["W · V"](), F.scaled_dot_product_attention(Q, K, V)[0])
     torch.testing.assert_close(calls["SDPA, whole call, 3-D inputs"](), calls["SDPA, whole call, 4-D inputs"]()[0])
     timings = measure.time_calls(calls, warmup=0, repeats=1, min_sample_s=0.0)
     assert set(timings) == set(calls)
@@ -527,7 +527,7 @@ def test_notebook_07_quotes_the_reference_numbers_as_they_are_kept():
     r = {name: ms[name] / ms["sdpa"] for name in ("naive", "lean", "tiled")}
     assert f"naive {r['naive']:.2f}×, lean {r['lean']:.2f}×, tiled {r['tiled']:.2f}× SDPA's time" in text
 
-    qk, sv = ms["Q Kᵀ into a (T, T) buffer"], ms["S · V"]
+    qk, sv = ms["Q Kᵀ into a (T, T) buffer"], ms["W · V"]
     sdpa_4d, sdpa_3d = ms["SDPA, whole call, 4-D inputs"], ms["SDPA, whole call, 3-D inputs"]
     assert f"{qk:.1f} + {sv:.1f} ms against {sdpa_4d:.1f} ms" in text
     assert qk + sv > sdpa_4d              # "the two products alone add up to more than SDPA's whole call"
