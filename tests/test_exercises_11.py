@@ -137,7 +137,7 @@ def test_keys_kept_as_python_lists_from_tolist_are_counted():
 
 
 def test_keeping_only_the_scores_is_refused_by_the_memory_that_grows():
-    """One number a key, kept in a list (as floats or as tensors) to sum at the end: the memory grows after halfway."""
+    """One number a key, kept in a list (as floats or as tensors) to sum at the end: a list as long as the keys."""
     def scores_kept(as_float):
         def answer(stream, d_v):
             scores, m, o = [], torch.tensor(float("-inf"), dtype=torch.float64), torch.zeros(d_v, dtype=torch.float64)
@@ -148,7 +148,7 @@ def test_keeping_only_the_scores_is_refused_by_the_memory_that_grows():
             return m, sum(torch.exp(torch.as_tensor(x, dtype=torch.float64) - m) for x in scores), o
         return answer
     for as_float in (True, False):
-        not_yet(ex11.check_running_softmax(scores_kept(as_float)), "more than halfway",
+        not_yet(ex11.check_running_softmax(scores_kept(as_float)), "entries in the variable scores at the last key",
                 "no scores")
 
     def in_a_row(library):                                                       # a (1, T_k) row: one "row" long
@@ -435,7 +435,7 @@ def test_a_torch_buffer_of_the_keys_is_refused_and_a_bounded_tile_is_not():
                 S, V = S[:0], V[:0]
         return online_softmax_step(m, l, o, S, V) if len(S) else (m, l, o)
     passed(ex11.check_running_softmax(stacked_tiles_of_10))
-    not_yet(ex11.check_running_softmax(with_a_history), "more than halfway", "no history")
+    not_yet(ex11.check_running_softmax(with_a_history), "entries in the variable history at the last key", "no history")
 
     def as_numpy_views(stream, d_v):                                             # v.numpy() shares v's numbers
         scores, values = zip(*((s.item(), v.numpy()) for s, v in stream))

@@ -530,3 +530,100 @@ def test_no_slip_hides_behind_the_fixed_cases(exercise):
                         seen.add(k)
         hidden |= {k for k, _ in enumerate(exercise.slips(case))} - seen
     assert hidden == set(), [exercise.slips(case)[k][1] for k in sorted(hidden)]
+
+
+def test_an_answer_that_swaps_in_the_pages_inputs_at_the_pages_sizes_is_refused_every_time():
+    """Each of these checkers also draws a case with the page's sizes and other numbers, so an answer that returns
+    the page's result whenever the sizes are the page's cannot pass."""
+    from helpers.attention_torch import causal_mask
+    from helpers.heads import padding_mask
+    from helpers.luong import encoder_states, projections
+    P, H = projections(4, 4, seed=0), encoder_states()
+
+    def cross(X_dec, X_enc, W_q, W_k, W_v):
+        W_q, W_k, W_v = (P["W_q"], P["W_k"], P["W_v"]) if W_q.shape == (4, 4) else (W_q, W_k, W_v)
+        return ex06.reference_cross_attention(X_dec, X_enc, W_q, W_k, W_v)
+
+    def combined(lengths, T):
+        lengths = torch.tensor([3, 5]) if T == 5 else lengths
+        return padding_mask(lengths, T) & causal_mask(T)
+
+    for _ in range(5):
+        not_yet(ex06.check_cross_attention(cross))
+        not_yet(ex06.check_luong_context(lambda s, H_: luong_dot_attention(s, H if H_.shape == H.shape else H_)[0]))
+        not_yet(ex07.check_additive_mask(lambda m: torch.where((causal_mask(4) if m.shape == (4, 4) else m) == 0,
+                                                                 float("-inf"), 0.0)))
+        not_yet(ex09.check_combined_mask(combined))
+
+
+def test_a_function_with_the_wrong_parameters_is_told_how_it_is_called_and_no_library_hint():
+    for feedback, called in (
+            (ex02.check_stable_softmax(lambda x, axis: x), "(x, axis), but it is called with 1 argument,"),
+            (ex06.check_luong_context(lambda s: s), "(s), but it is called with 2 arguments"),
+            (ex04.check_attention_forward(lambda E, W_q, W_k: E), "(E, W_q, W_k), but it is called with 4")):
+        not_yet(feedback, "your function has the parameters " + called)
+        assert "NumPy's functions" not in feedback.message and "torch's functions" not in feedback.message
+
+
+def test_numbers_typed_as_text_inside_an_array_are_refused_where_one_number_is_read():
+    not_yet(ex02.check_scale_for_confidence(np.array(["20"])), "the text", "Remove the quotes")
+    not_yet(ex05.check_divisor(lambda m, h: np.array([str(math.sqrt(m / h))])), "the text")
+    not_yet(ex04.check_qkv_parameters(lambda m, k: np.array([str(3 * m * k)])), "the text")
+
+
+def test_a_flows_row_that_rounds_to_another_hundredth_is_not_right_to_two_decimals():
+    for row in ([0.075, 0.105, 0.82], [0.065, 0.115, 0.82]):   # 0.075 rounds up to 0.08, 0.115 to 0.12
+        not_yet(ex03.check_flows_row(row), "not right to two decimals")
+    assert ex03.check_flows_row([0.07, 0.11, 0.82]).passed
+
+
+def test_a_module_that_learns_more_than_w_q_w_k_w_v_is_refused():
+    class WithAScale(torch.nn.Module):
+        def __init__(self, d_model, d_k):
+            super().__init__()
+            self.W_q, self.W_k, self.W_v = (torch.nn.Linear(d_model, d_k, bias=False) for _ in range(3))
+            self.scale = torch.nn.Parameter(torch.tensor(1.0))      # 1 at first: the outputs are right
+
+        def forward(self, x):
+            return ex04.SelfAttention.forward(self, x) * self.scale
+    not_yet(ex04.check_self_attention_module(WithAScale), "learns 1 number beyond W_q, W_k and W_v")
+
+
+def test_whole_number_outputs_of_split_heads_are_refused():
+    not_yet(ex09.check_split_heads(lambda x, n_heads: split_heads(x, n_heads).long()), "wrong values")
+
+
+def test_a_running_softmax_that_fills_a_buffer_made_before_the_first_key_is_refused():
+    def into_a_buffer(library):
+        def answer(stream, d_v):
+            scores, n = library.zeros(4096, dtype=library.float64), 0     # fixed size: it never grows
+            m, o = -math.inf, torch.zeros(d_v, dtype=torch.float64)
+            for s, v in stream:
+                scores[n], n = s.item(), n + 1
+                m_new = max(m, s.item())
+                m, o = m_new, o * math.exp(m - m_new) + math.exp(s.item() - m_new) * v
+            return m, float(library.exp(scores[:n] - m).sum()), o
+        return answer
+    for library in (np, torch):
+        not_yet(ex11.check_running_softmax(into_a_buffer(library)), "held 4,096 entries in the variable scores")
+
+
+def test_a_running_softmax_started_at_a_finite_m_is_told_its_start():
+    def started_at(m):
+        def answer(stream, d_v):
+            m_, l, o = m, 0.0, torch.zeros(d_v, dtype=torch.float64)
+            for s, v in stream:
+                m_new = max(m_, s.item())
+                l, o = l * math.exp(m_ - m_new) + math.exp(s.item() - m_new), o * math.exp(m_ - m_new) + math.exp(
+                    s.item() - m_new) * v
+                m_ = m_new
+            return m_, l, o
+        return answer
+    for start in (-1e4, -1e9):
+        not_yet(ex11.check_running_softmax(started_at(start)), "is above every score, so it is still your start")
+    assert ex11.check_running_softmax(started_at(-math.inf)).passed
+
+
+def test_a_flops_count_with_d_k_fixed_at_the_pages_64_is_named():
+    not_yet(ex07.check_achieved_tflops(lambda B, H, T, d_k, ms, causal=False: 4 * B * H * T**2 * 64 / (ms / 1e3) / 1e12
+                                       / (1 + causal)), "is d_k fixed at 64")

@@ -151,6 +151,10 @@ class Exercise:
                 if placeholder(error):   # the answer's own line, or a function of the student's that it calls
                     code = list(traceback.walk_tb(error.__traceback__))[-1][0].f_code   # where it was raised
                     raise Placeholder("" if getattr(answer, "__code__", code) is code else code.co_name) from None
+                if type(error) is TypeError and self.call == self.run and not takes(answer, case.args):
+                    n = len(case.args)
+                    return (f"{where}your function has the parameters {inspect.signature(answer)}, but it is called "
+                            f"with {n} argument{'s' * (n != 1)}, as in {self.expects}.")
                 return self.errors and self.errors(case, error) or where + raised(error) + self.given(case, error)
             if result is None:   # a forgotten `return`: named alike in every exercise, before any reader
                 return f"{where}your {'forward' if inspect.isclass(answer) else 'function'} returned None. Did it " \
@@ -237,6 +241,16 @@ def not_a_function(answer, expects: str) -> Feedback:
                  "calling it: check(my_function), not check(my_function()).")
 
 
+def takes(answer, args) -> bool:
+    """Whether the answer's parameters accept these arguments (True where Python cannot read its signature)."""
+    try:
+        return inspect.signature(answer).bind(*args) is not None
+    except ValueError:   # a builtin, without a signature to read
+        return True
+    except TypeError:
+        return False
+
+
 def placeholder(error: Exception) -> bool:
     """Whether the error is the exercise's own `raise NotImplementedError` line (a library's carries a message)."""
     return type(error) is NotImplementedError and not error.args
@@ -273,7 +287,7 @@ def one_number(value, name: str, what: str = "a number", *, returned: bool = Fal
             return None, wrong(f"{name} returned None. Did the function forget to `return` {what}?")
         return None, wrong(f"{name} is still None. Replace None with {what}.")
     said = "returned" if returned else "is"
-    if isinstance(value, (str, bytes)):
+    if isinstance(value, (str, bytes)) or isinstance(value, np.ndarray) and value.dtype.kind in "US":
         return None, wrong(f"{name} {said} the text {value!r:.40} (a {type(value).__name__}), not a number: it should "
                            "be one number. Remove the quotes (and any units).")
     if returned and str(getattr(value, "dtype", "")) in ("torch.float16", "torch.bfloat16", "float16"):

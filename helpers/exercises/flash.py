@@ -62,7 +62,8 @@ LONG = 1000   #: the keys of the long stream, on which the answer's memory is me
 #: that climb far above the first (exp(s − first score) overflows: only a maximum kept up to date works).
 RUNNING_CASES = (([0.3, 1.2, -0.4, 2.0], [[1, 0, 2], [0, 1, 1], [3, 1, 0], [0, 2, 1]]),
                  ([-1000.0, -998.5, -1001.0], [[1, 2], [0, 1], [2, 0]]),
-                 ([0.0, 800.0, 1600.0], [[1, 2], [0, 1], [2, 0]]))
+                 ([0.0, 800.0, 1600.0], [[1, 2], [0, 1], [2, 0]]),
+                 ([-3e300, -1e300, -2e300], [[1, 2], [0, 1], [2, 0]]))   # far below any finite start but −∞
 
 
 def _running_case(scores, values, what=None) -> Case:
@@ -85,7 +86,7 @@ class _Watch(torch.overrides.TorchFunctionMode):
 
     def __init__(self):
         super().__init__()
-        self.most, self.kept, self.bytes, self.sizes, self.alive = 0, 0, 0, [{}, {}], weakref.WeakValueDictionary()
+        self.most, self.kept, self.bytes, self.sizes, self.alive = 0, 0, 0, {}, weakref.WeakValueDictionary()
 
     def __torch_function__(self, func, _types, args=(), kwargs=None):
         if func in (torch.Tensor.tolist, torch.Tensor.item, torch.Tensor.__float__):
@@ -118,12 +119,11 @@ def _sizes(frame) -> dict:
 
 
 def _stream(pairs, watch=None):
-    """Fresh copies of the (s, v) pairs; with a `watch`, the answer's variables' sizes halfway and at the last key, and
+    """Fresh copies of the (s, v) pairs; with a `watch`, the answer's variables' sizes at the last key, and
     there the numbers its tensors hold and the bytes of Python objects made since tracemalloc started (not ours)."""
     for i, (s, v) in enumerate(pairs):
-        if watch is not None and i in (len(pairs) // 2, len(pairs) - 1):
-            watch.sizes.append(_sizes(sys._getframe(1)))
         if watch is not None and i == len(pairs) - 1:
+            watch.sizes = _sizes(sys._getframe(1))
             watch.kept = sum(math.prod(t.shape) for t in list(watch.alive.values()))   # the keys kept, and m, l, o
             call, traces = _Watch.__torch_function__.__code__.co_firstlineno + 2, tracemalloc.take_snapshot().traces
             watch.bytes = sum(t.size for t in traces if (f := t.traceback[0]).filename not in (
@@ -142,13 +142,12 @@ def _run_running(answer, case):
             result = answer(_stream(pairs, watch), d_v)
         finally:
             tracemalloc.stop()
-    (then, last), limit = watch.sizes[-2:], LONG * d_v // 2   # halfway, the last key; m, l, o: d_v + 2 numbers
-    grew, name = max(((n - then.get(name, 0), name) for name, n in last.items()), default=(0, ""))
+    limit = LONG * d_v // 2   # m, l, o: d_v + 2 numbers
+    held, name = max(((n, name) for name, n in watch.sizes.items()), default=(0, ""))   # a list, or a buffer made early
     kept = [f"still held {watch.kept:,} numbers in tensors and arrays at the last key"] * (watch.kept > limit) + [
         f"made a tensor of {watch.most:,} numbers"] * (watch.most > limit) + [
         f"still held {watch.bytes:,} bytes of Python objects at the last key"] * (watch.bytes > 8 * limit) + [
-        f"held {last.get(name, 0):,} entries in the variable {name} at the last key, {grew:,} more than halfway"] * (
-        grew > LONG // 4)   # a tile of up to LONG / 4 keys, kept for a while, passes
+        f"held {held:,} entries in the variable {name} at the last key"] * (held > LONG // 4)   # a tile of 250 passes
     if kept:
         raise Refusal(f"on {case.what}: your function {' and '.join(kept)}, memory that grows with the keys. A "
                       "running softmax keeps only m, l and o: update them as each (s, v) arrives, and keep nothing "
@@ -194,6 +193,9 @@ def _judge_state(case, got, expected):
     if got[0] != expected[0] and np.allclose(got[2:] / got[1], expected[2:] / expected[1], atol=1e-9):
         return (f"on {case.what}: o / l is right, but m = {got[0]:.6g} is not the largest score: a lazy m (section 3) "
                 "keeps o / l right, but this exercise returns m = the largest score, and l and o kept against it.")
+    if got[0] > expected[0]:
+        return (f"on {case.what}: m = {got[0]:.6g} is above every score, so it is still your start: start m at −∞ "
+                "(float('-inf')), below any score, so that the first key's score replaces it.")
     i = int(np.argmax(~np.isclose(got, expected, atol=1e-9, rtol=0)))
     names = ["m", "l", *(f"o[{k}]" for k in range(got.size - 2))]
     return (f"(m, l, o) on {case.what} has the right shape but the wrong values: {names[i]} = {got[i]:.6g} is too "

@@ -19,6 +19,7 @@ def reference_split_heads(x, n_heads):
 
 def _split_case(B, T, d_model, h, drawn="", seed=0) -> Case:
     x = torch.randperm(B * T * d_model, generator=torch.Generator().manual_seed(seed)).double().view(B, T, d_model)
+    x += 0.5   # not whole numbers: a .long() shows
     return Case(x, h, what=f"x of shape ({B}, {T}, {d_model}) with n_heads={h}{drawn}")
 
 
@@ -189,10 +190,10 @@ def _combined_slips(case):
          "empty: a token may attend to itself (j <= i, tril() with diagonal 0)")]
 
 
-def _draw_combined(rng) -> Case:
+def _draw_combined(rng, T=None) -> Case:
     """A batch whose longest sentence, 2 … T − 1 tokens, is shorter than T (so T = max(lengths) shows: its mask,
-    at least 2 wide, cannot broadcast), in another order."""
-    B, T = int(rng.integers(2, 5)), int(rng.integers(4, 9))
+    at least 2 wide, cannot broadcast), in another order; `T`: the page's 5, say, with other lengths."""
+    B, T = int(rng.integers(2, 5)), T or int(rng.integers(4, 9))
     lengths = [int(n) for n in rng.integers(1, T, size=B)]
     lengths[int(rng.integers(B))] = int(rng.integers(2, T))
     return Case(torch.tensor(lengths), T, what=f"lengths={lengths}, T={T} (drawn at random)")
@@ -202,7 +203,8 @@ check_combined_mask = Exercise(
     reference_combined_mask, title="padding combined with causal",
     expects="combined(lengths, T) returning a (B, 1, T, T) mask",
     cases=lambda: [Case(torch.tensor(n), T, what=f"lengths={n}, T={T}") for n, T in (([3, 5], 5), ([2, 4, 1], 4))],
-    draw=_draw_combined, read=_read_combined, where="for {what}: ", reads="the mask", errors=_mask_error,
+    draw=(_draw_combined, _draw_combined, partial(_draw_combined, T=5)), read=_read_combined, reads="the mask",
+    where="for {what}: ", errors=_mask_error,
     slips=lambda case: [(v, f"for {case.what}: {m}.") for v, m in _combined_slips(case)],
     name="the mask for {what}", atol=0.5, hint="A key is allowed if it is a real token AND not in the future.",
     success="padding AND causal, (B, 1, T, T): it broadcasts over the heads, and each real token sees itself and "

@@ -331,6 +331,9 @@ def _run_module(student_class, case):
             raise Refusal(f"for d_model={d_model}, d_k={d_k}, self.{name} should be nn.Linear(d_model, d_k, "
                           f"bias=False), whose .weight is {name}ᵀ of shape ({d_k}, {d_model}); yours has .weight "
                           f"{tuple(layer.weight.shape)} and {'a' if layer.bias is not None else 'no'} bias.")
+    if (extra := count_parameters(model) - 3 * d_model * d_k) > 0:
+        raise Refusal(f"MySelfAttention({d_model}, {d_k}) learns {extra:,} number{'s' * (extra > 1)} beyond W_q, W_k "
+                      "and W_v (3 · d_model · d_k in all): self-attention learns nothing else. Remove the extra ones.")
     weights, x = _reference_module(case).state_dict(), case.args[0].clone()
     model.double().eval().load_state_dict(weights, strict=False)   # the same weights
     with torch.no_grad():

@@ -30,8 +30,10 @@ def _luong_cases():
 
 
 def _draw_luong(rng, spiked=False) -> Case:
-    """s (d,), H (T_k, d), float64; `spiked`: h_j, h_k alone in the last dimension, s 1,000 there: scores 1,000, 997."""
+    """s (d,), H (T_k, d), float64; `spiked`: the story's sizes, h_j, h_k alone in the last dimension, s 1,000 there:
+    scores 1,000, 997."""
     T_k, d, j = (int(n) for n in rng.integers(2, 9, size=3))
+    T_k, d = encoder_states().shape if spiked else (T_k, d)   # an answer that swaps in the story's H at its size fails
     g, j, k = torch.Generator().manual_seed(int(rng.integers(2**31))), j % T_k, (j + 1) % T_k
     s, H = torch.randn(d, generator=g, dtype=torch.float64), torch.randn(T_k, d, generator=g, dtype=torch.float64)
     if spiked:
@@ -191,9 +193,12 @@ def _cross_attention_slips(X_dec, X_enc, W_q, W_k, W_v):
 
 
 def _draw_cross(rng, spiked=False) -> Case:
-    """Sizes that differ, float64; `spiked`: query i's scaled scores with keys j, k: 1,000 and 997 (a spare dim)."""
+    """Sizes that differ, float64; `spiked`: the story's sizes (W (4, 4)), query i's scaled scores with keys j, k:
+    1,000 and 997 (a spare dim)."""
     T_q, T_k, d = (int(n) for n in rng.choice([2, 3, 5, 6, 7, 9], 3))
     d_k, d_v = (int(n) for n in rng.choice([n for n in (2, 3, 5, 6, 7) if d not in (n, n * n)], 2, replace=False))
+    if spiked:   # an answer that swaps in the story's W at its size fails
+        (T_q, d), T_k, d_k, d_v = decoder_states().shape, len(encoder_states()), 4, 4
     g, i, j = torch.Generator().manual_seed(int(rng.integers(2**31))), int(rng.integers(T_q)), int(rng.integers(T_k))
     shapes, k = ((T_q, d), (T_k, d), (d, d_k), (d, d_k), (d, d_v)), (j + 1) % T_k
     X_dec, X_enc, W_q, W_k, W_v = (torch.randn(*shape, generator=g, dtype=torch.float64) for shape in shapes)

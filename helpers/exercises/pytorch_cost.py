@@ -27,8 +27,9 @@ def _mask_cases():
 
 
 def _draw_mask(rng, kind) -> Case:
-    """A bool, int (-1 to 2) or float (-1, 0, 0.5, 1) mask: a key seen by every query; a 0, a 2 (0.5), a -1."""
-    T_q, T_k = int(rng.integers(2, 9)), int(rng.integers(3, 9))
+    """A bool (the page's size, 4 × 4), int (-1 to 2) or float (-1, 0, 0.5, 1) mask: a key seen by every query; a 0,
+    a 2 (0.5), a -1."""
+    T_q, T_k = (4, 4) if kind == "bool" else (int(rng.integers(2, 9)), int(rng.integers(3, 9)))
     mask = torch.from_numpy(rng.integers(-1, 3, size=(T_q, T_k)))
     mask[:, seen := rng.integers(T_k)] = 1                          # every query may see at least one key ...
     where = rng.choice([p for p in range(T_q * T_k) if p % T_k != seen], 3, replace=False)   # ... a 0, a 2, a -1
@@ -194,9 +195,9 @@ def _read_tflops(result, case):
 
 def _judge_tflops(case, got, expected):
     """Beyond 1 % (rtol: the engine passed the rest), the factor it is off by, named; never the expected value."""
-    (B, H, T, _, _, causal), ratio = case.args, got.item() / expected.item()
+    (B, H, T, d_k, _, causal), ratio = case.args, got.item() / expected.item()
     diagnoses = [  # (whether it applies here, the ratios it gives, what it is): a ratio within 1% names it
-        (causal, (2.0,), "with a causal mask only half of the pairs are computed: divide by 2."),
+        (causal, (2.0,), "with a causal mask count only the pairs a query may see, half of them: halve the FLOPs."),
         (causal, (0.5,), "with a causal mask, halve the FLOPs once (half of the pairs), not twice."),
         (not causal and B > 1, (1 / B,), f"it is B = {B} times too small: did you forget the batch size B?"),
         (not causal, (1 / H,), f"it is H = {H} times too small: did you forget the number of heads H?"),
@@ -204,7 +205,8 @@ def _judge_tflops(case, got, expected):
          "the result is B·H times too small: you forgot both the batch size and the number of heads."),
         (True, (0.25,), "the factor 4 is missing: Q Kᵀ and W V cost 2·T²·d_k FLOPs each (multiply and add)."),
         (True, (0.5,), "the result is half the expected value: there are two matrix products, 2·T²·d_k each (and "
-                       "only causal=True halves the FLOPs)."),
+                       "only causal=True halves the FLOPs)" + (f"; or is d_k fixed at 64, not read from d_k = {d_k}?"
+                                                                  if d_k == 128 else ".")),
         (True, (1e-3,), "the result is 1000 times too small: milliseconds are ÷ 1000 seconds."),
         (True, (1000.0,), "the result is 1000 times too large: that is GFLOP/s (÷ 10⁹). TFLOP/s divide by 10¹²."),
         (True, (1e12, 1e9, 1e15), "that is FLOP/s, not TFLOP/s: divide by 10¹²."),
