@@ -27,8 +27,7 @@ def lean_attention(Q, K, V, mask=None):
     v = V.expand(*batch, T_k, d_v).reshape(-1, T_k, d_v)  # (n, T_k, d_v)
     S = torch.bmm(q, k.transpose(1, 2))  # (n, T_q, T_k): the one (T, T) buffer
     if mask is not None:
-        hidden = (mask == 0).expand(*batch, T_q, T_k).reshape(-1, T_q, T_k)
-        S.masked_fill_(hidden, float("-inf"))
+        S.masked_fill_((mask == 0).expand(*batch, T_q, T_k).reshape(-1, T_q, T_k), float("-inf"))
     torch.softmax(S, dim=-1, out=S)  # in place: no second (T, T) buffer
     return torch.bmm(S, v).reshape(*batch, T_q, d_v)  # (..., T_q, d_v)
 
@@ -73,7 +72,6 @@ def tiled_attention(Q, K, V, causal: bool = False, block: int = 128):
 
 
 # ---- Notebook 11: never store the (T, T) matrix
-
 def online_softmax_step(m, l, o, s, v):
     """One step of the running softmax of ONE query: keys with scores s (b,) and values v (b, d_v) arrive.
     (m, l, o): the largest score so far, the sum of exp(score − m), the sum of exp(score − m) · value (d_v,).

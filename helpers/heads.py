@@ -67,10 +67,8 @@ class MultiHeadAttention(nn.Module):
         super().__init__()
         check_heads(d_model, n_heads)
         self.d_model, self.n_heads, self.d_k = d_model, n_heads, d_model // n_heads
-        self.W_q = nn.Linear(d_model, d_model, bias=bias)   # all H query projections side by side
-        self.W_k = nn.Linear(d_model, d_model, bias=bias)
-        self.W_v = nn.Linear(d_model, d_model, bias=bias)
-        self.W_o = nn.Linear(d_model, d_model, bias=bias)   # mixes the concatenated heads
+        # W_q, W_k, W_v: all H heads' projections side by side; W_o mixes the concatenated heads
+        self.W_q, self.W_k, self.W_v, self.W_o = (nn.Linear(d_model, d_model, bias=bias) for _ in range(4))
 
     def forward(self, x, mask=None):
         check_tokens(x, self, mask)                         # x: (B, T, d_model); mask broadcasts to (B, H, T, T)
@@ -141,7 +139,6 @@ def attention_dropout(W, p: float, generator: torch.Generator):
 
 
 # --- the sentences and the untrained model behind the per-head pictures and the widget -----------
-
 BATCH_SENTENCES = ("the river bank flows slowly", "money bank grows", "the old bank lends money", "river flows")
 PAD = "<pad>"
 MASK_TYPES = ("none", "causal", "padding", "padding + causal")

@@ -97,7 +97,6 @@ def encode(letters: str) -> torch.Tensor:
 
 
 # --- the data --------------------------------------------------------------------------------------
-
 def repeated_batch(batch_size: int, generator: torch.Generator, offset: int | None = None, T: int = CONTEXT):
     """Random tokens in which a segment of L tokens appears again D = offset tokens later, from position b on.
 
@@ -145,7 +144,6 @@ def copy_loss(model, tokens, copy) -> float:
 
 
 # --- training --------------------------------------------------------------------------------------
-
 def train(n_layers: int = 2, offset: int | None = None, steps: int = 1500, *, seed: int = SEED, every: int = 25):
     """AdamW (lr LR, batch BATCH) from `seed`, on one CPU thread (tiny tensors: the fastest, and the same sums on
     every machine). Returns the model in eval mode and its log: the mean loss at the copy and at the other
@@ -205,7 +203,6 @@ def load_trained_model(name: str = TWO_LAYERS) -> AttentionOnlyTransformer:
 
 
 # --- reading the heads -----------------------------------------------------------------------------
-
 def attention_patterns(model, tokens) -> torch.Tensor:
     """The weights every head used on `tokens` (B, T): (n_layers, B, H, T, T), each layer's `last_weights`."""
     with torch.no_grad():
@@ -250,7 +247,6 @@ def head_names(scores) -> dict:
 
 
 # --- switching heads off ---------------------------------------------------------------------------
-
 @contextlib.contextmanager
 def heads_off(model, heads=()):
     """Inside the block, each (layer, head) in `heads` adds nothing: its d_k slice of the concatenated head
@@ -295,7 +291,6 @@ def layer_input_parts(model, tokens) -> dict:
 
 
 # --- the widget's data -----------------------------------------------------------------------------
-
 def prediction_data(model, letters: str, position: int, off=()) -> dict:
     """For query `position` of the typed letters: every head's weights over the keys, and the next-token
     probabilities with the heads in `off` switched off. Returns {"letters", "position", "weights" (n_layers · H, T),

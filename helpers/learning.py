@@ -38,7 +38,6 @@ def soft_lookup(query, keys, values) -> tuple[np.ndarray, float]:
 
 
 # ---------------------------------------------------------------- attempt 1 as a module
-
 class ParameterFreeAttention(nn.Module):
     """Attempt 1 in PyTorch: Y = softmax(E Eᵀ / √d) E, (..., T, d) -> (..., T, d). No parameters."""
 
@@ -102,7 +101,6 @@ def build_model(name: str, d_model: int) -> SentenceClassifier:
 
 
 # ---------------------------------------------------------------- the idiom task
-
 HEADS = ("piece", "break")
 PARTNERS = ("cake", "leg")
 #: The idioms and what they mean; every other head + partner pair is literal.
@@ -169,7 +167,6 @@ def idiom_rate_by_word(dataset: Dataset, words: Sequence[str] = HEADS + PARTNERS
 
 
 # ---------------------------------------------------------------- training
-
 @dataclass(frozen=True)
 class ModelRun:
     """One model's training, as plain numbers."""
@@ -269,7 +266,6 @@ def run_experiment(task: str = "idiom", models: Sequence[str] = (PARAMETER_FREE,
 
 
 # ---------------------------------------------------------------- what the widget draws
-
 def training_snapshot(experiment: Experiment, step: int, example: int = 0) -> dict:
     """What the training widget shows at one step (snapped to a recorded one) for one example sentence."""
     if not 0 <= step <= experiment.steps:  # the edge: a student may open the widget at any step

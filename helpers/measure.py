@@ -80,7 +80,6 @@ def cuda_skip_message() -> str | None:
 
 
 # ---- Time
-
 @contextlib.contextmanager
 def cpu_threads(n: int | None):
     """Run the block with torch using `n` CPU threads (None: leave as is); restore afterwards."""
@@ -156,25 +155,18 @@ def paired_ratio(timings: dict[str, Timing], numerator: str, denominator: str) -
 
 
 # ---- Peak memory
-
-@contextlib.contextmanager
-def _quiet_stderr():
-    """Silence C-level stderr (the profiler prints a timestamped line each time it starts and stops)."""
-    saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
-    os.dup2(null, 2)
+def cpu_peak_bytes(fn: Callable) -> int:
+    """Peak extra bytes torch's CPU allocator held during one call of `fn`: the profiler stamps every allocation and
+    free with the allocator's running total, and the peak is the largest total less the one before the first."""
+    saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)   # C-level stderr silenced: the profiler prints a
+    os.dup2(null, 2)                                              # timestamped line each time it starts and stops
     try:
-        yield
+        with torch.autograd.profiler.profile(profile_memory=True, use_kineto=True) as prof:
+            fn()
     finally:
         os.dup2(saved, 2)
         os.close(saved)
         os.close(null)
-
-
-def cpu_peak_bytes(fn: Callable) -> int:
-    """Peak extra bytes torch's CPU allocator held during one call of `fn`: the profiler stamps every allocation and
-    free with the allocator's running total, and the peak is the largest total less the one before the first."""
-    with _quiet_stderr(), torch.autograd.profiler.profile(profile_memory=True, use_kineto=True) as prof:
-        fn()
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "trace.json")
         prof.export_chrome_trace(path)
@@ -213,7 +205,6 @@ def sdpa_backend(Q, K, V, causal: bool = False) -> str:
 
 
 # ---- The implementations compared, and the benchmark
-
 def _with_mask(fn):
     """fn(Q, K, V, mask) as a preparer: a causal mask is built here, once, not inside the timed call."""
     def prepare(Q, K, V, causal=False):
@@ -354,7 +345,6 @@ def header(device, num_threads: int | None, batch_heads: int, d_k: int, causal: 
 
 
 # ---- Notebook 07: the timing cell and the steps one by one
-
 def timing_cell(peaks: dict[str, float], *, cpu_sizes=(256, 512), cuda_sizes=(1024, 2048, 4096, 8192),
                 batch_heads: int = 8, d_k: int = 64, repeats: int = 5, impls=("naive", "sdpa"),
                 implementations=IMPLEMENTATIONS) -> list[Row]:
@@ -401,7 +391,6 @@ def piece_calls(batch_heads: int = 8, T: int = 1024, d_k: int = 64, *, seed: int
 
 
 # ---- Notebook 11: FlashAttention's loop, timed beside the others
-
 def flash_preparer(block_q: int = 256, block_k: int = 512):
     """A preparer like IMPLEMENTATIONS': the FlashAttention loop unchecked (no check inside a timing), these tiles."""
     return lambda Q, K, V, causal=False: lambda: flash_forward(Q, K, V, None, causal, block_q, block_k)[0]

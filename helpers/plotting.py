@@ -148,10 +148,9 @@ def function_box(inputs: Sequence[str], outputs: Sequence[str], *, label: str = 
         ax.annotate("", xy=(8.4, y), xytext=(6.4, y),
                     arrowprops=dict(arrowstyle="-|>", color=COLORS["contextual"], lw=2))
         ax.text(8.6, y, text_out, ha="left", va="center", color=COLORS["contextual"])
-    if input_note:
-        ax.text(2.6, ys.max() + 0.65, input_note, ha="center", color=COLORS["static"])
-    if output_note:
-        ax.text(7.4, ys.max() + 0.65, output_note, ha="center", color=COLORS["contextual"])
+    for x, note, role in ((2.6, input_note, "static"), (7.4, output_note, "contextual")):
+        if note:
+            ax.text(x, ys.max() + 0.65, note, ha="center", color=COLORS[role])
     ax.set(xlim=(-0.6, 10.6), ylim=(ys.min() - 0.7, ys.max() + 1.1), title=title)
     ax.axis("off")
     return ax

@@ -11,8 +11,7 @@ import math
 import torch
 import torch.nn as nn
 
-from helpers import validation as check
-from helpers.validation import count, floating
+from helpers.validation import count, describe, floating
 
 BASE = 10000.0  # the paper's constant: the slowest pair turns once in about 10000 · 2π positions
 
@@ -76,8 +75,8 @@ class LearnedPositions(nn.Module):
 def four_terms(E: torch.Tensor, P: torch.Tensor) -> dict[str, torch.Tensor]:
     """(e_i + PE(i))·(e_j + PE(j)) as four terms, content and position, for all pairs: E, P (T, d) -> 4 × (T, T)."""
     if not (isinstance(E, torch.Tensor) and isinstance(P, torch.Tensor) and (E.shape, E.dtype) == (P.shape, P.dtype)):
-        raise ValueError(f"E and P should be tensors of one shape (T, d) and one dtype, but got {check.describe(E)} "
-                         f"{getattr(E, 'dtype', '')} and {check.describe(P)} {getattr(P, 'dtype', '')}: make P for E's "
+        raise ValueError(f"E and P should be tensors of one shape (T, d) and one dtype, but got {describe(E)} "
+                         f"{getattr(E, 'dtype', '')} and {describe(P)} {getattr(P, 'dtype', '')}: make P for E's "
                          "own T, d and dtype, P = sinusoidal_positions(T, d, dtype=E.dtype).")
     return {"content-content": E @ E.T,                      # (T, T) what the words are
             "content-position": E @ P.T,                     # (T, T) word i against position j

@@ -24,7 +24,6 @@ POWERS_OF_TWO: tuple[int, ...] = tuple(2**p for p in range(11))
 
 
 # --------------------------------------------------------------------------- Step 1: the variance of q·k
-
 def sample_dot_products(d: int, n_pairs: int = 10_000, sigma: float = 1.0, seed=0) -> np.ndarray:
     """q·k for n_pairs fresh pairs of d-dimensional N(0, σ²) vectors: -> (n_pairs,). seed: int or Generator."""
     rng = np.random.default_rng(seed)
@@ -60,7 +59,6 @@ def fit_variance_line(d, var) -> dict:
 
 
 # --------------------------------------------------------------------------- Steps 2 and 3: softmax and its gradient
-
 def softmax_gradient(W, G) -> np.ndarray:
     """∂L/∂z_j = w_j · (g_j - Σ_k w_k g_k) for W = softmax(z), G = ∂L/∂W: (..., T), (..., T) -> (..., T)."""
     return W * (G - (W * G).sum(axis=-1, keepdims=True))
@@ -74,8 +72,7 @@ def _scores_and_upstream(d_k: int, T: int, n_queries: int, seed: int) -> tuple[n
     S = np.empty((n_queries, T))
     for lo in range(0, n_queries, rows):
         hi = min(lo + rows, n_queries)
-        q = rng.standard_normal((hi - lo, 1, d_k))          # (rows, 1, d_k)
-        k = rng.standard_normal((hi - lo, T, d_k))          # (rows, T, d_k)
+        q, k = rng.standard_normal((hi - lo, 1, d_k)), rng.standard_normal((hi - lo, T, d_k))   # (rows, 1 or T, d_k)
         S[lo:hi] = (q * k).sum(axis=-1)                     # (rows, T)
     G = np.random.default_rng([seed, 0, T]).standard_normal((n_queries, T))   # same G for every d_k
     S.flags.writeable = G.flags.writeable = False           # shared by every caller of the cache
@@ -134,8 +131,7 @@ def gradient_measurements(d_values=POWERS_OF_TWO, scaled: bool = True, *, n_seq:
             rng = np.random.default_rng([seed, d_k, d_model])
             W_q = torch.from_numpy(rng.standard_normal((d_model, d_k)) / math.sqrt(d_model)).requires_grad_()
             W_k = torch.from_numpy(rng.standard_normal((d_model, d_k)) / math.sqrt(d_model)).requires_grad_()
-            Q = x @ W_q                                          # (n_seq, T, d_k)
-            K = x @ W_k                                          # (n_seq, T, d_k)
+            Q, K = x @ W_q, x @ W_k                              # (n_seq, T, d_k) each
             Q.retain_grad()
             S = Q @ K.transpose(-2, -1)                          # (n_seq, T, T) raw scores
             Z = S / math.sqrt(d_k) if scaled else S * 1.0        # (n_seq, T, T) what softmax sees
@@ -163,7 +159,6 @@ def gradient_measurements(d_values=POWERS_OF_TWO, scaled: bool = True, *, n_seq:
 
 
 # --------------------------------------------------------------------------- Step 4: the constant, per head
-
 def per_head_dim(d_model: int, n_heads: int) -> int:
     """d_k = d_model / n_heads: multi-head attention gives each head an equal slice of d_model."""
     check_heads(d_model, n_heads)          # a named error unless n_heads divides d_model

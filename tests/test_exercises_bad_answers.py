@@ -545,8 +545,12 @@ def test_an_answer_that_swaps_in_the_pages_inputs_at_the_pages_sizes_is_refused_
         return ex06.reference_cross_attention(X_dec, X_enc, W_q, W_k, W_v)
 
     def combined(lengths, T):
-        lengths = torch.tensor([3, 5]) if T == 5 else lengths
+        lengths = torch.tensor([3, 5]) if T == 5 and len(lengths) == 2 else lengths
         return padding_mask(lengths, T) & causal_mask(T)
+
+    def add_positions(E):                                        # 'money bank grows' whenever E is (3, 4)
+        E = torch.tensor([[1.0, 0, 1, 0], [1, 1, 0, 0], [0, 1, 1, 1]], dtype=E.dtype) if E.shape == (3, 4) else E
+        return E + sinusoidal_positions(*E.shape, dtype=E.dtype)
 
     for _ in range(5):
         not_yet(ex06.check_cross_attention(cross))
@@ -554,6 +558,7 @@ def test_an_answer_that_swaps_in_the_pages_inputs_at_the_pages_sizes_is_refused_
         not_yet(ex07.check_additive_mask(lambda m: torch.where((causal_mask(4) if m.shape == (4, 4) else m) == 0,
                                                                  float("-inf"), 0.0)))
         not_yet(ex09.check_combined_mask(combined))
+        not_yet(ex08.check_add_positions(add_positions))
 
 
 def test_a_function_with_the_wrong_parameters_is_told_how_it_is_called_and_no_library_hint():

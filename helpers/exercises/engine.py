@@ -283,9 +283,8 @@ def as_numbers(value, name: str):
 def one_number(value, name: str, what: str = "a number", *, returned: bool = False, finite: bool = True):
     """(float, None) for one real number, else (None, Feedback); `returned`: from a function; `finite`: no NaN, inf."""
     if value is None:
-        if returned:
-            return None, wrong(f"{name} returned None. Did the function forget to `return` {what}?")
-        return None, wrong(f"{name} is still None. Replace None with {what}.")
+        return None, wrong(f"{name} returned None. Did the function forget to `return` {what}?" if returned
+                           else f"{name} is still None. Replace None with {what}.")
     said = "returned" if returned else "is"
     if isinstance(value, (str, bytes)) or isinstance(value, np.ndarray) and value.dtype.kind in "US":
         return None, wrong(f"{name} {said} the text {value!r:.40} (a {type(value).__name__}), not a number: it should "

@@ -192,8 +192,8 @@ def _combined_slips(case):
 
 def _draw_combined(rng, T=None) -> Case:
     """A batch whose longest sentence, 2 … T − 1 tokens, is shorter than T (so T = max(lengths) shows: its mask,
-    at least 2 wide, cannot broadcast), in another order; `T`: the page's 5, say, with other lengths."""
-    B, T = int(rng.integers(2, 5)), T or int(rng.integers(4, 9))
+    at least 2 wide, cannot broadcast), in another order; `T`: the page's 5, say, two sentences of other lengths."""
+    B, T = (2, T) if T else (int(rng.integers(2, 5)), int(rng.integers(4, 9)))
     lengths = [int(n) for n in rng.integers(1, T, size=B)]
     lengths[int(rng.integers(B))] = int(rng.integers(2, T))
     return Case(torch.tensor(lengths), T, what=f"lengths={lengths}, T={T} (drawn at random)")

@@ -47,8 +47,7 @@ class _Picture:
         grid = fig.add_gridspec(2, 2, width_ratios=[1, 1.2], left=0.07, right=0.88, top=0.9, bottom=0.12,
                                 wspace=0.32, hspace=0.55)
         self.ax_map, self.ax_ml, self.ax_y = (fig.add_subplot(grid[i]) for i in (np.s_[:, 0], np.s_[0, 1], np.s_[1, 1]))
-        self.ax_l = self.ax_ml.twinx()
-        ax = self.ax_map
+        self.ax_l, ax = self.ax_ml.twinx(), self.ax_map
         self.image = ax.imshow(np.zeros((n_tiles, n_tiles)), cmap=_TILES, vmin=-0.5, vmax=4.5, interpolation="nearest")
         ax.set_xticks(np.arange(-0.5, n_tiles), minor=True)
         ax.set_yticks(np.arange(-0.5, n_tiles), minor=True)
@@ -103,9 +102,8 @@ class FlashTilesWidget(LiveWidget):
         self.Q, self.K, self.V = demo_inputs(T)
         self.block, n_tiles = count(block, "block (keys per tile)"), -(-T // block)
         self.tiles_done = offered(widgets.IntSlider(min=0, max=n_tiles, description="key tiles done", style={
-            "description_width": "initial"}, continuous_update=True), tiles_done, "tiles_done")
-        self.query = offered(widgets.IntSlider(min=0, max=T - 1, description="query", continuous_update=True), query,
-                             "query")
+            "description_width": "initial"}), tiles_done, "tiles_done")
+        self.query = offered(widgets.IntSlider(min=0, max=T - 1, description="query"), query, "query")
         self.causal = offered(widgets.ToggleButtons(options=[("all keys", False), ("causal", True)],
                                                     description="mask"), causal, "causal")
         self.picture = widgets.Image(format="png")
@@ -126,8 +124,7 @@ class FlashTilesWidget(LiveWidget):
         self.picture.value = self._picture.png(data)
         done, n_tiles, block = data["tiles_done"], data["tiles"].shape[1], data["block"]
         row = ", ".join(f"{v:+.3f}" for v in data["y"][done]) if done else "0 / 0: nothing seen yet"
-        exact = ", ".join(f"{v:+.3f}" for v in data["exact"])
-        skipped = n_tiles - data["computed"]
+        exact, skipped = ", ".join(f"{v:+.3f}" for v in data["exact"]), n_tiles - data["computed"]
         note = (f" Under causal this query sees keys 0 … {data['visible'] - 1}: {skipped} of its {n_tiles} tiles lie "
                 f"in the future and are skipped, so the answer is final after {data['computed']}." if skipped else "")
         gap = f"largest gap {data['gap']:.3f}" if done else "no gap to measure yet"

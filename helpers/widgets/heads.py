@@ -20,8 +20,7 @@ class HeadsWidget(LiveWidget):
         self.model = demo_model() if model is None else model
         self.sentence = offered(widgets.Dropdown(options=BATCH_SENTENCES, description="sentence",
                                                  layout=widgets.Layout(width="420px")), sentence, "sentence")
-        self.head = offered(widgets.IntSlider(min=0, max=self.model.n_heads - 1, description="head",
-                                              continuous_update=True), head, "head")
+        self.head = offered(widgets.IntSlider(min=0, max=self.model.n_heads - 1, description="head"), head, "head")
         self.mask = offered(widgets.ToggleButtons(options=MASK_TYPES, description="mask"), mask_type, "mask_type")
         super().__init__([self.sentence, self.head, self.mask], [])
 

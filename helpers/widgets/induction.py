@@ -65,9 +65,8 @@ class InductionWidget(LiveWidget):
         self.model = load_trained_model() if model is None else model
         self.heads = [(layer, h) for layer in range(self.model.n_layers) for h in range(self.model.n_heads)]
         T = max(1, min(CONTEXT, len(letters.replace(" ", ""))))
-        self.text = widgets.Text(value=letters, description="letters", continuous_update=True,
-                                 layout=widgets.Layout(width="420px"))
-        self.position = offered(widgets.IntSlider(min=0, max=T - 1, description="query", continuous_update=True),
+        self.text = widgets.Text(value=letters, description="letters", layout=widgets.Layout(width="420px"))
+        self.position = offered(widgets.IntSlider(min=0, max=T - 1, description="query"),
                                 T - 1 if position is None else position, "position")
         self.switches = [widgets.Checkbox(value=True, description=f"head {layer}.{h}", indent=False,
                                           layout=widgets.Layout(width="110px")) for layer, h in self.heads]

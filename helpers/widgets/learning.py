@@ -54,7 +54,7 @@ class TrainingWidget(LiveWidget):
         first = training_snapshot(experiment, step, example)  # snaps the step to a recorded one
         recorded = [int(s) for s in experiment[LEARNED].snapshot_steps]  # 0, 5, ..., and the last step
         self.step = widgets.SelectionSlider(options=recorded, value=first["step"], description="step",
-                                            continuous_update=True, layout=widgets.Layout(width="60%"))
+                                            layout=widgets.Layout(width="60%"))
         self.sentence = widgets.Dropdown(options=[(s, k) for k, s in enumerate(experiment.examples)],
                                          value=example, description="sentence")
         self.picture = widgets.Image(format="png")
@@ -68,8 +68,7 @@ class TrainingWidget(LiveWidget):
         self.picture.value = self._picture.png(data)
         tokens, step = data["tokens"], data["step"]
         verdict = "an idiom" if data["label"] else "literal"
-        learned = data["models"][LEARNED]["weights"]
-        free = data["models"][PARAMETER_FREE]
+        learned, free = data["models"][LEARNED]["weights"], data["models"][PARAMETER_FREE]
         head, partner = tokens[0], tokens[2]
         tables = "".join(html_heatmap(data["models"][name]["weights"], tokens, tokens, vmin=0, vmax=1,
                                       title=f"{name}, step {step}" if name == LEARNED else f"{name} (never changes)")

@@ -57,9 +57,9 @@ class DictionaryWidget(LiveWidget):
 
     def __init__(self, value_c: float = 4.0, noise: float = 1.0):
         self.value_c = offered(widgets.FloatSlider(min=0.0, max=40.0, step=1.0, description="value of c",
-                                                   continuous_update=True, readout_format=".0f"), value_c, "value_c")
+                                                   readout_format=".0f"), value_c, "value_c")
         self.noise = offered(widgets.FloatSlider(min=0.0, max=2.0, step=0.1, description="query noise",
-                                                 continuous_update=True, readout_format=".1f"), noise, "noise")
+                                                 readout_format=".1f"), noise, "noise")
         for slider in (self.value_c, self.noise):
             slider.style.description_width = "90px"
         super().__init__([self.value_c, self.noise], [])

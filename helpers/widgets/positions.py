@@ -66,12 +66,10 @@ class PositionsWidget(LiveWidget):
 
     def __init__(self, p: int = 10, d: int = 16, T: int = 48):
         self.T = T
-        self.p = offered(widgets.IntSlider(min=0, max=T - 1, description="position p", continuous_update=True,
-                                           style={"description_width": "initial"}, layout=widgets.Layout(width="60%")),
-                         p, "p")
-        self.d = offered(widgets.SelectionSlider(options=list(DIMENSIONS), description="dimension d",
-                                                 continuous_update=True, style={"description_width": "initial"},
-                                                 layout=widgets.Layout(width="60%")), d, "d")
+        self.p = offered(widgets.IntSlider(min=0, max=T - 1, description="position p", style={
+            "description_width": "initial"}, layout=widgets.Layout(width="60%")), p, "p")
+        self.d = offered(widgets.SelectionSlider(options=list(DIMENSIONS), description="dimension d", style={
+            "description_width": "initial"}, layout=widgets.Layout(width="60%")), d, "d")
         self.picture = widgets.Image(format="png")
         self._picture = _Picture(T)
         for other in DIMENSIONS:   # draw each d's background now, so that every later update is a blit

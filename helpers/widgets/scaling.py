@@ -73,8 +73,7 @@ class ScalingWidget(LiveWidget):
 
     def __init__(self, d_k: int = 64, scaled: bool = True, *, T: int = 16, n_queries: int = 512, seed: int = 0):
         self._options = {"T": count(T, "T (keys)"), "n_queries": count(n_queries, "n_queries"), "seed": seed}
-        self.d_k = offered(widgets.SelectionSlider(options=list(POWERS_OF_TWO), description="d_k",
-                                                   continuous_update=True), d_k, "d_k")
+        self.d_k = offered(widgets.SelectionSlider(options=list(POWERS_OF_TWO), description="d_k"), d_k, "d_k")
         self.scaled = offered(widgets.ToggleButtons(options=[(_MODE_NAME[True], True), (_MODE_NAME[False], False)],
                                                     description="scores"), scaled, "scaled")
         self.picture = widgets.Image(format="png")
