@@ -470,3 +470,18 @@ def test_a_start_left_none_or_a_fixed_d_v_gets_a_hint_and_a_rule_that_never_skip
             "o has d_v = 2 entries here", "from the d_v argument")
     not_yet(ex11.check_tile_is_future(lambda q_start, q_stop, k_start, k_stop, T_q, T_k: k_start > q_stop - 1 + T_k),
             "skipped no tile", "True for a tile to SKIP", "its LAST query (token q_stop − 1 + T_k − T_q)")
+
+
+NOTEBOOK_TENSOR = torch.zeros(5000, 2, dtype=torch.float64)   # a large global of the notebook, not the answer's memory
+
+
+def test_a_running_softmax_that_reads_a_large_notebook_global_is_not_blamed_for_holding_it():
+    def answer(stream, d_v):
+        m, l, o = -math.inf, 0.0, torch.zeros(d_v, dtype=NOTEBOOK_TENSOR.dtype)   # only its dtype is read
+        for s, v in stream:
+            m_new = max(m, s.item())
+            l, o = l * math.exp(m - m_new) + math.exp(s.item() - m_new), o * math.exp(m - m_new) + math.exp(
+                s.item() - m_new) * v
+            m = m_new
+        return m, l, o
+    passed(ex11.check_running_softmax(answer))
