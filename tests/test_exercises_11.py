@@ -485,3 +485,20 @@ def test_a_running_softmax_that_reads_a_large_notebook_global_is_not_blamed_for_
             m = m_new
         return m, l, o
     passed(ex11.check_running_softmax(answer))
+
+
+def test_a_tile_buffer_made_before_the_first_key_passes_when_it_cannot_hold_every_key():
+    def tiles_in_a_buffer(size):                                                # FlashAttention's block, made once
+        def answer(stream, d_v):
+            S, V, n = torch.empty(size, dtype=torch.float64), torch.empty(size, d_v, dtype=torch.float64), 0
+            m, l, o = torch.tensor(float("-inf"), dtype=torch.float64), torch.tensor(0.0, dtype=torch.float64), 0
+            for s, v in stream:
+                S[n], V[n], n = s, v, n + 1
+                if n == size:
+                    m, l, o = online_softmax_step(m, l, o, S, V)
+                    n = 0
+            return online_softmax_step(m, l, o, S[:n], V[:n]) if n else (m, l, o)
+        return answer
+    for size in (100, 256):   # 512 keys of d_v = 64 would hold more than half of all the values: refused
+        passed(ex11.check_running_softmax(tiles_in_a_buffer(size)))
+    not_yet(ex11.check_running_softmax(tiles_in_a_buffer(ex11.LONG)), "held 1,000 entries in the variable")

@@ -151,10 +151,10 @@ class Exercise:
                 if placeholder(error):   # the answer's own line, or a function of the student's that it calls
                     code = list(traceback.walk_tb(error.__traceback__))[-1][0].f_code   # where it was raised
                     raise Placeholder("" if getattr(answer, "__code__", code) is code else code.co_name) from None
-                if type(error) is TypeError and self.call == self.run and not takes(answer, case.args):
+                if type(error) is TypeError and self.call == self.run and (misfit := refused(answer, case.args)):
                     n = len(case.args)
-                    return (f"{where}your function has the parameters {inspect.signature(answer)}, but it is called "
-                            f"with {n} argument{'s' * (n != 1)}, as in {self.expects}.")
+                    return (f"{where}your function has the parameters {misfit}, but it is called with {n} "
+                            f"argument{'s' * (n != 1)}, as in {self.expects}.")
                 return self.errors and self.errors(case, error) or where + raised(error) + self.given(case, error)
             if result is None:   # a forgotten `return`: named alike in every exercise, before any reader
                 return f"{where}your {'forward' if inspect.isclass(answer) else 'function'} returned None. Did it " \
@@ -241,14 +241,17 @@ def not_a_function(answer, expects: str) -> Feedback:
                  "calling it: check(my_function), not check(my_function()).")
 
 
-def takes(answer, args) -> bool:
-    """Whether the answer's parameters accept these arguments (True where Python cannot read its signature)."""
+def refused(answer, args) -> inspect.Signature | None:
+    """The answer's signature if its parameters refuse these arguments; None if they take them, or it has none."""
     try:
-        return inspect.signature(answer).bind(*args) is not None
-    except ValueError:   # a builtin, without a signature to read
-        return True
+        signature = inspect.signature(answer)
+    except (TypeError, ValueError):   # a builtin, or an object without a signature to read
+        return None
+    try:
+        signature.bind(*args)
     except TypeError:
-        return False
+        return signature
+    return None
 
 
 def placeholder(error: Exception) -> bool:
@@ -287,8 +290,10 @@ def one_number(value, name: str, what: str = "a number", *, returned: bool = Fal
                            else f"{name} is still None. Replace None with {what}.")
     said = "returned" if returned else "is"
     if isinstance(value, (str, bytes)) or isinstance(value, np.ndarray) and value.dtype.kind in "US":
-        return None, wrong(f"{name} {said} the text {value!r:.40} (a {type(value).__name__}), not a number: it should "
-                           "be one number. Remove the quotes (and any units).")
+        array = isinstance(value, np.ndarray)
+        shown, kind = (value.tolist(), "a NumPy array of text") if array else (value, f"a {type(value).__name__}")
+        return None, wrong(f"{name} {said} the text {shown!r:.40} ({kind}), not a number: it should be one number. "
+                           "Remove the quotes (and any units).")
     if returned and str(getattr(value, "dtype", "")) in ("torch.float16", "torch.bfloat16", "float16"):
         return as_numbers(value, f"{name}'s result")     # a function's result kept in 16 bits: named
     kind, value = type(value).__name__, check.plain(value)   # a tensor as NumPy (bfloat16 as float64)

@@ -86,7 +86,7 @@ class _Watch(torch.overrides.TorchFunctionMode):
 
     def __init__(self):
         super().__init__()
-        self.most, self.kept, self.bytes, self.sizes, self.alive = 0, 0, 0, [{}] * 4, weakref.WeakValueDictionary()
+        self.most, self.kept, self.bytes, self.sizes, self.alive = 0, 0, 0, {}, weakref.WeakValueDictionary()
 
     def __torch_function__(self, func, _types, args=(), kwargs=None):
         if func in (torch.Tensor.tolist, torch.Tensor.item, torch.Tensor.__float__):
@@ -119,11 +119,11 @@ def _sizes(frame, with_globals=True) -> dict:
 
 
 def _stream(pairs, watch=None):
-    """Fresh copies of the (s, v) pairs; with a `watch`, its variables' sizes halfway and at the last key (with and
-    without the globals it names), there the numbers its tensors hold, the bytes made under tracemalloc (not ours)."""
+    """Fresh copies of the (s, v) pairs; with a `watch`, the answer's variables' sizes halfway and at the last key, and
+    there the numbers its tensors hold and the bytes of Python objects made since tracemalloc started (not ours)."""
     for i, (s, v) in enumerate(pairs):
-        if watch is not None and i in (len(pairs) // 2, len(pairs) - 1):   # the answer's own: a buffer made early
-            watch.sizes += [_sizes(sys._getframe(1)), _sizes(sys._getframe(1), with_globals=False)]
+        if watch is not None and i in (len(pairs) // 2, len(pairs) - 1):   # with the globals it reads, and without
+            watch.sizes[i] = _sizes(sys._getframe(1)), _sizes(sys._getframe(1), with_globals=False)
         if watch is not None and i == len(pairs) - 1:
             watch.kept = sum(math.prod(t.shape) for t in list(watch.alive.values()))   # the keys kept, and m, l, o
             call, traces = _Watch.__torch_function__.__code__.co_firstlineno + 2, tracemalloc.take_snapshot().traces
@@ -143,14 +143,15 @@ def _run_running(answer, case):
             result = answer(_stream(pairs, watch), d_v)
         finally:
             tracemalloc.stop()
-    (then, _, last, mine), limit = watch.sizes[-4:], LONG * d_v // 2   # halfway, the last key; m, l, o: d_v + 2
+    (then, _), (last, local) = (watch.sizes.get(i, ({}, {})) for i in (len(pairs) // 2, len(pairs) - 1))   # {}: unread
+    # refused: grown since halfway by over LONG / 4 keys (a tile passes), or the answer's own with room for every key
     grew, name = max(((n - then.get(k, 0), k) for k, n in last.items()), default=(0, ""))
-    held, own = max(((n, k) for k, n in mine.items()), default=(0, ""))   # a notebook global is not the answer's
-    held, own = (last[name], name) if grew > LONG // 4 else (held, own)   # a tile of up to LONG / 4 keys passes
+    size, name = (last[name], name) if grew > LONG // 4 else max(((n, k) for k, n in local.items()), default=(0, ""))
+    limit = LONG * d_v // 2   # m, l, o: d_v + 2 numbers
     kept = [f"still held {watch.kept:,} numbers in tensors and arrays at the last key"] * (watch.kept > limit) + [
         f"made a tensor of {watch.most:,} numbers"] * (watch.most > limit) + [
         f"still held {watch.bytes:,} bytes of Python objects at the last key"] * (watch.bytes > 8 * limit) + [
-        f"held {held:,} entries in the variable {own} at the last key"] * (grew > LONG // 4 or held > LONG // 4)
+        f"held {size:,} entries in the variable {name} at the last key"] * (grew > LONG // 4 or size >= LONG)
     if kept:
         raise Refusal(f"on {case.what}: your function {' and '.join(kept)}, memory that grows with the keys. A "
                       "running softmax keeps only m, l and o: update them as each (s, v) arrives, and keep nothing "
@@ -193,12 +194,11 @@ def _judge_state(case, got, expected):
                 "dtype=torch.float64.")
     if np.allclose(got[[1, 0, *range(2, got.size)]], expected, atol=1e-9):
         return f"on {case.what}: m and l are swapped: return them in the order (m, l, o)."
+    if got[0] > expected[0]:   # a lazy m is never above the largest score
+        return f"on {case.what}: m = {got[0]:.6g} is above every score, not the largest one seen: start m at −∞."
     if got[0] != expected[0] and np.allclose(got[2:] / got[1], expected[2:] / expected[1], atol=1e-9):
         return (f"on {case.what}: o / l is right, but m = {got[0]:.6g} is not the largest score: a lazy m (section 3) "
                 "keeps o / l right, but this exercise returns m = the largest score, and l and o kept against it.")
-    if got[0] > expected[0]:
-        return (f"on {case.what}: m = {got[0]:.6g} is above every score, so it is still your start: start m at −∞ "
-                "(float('-inf')), below any score.")
     i = int(np.argmax(~np.isclose(got, expected, atol=1e-9, rtol=0)))
     names = ["m", "l", *(f"o[{k}]" for k in range(got.size - 2))]
     return (f"(m, l, o) on {case.what} has the right shape but the wrong values: {names[i]} = {got[i]:.6g} is too "

@@ -66,7 +66,8 @@ def check_flows_row(w) -> Feedback:
         fix = "Those are percentages: give the fractions." if np.isclose(got.sum(), 100.0, atol=1.5) else (
             "Divide each exponential by their sum." if np.isfinite(got).all() else "A weight is a number from 0 to 1.")
         return wrong(f"your weights sum to {got.sum():.4f}, not 1. {fix}")
-    hundredths = np.array_equal(np.floor(got * 100 + 0.5 + 1e-9), np.round(W[_ROW] * 100))   # rounded half up: W's
+    # right to two decimals: each entry, rounded half up to hundredths, is W's entry rounded
+    hundredths = np.array_equal(np.floor(got * 100 + 0.5 + 1e-9), np.round(W[_ROW] * 100))
     if not hundredths and np.allclose(got, W[_ROW], atol=0.05):
         if np.allclose(got, np.floor(W[_ROW] * 100) / 100, atol=1e-9):
             return wrong("close: those are the weights cut off after two decimals. Round each to the nearest "

@@ -26,10 +26,10 @@ def _mask_cases():
     return [causal_mask(4), random01, counts, fractions]
 
 
-def _draw_mask(rng, kind) -> Case:
-    """A bool (the page's size, 4 × 4), int (-1 to 2) or float (-1, 0, 0.5, 1) mask: a key seen by every query; a 0,
-    a 2 (0.5), a -1."""
-    T_q, T_k = (4, 4) if kind == "bool" else (int(rng.integers(2, 9)), int(rng.integers(3, 9)))
+def _draw_mask(rng, kind, page=False) -> Case:
+    """A bool, int (-1 to 2) or float (-1, 0, 0.5, 1) mask: a key seen by every query; a 0, a 2 (0.5), a -1. `page`:
+    4 × 4, the size of the page's causal mask."""
+    T_q, T_k = (4, 4) if page else (int(rng.integers(2, 9)), int(rng.integers(3, 9)))
     mask = torch.from_numpy(rng.integers(-1, 3, size=(T_q, T_k)))
     mask[:, seen := rng.integers(T_k)] = 1                          # every query may see at least one key ...
     where = rng.choice([p for p in range(T_q * T_k) if p % T_k != seen], 3, replace=False)   # ... a 0, a 2, a -1
@@ -119,7 +119,8 @@ check_additive_mask = Exercise(
     reference_additive_mask, title="the course's mask as an additive float mask",
     expects="additive_mask(mask) -> float tensor of the same shape", where="",
     cases=lambda: [Case(mask, what="") for mask in _mask_cases()], errors=_mask_error,
-    draw=tuple(partial(_draw_mask, kind=kind) for kind in ("bool", "int", "float")),
+    draw=(*(partial(_draw_mask, kind=kind) for kind in ("bool", "int", "float")), partial(_draw_mask, kind="bool",
+                                                                                          page=True)),
     read=_read_additive, reads="the additive mask", judge=_judge_additive, name="the additive mask", atol=0.0,
     success="0 where allowed, -inf where hidden: added to the scores, softmax gives the hidden pairs "
             "weight exp(-inf) = 0. The same polarity question, answered in numbers.",
@@ -197,7 +198,7 @@ def _judge_tflops(case, got, expected):
     """Beyond 1 % (rtol: the engine passed the rest), the factor it is off by, named; never the expected value."""
     (B, H, T, d_k, _, causal), ratio = case.args, got.item() / expected.item()
     diagnoses = [  # (whether it applies here, the ratios it gives, what it is): a ratio within 1% names it
-        (causal, (2.0,), "with a causal mask count only the pairs a query may see, half of them: halve the FLOPs."),
+        (causal, (2.0,), "with a causal mask, count only the pairs a query may see, half of them: halve the FLOPs."),
         (causal, (0.5,), "with a causal mask, halve the FLOPs once (half of the pairs), not twice."),
         (not causal and B > 1, (1 / B,), f"it is B = {B} times too small: did you forget the batch size B?"),
         (not causal, (1 / H,), f"it is H = {H} times too small: did you forget the number of heads H?"),
