@@ -502,3 +502,16 @@ def test_a_tile_buffer_made_before_the_first_key_passes_when_it_cannot_hold_ever
     for size in (100, 256):   # 512 keys of d_v = 64 would hold more than half of all the values: refused
         passed(ex11.check_running_softmax(tiles_in_a_buffer(size)))
     not_yet(ex11.check_running_softmax(tiles_in_a_buffer(ex11.LONG)), "held 1,000 entries in the variable")
+
+
+def test_tiles_read_with_islice_pass_though_two_tiles_are_alive_at_a_time():
+    from itertools import islice
+
+    def in_tiles(stream, d_v, tile=200):
+        m, l, o = torch.tensor(-math.inf, dtype=torch.float64), torch.tensor(0.0, dtype=torch.float64), 0
+        keys = iter(stream)
+        while chunk := list(islice(keys, tile)):                                 # the last tile stays alive
+            S, V = torch.stack([s for s, _ in chunk]), torch.stack([v for _, v in chunk])
+            m, l, o = online_softmax_step(m, l, o, S, V)
+        return m, l, o
+    passed(ex11.check_running_softmax(in_tiles))

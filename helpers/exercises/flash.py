@@ -147,7 +147,7 @@ def _run_running(answer, case):
     # refused: grown since halfway by over LONG / 4 keys (a tile passes), or the answer's own with room for every key
     grew, name = max(((n - then.get(k, 0), k) for k, n in last.items()), default=(0, ""))
     size, name = (last[name], name) if grew > LONG // 4 else max(((n, k) for k, n in local.items()), default=(0, ""))
-    limit = LONG * d_v // 2   # m, l, o: d_v + 2 numbers
+    limit = 3 * LONG * d_v // 4   # all the values are LONG · d_v numbers; a tile of up to LONG / 5 keys, held twice
     kept = [f"still held {watch.kept:,} numbers in tensors and arrays at the last key"] * (watch.kept > limit) + [
         f"made a tensor of {watch.most:,} numbers"] * (watch.most > limit) + [
         f"still held {watch.bytes:,} bytes of Python objects at the last key"] * (watch.bytes > 8 * limit) + [

@@ -78,12 +78,12 @@ def check_flows_row(w) -> Feedback:
                      "the exponentials, their sum) and round only at the end.")
     if (message := compare_numbers(got, W[_ROW], "w_flows", atol=0.05, hint=f"Scores / 2 = {scaled}.")) is not None:
         return wrong(message)   # 0.05 and more off
-    exact = np.round(W[_ROW], 4).tolist()
+    exact, yours = np.round(W[_ROW], 4).tolist(), np.round(got, 6).tolist()   # float32's noise left out
     given = next((k for k in (2, 3) if np.allclose(got, np.round(got, k), atol=1e-9)), 4)   # decimals given
     verdict = (f"w_flows = {exact}." if np.allclose(got, W[_ROW], atol=5e-5) else
-               f"your {got.tolist()} is correct to the precision you gave; to four decimals the row is {exact}."
+               f"your {yours} is correct to the precision you gave; to four decimals the row is {exact}."
                if np.allclose(got, W[_ROW], atol=0.5 * 10.0**-given + 1e-9) else
-               f"your {got.tolist()} is right to two decimals, as asked; to four decimals the row is {exact}.")
+               f"your {yours} is right to two decimals, as asked; to four decimals the row is {exact}.")
     return correct(f"{verdict} flows keeps {W[_ROW, _ROW]:.4f} of itself: e_flows · e_flows is its largest score.")
 
 
