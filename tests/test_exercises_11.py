@@ -475,16 +475,26 @@ def test_a_start_left_none_or_a_fixed_d_v_gets_a_hint_and_a_rule_that_never_skip
 NOTEBOOK_TENSOR = torch.zeros(5000, 2, dtype=torch.float64)   # a large global of the notebook, not the answer's memory
 
 
-def test_a_running_softmax_that_reads_a_large_notebook_global_is_not_blamed_for_holding_it():
+def started_at(m):
+    """A right running softmax in Python floats, m starting at `m`; it reads a large notebook global's dtype."""
     def answer(stream, d_v):
-        m, l, o = -math.inf, 0.0, torch.zeros(d_v, dtype=NOTEBOOK_TENSOR.dtype)   # only its dtype is read
+        m_, l, o = m, 0.0, torch.zeros(d_v, dtype=NOTEBOOK_TENSOR.dtype)
         for s, v in stream:
-            m_new = max(m, s.item())
-            l, o = l * math.exp(m - m_new) + math.exp(s.item() - m_new), o * math.exp(m - m_new) + math.exp(
+            m_new = max(m_, s.item())
+            l, o = l * math.exp(m_ - m_new) + math.exp(s.item() - m_new), o * math.exp(m_ - m_new) + math.exp(
                 s.item() - m_new) * v
-            m = m_new
-        return m, l, o
-    passed(ex11.check_running_softmax(answer))
+            m_ = m_new
+        return m_, l, o
+    return answer
+
+
+def test_a_running_softmax_that_reads_a_large_notebook_global_is_not_blamed_for_holding_it():
+    passed(ex11.check_running_softmax(started_at(-math.inf)))
+
+
+def test_a_running_softmax_started_at_a_finite_m_is_told_its_start():
+    for start in (-1e4, -1e9, 5.0):   # 5.0: above the scores of a case, where nothing underflows
+        not_yet(ex11.check_running_softmax(started_at(start)), "is above every score, not the largest one seen")
 
 
 def test_a_tile_buffer_made_before_the_first_key_passes_when_it_cannot_hold_every_key():
