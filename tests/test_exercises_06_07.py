@@ -385,6 +385,9 @@ def test_tflops_reference_passes():
      "not twice"),
     (lambda B, H, T, d, ms, causal=False: "12", "not a number"),
     (lambda B, H, T, d, ms, causal=False: None, "returned None"),
+    (lambda B, H, T, d, ms, is_causal=False: 1.0, "parameters (B, H, T, d, ms, is_causal=False), but it is called with "
+                                                  "5 arguments and causal=… by name"),
+    (lambda *sizes: 1.0, "parameters (*sizes)"),
 ])
 def test_tflops_mistakes(answer, fragment):
     verdict(ex07.check_achieved_tflops(answer), False, fragment)
@@ -417,7 +420,7 @@ def test_tflops_names_the_head_size_d_k():
 
 def test_tflops_wrong_type():
     verdict(ex07.check_achieved_tflops(458.1), False, "expected a function")
-    verdict(ex07.check_achieved_tflops(lambda B, H, T, d, ms: 1.0), False, "raised TypeError")
+    verdict(ex07.check_achieved_tflops(lambda B, H, T, d, ms: 1.0), False, "parameters (B, H, T, d, ms), but")
 
 
 # ---------------------------------------------------------------- solutions

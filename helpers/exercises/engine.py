@@ -105,22 +105,22 @@ class Exercise:
     `reads`), does `judge(case, got, expected)` name a problem, is the shape exactly right (else is it a key of
     `shapes(case)` {shape: message}), is it one of the `slips(case)` [(value, message)], is it finite, is it within
     `atol`, and if not, is it what the answer gave for other inputs (an argument ignored)? The default `call` hands
-    the answer copies and refuses one that changes them. Hooks return whole messages, or None to let the engine go
-    on. `atol32`: the tolerance for a result not rounded by hand, where float32 anywhere in the computation (inputs,
-    weights, a √) shows; `atol` judges the rest. `where` and `name` are templates with {what}: the prefix of a
-    case's messages and the result's name. `success`: text, or a function of the answer giving it; `own`: the
-    course's function ("a or b": several) the student is to write, named in the success message if called
-    (calls_library). `check.solution()`: `reference`'s source, or `shown`, the code to show instead."""
+    the answer copies (the last len(`keywords`) by those names) and refuses one that changes them. Hooks return
+    whole messages, or None to let the engine go on. `atol32`: the tolerance for a result not rounded by hand, where
+    float32 anywhere in the computation (inputs, weights, a √) shows; `atol` judges the rest. `where` and `name` are
+    templates with {what}: the prefix of a case's messages and the result's name. `success`: text, or a function of
+    the answer giving it; `own`: the course's function ("a or b": several) the student is to write, named in the
+    success message if called (calls_library). `check.solution()`: `shown`, or else `reference`'s source."""
 
     def __init__(self, reference, *, title, expects, cases, draw, success, explanation="", draws=3, atol=1e-6,
                  rtol=0.0, name="the result on {what}", where="on {what}: ", hint="", slips=None, judge=None,
                  errors=None, read=None, call=None, expected=None, reads="the result", shapes=None, atol32=None,
-                 own="", shown=None):
+                 own="", shown=None, keywords=()):
         self.reference, self.title, self.explanation, self.expects = reference, title, explanation, expects
         self.cases, self.success, self.draws = cases, success, draw if isinstance(draw, tuple) else (draw,) * draws
         self.atol, self.rtol, self.name, self.where, self.hint, self.shapes = atol, rtol, name, where, hint, shapes
         self.slips, self.judge, self.errors, self.read, self.reads = slips, judge, errors, read, reads
-        self.atol32, self.call = atol32 or atol, call or self.run
+        self.atol32, self.call, self.keywords = atol32 or atol, call or self.run, keywords
         self.expected, self.own, self.shown = expected or (lambda case: reference(*case.args)), own, shown
 
     def __call__(self, answer) -> Feedback:
@@ -151,10 +151,11 @@ class Exercise:
                 if placeholder(error):   # the answer's own line, or a function of the student's that it calls
                     code = list(traceback.walk_tb(error.__traceback__))[-1][0].f_code   # where it was raised
                     raise Placeholder("" if getattr(answer, "__code__", code) is code else code.co_name) from None
-                if type(error) is TypeError and self.call == self.run and (misfit := refused(answer, case.args)):
-                    n = len(case.args)
+                if type(error) is TypeError and self.call == self.run and (misfit := refused(answer, *self.split(
+                        case.args))):
+                    n, named = len(case.args) - len(self.keywords), [f" and {k}=… by name" for k in self.keywords]
                     return (f"{where}your function has the parameters {misfit}, but it is called with {n} "
-                            f"argument{'s' * (n != 1)}, as in {self.expects}.")
+                            f"argument{'s' * (n != 1)}{''.join(named)}, as in {self.expects}.")
                 return self.errors and self.errors(case, error) or where + raised(error) + self.given(case, error)
             if result is None:   # a forgotten `return`: named alike in every exercise, before any reader
                 return f"{where}your {'forward' if inspect.isclass(answer) else 'function'} returned None. Did it " \
@@ -192,11 +193,16 @@ class Exercise:
 
     def run(self, answer, case: Case):
         """The answer on fresh copies of the case's arguments (the default `call`): refused if it changed one."""
-        result = answer(*(args := copy.deepcopy(case.args)))
+        result = answer(*(split := self.split(args := copy.deepcopy(case.args)))[0], **split[1])
         for name, mine, theirs in zip(inspect.signature(self.reference).parameters, case.args, args):
             if hasattr(mine, "shape") and not same(check.as_array(mine, name), check.as_array(theirs, name)):
                 raise Refusal(f"{self.where_of(case)}{changed_in_place('your function', name)}")
         return result
+
+    def split(self, args: tuple) -> tuple[tuple, dict]:
+        """The case's arguments as the answer gets them: the last len(keywords) by name."""
+        n = len(args) - len(self.keywords)
+        return args[:n], dict(zip(self.keywords, args[n:]))
 
     def given(self, case: Case, error: Exception) -> str:
         """After NumPy's or torch's error on shapes that do not fit: the shapes the answer was given, and the hint.
@@ -241,14 +247,14 @@ def not_a_function(answer, expects: str) -> Feedback:
                  "calling it: check(my_function), not check(my_function()).")
 
 
-def refused(answer, args) -> inspect.Signature | None:
+def refused(answer, args, keywords) -> inspect.Signature | None:
     """The answer's signature if its parameters refuse these arguments; None if they take them, or it has none."""
     try:
         signature = inspect.signature(answer)
     except (TypeError, ValueError):   # a builtin, or an object without a signature to read
         return None
     try:
-        signature.bind(*args)
+        signature.bind(*args, **keywords)
     except TypeError:
         return signature
     return None

@@ -78,8 +78,7 @@ def _read_additive(result, case):
 
 def _judge_additive(case, got, expected):
     """Polarity, 0 · (-inf), 0/1 masks, masks of 2s, finite stand-ins for -inf: each named."""
-    mask, = case.args
-    kind = str(mask.dtype).removeprefix("torch.")
+    (mask,), kind = case.args, str(case.args[0].dtype).removeprefix("torch.")
     article = "an" if kind.startswith("int") else "a"
     if got.shape != tuple(mask.shape):
         return (f"the mask has shape {got.shape}, expected {tuple(mask.shape)}: one entry per "
@@ -237,6 +236,6 @@ check_achieved_tflops = Exercise(
     expects="achieved_tflops(B, H, T, d_k, milliseconds, causal=False) -> float", where="",
     cases=lambda: [_tflops_case(*case) for case in _TFLOP_CASES], read=_read_tflops, judge=_judge_tflops, rtol=0.01,
     draw=tuple(partial(_draw_tflops, causal=causal) for causal in (False, True, True)),
-    call=lambda answer, case: answer(*case.args[:5], causal=case.args[5]), reads="the TFLOP/s",   # causal by name
+    keywords=("causal",), reads="the TFLOP/s",
     success="4·B·H·T²·d_k FLOPs (half when causal) over the time: the number to hold against a GPU's nominal peak "
             "(H100 SXM / H200: about 989 dense bf16 TFLOP/s on paper).")

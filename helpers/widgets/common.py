@@ -70,8 +70,7 @@ class FastFigure:
             dpi = round(dpi * PRESENTER_SCALE)
         self.fig = Figure(figsize=figsize, dpi=dpi)
         self.canvas = FigureCanvasAgg(self.fig)
-        self.dynamic: list = []
-        self._backgrounds: dict = {}
+        self.dynamic, self._backgrounds = [], {}   # the artists redrawn on update, the picture behind them
 
     def set_dynamic(self, artists) -> None:
         """Mark the artists that change between updates (and redraw the background next time)."""

@@ -25,8 +25,7 @@ class _VectorPicture:
         lo, hi = P.min(axis=0), P.max(axis=0)
         pad = 0.12 * (hi - lo).max()
         self.figure = FastFigure(figsize=(5.2, 3.9), dpi=100)   # large enough to read from the back of a room
-        fig = self.figure.fig
-        ax = fig.add_subplot()
+        fig, ax = self.figure.fig, self.figure.fig.add_subplot()
         fig.subplots_adjust(left=0.07, right=0.98, top=0.91, bottom=0.17)
         ax.set(xlim=(lo[0] - pad, hi[0] + 2.5 * pad), ylim=(lo[1] - pad, hi[1] + pad), aspect="equal", xticks=[],
                yticks=[])
