@@ -140,6 +140,8 @@ def make_dataset(task: str = "idiom", seed: int = 0) -> Dataset:
     """All 1,024 sentences, split (seeded) 512 train / 512 test, each pair halved; EXAMPLES are in test.
 
     task: 'idiom' (the pair decides, the experiment) or 'keyword' (the word 'cake' decides)."""
+    if task not in ("idiom", "keyword"):   # label_of reads any other text as 'keyword'
+        raise ValueError(f"task should be 'idiom' or 'keyword', but got {task!r}.")
     rng = np.random.default_rng(seed)
     all_sentences = [list(s) for s in itertools.product(HEADS, FILLERS, PARTNERS, TIMES, ENDINGS)]
     examples = [s.split() for s in EXAMPLES]
@@ -256,10 +258,9 @@ def run_experiment(task: str = "idiom", models: Sequence[str] = (PARAMETER_FREE,
                    lr: float = 0.01, d_model: int = 16, seed: int = 0, record_every: int = 5) -> Experiment:
     """Train each of `models` on the same data, embeddings, seed and budget. task: 'idiom' or 'keyword'."""
     models = (models,) if isinstance(models, str) else tuple(models)
-    for name, value, allowed in (("task", task, ("idiom", "keyword")), *(("model", m, MODELS) for m in models)):
-        if value not in allowed:
-            raise ValueError(f"{name} should be one of {allowed}, but got {value!r}.")
-    steps, dataset = check.count(steps, "steps", 0), make_dataset(task, check.count(seed, "seed", 0))
+    if unknown := [m for m in models if m not in MODELS]:
+        raise ValueError(f"model should be one of {MODELS}, but got {unknown[0]!r}.")
+    steps, dataset = check.count(steps, "steps", 0), make_dataset(task, check.count(seed, "seed", 0))   # task too
     runs = {name: train_model(name, dataset, steps=steps, lr=lr, d_model=d_model, seed=seed,
                               record_every=record_every) for name in models}
     return Experiment(task, seed, int(steps), float(lr), int(d_model), EXAMPLES, runs)
@@ -270,9 +271,9 @@ def training_snapshot(experiment: Experiment, step: int, example: int = 0) -> di
     """What the training widget shows at one step (snapped to a recorded one) for one example sentence."""
     if not 0 <= step <= experiment.steps:  # the edge: a student may open the widget at any step
         raise ValueError(f"step should be between 0 and {experiment.steps} (the training budget), but got {step}.")
-    if not 0 <= example < len(experiment.examples):
-        raise ValueError(f"example should be a sentence from {experiment.examples} or its index 0 to "
-                         f"{len(experiment.examples) - 1}, but got {example!r}.")
+    if isinstance(example, str) or not 0 <= example < len(experiment.examples):
+        raise ValueError(f"example should be the index, 0 to {len(experiment.examples) - 1}, of a sentence of "
+                         f"{experiment.examples}, but got {example!r}.")
     sentence = experiment.examples[example]
     out = {"tokens": sentence.split(), "label": label_of(sentence.split(), experiment.task), "models": {}}
     for name, run in experiment.runs.items():

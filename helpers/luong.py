@@ -45,8 +45,9 @@ def decoder_states() -> torch.Tensor:
 
 def luong_dot_attention(s, H) -> tuple[torch.Tensor, torch.Tensor]:
     """Luong's "dot" attention, one decoder step: s (d,), H (T_k, d) -> context Σ_j a_j h_j (d,), a (T_k,)."""
-    if not (all(map(torch.is_tensor, (s, H))) and s.dim() == 1 and H.shape[1:] == s.shape and s.dtype == H.dtype):
-        raise ValueError(f"s should be one decoder state (d,) and H (T_k, d), tensors of one dtype, but got s "
+    if not (all(map(torch.is_tensor, (s, H))) and s.dim() == 1 and H.shape[1:] == s.shape and s.dtype == H.dtype
+            and s.is_floating_point()):
+        raise ValueError(f"s should be one decoder state (d,) and H (T_k, d), float tensors of one dtype, but got s "
                          f"{describe(s)} ({getattr(s, 'dtype', 'no dtype')}) and H {describe(H)} "
                          f"({getattr(H, 'dtype', 'no dtype')}). Many decoder states at once: qkv_attention.")
     scores = H @ s                          # (T_k,)

@@ -49,7 +49,7 @@ def shift_matrix(k: int, d: int, dtype=torch.float64) -> torch.Tensor:
 
     Block m is [[cos kω_m, −sin kω_m], [sin kω_m, cos kω_m]], because
     sin(a + b) = sin a cos b + cos a sin b and cos(a + b) = cos a cos b − sin a sin b."""
-    R = torch.zeros(d, d, dtype=dtype)
+    R = torch.zeros(even(d), d, dtype=floating(dtype))   # d even; an integer dtype would hold only 0s
     for m, w in enumerate(frequencies(d, dtype)):
         c, s = torch.cos(k * w), torch.sin(k * w)
         R[2 * m:2 * m + 2, 2 * m:2 * m + 2] = torch.stack([torch.stack([c, -s]), torch.stack([s, c])])

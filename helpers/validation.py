@@ -59,15 +59,15 @@ def as_array(value, name: str) -> np.ndarray:
         raise TypeError(f"{name} holds a number too large for a float64 (above 1.8e308).") from None
 
 
-def _checked(value, name: str, ndim: int, layout: str) -> np.ndarray:
-    """A finite, non-empty float array with `ndim` axes; `layout` names them, e.g. "(T, d)"."""
+def _checked(value, name: str, ndim: int, layout: str, finite: bool = True) -> np.ndarray:
+    """A non-empty float array with `ndim` axes, finite unless `finite` is False; `layout` names them, e.g. "(T, d)"."""
     array = as_array(value, name)
     if array.ndim != ndim:
         raise ValueError(f"{name} should be {ndim}-D with shape {layout}, but got shape {tuple(array.shape)} "
                          f"({array.ndim}-D).")
     if array.size == 0:
         raise ValueError(f"{name} is empty (shape {tuple(array.shape)}): it needs at least one entry.")
-    if (bad := ~np.isfinite(array)).any():
+    if finite and (bad := ~np.isfinite(array)).any():
         position = tuple(int(i) for i in np.argwhere(bad)[0])
         raise ValueError(f"{name} contains {array[position]} at position {position}: every entry must be a "
                          "finite number.")
@@ -79,9 +79,9 @@ def vector(value, name: str) -> np.ndarray:
     return _checked(value, name, 1, "(d,)")
 
 
-def matrix(value, name: str, layout: str = "(T, d)") -> np.ndarray:
-    """A finite, non-empty 2-D float array: shape (rows, columns)."""
-    return _checked(value, name, 2, layout)
+def matrix(value, name: str, layout: str = "(T, d)", finite: bool = True) -> np.ndarray:
+    """A non-empty 2-D float array, finite unless `finite` is False: shape (rows, columns)."""
+    return _checked(value, name, 2, layout, finite)
 
 
 def require_same_dimension(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str, why: str) -> None:

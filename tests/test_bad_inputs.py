@@ -35,6 +35,9 @@ def _qkv():
     (lambda: positions.sinusoidal_positions(5, 4, dtype=torch.int64), TypeError, "floating-point torch dtype"),
     (lambda: positions.frequencies(3), ValueError, "d = 3 is odd"),
     (lambda: positions.shift_matrix(3, 5), ValueError, "d = 5 is odd"),
+    (lambda: positions.shift_matrix(1, 4, torch.int64), TypeError, "floating-point torch dtype"),   # not all zeros
+    (lambda: luong.luong_dot_attention(torch.tensor([1, 0]), torch.tensor([[1, 0], [0, 1]])), ValueError,
+     "float tensors of one dtype, but got s Tensor of shape (2,) (torch.int64)"),
     (lambda: positions.position_snapshot(60, 16), ValueError, "p (a position) should be a whole number from 0 to 47"),
     (lambda: temperature.softmax_at_scale([[1, 2], [3, 4]]), ValueError, "scores should be 1-D"),
     (lambda: mixing.two_mixtures("money bank grows", "river bank flows", self_weight=1.5), ValueError,
@@ -73,8 +76,9 @@ def _qkv():
     (lambda: induction.induction_score(torch.rand(32, 32), 20), ValueError, "n = 20 tokens said twice, but is (32"),
     (lambda: induction.induction_score(torch.rand(32, 32), 0), ValueError, "n should be a whole number of at least 1"),
     (lambda: induction.induction_score(torch.rand(32, 32), 16.0), ValueError, "but got 16.0"),   # not an IndexError
-    (lambda: learning.run_experiment("idioms"), ValueError, "task should be one of ('idiom', 'keyword'), but got "
+    (lambda: learning.run_experiment("idioms"), ValueError, "task should be 'idiom' or 'keyword', but got "
                                                             "'idioms'"),   # not the keyword task
+    (lambda: learning.make_dataset("Idiom"), ValueError, "task should be 'idiom' or 'keyword', but got 'Idiom'"),
     (lambda: learning.run_experiment(models="learned"), ValueError, "model should be one of ('parameter-free', "
                                                                     "'learned Q, K, V'"),   # not a KeyError
     (lambda: learning.run_experiment(steps=20.0), ValueError, "steps should be a whole number of at least 0"),
@@ -83,7 +87,7 @@ def _qkv():
     (lambda: learning.ParameterFreeAttention()(np.eye(3)), TypeError,
      "E should be a float torch.Tensor (..., T, d), such as (T, d), but got ndarray"),
     (lambda: luong.luong_dot_attention(luong.decoder_states(), luong.encoder_states()), ValueError,
-     "s should be one decoder state (d,) and H (T_k, d), tensors of one dtype, but got s Tensor of shape (2, 4) "
+     "s should be one decoder state (d,) and H (T_k, d), float tensors of one dtype, but got s Tensor of shape (2, 4) "
      "(torch.float32)"),
     (lambda: luong.qkv_attention(luong.decoder_states().double(), luong.encoder_states()), TypeError,
      "Q is torch.float64 on cpu but K is torch.float32"),   # not torch's "expected m1 and m2 …"

@@ -1,3 +1,5 @@
+import re
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
@@ -12,6 +14,16 @@ def test_heatmap_writes_every_value_and_labels_axes():
     assert [t.get_text() for t in ax.get_xticklabels()] == ["x", "y", "z"]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b"]
     assert ax.get_title() == "t"
+
+
+@pytest.mark.parametrize("M, said", [(np.ones((1, 3, 3)), "such as W[0] of a batch, but got shape (1, 3, 3)"),
+                                      (np.ones(3), "got shape (3,) (1-D)"), (np.ones((0, 3)), "is empty")])
+def test_heatmap_names_what_is_not_one_matrix(M, said):
+    with pytest.raises(ValueError, match=re.escape(said)):
+        plotting.heatmap(M)
+    with pytest.raises(ValueError, match="each matrix"):
+        plotting.heatmaps([np.eye(2), M], ["one", "two"])
+    plt.close("all")
 
 
 def test_heatmaps_fit_a_projector():

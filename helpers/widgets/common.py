@@ -89,8 +89,7 @@ class FastFigure:
             if artist.get_visible():
                 self.fig.draw_artist(artist)
         image = Image.frombuffer("RGBA", self.canvas.get_width_height(), self.canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
-        buffer = io.BytesIO()
-        image.save(buffer, format="PNG", compress_level=1)
+        image.save(buffer := io.BytesIO(), format="PNG", compress_level=1)
         return buffer.getvalue()
 
 
@@ -158,5 +157,4 @@ class LiveWidget(widgets.VBox):
                                                      f"{html.escape(str(failure))}</b></div>")
             return
         self.show(data)
-        self.result = data
-        self.last_update_ms = 1000 * (time.perf_counter() - start)
+        self.result, self.last_update_ms = data, 1000 * (time.perf_counter() - start)

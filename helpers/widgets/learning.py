@@ -18,7 +18,7 @@ class _LossPicture:
     """Both loss curves, drawn once; a step redraws only the cursor, the markers and the title."""
 
     def __init__(self, experiment: Experiment):
-        self.names = [n for n in (PARAMETER_FREE, LEARNED) if n in experiment.runs]
+        self.names = (PARAMETER_FREE, LEARNED)
         self.figure = FastFigure(figsize=(6.6, 3.4), dpi=90)   # 594 px: full size beside the file browser
         ax = self.figure.fig.subplots(gridspec_kw=dict(left=0.12, right=0.98, top=0.88, bottom=0.17))
         self.markers = {}
@@ -49,8 +49,10 @@ class TrainingWidget(LiveWidget):
     [3] both models' weights and the reading. example: the first sentence's index. `.result`: training_snapshot's."""
 
     def __init__(self, experiment: Experiment, step: int | None = None, example: int = 0):
-        self.experiment = experiment
-        step = experiment.steps if step is None else step
+        if missing := [name for name in (PARAMETER_FREE, LEARNED) if name not in experiment.runs]:
+            raise ValueError(f"the widget sets {LEARNED!r} beside {PARAMETER_FREE!r}, but this experiment did not "
+                             f"train {missing[0]!r}: run_experiment(models=...) needs both.")
+        self.experiment, step = experiment, experiment.steps if step is None else step
         first = training_snapshot(experiment, step, example)  # snaps the step to a recorded one
         recorded = [int(s) for s in experiment[LEARNED].snapshot_steps]  # 0, 5, ..., and the last step
         self.step = widgets.SelectionSlider(options=recorded, value=first["step"], description="step",
@@ -66,8 +68,7 @@ class TrainingWidget(LiveWidget):
 
     def show(self, data: dict) -> None:
         self.picture.value = self._picture.png(data)
-        tokens, step = data["tokens"], data["step"]
-        verdict = "an idiom" if data["label"] else "literal"
+        tokens, step, verdict = data["tokens"], data["step"], "an idiom" if data["label"] else "literal"
         learned, free = data["models"][LEARNED]["weights"], data["models"][PARAMETER_FREE]
         head, partner = tokens[0], tokens[2]
         tables = "".join(html_heatmap(data["models"][name]["weights"], tokens, tokens, vmin=0, vmax=1,
