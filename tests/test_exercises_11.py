@@ -43,6 +43,14 @@ def test_the_reference_and_the_library_step_pass():
         return m, l, o
     passed(ex11.check_running_softmax(with_the_helpers_step))
 
+    def one_key_a_step(stream, d_v):   # s a 0-d score, v (d_v,): the step takes one key as it comes
+        m, l, o = torch.tensor(float("-inf"), dtype=torch.float64), torch.tensor(0.0, dtype=torch.float64), 0
+        for s, v in stream:
+            m, l, o = online_softmax_step(m, l, o, s, v)
+        return m, l, o
+    assert "a ready-made online_softmax_step" in ex11.check_running_softmax(one_key_a_step).message
+    passed(ex11.check_running_softmax(one_key_a_step))
+
 
 @pytest.mark.parametrize("options, fragment", [(options, message[:40]) for options, message in ex11.RUNNING_SLIPS])
 def test_each_running_slip_is_named(options, fragment):
