@@ -61,3 +61,11 @@ def test_empty_and_wrong_type():
     with pytest.raises(TypeError, match="should be a string"):
         embed(42)
 
+
+
+def test_a_long_unknown_word_is_named_in_a_short_message():
+    from helpers.temperature import parse_scores
+    for call in (lambda: tokenize("money " + "x" * 5000), lambda: parse_scores("1, " + "x" * 5000)):
+        with pytest.raises(ValueError) as error:
+            call()
+        assert "xxxx" in str(error.value) and len(str(error.value)) < 400
