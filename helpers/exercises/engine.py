@@ -248,7 +248,7 @@ def not_a_function(answer, expects: str) -> Feedback:
 
 
 def refused(answer, args, keywords) -> inspect.Signature | None:
-    """The answer's signature if it refuses these arguments (`keywords` {name: value}); None if it takes them."""
+    """The answer's signature if it refuses these arguments (`keywords`: {name: value}); None if not, or unreadable."""
     try:
         signature = inspect.signature(answer)
     except (TypeError, ValueError):   # a builtin, or an object without a signature to read
