@@ -262,10 +262,10 @@ def run_benchmark(*, device="cpu", dtypes=("float32",), sizes=(256, 512, 1024), 
     `memory`: True at every size, False at none, or a collection of sizes. An implementation that runs out of GPU
     memory gets the note 'out of memory' and is skipped at larger sizes; one that cannot run these inputs gets its
     error as the note. FLOPs: 4·B·H·T²·d_k, halved when causal for tiled and fused SDPA (naive, lean: all T²)."""
-    device = resolve_device(device)
+    device, sizes = resolve_device(device), ((sizes,) if isinstance(sizes, int) else sizes)   # one size, or several
     memory_sizes = set(sizes) if memory is True else set(memory or ())
     rows = []
-    for dtype in map(cost.dtype_name, dtypes):
+    for dtype in map(cost.dtype_name, (dtypes,) if isinstance(dtypes, str) else dtypes):   # "bf16", not "b", "f"
         exhausted = set()
         for T in sorted(sizes):
             Q, K, V = make_qkv(batch_heads, T, d_k, device=device, dtype=dtype, seed=seed)

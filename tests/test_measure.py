@@ -375,6 +375,12 @@ def test_run_benchmark_measures_memory_only_where_asked():
     assert rows[0].peak_bytes is None and rows[0].ms > 0
 
 
+def test_run_benchmark_takes_one_size_and_one_dtype_as_they_are_typed():
+    rows = measure.run_benchmark(device="cpu", sizes=16, dtypes="bf16", batch_heads=1, d_k=4, repeats=1, warmup=0,
+                                 impls=("sdpa",))   # not sorted(16), nor the dtypes "b", "f", "1", "6"
+    assert [(r.T, r.dtype) for r in rows] == [(16, "bfloat16")] and rows[0].peak_bytes is not None
+
+
 def test_run_benchmark_notes_what_cannot_run_and_what_runs_out_of_memory():
     def greedy(Q, K, V):
         if Q.shape[-2] >= 64:
