@@ -73,8 +73,8 @@ def tiled_attention(Q, K, V, causal: bool = False, block: int = 128):
 
 # ---- Notebook 11: never store the (T, T) matrix
 def online_softmax_step(m, l, o, s, v):
-    """One running-softmax step of ONE query: keys arrive, scores s (b,) and values v (b, d_v) (one key: s (), v
-    (d_v,)). (m, l, o): the largest score so far, Σ exp(score − m), Σ exp(score − m) · value (d_v,)."""
+    """One running-softmax step of ONE query: b keys arrive, scores s (b,), values v (b, d_v), or one key as a 0-d
+    score and a (d_v,) value. (m, l, o): the largest score so far, Σ exp(score − m), Σ exp(score − m) · value (d_v,)."""
     s, v = s.reshape(-1), v.reshape(-1, v.shape[-1])  # one key as a block of one: (1,), (1, d_v)
     m_new = torch.maximum(m, s.max())              # the new largest score
     correction = torch.exp(m - m_new)              # rescales what was summed against the old maximum

@@ -271,7 +271,7 @@ def training_snapshot(experiment: Experiment, step: int, example: int = 0) -> di
     """What the training widget shows at one step (snapped to a recorded one) for one example sentence."""
     if not 0 <= step <= experiment.steps:  # the edge: a student may open the widget at any step
         raise ValueError(f"step should be between 0 and {experiment.steps} (the training budget), but got {step}.")
-    if isinstance(example, str) or not 0 <= example < len(experiment.examples):
+    if not isinstance(example, (int, np.integer)) or not 0 <= example < len(experiment.examples):
         raise ValueError(f"example should be the index, 0 to {len(experiment.examples) - 1}, of a sentence of "
                          f"{experiment.examples}, but got {example!r}.")
     sentence = experiment.examples[example]

@@ -84,7 +84,7 @@ def cuda_skip_message() -> str | None:
 def cpu_threads(n: int | None):
     """Run the block with torch using `n` CPU threads (None: leave as is); restore afterwards."""
     before = torch.get_num_threads()
-    torch.set_num_threads(n or before)
+    torch.set_num_threads(before if n is None else n)
     try:
         yield
     finally:

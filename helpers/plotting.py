@@ -53,7 +53,7 @@ def heatmap(M, row_labels=None, col_labels=None, *, title: str = "", ax=None,
             fmt: str = "{:.2f}", vmin=None, vmax=None, xlabel: str = "", ylabel: str = ""):
     """Draw a (rows, cols) matrix as a heatmap with each value written in its cell; returns the Axes.
     vmin, vmax: the colour scale's ends (None: the matrix's own min and max)."""
-    M = check.matrix(M, "M", "(rows, cols): one matrix, such as W[0] of a batch", finite=False)
+    M = check.matrix(M, "M", "(rows, cols): one matrix (W[0] of a batch; M[None] for a row)", finite=False)
     rows, cols = M.shape
     row_labels = range(rows) if row_labels is None else list(row_labels)
     col_labels = range(cols) if col_labels is None else list(col_labels)
@@ -77,7 +77,7 @@ def heatmap(M, row_labels=None, col_labels=None, *, title: str = "", ax=None,
 def heatmaps(matrices: Sequence, titles: Sequence[str], row_labels=None, col_labels=None, *,
              suptitle: str = "", shared_scale: bool = False, fmt: str = "{:.2f}", xlabel: str = "", ylabel: str = ""):
     """Several heatmaps side by side, one title each (or None), the labels shared. Returns (fig, axes)."""
-    arrays = [check.matrix(M, "each matrix", "(rows, cols)", finite=False) for M in matrices]
+    arrays = [check.matrix(M, f"matrices[{i}]", "(rows, cols)", finite=False) for i, M in enumerate(matrices)]
     titles = [""] * len(arrays) if titles is None else titles
     vmin, vmax = (min(a.min() for a in arrays), max(a.max() for a in arrays)) if shared_scale else (None, None)
     width = sum(1.0 * a.shape[1] + 1.6 for a in arrays)

@@ -35,7 +35,7 @@ def tokenize(sentence) -> list[str]:
     if not words:
         raise ValueError("The sentence is empty: give at least one word.")
     if unknown := [w for w in words if w not in EMBEDDINGS]:
-        raise ValueError(f"{unknown[0]!r:.40} is not in the course vocabulary ({', '.join(VOCAB)}). "
+        raise ValueError(f"{unknown[0][:40]!r} is not in the course vocabulary ({', '.join(VOCAB)}). "
                          "Build sentences from these words.")
     return words
 

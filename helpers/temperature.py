@@ -24,7 +24,7 @@ def parse_scores(text) -> np.ndarray:
         try:
             values.append(float(part))   # "1 000" and "0,5 1,2" (decimal commas) are refused, not misread
         except ValueError:
-            raise ValueError(f"{part.strip()!r:.40} is not one number. Type numbers separated by commas, with a point "
+            raise ValueError(f"{part.strip()[:40]!r} is not one number. Type numbers separated by commas, with a point "
                              "for decimals, e.g. 1.0, 1.2, 0.9") from None
     if not 2 <= len(values) <= MAX_SCORES:
         raise ValueError(f"Type between 2 and {MAX_SCORES} scores (softmax compares them); got {len(values)}.")

@@ -16,12 +16,13 @@ def test_heatmap_writes_every_value_and_labels_axes():
     assert ax.get_title() == "t"
 
 
-@pytest.mark.parametrize("M, said", [(np.ones((1, 3, 3)), "such as W[0] of a batch, but got shape (1, 3, 3)"),
-                                      (np.ones(3), "got shape (3,) (1-D)"), (np.ones((0, 3)), "is empty")])
+@pytest.mark.parametrize("M, said", [
+    (np.ones((1, 3, 3)), "(W[0] of a batch; M[None] for a row), but got shape (1, 3, 3)"),
+    (np.ones(3), "got shape (3,) (1-D)"), (np.ones((0, 3)), "is empty")])
 def test_heatmap_names_what_is_not_one_matrix(M, said):
     with pytest.raises(ValueError, match=re.escape(said)):
         plotting.heatmap(M)
-    with pytest.raises(ValueError, match="each matrix"):
+    with pytest.raises(ValueError, match=r"matrices\[1\] should be 2-D|matrices\[1\] is empty"):
         plotting.heatmaps([np.eye(2), M], ["one", "two"])
     plt.close("all")
 

@@ -10,6 +10,8 @@ def test_training_widget_lists_the_examples():
         TrainingWidget(run_experiment(steps=10), example=7)
     with pytest.raises(ValueError, match=r"example should be the index, 0 to 3, .* but got 'piece of cake today \.'"):
         TrainingWidget(run_experiment(steps=10), example="piece of cake today .")
+    with pytest.raises(ValueError, match=r"example should be the index, 0 to 3, .* but got 1\.0"):
+        TrainingWidget(run_experiment(steps=10), example=1.0)
 
 
 def test_training_widget_names_a_model_it_needs():

@@ -50,7 +50,7 @@ class TrainingWidget(LiveWidget):
 
     def __init__(self, experiment: Experiment, step: int | None = None, example: int = 0):
         if missing := [name for name in (PARAMETER_FREE, LEARNED) if name not in experiment.runs]:
-            raise ValueError(f"the widget sets {LEARNED!r} beside {PARAMETER_FREE!r}, but this experiment did not "
+            raise ValueError(f"the widget shows {LEARNED!r} beside {PARAMETER_FREE!r}, but this experiment did not "
                              f"train {missing[0]!r}: run_experiment(models=...) needs both.")
         self.experiment, step = experiment, experiment.steps if step is None else step
         first = training_snapshot(experiment, step, example)  # snaps the step to a recorded one
