@@ -104,6 +104,7 @@ def _qkv():
     (lambda: softmax([[4.0, -np.inf], [1.0, -np.inf]], axis=0), ValueError, "(axis 0), but a row has only -inf"),
     (lambda: softmax([np.nan, 1.0]), ValueError, "a row has NaN"),
     (lambda: softmax([]), ValueError, "a row has no score"),   # not "zero-size array to reduction …"
+    (lambda: softmax([1.0, 2.0], axis=1), ValueError, "axis 1 is out of bounds for array"),   # not an IndexError
     (lambda: heads.padding_mask([[3, 5], [2, 4]], 5), ValueError, "each length should be a whole number"),   # not 4
     (lambda: labelled_table(np.ones((5, 5)), "abc", "abc"), ValueError, "M has shape (5, 5), but 3 row and 3 col"),
     (lambda: self_attention_steps(np.eye(3), scaled="no"), TypeError, "scaled should be True or False"),
