@@ -71,7 +71,6 @@ def projection_flops(T: int, d_model: int, d_k: int, *, batch: int = 1) -> dict[
 def attention_flops(T: int, d_k: int, *, T_k: int | None = None, batch: int = 1, heads: int = 1,
                     causal: bool = False) -> dict[str, int]:
     """Forward FLOPs of the two products inside attention, for `batch` sequences and `heads` heads.
-
     S = Q Kᵀ: (T, d_k) @ (d_k, T_k) -> 2·T·T_k·d_k;  Y = W V: (T, T_k) @ (T_k, d_k) -> 2·T·T_k·d_k.
     With T_k = T the total is 4·B·H·T²·d_k. `causal=True` halves it: the pairs a fused kernel
     skips (FlashAttention's convention; an unfused version still computes all T² scores)."""
@@ -121,7 +120,6 @@ def kv_cache_bytes(n_layers: int, n_heads: int, d_k: int, dtype="float16", *, to
 
 def cost_table(T: int, d_model: int, d_k: int, *, dtype="float32", batch: int = 1, heads: int = 1) -> list[dict]:
     """The cost of one attention layer, line by line: [{"quantity", "formula", "value", "unit"}].
-
     Each of `heads` heads (of size d_k) has its own W_q, W_k, W_v: every line is multiplied by H (the projections
     and attention by B·H too), so the crossover of the attention and projection FLOPs stays at T = 1.5 · d_model."""
     require_sizes(T=T, d_model=d_model, d_k=d_k, batch=batch, heads=heads)

@@ -40,13 +40,11 @@ def check_causal(T_q: int, T_k: int) -> None:
 
 
 def tiled_attention(Q, K, V, causal: bool = False, block: int = 128):
-    """Exact attention computed `block` queries at a time: the (T, T) matrix is never whole.
-    (..., T_q, d_k), (..., T_k, d_k), (..., T_k, d_v) -> (..., T_q, d_v).
-
-    Each tile of scores, (batch, block, T_k), is small enough to stay in the CPU's caches while it is softmaxed and
-    multiplied by V (4 MiB at B·H = 8, T = 1,024). Softmax rows are independent, so the result is exact. With
-    `causal` (aligned like causal_mask: the last query sees every key), a tile only computes the keys its queries
-    may see: the first half of FlashAttention's idea (which also tiles the keys, with a running softmax)."""
+    """Exact attention `block` queries at a time, the (T, T) matrix never whole: (..., T_q, d_k), (..., T_k, d_k),
+    (..., T_k, d_v) -> (..., T_q, d_v). A tile of scores, (batch, block, T_k), stays in the CPU's caches while it is
+    softmaxed and multiplied by V (4 MiB at B·H = 8, T = 1,024); softmax rows are independent, so it is exact. With
+    `causal` (aligned like causal_mask: the last query sees every key), a tile computes only the keys its queries may
+    see: the first half of FlashAttention's idea (which also tiles the keys, with a running softmax)."""
     block, causal = count(block, "block (queries per tile)"), flag(causal, "causal (a mask goes to flash_attention)")
     check_attention_inputs(Q, K, V)   # a named error for inputs whose shapes or dtypes do not fit
     batch = torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])

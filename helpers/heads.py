@@ -169,7 +169,6 @@ def padded_batch(sentences=BATCH_SENTENCES):
 
 def head_pattern_data(sentence: str, head: int, mask_type: str = "none", model=None) -> dict:
     """The weights of every head for one sentence of BATCH_SENTENCES, padded like the batch, under one mask.
-
     Returns {"tokens", "length", "mask" (T, T) bool, "weights" (H, T, T), "head", "W" (T, T) of that head,
     "on_padding" (the weight real tokens give to PAD keys, summed over keys, averaged over real queries)}."""
     model = demo_model() if model is None else model

@@ -258,7 +258,6 @@ def run_benchmark(*, device="cpu", dtypes=("float32",), sizes=(256, 512, 1024), 
                   implementations=IMPLEMENTATIONS, warmup: int = 2, repeats: int = 7, num_threads: int | None = None,
                   memory=True, seed: int = 0) -> list[Row]:
     """Time (and measure the peak memory of) each implementation at each size and dtype: one Row each.
-
     `memory`: True at every size, False at none, or a collection of sizes. An implementation that runs out of GPU
     memory gets the note 'out of memory' and is skipped at larger sizes; one that cannot run these inputs gets its
     error as the note. FLOPs: 4·B·H·T²·d_k, halved when causal for tiled and fused SDPA (naive, lean: all T²)."""
@@ -348,9 +347,8 @@ def timing_cell(peaks: dict[str, float], *, cpu_sizes=(256, 512), cuda_sizes=(10
                 batch_heads: int = 8, d_k: int = 64, repeats: int = 5, impls=("naive", "sdpa"),
                 implementations=IMPLEMENTATIONS) -> list[Row]:
     """`impls` (naive vs SDPA) on a CUDA GPU (16-bit and fp32), or a plain statement and the same run on the CPU.
-
-    `peaks`: {GPU name: nominal dense 16-bit TFLOP/s}; a GPU whose name holds every word of a
-    key (the first such key) is compared with that peak. Prints everything; returns the rows."""
+    `peaks`: {GPU name: nominal dense 16-bit TFLOP/s}; a GPU whose name holds every word of a key (the first such
+    key) is compared with that peak. Prints everything; returns the rows."""
     message = cuda_skip_message()
     device = torch.device("cpu" if message else "cuda")
     threads = torch.get_num_threads() if message else None

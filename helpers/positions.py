@@ -85,10 +85,9 @@ def four_terms(E: torch.Tensor, P: torch.Tensor) -> dict[str, torch.Tensor]:
 
 
 def position_snapshot(p: int, d: int, T: int = 48) -> dict:
-    """Notebook 08's widget data: the (T, d) encoding and position p's dot product with every position.
-
-    Returns PE (T, d), similarity (T,) = PE @ PE[p], the offsets' range of similarity (for a fixed axis),
-    the nearest other positions, and the wavelengths (d/2,) 2π / ω_m."""
+    """Notebook 08's widget data: the (T, d) encoding and position p's dot product with every position. Returns PE
+    (T, d), similarity (T,) = PE @ PE[p], the offsets' range of similarity (for a fixed axis), the nearest other
+    positions, and the wavelengths (d/2,) 2π / ω_m."""
     T = count(T, "T (the number of positions)")
     p = count(p, "p (a position)", 0, T - 1)
     PE = sinusoidal_positions(T, d, dtype=torch.float64)     # (T, d)

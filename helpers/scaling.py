@@ -117,7 +117,6 @@ def saturation_table(d_values=POWERS_OF_TWO, *, T: int = 16, n_queries: int = 51
 def gradient_measurements(d_values=POWERS_OF_TWO, scaled: bool = True, *, n_seq: int = 64, T: int = 16,
                           d_model: int = 64, seed: int = 0) -> dict:
     """Measure with autograd how much gradient reaches the scores z and the projection W_q, per d_k.
-
     x (n_seq, T, d_model) ~ N(0, 1), W_q, W_k ~ N(0, 1/d_model), z = Q Kᵀ (/ √d_k if scaled), L = Σ softmax(z) · G for a
     fixed random G; the same draws with and without scaling. Returns d, scaled and, per d_k: score_std (Q Kᵀ), scores_*
     (||∂L/∂z_i||), wq_* (||x_i|| ||∂L/∂q_i||), wq_total, wq_top10_share, gap_top10, gap_rest, top2_share, max_weight."""

@@ -617,3 +617,61 @@ def test_a_running_softmax_that_fills_a_buffer_made_before_the_first_key_is_refu
 def test_a_flops_count_with_d_k_fixed_at_the_pages_64_is_named():
     not_yet(ex07.check_achieved_tflops(lambda B, H, T, d_k, ms, causal=False: 4 * B * H * T**2 * 64 / (ms / 1e3) / 1e12
                                        / (1 + causal)), "is d_k fixed at 64")
+
+
+def _mean_shift_clipped(x):   # "stable" by the row's mean, clipped: wrong where two scores lie far above the rest
+    x = np.asarray(x, dtype=float)
+    e = np.exp(np.clip(x - x.mean(-1, keepdims=True), -700, 700))
+    return e / e.sum(-1, keepdims=True)
+
+
+class _OneLayerTwice(torch.nn.Module):   # the keys made with W_q: a projection pasted twice
+    def __init__(self, d_model, d_k):
+        super().__init__()
+        self.W_q, self.W_k, self.W_v = (torch.nn.Linear(d_model, d_k, bias=False) for _ in range(3))
+
+    def forward(self, x):
+        Q, K, V = self.W_q(x), self.W_q(x), self.W_v(x)
+        return torch.softmax(Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1]), -1) @ V
+
+
+def _forward_reshaped(E, W_q, W_k, W_v):
+    Q, K, V = E @ W_q, E @ W_k, E @ W_v
+    return torch.softmax(Q @ K.reshape(K.shape[1], K.shape[0]) / math.sqrt(Q.shape[-1]), -1) @ V
+
+
+def _scaled_after_softmax(Q, K):
+    return ex05.reference_scaled_weights(Q * math.sqrt(Q.shape[-1]), K) / math.sqrt(Q.shape[-1])
+
+
+@pytest.mark.parametrize("check, answer, fragment", [
+    (ex02.check_stable_softmax, _mean_shift_clipped, "two scores far above the third, [1000, 990, -2000]"),
+    (ex03.check_self_attention, lambda E: _mean_shift_clipped(E @ E.T / np.sqrt(E.shape[1])) @ E,
+     "(two scores far above the rest)"),
+    (ex04.check_soft_lookup, lambda q, k, v: float(_mean_shift_clipped(k @ q) @ v), "[1000, 990, -2000]"),
+    (ex05.check_scaled_weights, _scaled_after_softmax, "each row sums to 1/√d_k = 1/√32: the scale came after softmax"),
+    (ex04.check_attention_forward, _forward_reshaped, "K.reshape(…, d_k, T) is not K's transpose"),
+    (ex04.check_attention_forward, lambda E, W_q, W_k, W_v: ex04.reference_attention_forward(E, W_q, W_q, W_v),
+     "the keys were made with W_q"),
+    (ex04.check_attention_forward, lambda E, W_q, W_k, W_v: ex04.reference_attention_forward(E, W_k, W_k, W_v),
+     "the queries were made with W_k"),
+    (ex04.check_self_attention_module, _OneLayerTwice, "the keys were made with W_q"),
+])
+def test_slips_the_page_never_showed_are_named(check, answer, fragment):
+    not_yet(check(answer), fragment)
+
+
+def test_answers_right_only_where_the_old_cases_looked_are_refused():
+    def scaled_by_the_smaller_width(X_dec, X_enc, W_q, W_k, W_v):   # √d where d < d_k
+        Q, K, V = X_dec @ W_q, X_enc @ W_k, X_enc @ W_v
+        return torch.softmax(Q @ K.T / math.sqrt(min(W_q.shape)), -1) @ V
+
+    def shuffled_by_a_square_permutation(Y, order):   # d_k read as T
+        return torch.eye(Y.shape[1], dtype=Y.dtype)[order] @ Y
+
+    def capped_at_400(T, d):   # the page says "T below 400"
+        return sinusoidal_positions(400, d, dtype=torch.float64)[:T]
+    for _ in range(5):
+        not_yet(ex06.check_cross_attention(scaled_by_the_smaller_width))
+        not_yet(ex08.check_shuffled_outputs(shuffled_by_a_square_permutation))
+        not_yet(ex08.check_sinusoidal(capped_at_400))

@@ -32,7 +32,8 @@ def _lookup_cases():
             (np.array([800.0, 790.0, 0.0]), keys, values, "the query [800, 790, 0], whose scores overflow exp"),
             (np.array([0.0, 800.0, 790.0]), keys, values, "the query [0, 800, 790], the largest score second"),
             (np.array([1000.0, -1000.0, 0.0]), 2 * keys, values, "the query [1000, -1000, 0] over keys twice as long"),
-            (np.array([-1000.0, -1001.0, -1002.0]), keys, values, "the query [-1000, -1001, -1002], all far below 0"))
+            (np.array([-1000.0, -1001.0, -1002.0]), keys, values, "the query [-1000, -1001, -1002], all far below 0"),
+            (np.array([1000.0, 990.0, -2000.0]), keys, values, "the query [1000, 990, -2000] (two scores high)"))
 
 
 def _lookup_slips(query, keys, values):
@@ -192,7 +193,12 @@ def _attention_slips(Q, K, V, d_model) -> list[tuple[torch.Tensor, str]]:
         (torch.softmax(A, -2) @ V, "softmax ran over the queries (dim=-2): each query's ROW must sum to 1, use dim=-1"),
         (A @ V, "softmax is missing: the raw scores were used as weights"),
         (torch.softmax(K @ Q.transpose(-2, -1) / math.sqrt(d_k), -1) @ V,
-         "queries and keys are swapped: the scores are Q @ K.T (row i = query i), not K @ Q.T")]
+         "queries and keys are swapped: the scores are Q @ K.T (row i = query i), not K @ Q.T"),
+        (torch.softmax(Q @ K.reshape(*K.shape[:-2], d_k, T) / math.sqrt(d_k), -1) @ V, "K.reshape(…, d_k, T) is not "
+         "K's transpose: it refills the rows in reading order. Use K.transpose(-2, -1) (K.T for one sentence)"),
+        *[(torch.softmax(X @ X.transpose(-2, -1) / math.sqrt(d_k), -1) @ V, f"the {made} made with {used}: each of Q, "
+           "K and V has its own weights, W_q, W_k, W_v") for X, made, used in ((Q, "keys were", "W_q"),
+                                                                                (K, "queries were", "W_k"))]]
     if S.dim() == 3:   # a batch
         return [*slips, (torch.softmax(A, 0) @ V, "softmax ran over the batch (dim=0): use dim=-1")]
     e = torch.exp(A - A.amax(-1, keepdim=True))   # S is square: a (T,) max or sum broadcasts without an error

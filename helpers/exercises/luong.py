@@ -192,10 +192,11 @@ def _cross_attention_slips(X_dec, X_enc, W_q, W_k, W_v):
     return slips
 
 
-def _draw_cross(rng, spiked=False) -> Case:
-    """Sizes that differ, float64; `spiked`: the story's sizes (W (4, 4)), query i's scaled scores with keys j, k:
-    1,000 and 997 (a spare dim)."""
+def _draw_cross(rng, spiked=False, narrow=False) -> Case:
+    """Sizes that differ, float64; `narrow`: d = 2, below d_k; `spiked`: the story's sizes (W (4, 4)), query i's
+    scaled scores with keys j, k: 1,000 and 997 (a spare dim)."""
     T_q, T_k, d = (int(n) for n in rng.choice([2, 3, 5, 6, 7, 9], 3))
+    d = 2 if narrow else d   # every d_k then lies above d
     d_k, d_v = (int(n) for n in rng.choice([n for n in (2, 3, 5, 6, 7) if d not in (n, n * n)], 2, replace=False))
     if spiked:   # an answer that swaps in the story's W at its size fails
         (T_q, d), T_k, d_k, d_v = decoder_states().shape, len(encoder_states()), 4, 4
@@ -227,9 +228,9 @@ check_cross_attention = Exercise(
     reference_cross_attention, title="cross-attention with learned projections",
     expects="cross_attention(X_dec, X_enc, W_q, W_k, W_v) -> Y (T_q, d_v)", where="",
     cases=lambda: [Case(*case, what="") for case in _cross_cases()], reads="Y",
-    draw=(_draw_cross, _draw_cross, lambda rng: _draw_cross(rng, spiked=True), lambda rng: Case(
-        math.sqrt(2) * torch.tensor([[-2000.0, 1.0]]), SPIKED_KEYS, *[torch.eye(2)] * 3,
-        what=f"X_dec = √2 · [[-2000, 1]], W_q = W_k = W_v = I, and as X_enc, {SPIKED}")),
+    draw=(_draw_cross, lambda rng: _draw_cross(rng, narrow=True), lambda rng: _draw_cross(rng, spiked=True),
+          lambda rng: Case(math.sqrt(2) * torch.tensor([[-2000.0, 1.0]]), SPIKED_KEYS, *[torch.eye(2)] * 3,
+                           what=f"X_dec = √2 · [[-2000, 1]], W_q = W_k = W_v = I, and as X_enc, {SPIKED}")),
     judge=_judge_cross, slips=lambda case: _cross_attention_slips(*case.args), name="Y", atol=1e-6, atol32=1e-4,
     hint="The queries come from the decoder's tokens, the keys and the values from the encoder's.",
     success="queries from the decoder, keys and values from the encoder, one function. "

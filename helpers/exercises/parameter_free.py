@@ -164,7 +164,9 @@ def _cases():
         (np.array([[1.0, 0.0], [2000.0, 0.0]]), "E = [[1, 0], [2000, 0]] (a long token: row 0's largest score is not "
                                                 "its score with itself)"),
         (np.array([[0.0, 40.0], [0.0, 1.0]]), "E = [[0, 40], [0, 1]] (row 0's largest score comes first)"),
-        (np.array([[1.0, 0.0], [-2000.0, 0.0]]), "E = [[1, 0], [-2000, 0]] (row 0's scores reach −1,414)"))
+        (np.array([[1.0, 0.0], [-2000.0, 0.0]]), "E = [[1, 0], [-2000, 0]] (row 0's scores reach −1,414)"),
+        (np.array([[40.0, 0], [39, 0], *[[0, 1]] * 4]), "E = [[40, 0], [39, 0], [0, 1] four times] (two scores far "
+                                                        "above the rest)"))
 
 
 def _draw_embeddings(rng, pulled=False) -> Case:

@@ -61,7 +61,7 @@ def _sinusoid_shapes(case):
                     f"({T}, {d})."}
 
 
-#: (T, d); the last is longer than any table the notebook prints, and one drawn T is longer still (above 300).
+#: (T, d); the last is longer than any table the notebook prints, and one drawn T is longer still (400 to 1,000).
 SINUSOID_CASES = ((6, 4), (50, 16), (100, 8), (300, 10))
 
 
@@ -73,10 +73,10 @@ def _draw_sinusoid(rng, shortest=2, longest=400) -> Case:
 check_sinusoidal = Exercise(
     reference_sinusoidal, title="the sinusoidal encoding", expects="sinusoidal(T, d) returning a (T, d) tensor",
     cases=lambda: [Case(T, d, what=f"T = {T}, d = {d}") for T, d in SINUSOID_CASES], own="sinusoidal_positions",
-    draw=(partial(_draw_sinusoid, longest=50), _draw_sinusoid, partial(_draw_sinusoid, shortest=301)),
+    draw=(partial(_draw_sinusoid, longest=50), _draw_sinusoid, partial(_draw_sinusoid, shortest=400, longest=1000)),
     expected=lambda case: sinusoidal_positions(*case.args, dtype=torch.float64), shapes=_sinusoid_shapes,
     slips=lambda case: [(v, f"on {case.what}: {m}.") for v, m in _sinusoid_slips(*case.args)],
-    name="PE on {what}", atol=1e-5, atol32=1e-4,   # float32's angles at T = 400 are off by 1.2e-5
+    name="PE on {what}", atol=1e-5, atol32=1e-4,   # float32's angles at T = 1,000 are off by 3e-5
     hint="Angle = p / 10000^(2m/d); sin in column 2m, cos in column 2m+1.",
     success="your encoding matches sinusoidal_positions for (T, d) = (6, 4), (50, 16), (100, 8), (300, 10) and three "
             "sizes drawn at random. Row 0 is 0, 1, 0, 1, …: position 0 has every angle at 0.",
@@ -93,26 +93,26 @@ def reference_shuffled_outputs(Y, order):
     return Y[order]                                      # (T, d_k) the same vectors, in the new order
 
 
-def _shuffle_case(order=ORDER, seed: int = 8, d_model: int = 6, drawn: str = "") -> Case:
-    """Y (T, T) of a SelfAttention on T random words (d_k = T: a column shuffle is a slip, not an error), the
+def _shuffle_case(order=ORDER, seed: int = 8, d_model: int = 6, drawn: str = "", wide: int = 0) -> Case:
+    """Y (T, T + wide) of a SelfAttention on T random words (d_k ≥ T: a column shuffle is a slip, not an error), the
     order, and the outputs of the shuffled sentence as the module computes them."""
     torch.manual_seed(seed)
-    attention = SelfAttention(d_model=d_model, d_k=len(order)).double()
+    attention = SelfAttention(d_model=d_model, d_k=len(order) + wide).double()
     E = torch.randn(len(order), d_model, dtype=torch.float64)   # (T, d_model) the words, no positions
     with torch.no_grad():
         Y, Y_shuffled = attention(E[None])[0], attention(E[list(order)][None])[0]
     return Case(Y, list(order), what=f"order = {list(order)}{drawn}", Y_shuffled=Y_shuffled)
 
 
-def _draw_shuffle(rng, T=None) -> Case:
+def _draw_shuffle(rng, T=None, wide=False) -> Case:
     """An order of T words (3 to 8 if None): not the identity, not the page's, not its own inverse (so Y[argsort]
-    shows)."""
+    shows); `wide`: d_k above T."""
     T = T or int(rng.integers(3, 9))
     order = rng.permutation(T).tolist()
     while order in (sorted(order), ORDER, np.argsort(order).tolist()):
         order = rng.permutation(T).tolist()
     return _shuffle_case(order, seed=int(rng.integers(2**31)), d_model=int(rng.integers(3, 9)),
-                         drawn=" (drawn at random)")
+                         drawn=" (drawn at random)", wide=int(rng.integers(1, 4)) * wide)
 
 
 def _shuffle_slips(case):
@@ -126,7 +126,7 @@ def _shuffle_slips(case):
 check_shuffled_outputs = Exercise(
     reference_shuffled_outputs, title="the outputs of a shuffled sentence",
     expects="shuffled_outputs(Y, order) returning a (T, d_k) tensor", cases=lambda: [_shuffle_case()],
-    draw=(_draw_shuffle, _draw_shuffle, partial(_draw_shuffle, T=len(ORDER))),   # one as long as the page's
+    draw=(_draw_shuffle, partial(_draw_shuffle, wide=True), partial(_draw_shuffle, T=len(ORDER))),   # the page's T
     expected=lambda case: case.Y_shuffled, slips=_shuffle_slips,
     name="the result for {what}", atol=1e-6, hint="Each word keeps its output vector; only the rows change places.",
     success="your prediction equals what SelfAttention computes on the shuffled sentence, for this order and three "

@@ -231,6 +231,8 @@ def _judge_weights(case, W, expected):
         return f"the weights are rounded to {decimals} decimal{'s' * (decimals > 1)}: return them unrounded."
     row_sums, column_sums = W.sum(axis=-1), W.sum(axis=0)           # huge entries: the sums may be inf
     if not np.allclose(row_sums, 1.0, atol=1e-6):
+        if np.allclose(row_sums, 1 / np.sqrt(d_k), atol=1e-6):
+            return f"each row sums to 1/√d_k = 1/√{d_k}: the scale came after softmax. Divide the scores, then softmax."
         if np.allclose(column_sums, 1.0, atol=1e-6):
             return ("each COLUMN sums to 1: softmax ran over the queries (axis 0). Each query's weights "
                     "over the keys must sum to 1: use axis=-1.")

@@ -79,6 +79,7 @@ def _softmax_cases():
         (np.array([-1000.0, 0.0, 1000.0]), "widely spread scores [-1000, 0, 1000]"),
         (np.array([1000.0, 0.0, -1000.0]), "the same scores, largest first, [1000, 0, -1000]"),
         (np.array([-1000.0, -1001.0, -1002.0]), "scores far below zero [-1000, -1001, -1002]"),
+        (np.array([1000.0, 990.0, -2000.0]), "two scores far above the third, [1000, 990, -2000]"),
         (np.array([[1.0, 1.2, 0.9], [10.0, 12.0, 9.0]]), "a 2-row matrix (one softmax per row)"),
         (np.array([[0.0, 1.0], [1000.0, 1001.0]]), "a matrix whose rows are far apart, [[0, 1], [1000, 1001]]"),
         (np.array([0.5, -1.0, 2.0, 0.0, 1.5]), "five scores [0.5, -1, 2, 0, 1.5]"),   # wider than the page's 3

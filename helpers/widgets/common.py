@@ -129,11 +129,10 @@ def picture(figure: FastFigure) -> widgets.Image:
 
 
 class LiveWidget(widgets.VBox):
-    """Controls above outputs; moving a control runs `compute()` -> data, then `show(data)`.
-
-    Pictures among the outputs never grow wider than the cell (fit_width). Under them, `reading` (HTML): what `show`
-    writes, or the TypeError or ValueError of `compute()` (a typed input it cannot read), the outputs hidden then.
-    `.result`: the latest data, None after such an error; `.last_update_ms`: the last update's time (for tests)."""
+    """Controls above outputs; moving a control runs `compute()` -> data, then `show(data)`. Pictures never grow wider
+    than the cell (fit_width). Under them, `reading` (HTML): what `show` writes, or compute()'s TypeError or ValueError
+    (a typed input it cannot read), the outputs hidden then. `.result`: the latest data, None after such an error;
+    `.last_update_ms`: the last update's time (for tests)."""
 
     def __init__(self, controls: list, outputs: list):
         self.result, self.last_update_ms, self.outputs, self.reading = None, float("nan"), outputs, widgets.HTML()
