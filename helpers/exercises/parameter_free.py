@@ -204,7 +204,8 @@ def _judge_attention(case, got, expected):
                 + f"; its largest |score|: exp({by_abs:.0f})" * bool(by_abs < -700)
                 + "), and 0 / 0 = NaN. Subtract each row's own max: S.max(axis=-1, keepdims=True).")
     if not np.all(np.isfinite(got)):
-        return f"on {what} you got NaN or inf: exp overflowed (or every exp fell to 0: 0 / 0). Subtract each row's max."
+        return (f"on {what} you got NaN or inf: exp overflowed (or every exp fell to 0: 0 / 0). Subtract each row's "
+                "max of the scores you exp, after the division by √d.")
     return None
 
 
