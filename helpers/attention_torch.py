@@ -25,7 +25,6 @@ from helpers.validation import count, describe
 
 def check_attention_inputs(Q, K, V=None, mask=None) -> None:
     """A clear error, naming what was expected, for inputs the textbook lines would fail on or turn into NaN.
-
     Q (..., T_q, d_k), K (..., T_k, d_k), V (..., T_k, d_v), mask broadcasting to (..., T_q, T_k)."""
     named = {"Q": (Q, "(..., T_q, d_k)"), "K": (K, "(..., T_k, d_k)")}
     if V is not None:
@@ -165,7 +164,6 @@ class SelfAttention(nn.Module):
 
 def causal_mask(T_q: int, T_k: int | None = None, *, device=None) -> torch.Tensor:
     """(T_q, T_k) bool: the last T_q of T_k tokens each see themselves and what came before.
-
     Bottom-right aligned: query i may attend to keys 0 … T_k − T_q + i. causal_mask(T) is the square lower triangle."""
     T_q = count(T_q, "T_q")
     T_k = count(T_q if T_k is None else T_k, "T_k (the queries are the last T_q of the T_k tokens)", low=T_q)

@@ -138,7 +138,6 @@ class Dataset:
 
 def make_dataset(task: str = "idiom", seed: int = 0) -> Dataset:
     """All 1,024 sentences, split (seeded) 512 train / 512 test, each pair halved; EXAMPLES are in test.
-
     task: 'idiom' (the pair decides, the experiment) or 'keyword' (the word 'cake' decides)."""
     if task not in ("idiom", "keyword"):   # label_of reads any other text as 'keyword'
         raise ValueError(f"task should be 'idiom' or 'keyword', but got {task!r}.")

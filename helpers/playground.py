@@ -24,7 +24,6 @@ def playground_basis() -> np.ndarray:
 
 def playground_data(sentence, scaled: bool = True) -> dict:
     """Parameter-free self-attention on a typed sentence (1..MAX_WORDS words), with all the widget draws.
-
     S is what softmax sees (divided by `divisor`, √d or 1); P_before, P_after are E, Y in playground_basis."""
     words = tokenize(sentence)
     if len(words) > MAX_WORDS:

@@ -635,6 +635,12 @@ class _OneLayerTwice(torch.nn.Module):   # the keys made with W_q: a projection 
         return torch.softmax(Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1]), -1) @ V
 
 
+class _ValuesFromTheKeys(_OneLayerTwice):
+    def forward(self, x):
+        Q, K, V = self.W_q(x), self.W_k(x), self.W_k(x)
+        return torch.softmax(Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1]), -1) @ V
+
+
 def _forward_reshaped(E, W_q, W_k, W_v):
     Q, K, V = E @ W_q, E @ W_k, E @ W_v
     return torch.softmax(Q @ K.reshape(K.shape[1], K.shape[0]) / math.sqrt(Q.shape[-1]), -1) @ V
@@ -662,6 +668,9 @@ def _scaled_after_softmax(Q, K):
     (ex04.check_attention_forward, lambda E, W_q, W_k, W_v: ex04.reference_attention_forward(E, W_k, W_k, W_v),
      "the queries were made with W_k"),
     (ex04.check_self_attention_module, _OneLayerTwice, "the keys were made with W_q"),
+    (ex04.check_self_attention_module, _ValuesFromTheKeys, "the values were made with W_k"),
+    (ex06.check_cross_attention, lambda X_dec, X_enc, W_q, W_k, W_v: ex06.reference_cross_attention(
+        X_dec, X_enc, W_q, W_q, W_v), "the keys were made with W_q: K = X_enc @ W_k"),
     (ex03.check_self_attention, lambda E: _shifted_by_the_unscaled_max(E) @ E,
      "max of the scores you exp, after the division by √d"),
 ])

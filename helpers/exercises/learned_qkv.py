@@ -196,9 +196,10 @@ def _attention_slips(Q, K, V, d_model) -> list[tuple[torch.Tensor, str]]:
          "queries and keys are swapped: the scores are Q @ K.T (row i = query i), not K @ Q.T"),
         (torch.softmax(Q @ K.reshape(*K.shape[:-2], d_k, T) / math.sqrt(d_k), -1) @ V, "K.reshape(…, d_k, T) is not "
          "K's transpose: it refills the rows in reading order. Use K.transpose(-2, -1) (K.T for one sentence)"),
-        *[(torch.softmax(X @ X.transpose(-2, -1) / math.sqrt(d_k), -1) @ V, f"the {made} made with {used}: each of Q, "
-           "K and V has its own weights, W_q, W_k, W_v") for X, made, used in ((Q, "keys were", "W_q"),
-                                                                                (K, "queries were", "W_k"))]]
+        *[(torch.softmax(X @ Y.transpose(-2, -1) / math.sqrt(d_k), -1) @ Z, f"the {made} made with {used}: each of Q, "
+           "K and V has its own weights, W_q, W_k, W_v") for X, Y, Z, made, used in (
+            (Q, Q, V, "keys were", "W_q"), (K, K, V, "queries were", "W_k"), (Q, K, Q, "values were", "W_q"),
+            (Q, K, K, "values were", "W_k"))]]
     if S.dim() == 3:   # a batch
         return [*slips, (torch.softmax(A, 0) @ V, "softmax ran over the batch (dim=0): use dim=-1")]
     e = torch.exp(A - A.amax(-1, keepdim=True))   # S is square: a (T,) max or sum broadcasts without an error
