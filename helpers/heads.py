@@ -12,12 +12,13 @@
     head_pattern_data(...)           what the notebook 09 widget shows
 
 Masks follow the course (helpers.attention_torch): mask == 0 means "may not attend", broadcast to (B, H, T_q, T_k)."""
+import numpy as np
 import torch
 import torch.nn as nn
 
 from helpers.attention_torch import SelfAttention, attention_weights, causal_mask, check_tokens
 from helpers.running_example import random_table
-from helpers.validation import count, fraction
+from helpers.validation import count, fraction, plain
 
 
 def split_heads(x, n_heads: int):
@@ -97,7 +98,8 @@ def fuse(separate: SeparateHeads) -> MultiHeadAttention:
 
 def padding_mask(lengths, T: int):
     """(B,) real lengths -> (B, 1, 1, T) bool, True where key j < length: broadcasts over heads and queries."""
-    lengths = torch.tensor([count(n, "each length", 1, T) for n in torch.atleast_1d(torch.as_tensor(lengths)).tolist()])
+    T = count(T, "T (the padded length)")
+    lengths = torch.tensor([count(n, "each length", 1, T) for n in np.atleast_1d(plain(lengths)).tolist()])
     return (torch.arange(T) < lengths[:, None])[:, None, None, :]   # (B, T) -> (B, 1, 1, T)
 
 

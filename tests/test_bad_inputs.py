@@ -32,6 +32,8 @@ def _qkv():
      ValueError, "from 1 to 5"),
     (lambda: heads.padding_mask([2.5], 4), ValueError, "each length should be a whole number from 1 to 4"),
     (lambda: heads.padding_mask([5], 4), ValueError, "from 1 to 4"),
+    (lambda: heads.padding_mask("3", 5), ValueError, "each length should be a whole number from 1 to 5, but got '3'"),
+    (lambda: heads.padding_mask([3], "5"), ValueError, "T (the padded length) should be a whole number"),
     (lambda: positions.sinusoidal_positions(5, 4, dtype=torch.int64), TypeError, "floating-point torch dtype"),
     (lambda: positions.frequencies(3), ValueError, "d = 3 is odd"),
     (lambda: positions.shift_matrix(3, 5), ValueError, "d = 5 is odd"),
