@@ -142,11 +142,10 @@ def make_dataset(task: str = "idiom", seed: int = 0) -> Dataset:
     if task not in ("idiom", "keyword"):   # label_of reads any other text as 'keyword'
         raise ValueError(f"task should be 'idiom' or 'keyword', but got {task!r}.")
     rng = np.random.default_rng(seed)
-    all_sentences = [list(s) for s in itertools.product(HEADS, FILLERS, PARTNERS, TIMES, ENDINGS)]
     examples = [s.split() for s in EXAMPLES]
     train, test = [], []
     for head, partner in itertools.product(HEADS, PARTNERS):  # split each pair in half: balanced everywhere
-        group = [s for s in all_sentences if s[0] == head and s[2] == partner]
+        group = [list(s) for s in itertools.product([head], FILLERS, [partner], TIMES, ENDINGS)]
         group = [group[i] for i in rng.permutation(len(group))]
         held, rest = [s for s in group if s in examples], [s for s in group if s not in examples]
         half = len(group) // 2

@@ -119,14 +119,8 @@ class Timing:
     """Seconds per call: the samples, their median in seconds and in milliseconds."""
 
     samples: list[float] = field(default_factory=list)
-
-    @property
-    def median(self) -> float:
-        return statistics.median(self.samples)
-
-    @property
-    def ms(self) -> float:
-        return self.median * 1e3
+    median = property(lambda self: statistics.median(self.samples))
+    ms = property(lambda self: self.median * 1e3)
 
 
 def time_calls(functions: dict[str, Callable], device="cpu", *, warmup: int = 2, repeats: int = 7,
@@ -286,8 +280,7 @@ def run_benchmark(*, device="cpu", dtypes=("float32",), sizes=(256, 512, 1024), 
                 if row.note:  # outside the except block, so that its traceback no longer holds the tensors
                     if row.note == "out of memory":
                         exhausted.add(name)
-                    if device.type == "cuda":
-                        torch.cuda.empty_cache()
+                    torch.cuda.empty_cache()   # a no-op unless CUDA was initialised
                     continue
                 row.note = sdpa_backend(Q, K, V, causal) if name == "sdpa" else ""
                 calls[name] = call
@@ -301,8 +294,7 @@ def run_benchmark(*, device="cpu", dtypes=("float32",), sizes=(256, 512, 1024), 
                         row.peak_bytes = peak_memory_bytes(calls[name], device)
             rows.extend(table.values())
             del Q, K, V, calls
-            if device.type == "cuda":
-                torch.cuda.empty_cache()
+            torch.cuda.empty_cache()
     return rows
 
 

@@ -108,10 +108,7 @@ def projection_basis(X) -> np.ndarray:
     if basis.shape[1] < 2:  # a single vector: complete the plane with any orthogonal direction
         extra = np.linalg.svd(np.eye(d) - np.outer(basis[:, 0], basis[:, 0]))[0][:, :1]
         basis = np.hstack([basis, extra])
-    for k in range(2):
-        if basis[np.argmax(np.abs(basis[:, k])), k] < 0:
-            basis[:, k] *= -1
-    return basis
+    return basis * np.sign(basis[np.abs(basis).argmax(axis=0), [0, 1]])   # each column's largest entry positive
 
 
 def arrows(X, labels: Sequence[str], *, ax=None, basis=None, title: str = ""):

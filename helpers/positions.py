@@ -94,8 +94,7 @@ def position_snapshot(p: int, d: int, T: int = 48) -> dict:
     similarity = PE @ PE[p]                                  # (T,) = Σ_m cos((p′ − p) ω_m): depends on p′ − p only
     offsets = torch.arange(-(T - 1), T, dtype=torch.float64)[:, None]  # (2T − 1, 1)
     every_offset = torch.cos(offsets * frequencies(d)).sum(dim=1)     # (2T − 1,) the same curve, all offsets
-    others = similarity.clone()
-    others[p] = -math.inf
+    others = torch.where(torch.arange(T) == p, -math.inf, similarity)   # every position but p itself
     return {"p": p, "d": d, "T": T, "PE": PE.numpy(), "similarity": similarity.numpy(),
             "self": float(similarity[p]),                        # = d / 2: every (sin, cos) pair has length 1
             "range": (float(every_offset.min()), float(every_offset.max())),

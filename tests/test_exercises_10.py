@@ -67,6 +67,27 @@ def test_relabelled_copies_compute_the_same_function_under_new_head_numbers():
     torch.testing.assert_close(W_swapped, W.flip(2), rtol=0, atol=1e-6)
 
 
+def test_copies_with_idle_layers_and_heads_compute_the_same_function():
+    model = induction.load_trained_model()
+    tokens = torch.randint(0, 20, (2, 32), generator=torch.Generator().manual_seed(0))
+    for front, idle, size in ((1, 0, (3, 2)), (0, 1, (2, 3))):
+        copy = ex.relabelled(model, [range(2 + idle)] * (front + 2), ex.SCALES[0], front, idle)
+        assert (copy.n_layers, copy.n_heads) == size
+        with torch.no_grad():
+            torch.testing.assert_close(copy(tokens), model(tokens), rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("answer, fragment", [
+    (lambda s: divmod(int(s[0].argmax()), s.shape[1]), "(2, 3, 2) = (2, n_layers, H)"),   # n_layers read as H
+    (lambda s: divmod(int(s[:, 0].argmax()), s.shape[2]), "head 0.0 (layer 0's head 0) off"),   # kinds read as layers
+    (lambda s: tuple(int(i) for i in np.unravel_index(int(s[0].argmax()), s.shape[:2])), "idle layer 0 in front"),
+    (lambda s: (int(s[0].argmax()) // 2, int(s[0].argmax()) % 2), "an idle head in each layer"),   # the page's H = 2
+])
+def test_the_worst_head_takes_its_sizes_from_the_scores(answer, fragment):
+    for _ in range(3):
+        failing(ex.check_worst_head(answer, "b"), fragment)
+
+
 def test_the_worst_head_is_measured_and_the_reason_checked():
     assert verdict(ex.check_worst_head(by_previous_token_score, "b"))[0]
     assert verdict(ex.check_worst_head(ex.reference_worst_head, " B "))[0]

@@ -24,6 +24,7 @@ import traceback
 import unicodedata
 from dataclasses import dataclass
 from functools import partial
+from itertools import chain
 
 import numpy as np
 
@@ -126,12 +127,11 @@ class Exercise:
     def __call__(self, answer) -> Feedback:
         if not callable(answer):
             return not_a_function(answer, self.expects)
-        rng = np.random.default_rng()                                     # seeded afresh for every call
-        fixed, drawn, seen = self.cases(), [draw(rng) for draw in self.draws], []
-        try:
-            for case in [*fixed, *drawn]:
+        rng, seen = np.random.default_rng(), []                           # seeded afresh for every call
+        try:   # each case made only when its turn comes: an answer refused early costs no more cases
+            for drawn, case in chain(((False, c) for c in self.cases()), ((True, draw(rng)) for draw in self.draws)):
                 if (message := self.judge_case(answer, case, seen)) is not None:
-                    if case in drawn and case.what not in message:   # the sizes it used, to try them again
+                    if drawn and case.what not in message:   # the sizes it used, to try them again
                         message = f"on {case.what}: {message}"
                     return wrong(message)
         except Placeholder as unfinished:

@@ -1,5 +1,6 @@
 """Exercises of notebook 10: the induction score from a weight matrix; which head's removal hurts most."""
 import functools
+import re
 
 import numpy as np
 import torch
@@ -95,45 +96,52 @@ SCALES = (((1.0, 1.0), (1.0, 1.0)), ((1.0, 1.0), (2.0, 2.0)), ((3.0, 0.4), (8.0,
 SCALED = {SCALES[1]: ", layer 1's W_q doubled", SCALES[2]: ", the previous-token head flattened, the others sharpened"}
 
 
-def relabelled(model, orders, scales=SCALES[0]):
-    """A copy of `model` whose heads in layer l come in the order orders[l] (the same function, new head numbers),
-    head h of layer l (as trained) with its W_q multiplied by scales[l][h] (its weights more peaked above 1)."""
-    copy = induction.AttentionOnlyTransformer(n_layers=model.n_layers)
-    copy.load_state_dict(model.state_dict())
+def relabelled(model, orders, scales=SCALES[0], front=0, idle=0):
+    """A copy of `model` computing the same function under new numbers: `front` idle layers (weights 0: they add
+    nothing) before its own, `idle` idle heads after each layer's own, the heads of the copy's layer l in the order
+    orders[l]; head h of `model`'s layer l with its W_q multiplied by scales[l][h] (its weights more peaked above 1)."""
+    H, d_k, layers = model.n_heads, model.layers[0].d_k, front + model.n_layers
+    copy = induction.AttentionOnlyTransformer(d_model=(H + idle) * d_k, n_layers=layers, n_heads=H + idle)
+    state = {name: W.zero_() for name, W in copy.state_dict().items()}   # the copy's own weights, all 0 to begin
+    for name, W in model.state_dict().items():   # each into its top-left corner: the rows and columns added stay 0
+        state[re.sub(r"\d+", lambda n: str(int(n[0]) + front), name, count=1)][tuple(map(slice, W.shape))] = W
     with torch.no_grad():
-        for layer, order, scale in zip(copy.layers, orders, scales):
-            layer.W_q.weight.mul_(torch.tensor(scale).repeat_interleave(layer.d_k)[:, None])   # head h's rows
-            rows = torch.cat([torch.arange(h * layer.d_k, (h + 1) * layer.d_k) for h in order])   # head blocks
+        for layer, scale in zip(copy.layers[front:], scales):
+            layer.W_q.weight[:H * d_k].mul_(torch.tensor(scale).repeat_interleave(d_k)[:, None])   # head h's rows
+        for layer, order in zip(copy.layers, orders):
+            rows = torch.cat([torch.arange(h * d_k, (h + 1) * d_k) for h in order])   # head blocks
             for W in (layer.W_q, layer.W_k, layer.W_v):
                 W.weight.copy_(W.weight[rows])                  # (d_model, d_model): output rows, head by head
             layer.W_o.weight.copy_(layer.W_o.weight[:, rows])   # its input columns, in the same order
     return copy.eval()
 
 
-@functools.lru_cache(maxsize=len(SCALES))
-def _measured(scales):
-    """(scores (2, n_layers, H), {head: copy loss with it off}) of the model with these W_q scales, on one thread."""
-    model = relabelled(induction.load_trained_model(), ((0, 1), (0, 1)), scales)
+@functools.lru_cache(maxsize=4 * len(SCALES))
+def _measured(scales, front=0, idle=0):
+    """(scores (2, n_layers, H), {head: copy loss with it off}) of that copy, heads numbered as trained, one thread."""
+    model = relabelled(induction.load_trained_model(), [range(2 + idle)] * (front + 2), scales, front, idle)
     tokens, copy = induction.repeated_batch(500, torch.Generator().manual_seed(12))   # the page's evaluation batch
     with cpu_threads(1):
         return induction.head_scores(model, induction.probes(40)), induction.ablation_table(model, tokens, copy)
 
 
-def _model_case(orders, scales=SCALES[0], drawn=""):
+def _model_case(orders, scales=SCALES[0], front=0, idle=0, drawn=""):
     """A relabelled copy computes the same function: its scores and losses are the measured ones, heads reordered."""
-    (scores, measured), was = _measured(scales), {(l, h): (l, old) for l, order in enumerate(orders) for h, old in
-                                                   enumerate(order)}   # new head number: its number as measured
+    (scores, measured), was = _measured(scales, front, idle), {(l, h): (l, old) for l, order in enumerate(orders)
+                                                               for h, old in enumerate(order)}   # its number measured
     scores = torch.stack([scores[:, l, list(order)] for l, order in enumerate(orders)], dim=1)   # (2, n_layers, H)
     table = {head: measured[was.get(head, head)] for head in measured}   # None: every head on
-    swapped = [f"layer {layer}'s heads swapped" for layer, order in enumerate(orders) if order != (0, 1)]
-    kind = ", ".join(swapped or ["the heads numbered as trained"]) + SCALED.get(scales, "")
-    worst = max((head for head in table if head is not None), key=table.get)
-    return Case(scores, what=kind + drawn, table=table, worst=worst)
+    moved = [f"layer {layer}'s heads " + ("swapped" if len(order) == 2 else f"in the order {order}")
+             for layer, order in enumerate(orders) if list(order) != sorted(order)]
+    kind = ", ".join(moved or ["the heads numbered as trained"]) + SCALED.get(scales, "") + (
+        ", an idle layer 0 in front (weights 0: it adds nothing)" * front + ", an idle head in each layer" * idle)
+    return Case(scores, what=kind + drawn, table=table, worst=max(filter(None, table), key=table.get))   # None: all on
 
 
 def _draw_model(rng) -> Case:
-    orders = tuple(tuple(int(h) for h in rng.permutation(2)) for _ in range(2))
-    return _model_case(orders, SCALES[int(rng.integers(len(SCALES)))], ", drawn at random")
+    front, idle = (int(n) for n in rng.integers(2, size=2))   # sizes other than the page's 2 layers of 2 heads
+    orders = (tuple(range(2 + idle)),) * front + tuple(tuple(map(int, rng.permutation(2 + idle))) for _ in "01")
+    return _model_case(orders, SCALES[int(rng.integers(len(SCALES)))], front, idle, ", drawn at random")
 
 
 def _read_head(result, case):
@@ -145,7 +153,8 @@ def _read_head(result, case):
         return None, (f"on {case.what}: your function returned {result!r:.60}; it should return a (layer, head) "
                       "pair of whole numbers, e.g. (1, 0).")
     if (layer, head) not in case.table:
-        return None, f"on {case.what}: there is no head {layer}.{head}: layers 0, 1 and heads 0, 1."
+        return None, (f"on {case.what}: there is no head {layer}.{head}: layers 0 to {case.args[0].size(1) - 1}, heads "
+                      f"0 to {case.args[0].size(2) - 1}.")
     return np.asarray([layer, head]), None
 
 
@@ -158,14 +167,17 @@ def _judge_head(case, got, expected):
         return (f"on {case.what}: head {label} is an induction head; switching it off raises the copy loss by "
                 f"{rise:+.2f}, but another head's removal costs {worst:+.2f}: the other induction head still copies "
                 "part of the way without it. Which head do both induction heads need?")
+    sizes = tuple(case.args[0].shape)   # the page's model is (2, 2, 2): an answer sized by it reads the wrong heads
+    shape = f" (here scores is {sizes} = (2, n_layers, H): sizes from scores.shape)" * (sizes != (2, 2, 2))
     return (f"on {case.what}: switching head {label} off ({name}) changes the copy loss by {rise:+.2f}; another "
-            f"head's removal costs {worst:+.2f}. Read both scores of every head.")
+            f"head's removal costs {worst:+.2f}. Read both scores of every head{shape}.")
 
 
 _worst_function = Exercise(
     reference_worst_head, title="which head's removal hurts most", expects="worst_head(scores) returning (layer, head)",
-    cases=lambda: [_model_case(((0, 1), (0, 1))), _model_case(((1, 0), (0, 1))),
-                   _model_case(((0, 1), (1, 0)), SCALES[1]), _model_case(((1, 0), (0, 1)), SCALES[2])],
+    cases=lambda: (_model_case(*args) for args in (   # (orders, scales, idle layers in front, idle heads per layer)
+        (((0, 1), (0, 1)),), (((1, 0), (0, 1)),), (((0, 1), (1, 0)), SCALES[1]), (((1, 0), (0, 1)), SCALES[2]),
+        (((0, 1), (0, 1), (1, 0)), SCALES[0], 1), (((0, 2, 1), (0, 1, 2)), SCALES[0], 0, 1))),
     draw=_draw_model, draws=1, read=_read_head, judge=_judge_head, expected=lambda case: np.asarray(case.worst),
     success="the right head on every copy.")
 
