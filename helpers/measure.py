@@ -134,8 +134,7 @@ def time_calls(functions: dict[str, Callable], device="cpu", *, warmup: int = 2,
             for _ in range(warmup):
                 fn()
             synchronize(device)
-            once = one_sample(fn, device, 1)
-            numbers[name] = max(1, min(1000, math.ceil(min_sample_s / max(once, 1e-9))))
+            numbers[name] = max(1, min(1000, math.ceil(min_sample_s / max(one_sample(fn, device, 1), 1e-9))))
         for _ in range(repeats):
             for name, fn in functions.items():
                 timings[name].samples.append(one_sample(fn, device, numbers[name]))
@@ -256,6 +255,9 @@ def run_benchmark(*, device="cpu", dtypes=("float32",), sizes=(256, 512, 1024), 
     memory gets the note 'out of memory' and is skipped at larger sizes; one that cannot run these inputs gets its
     error as the note. FLOPs: 4·B·H·T²·d_k, halved when causal for tiled and fused SDPA (naive, lean: all T²)."""
     device, sizes = resolve_device(device), ((sizes,) if isinstance(sizes, int) else sizes)   # one size, or several
+    if unknown := [name for name in impls if name not in implementations]:
+        raise ValueError(f"impls should be among {list(implementations)}, but got {unknown}" + " (for flash, pass "
+                         "implementations=measure.WITH_FLASH)" * ("flash" in unknown) + ".")
     memory_sizes = set(sizes) if memory is True else set(memory or ())
     rows = []
     for dtype in map(cost.dtype_name, (dtypes,) if isinstance(dtypes, str) else dtypes):   # "bf16", not "b", "f"
@@ -342,8 +344,7 @@ def timing_cell(peaks: dict[str, float], *, cpu_sizes=(256, 512), cuda_sizes=(10
     `peaks`: {GPU name: nominal dense 16-bit TFLOP/s}; a GPU whose name holds every word of a key (the first such
     key) is compared with that peak. Prints everything; returns the rows."""
     message = cuda_skip_message()
-    device = torch.device("cpu" if message else "cuda")
-    threads = torch.get_num_threads() if message else None
+    device, threads = (torch.device("cpu"), torch.get_num_threads()) if message else (torch.device("cuda"), None)
     if message:
         print(message)
     print(header(device, threads, batch_heads, d_k, False))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from helpers import cost, heads, induction, learning, luong, mixing, positions, scaling, temperature
+from helpers import cost, heads, induction, learning, luong, measure, mixing, positions, scaling, temperature
 from helpers.attention import self_attention_steps
 from helpers.attention_plots import gravity_plot, labelled_table
 from helpers.attention_torch import SelfAttention, causal_mask, scaled_dot_product_attention
@@ -32,6 +32,8 @@ def _qkv():
      ValueError, "from 1 to 5"),
     (lambda: heads.padding_mask([2.5], 4), ValueError, "each length should be a whole number from 1 to 4"),
     (lambda: heads.padding_mask([5], 4), ValueError, "from 1 to 4"),
+    (lambda: measure.run_benchmark(sizes=64, impls=("flash",)), ValueError, "implementations=measure.WITH_FLASH"),
+    (lambda: measure.run_benchmark(sizes=64, impls=("naiv",)), ValueError, "impls should be among ['naive', 'lean'"),
     (lambda: heads.padding_mask("3", 5), ValueError, "each length should be a whole number from 1 to 5, but got '3'"),
     (lambda: heads.padding_mask([3], "5"), ValueError, "T (the padded length) should be a whole number"),
     (lambda: positions.sinusoidal_positions(5, 4, dtype=torch.int64), TypeError, "floating-point torch dtype"),
