@@ -222,6 +222,23 @@ def test_drawn_cases_are_drawn_afresh_for_every_call():
     assert len(set(per_call)) > 1                                    # not the same draw at every call
 
 
+def test_a_case_is_made_only_when_its_turn_comes():
+    made = []
+
+    def cases():   # a generator: a case that is costly to make (notebook 10 measures a model for each)
+        for n in (1, 2):
+            made.append(n)
+            yield Case(np.ones(n), what=f"{n} ones")
+
+    def draw(rng):
+        made.append("drawn")
+        return Case(np.ones(3), what="3 ones")
+
+    assert _doubling(cases=cases, draw=draw)(lambda x: x).message.startswith("the result on 1 ones")
+    assert made == [1]
+    assert _doubling(cases=cases, draw=draw)(lambda x: 2 * x).passed and made == [1, 1, 2, "drawn", "drawn"]
+
+
 def test_an_answer_that_changes_its_argument_in_place_is_refused_and_the_cases_stay_as_they_were():
     check = _doubling()
     before = [case.args[0].copy() for case in check.cases()]
