@@ -71,7 +71,7 @@ def _one(result, case):
 check_induction_score = Exercise(
     reference_induction_score, title="the induction score from a weight matrix",
     expects="induction_score(W, n) returning one number",
-    cases=lambda: [*(Case(_weights(n, n), n, what=f"random causal weights, n = {n}") for n in (7, 4)),
+    cases=lambda: [*(Case(_weights(n, n), n, what=f"random causal weights, n = {n}") for n in (7, 4, 11)),
                    _ideal(5, 4, "a perfect induction head"), _ideal(5, 1, "a perfect previous-token head")],
     draw=_draw_score, slips=_score_slips, atol=1e-6, read=_one, own="induction_score", reads="the mean weight",
     hint="Average, over the second copy's queries, the weight on the token just after its first occurrence.",

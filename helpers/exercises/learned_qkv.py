@@ -51,8 +51,8 @@ def _lookup_slips(query, keys, values):
 
 
 def _draw_lookup(rng, long=False, square=False) -> Case:
-    """Random keys, values, query; `long`: key j ≥ 1 of 4+ alone scores 1,000; `square`: n keys of dimension n."""
-    n, d = rng.integers(4 if long else 2, 8), rng.integers(2, 7)
+    """Random query, keys, values: 3 keys as on the page; `long`: 4 to 7, key j ≥ 1 scores 1,000; `square`: n = d."""
+    n, d = rng.integers(4, 8) if long else 3, rng.integers(2, 7)
     n = d if square else n
     query, keys, values = rng.normal(size=d), rng.normal(size=(n, d)), rng.normal(size=n)
     j = int(rng.integers(1, n))
