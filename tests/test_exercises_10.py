@@ -7,6 +7,7 @@ from verdicts import failing, verdict
 
 from helpers import induction
 from helpers.exercises import induction as ex
+from helpers.measure import cpu_threads
 
 
 def at(W, queries, offset):
@@ -75,6 +76,11 @@ def test_copies_with_idle_layers_and_heads_compute_the_same_function():
         assert (copy.n_layers, copy.n_heads) == size
         with torch.no_grad():
             torch.testing.assert_close(copy(tokens), model(tokens), rtol=0, atol=1e-5)
+        batch, positions = induction.repeated_batch(500, torch.Generator().manual_seed(12))
+        with cpu_threads(1):   # the losses the checker quotes for such a copy, measured on it
+            measured = induction.ablation_table(copy, batch, positions)
+        assert measured == pytest.approx(ex._model_case([range(2 + idle)] * (front + 2), front=front, idle=idle).table,
+                                         abs=1e-5)
 
 
 @pytest.mark.parametrize("answer, fragment", [

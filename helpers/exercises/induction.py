@@ -97,9 +97,8 @@ SCALED = {SCALES[1]: ", layer 1's W_q doubled", SCALES[2]: ", the previous-token
 
 
 def relabelled(model, orders, scales=SCALES[0], front=0, idle=0):
-    """A copy of `model` computing the same function under new numbers: `front` idle layers (weights 0: they add
-    nothing) before its own, `idle` idle heads after each layer's own, the heads of the copy's layer l in the order
-    orders[l]; head h of `model`'s layer l with its W_q multiplied by scales[l][h] (its weights more peaked above 1)."""
+    """A copy of `model` computing the same function under new numbers: `front` idle layers (weights 0) first, `idle`
+    idle heads after each layer's, layer l's heads in the order orders[l]; head h of layer l: W_q × scales[l][h]."""
     H, d_k, layers = model.n_heads, model.layers[0].d_k, front + model.n_layers
     copy = induction.AttentionOnlyTransformer(d_model=(H + idle) * d_k, n_layers=layers, n_heads=H + idle)
     state = {name: W.zero_() for name, W in copy.state_dict().items()}   # the copy's own weights, all 0 to begin
@@ -118,19 +117,21 @@ def relabelled(model, orders, scales=SCALES[0], front=0, idle=0):
 
 @functools.lru_cache(maxsize=4 * len(SCALES))
 def _measured(scales, front=0, idle=0):
-    """(scores (2, n_layers, H), {head: copy loss with it off}) of that copy, heads numbered as trained, one thread."""
+    """That copy's scores (2, n_layers, H), heads as trained, and {head: copy loss with it off} of the copy without
+    idle layers and heads (they change nothing); one thread."""
     model = relabelled(induction.load_trained_model(), [range(2 + idle)] * (front + 2), scales, front, idle)
     tokens, copy = induction.repeated_batch(500, torch.Generator().manual_seed(12))   # the page's evaluation batch
     with cpu_threads(1):
-        return induction.head_scores(model, induction.probes(40)), induction.ablation_table(model, tokens, copy)
+        return induction.head_scores(model, induction.probes(40)), (
+            _measured(scales)[1] if front or idle else induction.ablation_table(model, tokens, copy))
 
 
 def _model_case(orders, scales=SCALES[0], front=0, idle=0, drawn=""):
-    """A relabelled copy computes the same function: its scores and losses are the measured ones, heads reordered."""
-    (scores, measured), was = _measured(scales, front, idle), {(l, h): (l, old) for l, order in enumerate(orders)
-                                                               for h, old in enumerate(order)}   # its number measured
+    """A relabelled copy computes the same function: the measured scores and losses, heads reordered (idle: no loss)."""
+    (scores, measured), was = _measured(scales, front, idle), {(l, h): (l - front, old) for l, order in
+                                                               enumerate(orders) for h, old in enumerate(order)}
     scores = torch.stack([scores[:, l, list(order)] for l, order in enumerate(orders)], dim=1)   # (2, n_layers, H)
-    table = {head: measured[was.get(head, head)] for head in measured}   # None: every head on
+    table = {head: measured.get(was.get(head), measured[None]) for head in [None, *was]}   # None: every head on
     moved = [f"layer {layer}'s heads " + ("swapped" if len(order) == 2 else f"in the order {order}")
              for layer, order in enumerate(orders) if list(order) != sorted(order)]
     kind = ", ".join(moved or ["the heads numbered as trained"]) + SCALED.get(scales, "") + (
@@ -188,8 +189,7 @@ def check_worst_head(worst_head, reason=None) -> Feedback:
     the trained model; reason: the letter of the reason, "b" (its output builds the induction heads' keys)."""
     if isinstance(worst_head, str) and callable(reason):
         return wrong("the function comes first, then the letter: check_worst_head(my_worst_head, reason).")
-    verdict = _worst_function(worst_head)
-    if not verdict.passed:
+    if not (verdict := _worst_function(worst_head)).passed:
         return verdict
     letter, problem = text_answer(reason, "the letter 'a', 'b' or 'c'", "reason")
     if problem is not None:
