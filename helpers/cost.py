@@ -51,8 +51,7 @@ def bytes_per_number(dtype) -> int:
 def projection_parameters(d_model: int, d_k: int) -> dict[str, int]:
     """Weights of W_q, W_k, W_v, each (d_model, d_k), no biases: {"W_q", "W_k", "W_v", "total" = 3 · d_model · d_k}."""
     require_sizes(d_model=d_model, d_k=d_k)
-    one = d_model * d_k
-    return {"W_q": one, "W_k": one, "W_v": one, "total": 3 * one}
+    return dict.fromkeys(("W_q", "W_k", "W_v"), d_model * d_k) | {"total": 3 * d_model * d_k}
 
 
 def matmul_flops(m: int, n: int, p: int) -> int:

@@ -33,7 +33,8 @@ def _qkv():
     (lambda: heads.padding_mask([2.5], 4), ValueError, "each length should be a whole number from 1 to 4"),
     (lambda: heads.padding_mask([5], 4), ValueError, "from 1 to 4"),
     (lambda: measure.run_benchmark(sizes=64, impls=("flash",)), ValueError, "implementations=measure.WITH_FLASH"),
-    (lambda: measure.run_benchmark(sizes=64, impls=("naiv",)), ValueError, "impls should be among ['naive', 'lean'"),
+    (lambda: measure.run_benchmark(sizes=64, impls="naiv"), ValueError, "impls should be among ['naive', 'lean', "
+                                                                         "'tiled', 'sdpa'], but got ['naiv']"),
     (lambda: heads.padding_mask("3", 5), ValueError, "each length should be a whole number from 1 to 5, but got '3'"),
     (lambda: heads.padding_mask([3], "5"), ValueError, "T (the padded length) should be a whole number"),
     (lambda: positions.sinusoidal_positions(5, 4, dtype=torch.int64), TypeError, "floating-point torch dtype"),

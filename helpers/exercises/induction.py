@@ -93,7 +93,7 @@ def reference_worst_head(scores):
 #: previous-token head flattened and every other head sharpened, so that its previous-token score no longer tops
 #: every score, nor is its induction score the lowest.
 SCALES = (((1.0, 1.0), (1.0, 1.0)), ((1.0, 1.0), (2.0, 2.0)), ((3.0, 0.4), (8.0, 8.0)))
-SCALED = {SCALES[1]: ", layer 1's W_q doubled", SCALES[2]: ", the previous-token head flattened, the others sharpened"}
+SCALED = {SCALES[1]: ", layer {}'s W_q doubled", SCALES[2]: ", the previous-token head flattened, the others sharpened"}
 
 
 def relabelled(model, orders, scales=SCALES[0], front=0, idle=0):
@@ -123,7 +123,7 @@ def _measured(scales, front=0, idle=0):
     tokens, copy = induction.repeated_batch(500, torch.Generator().manual_seed(12))   # the page's evaluation batch
     with cpu_threads(1):
         return induction.head_scores(model, induction.probes(40)), (
-            _measured(scales)[1] if front or idle else induction.ablation_table(model, tokens, copy))
+            _measured(scales, 0, 0)[1] if front or idle else induction.ablation_table(model, tokens, copy))
 
 
 def _model_case(orders, scales=SCALES[0], front=0, idle=0, drawn=""):
@@ -134,7 +134,7 @@ def _model_case(orders, scales=SCALES[0], front=0, idle=0, drawn=""):
     table = {head: measured.get(was.get(head), measured[None]) for head in [None, *was]}   # None: every head on
     moved = [f"layer {layer}'s heads " + ("swapped" if len(order) == 2 else f"in the order {order}")
              for layer, order in enumerate(orders) if list(order) != sorted(order)]
-    kind = ", ".join(moved or ["the heads numbered as trained"]) + SCALED.get(scales, "") + (
+    kind = ", ".join(moved or ["the heads numbered as trained"]) + SCALED.get(scales, "").format(1 + front) + (
         ", an idle layer 0 in front (weights 0: it adds nothing)" * front + ", an idle head in each layer" * idle)
     return Case(scores, what=kind + drawn, table=table, worst=max(filter(None, table), key=table.get))   # None: all on
 
