@@ -31,6 +31,13 @@ def test_soft_lookup_accepts_other_correct_styles():
     assert verdict(ex.check_soft_lookup(with_torch))[0]
 
 
+def test_a_lookup_that_blends_the_pages_values_over_three_keys_fails_every_time():
+    def page_values(query, keys, values):   # d = {'a': 1, 'b': 2, 'c': 4} whenever there are three keys
+        return soft_lookup(query, keys, np.array([1.0, 2.0, 4.0]) if len(values) == 3 else values)[1]
+    for _ in range(10):
+        failing(ex.check_soft_lookup(page_values), "random keys (3, ", "drawn for this check")
+
+
 def test_soft_lookup_names_the_slips():
     failing(ex.check_soft_lookup(lambda q, K, v: v[np.argmax(K @ q)]), "HARD lookup")
     failing(ex.check_soft_lookup(lambda q, K, v: (K @ q) @ v), "without softmax")

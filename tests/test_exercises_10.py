@@ -68,6 +68,13 @@ def test_relabelled_copies_compute_the_same_function_under_new_head_numbers():
     torch.testing.assert_close(W_swapped, W.flip(2), rtol=0, atol=1e-6)
 
 
+def test_an_induction_score_that_reads_n_from_the_page_fails_every_time():
+    def page_n(W, n):   # n = 8 wherever W is large enough for it
+        return ex.reference_induction_score(W, 8 if W.shape[0] >= 16 else n)
+    for _ in range(10):
+        failing(ex.check_induction_score(page_n), "n = 11")
+
+
 def test_copies_with_idle_layers_and_heads_compute_the_same_function():
     model = induction.load_trained_model()
     tokens = torch.randint(0, 20, (2, 32), generator=torch.Generator().manual_seed(0))
