@@ -73,8 +73,8 @@ def _running_case(scores, values, what=None) -> Case:
 
 
 def _draw_running(rng, low=False, long=False) -> Case:
-    """Scores often rising; `low`: all near −1,000 (m from 0 fails); `long`: LONG keys. d_v above the page's 3, 2."""
-    T, d_v = (LONG, 64) if long else (int(rng.integers(3, 8)), int(rng.integers(4, 8)))   # long: a head's d_v
+    """Scores often rising; `low`: all near −1,000 (m from 0 fails); `long`: LONG keys. d_v 4 to 7, the long's too."""
+    T, d_v = LONG if long else int(rng.integers(3, 8)), int(rng.integers(4, 8))
     scores = (np.sort(rng.normal(0, 2, T)) if rng.random() < 0.5 else rng.normal(0, 2, T)) - 1000 * low
     return _running_case(scores.tolist(), rng.normal(0, 1, (T, d_v)).tolist(),
                          f"{T:,} keys drawn at random{', scores near −1,000' * low}, d_v={d_v}")
@@ -147,10 +147,10 @@ def _run_running(answer, case):
     # refused: grown since halfway by over LONG / 4 keys (a tile passes), or the answer's own with room for every key
     grew, name = max(((n - then.get(k, 0), k) for k, n in last.items()), default=(0, ""))
     size, name = (last[name], name) if grew > LONG // 4 else max(((n, k) for k, n in local.items()), default=(0, ""))
-    limit = 3 * LONG * d_v // 4   # all the values are LONG · d_v numbers; a tile of up to LONG / 5 keys, held twice
+    limit = 3 * LONG * d_v // 4   # of LONG · d_v values: a tile of ≤ LONG / 5 keys, held twice; bytes: as at d_v = 64
     kept = [f"still held {watch.kept:,} numbers in tensors and arrays at the last key"] * (watch.kept > limit) + [
         f"made a tensor of {watch.most:,} numbers"] * (watch.most > limit) + [
-        f"still held {watch.bytes:,} bytes of Python objects at the last key"] * (watch.bytes > 8 * limit) + [
+        f"still held {watch.bytes:,} bytes of Python objects at the last key"] * (watch.bytes > 6 * LONG * 64) + [
         f"held {size:,} entries in the variable {name} at the last key"] * (grew > LONG // 4 or size >= LONG)
     if kept:
         raise Refusal(f"on {case.what}: your function {' and '.join(kept)}, memory that grows with the keys. A "
