@@ -111,6 +111,7 @@ def test_an_answer_that_collects_the_stream_first_is_told_why():
             scores.append(float(s))
             values.extend(v.tolist())                                            # one flat list of floats
         return softmax_of(scores, torch.tensor(values, dtype=torch.float64).view(-1, d_v))
+
     def into_a_buffer(stream, d_v):
         S, V, n = np.empty(20_000), np.empty((20_000, d_v)), 0                   # made before the first key
         for s, v in stream:
@@ -125,9 +126,16 @@ def test_an_answer_that_collects_the_stream_first_is_told_why():
     def largest_first(stream, d_v):                                              # sorted: nothing to rescale
         return ex11.slipped_running_softmax(sorted(stream, key=lambda pair: -pair[0]), d_v, rescale_l=False,
                                             rescale_o=False)
+
+    def in_numpy(stream, d_v):                                                   # no tensor: Python and NumPy
+        pairs = [(float(s), v.numpy().copy()) for s, v in stream]               # a list no variable names yet
+        S, V = np.array([s for s, _ in pairs]), np.stack([v for _, v in pairs])
+        return S.max(), np.exp(S - S.max()).sum(), np.exp(S - S.max()) @ V
+
     def unless_wide(stream, d_v):                                                # d_v cannot say which stream is long
         return ex11.reference_running_softmax(stream, d_v) if d_v >= 8 else collects(stream, d_v)
-    for answer in (collects, copies, as_numbers, into_a_buffer, two_passes, largest_first, unless_wide):
+    for answer in (collects, copies, as_numbers, into_a_buffer, two_passes, largest_first, in_numpy,
+                   unless_wide):
         not_yet(ex11.check_running_softmax(answer), f"on {ex11.LONG:,} keys drawn at random", "grows with the keys")
     not_yet(ex11.check_running_softmax(two_passes), "still held", "numbers in tensors and arrays at the last key")
     not_yet(ex11.check_running_softmax(into_a_buffer), "bytes of Python objects")

@@ -72,9 +72,9 @@ def _running_case(scores, values, what=None) -> Case:
                 what=what or f"scores {np.round(s.numpy(), 2).tolist()} with values of d_v = {V.shape[1]}")
 
 
-def _draw_running(rng, low=False, long=False) -> Case:
-    """Scores often rising; `low`: all near −1,000 (m from 0 fails); `long`: LONG keys. d_v 4 to 7, the long's too."""
-    T, d_v = LONG if long else int(rng.integers(3, 8)), int(rng.integers(4, 8))
+def _draw_running(rng, low=False, long=False, d_v=None) -> Case:
+    """Scores often rising; `low`: all near −1,000 (m from 0 fails); `long`: LONG keys. d_v 4 to 7, or as given."""
+    T, d_v = LONG if long else int(rng.integers(3, 8)), d_v or int(rng.integers(4, 8))
     scores = (np.sort(rng.normal(0, 2, T)) if rng.random() < 0.5 else rng.normal(0, 2, T)) - 1000 * low
     return _running_case(scores.tolist(), rng.normal(0, 1, (T, d_v)).tolist(),
                          f"{T:,} keys drawn at random{', scores near −1,000' * low}, d_v={d_v}")
@@ -147,7 +147,7 @@ def _run_running(answer, case):
     # refused: grown since halfway by over LONG / 4 keys (a tile passes), or the answer's own with room for every key
     grew, name = max(((n - then.get(k, 0), k) for k, n in last.items()), default=(0, ""))
     size, name = (last[name], name) if grew > LONG // 4 else max(((n, k) for k, n in local.items()), default=(0, ""))
-    limit = 3 * LONG * d_v // 4   # of LONG · d_v values: a tile of ≤ LONG / 5 keys, held twice; bytes: as at d_v = 64
+    limit = 3 * LONG * (d_v + 1) // 4   # of all (s, v): a tile of ≤ LONG / 5 keys, held 3 times; bytes: as at d_v = 64
     kept = [f"still held {watch.kept:,} numbers in tensors and arrays at the last key"] * (watch.kept > limit) + [
         f"made a tensor of {watch.most:,} numbers"] * (watch.most > limit) + [
         f"still held {watch.bytes:,} bytes of Python objects at the last key"] * (watch.bytes > 6 * LONG * 64) + [
@@ -218,8 +218,8 @@ check_running_softmax = Exercise(
     reference_running_softmax, title="the running softmax, one key at a time",
     expects="running(stream, d_v) returning (m, l, o)",
     cases=lambda: [_running_case(*c) for c in RUNNING_CASES], own="online_softmax_step",
-    call=_run_running, draw=(_draw_running, _draw_running, partial(_draw_running, low=True),
-                             partial(_draw_running, long=True)),
+    call=_run_running, draw=(_draw_running, _draw_running, partial(_draw_running, low=True),   # long: d_v a head's,
+                             partial(_draw_running, long=True, d_v=64), partial(_draw_running, long=True)),   # or not
     expected=lambda case: _state(*reference_running_softmax(*case.args)), read=_read_state,
     slips=lambda case: [(lambda o=options: _state(*slipped_running_softmax(*case.args, **o)), f"on {case.what}: {m}.")
                         for options, m in RUNNING_SLIPS],
