@@ -240,8 +240,7 @@ def head_names(scores) -> dict:
     """{(layer, head): name} from the scores alone: the larger of its two scores, if at least NAMED_AT."""
     names = {}
     for layer, head in ((l, h) for l in range(scores.size(1)) for h in range(scores.size(2))):
-        previous, induction = scores[:, layer, head].tolist()
-        best, kind = max((previous, "previous-token head"), (induction, "induction head"))
+        best, kind = max(zip(scores[:, layer, head].tolist(), ("previous-token head", "induction head")))
         names[layer, head] = kind if best >= NAMED_AT else "neither"
     return names
 

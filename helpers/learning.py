@@ -162,8 +162,7 @@ def make_dataset(task: str = "idiom", seed: int = 0) -> Dataset:
 
 def idiom_rate_by_word(dataset: Dataset, words: Sequence[str] = HEADS + PARTNERS) -> dict[str, float]:
     """For each word: the fraction of training sentences containing it whose label is 1."""
-    has = {word: (dataset.train_ids == _INDEX[word]).any(axis=1) for word in words}  # (N,) sentences with the word
-    return {word: float(dataset.train_labels[rows].mean()) for word, rows in has.items()}
+    return {word: float(dataset.train_labels[(dataset.train_ids == _INDEX[word]).any(axis=1)].mean()) for word in words}
 
 
 # ---------------------------------------------------------------- training

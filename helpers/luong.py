@@ -68,7 +68,8 @@ def qkv_attention(X_q, X_kv, P: dict | None = None) -> dict[str, torch.Tensor]:
     if P is None:
         Q, K, V = X_q, X_kv, X_kv                                        # (T_q, d), (T_k, d), (T_k, d)
     else:
-        for name, X, key, W in (("X_q", X_q, "W_q", P["W_q"]), ("X_kv", X_kv, "W_k", P["W_k"])):   # each fits its W
+        P = {key: torch.as_tensor(P[key]) for key in ("W_q", "W_k", "W_v")}   # a hand-made P may hold NumPy arrays
+        for name, X, (key, W) in zip(("X_q", "X_kv", "X_kv"), (X_q, X_kv, X_kv), P.items()):   # each fits its W
             if not (isinstance(X, torch.Tensor) and X.dtype == W.dtype and X.shape[-1:] == W.shape[:1]):
                 raise (ValueError if getattr(X, "dtype", None) == W.dtype else TypeError)(
                     f"{name} should be a {W.dtype} tensor (T, {W.shape[0]}), as P[{key!r}] is {tuple(W.shape)}, "

@@ -68,7 +68,7 @@ def heatmap(M, row_labels=None, col_labels=None, *, title: str = "", ax=None,
     if rows * cols <= 144:
         span = (vmax - vmin) or 1.0
         for (i, j), value in np.ndenumerate(M):
-            ax.text(j, i, fmt.format(value), ha="center", va="center",
+            ax.text(j, i, fmt.format(value) if "{" in fmt else format(value, fmt), ha="center", va="center",
                     color="white" if (value - vmin) / span < 0.55 else "black", fontsize=plt.rcParams["font.size"] - 1)
     ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
     return ax
@@ -122,8 +122,7 @@ def arrows(X, labels: Sequence[str], *, ax=None, basis=None, title: str = ""):
         ax.text(x + 0.04, y + 0.04, text, color=c, fontsize=plt.rcParams["font.size"])
     ax.axhline(0, color="#cccccc", lw=0.8, zorder=0)
     ax.axvline(0, color="#cccccc", lw=0.8, zorder=0)
-    pts = np.vstack([P, [[0.0, 0.0]]])
-    lo, hi = pts.min(axis=0), pts.max(axis=0)
+    lo, hi = P.min(axis=0, initial=0.0), P.max(axis=0, initial=0.0)   # the origin in view too
     pad = 0.15 * max((hi - lo).max(), 1e-9)
     ax.set(aspect="equal", title=title, xlim=(lo[0] - pad, hi[0] + pad), ylim=(lo[1] - pad, hi[1] + pad))
     return ax

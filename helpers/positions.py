@@ -49,11 +49,9 @@ def shift_matrix(k: int, d: int, dtype=torch.float64) -> torch.Tensor:
 
     Block m is [[cos kω_m, −sin kω_m], [sin kω_m, cos kω_m]], because
     sin(a + b) = sin a cos b + cos a sin b and cos(a + b) = cos a cos b − sin a sin b."""
-    R = torch.zeros(even(d), d, dtype=floating(dtype))   # d even; an integer dtype would hold only 0s
-    for m, w in enumerate(frequencies(d, dtype)):
-        c, s = torch.cos(k * w), torch.sin(k * w)
-        R[2 * m:2 * m + 2, 2 * m:2 * m + 2] = torch.stack([torch.stack([c, -s]), torch.stack([s, c])])
-    return R
+    w = k * frequencies(even(d), floating(dtype))   # (d/2,) k ω_m; d even; an integer dtype would hold only 0s
+    c, s = torch.cos(w), torch.sin(w)
+    return torch.block_diag(*torch.stack([torch.stack([c, -s], -1), torch.stack([s, c], -1)], -2))   # block m
 
 
 class LearnedPositions(nn.Module):

@@ -18,6 +18,7 @@ import torch
 from helpers.heads import check_heads
 from helpers.measure import cpu_threads
 from helpers.similarity import entropy_bits, softmax
+from helpers.validation import count
 
 #: The head sizes the notebook samples: 1, 2, 4, ..., 1024.
 POWERS_OF_TWO: tuple[int, ...] = tuple(2**p for p in range(11))
@@ -37,7 +38,8 @@ def variance_table(d_values=POWERS_OF_TWO, n_pairs: int = 50_000, sigma: float =
     walk, q·k summed a component at a time up to the largest d and read at every d, so the rows share first components.
     Columns, one entry per d: d, var, predicted, ratio (var / predicted), noise (relative standard error of var),
     var_scaled (variance of q·k / √d); also sigma, n_pairs, samples (n_pairs, len(d))."""
-    g, d, walks = torch.Generator().manual_seed(seed), np.array(d_values), []
+    d = np.array([count(n, "each d (a vector size)") for n in np.atleast_1d(d_values)])   # (len(d),), d = 0 refused
+    g, walks = torch.Generator().manual_seed(seed), []
     for start in range(0, n_pairs, 5_000):   # 5,000 pairs at a time: about 100 MB, not 1 GB
         q, k = sigma * torch.randn(2, min(5_000, n_pairs - start), int(d.max()), generator=g)   # (n, d_max) each
         walks.append((q * k).cumsum(-1)[:, d - 1])                         # (n, len(d)): q·k over the first d
@@ -85,8 +87,7 @@ def _summarise(S: np.ndarray, G: np.ndarray, c: float) -> dict:
     W = softmax(Z, axis=-1)                                  # (n, T)
     grad = softmax_gradient(W, G)                            # (n, T) ∂L/∂z
     per_query = np.linalg.norm(grad, axis=-1)                # (n,)
-    top2 = np.argsort(-S, axis=-1)[:, :2]                    # the two highest-scoring keys per query
-    on_top2 = np.take_along_axis(np.abs(grad), top2, axis=-1).sum()
+    on_top2 = np.take_along_axis(np.abs(grad), np.argsort(-S, axis=-1)[:, :2], axis=-1).sum()   # each query's top 2
     H = entropy_bits(W)
     return {"divisor": float(c), "score_var": float(Z.var()), "weights": W,
             "mean_sorted_weights": -np.sort(-W, axis=-1).mean(axis=0), "example_weights": W[0],
@@ -127,9 +128,8 @@ def gradient_measurements(d_values=POWERS_OF_TWO, scaled: bool = True, *, n_seq:
     out = {}
     with cpu_threads(1):   # tiny tensors: one thread is fastest, and the sums never depend on the machine
         for d_k in d_values:
-            rng = np.random.default_rng([seed, d_k, d_model])
-            W_q = torch.from_numpy(rng.standard_normal((d_model, d_k)) / math.sqrt(d_model)).requires_grad_()
-            W_k = torch.from_numpy(rng.standard_normal((d_model, d_k)) / math.sqrt(d_model)).requires_grad_()
+            draws = np.random.default_rng([seed, d_k, d_model]).standard_normal((2, d_model, d_k)) / math.sqrt(d_model)
+            W_q, W_k = (torch.from_numpy(w).requires_grad_() for w in draws)   # (d_model, d_k) each
             Q, K = x @ W_q, x @ W_k                              # (n_seq, T, d_k) each
             Q.retain_grad()
             S = Q @ K.transpose(-2, -1)                          # (n_seq, T, T) raw scores

@@ -3,6 +3,7 @@
     softmax_at_scale(scores, scale) -> dict   weights of softmax(scale · scores), and how peaked they are
     parse_scores("1.0, 1.2, 0.9")   -> array  a typed row of scores, checked
     weights_bars(rows, titles)                 rows of weights as bar charts side by side
+    label_y(weight, uniform, gap)              where a bar's value label goes: clear of the dashed line at 1/n
 
 Multiplying scores by a scale λ is the same as dividing by a temperature τ = 1/λ: λ > 1 (cold) hardens the distribution
 toward one-hot, λ < 1 (hot) softens it toward uniform. The order of the weights never changes."""
@@ -54,19 +55,21 @@ def softmax_at_scale(scores, scale: float = 1.0) -> dict:
             "top_weight": float(weights.max()), "entropy_bits": entropy, "effective_choices": float(2.0 ** entropy)}
 
 
+def label_y(weight: float, uniform: float, gap: float) -> float:
+    """Where a bar's value label goes: `gap` above it, or above the dashed line at `uniform` if it would sit on it."""
+    return uniform + gap if weight + gap < uniform < weight + gap + 0.1 else weight + gap   # a label is 0.1 tall
+
+
 def weights_bars(rows, titles, *, suptitle: str = ""):
     """Rows of weights as bar charts side by side, values on the bars, a dashed line at 1/n. Returns (fig, axes)."""
     grow = plt.rcParams["font.size"] / 13   # larger fonts (presenter mode) get a larger figure
     fig, axes = plt.subplots(1, len(rows), figsize=(4.2 * grow * len(rows), 3.9 * grow), sharey=True, squeeze=False)
-    label_height = 0.1   # of a value label, in weight units (the y axis runs from 0 to 1.12)
     for ax, w, title in zip(axes[0], rows, titles):
         uniform = 1 / len(w)
         ax.bar(range(len(w)), w, color=COLORS["contextual"], width=0.6)
         for k, v in enumerate(w):
-            y = v + 0.02
-            if y < uniform < y + label_height:   # the label would sit on the dashed line: lift it above
-                y = uniform + 0.02
-            ax.text(k, y, f"{v:.3f}", ha="center", va="bottom", fontsize=plt.rcParams["font.size"] - 1)
+            ax.text(k, label_y(v, uniform, 0.02), f"{v:.3f}", ha="center", va="bottom",
+                    fontsize=plt.rcParams["font.size"] - 1)
         ax.axhline(uniform, color="#888888", ls="--", lw=1)
         ax.set(xticks=range(len(w)), xticklabels=[f"token {k}" for k in range(len(w))], ylim=(0, 1.12), title=title)
     axes[0][0].set_ylabel("weight")

@@ -115,6 +115,13 @@ def _qkv():
     (lambda: self_attention_steps(np.eye(3), scaled="no"), TypeError, "scaled should be True or False"),
     (lambda: heatmap(np.eye(5), list("abc"), list("abc")), ValueError, "M has shape (5, 5), but 3 row and 3 column"),
     (lambda: gravity_plot(np.eye(5), np.eye(5), list("abc")), ValueError, "one row per token, but have 5, 5, 3"),
+    (lambda: measure.time_calls({"sdpa": torch.ones(2) @ torch.ones(2)}), TypeError, "functions should map names "
+     "to functions of no arguments, {'name': lambda: f(Q, K, V)}, but got {'sdpa': 'Tensor'}"),   # not "not callable"
+    (lambda: measure.time_calls(lambda: None), TypeError, "but got function."),   # not "'function' is not iterable"
+    (lambda: scaling.variance_table([0, 64], n_pairs=10), ValueError, "each d (a vector size) should be a whole number "
+                                                                     "of at least 1, but got 0"),   # not d = 64's row
+    (lambda: luong.qkv_attention(luong.decoder_states(), luong.encoder_states(), {
+        **luong.projections(), "W_v": torch.ones(3, 3)}), ValueError, "as P['W_v'] is (3, 3)"),   # not "mat1 and mat2"
     (lambda: induction.copy_loss(induction.load_trained_model(), torch.zeros(1, 32, dtype=torch.long),
                                  torch.zeros(1, 31, dtype=torch.bool)), ValueError, "copy marks no position"),
 ])
@@ -122,6 +129,19 @@ def test_a_bad_input_is_named(call, error, says):
     with pytest.raises(error, match=None) as raised:
         call()
     assert says in str(raised.value), str(raised.value)
+
+
+def test_a_hand_made_projection_of_numpy_arrays_is_taken_as_tensors():
+    P = luong.projections()
+    torch.testing.assert_close(luong.qkv_attention(luong.decoder_states(), luong.encoder_states(), {
+        name: W.numpy() for name, W in P.items()})["Y"], luong.qkv_attention(luong.decoder_states(),
+                                                                             luong.encoder_states(), P)["Y"])
+
+
+def test_a_format_spec_without_braces_formats_the_numbers():
+    """fmt=".2f" (the spec alone, as format() takes it) writes 0.33, not the text ".2f" in every cell."""
+    assert labelled_table([[1 / 3]], ["a"], ["b"], fmt=".2f").splitlines()[1] == "a  0.33"
+    assert [t.get_text() for t in heatmap([[1 / 3, 0.5]], fmt=".0%").texts] == ["33%", "50%"]
 
 
 def test_sizes_held_in_a_numpy_or_torch_scalar_count_as_their_number():

@@ -443,7 +443,9 @@ def test_solutions_show_code(solution):
 
 
 @pytest.mark.parametrize("answer", [lambda m: torch.where(m >= 1, 0.0, float("-inf")),
-                                    lambda m: torch.where(m == 1, 0.0, float("-inf"))])
+                                    lambda m: torch.where(m == 1, 0.0, float("-inf")),
+                                    lambda m: torch.where(m.float().abs() >= 0.25, 0.0, float("-inf")),   # 0.1
+                                    lambda m: torch.where(m.float().ceil() != 0, 0.0, float("-inf"))])    # -0.5
 def test_additive_mask_refuses_a_rule_that_only_works_on_whole_numbers(answer):
     verdict(ex07.check_additive_mask(answer), False, "any nonzero value means 'may attend'")
     verdict(ex07.check_additive_mask(lambda m: m.float().clamp(max=1).log()), False, "nonzero value")

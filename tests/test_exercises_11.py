@@ -511,7 +511,7 @@ def test_a_running_softmax_that_reads_a_large_notebook_global_is_not_blamed_for_
 
 
 def test_a_running_softmax_started_at_a_finite_m_is_told_its_start():
-    for start in (-1e4, -1e9, 5.0):   # 5.0: above the scores of a case, where nothing underflows
+    for start in (-1e4, -1e9, 5.0, -1e300):   # 5.0: above a case's scores, where nothing underflows; -1e300 too
         not_yet(ex11.check_running_softmax(started_at(start)), "is above every score, not the largest one seen")
 
 

@@ -63,13 +63,13 @@ LONG = 1000   #: the keys of the long stream, on which the answer's memory is me
 RUNNING_CASES = (([0.3, 1.2, -0.4, 2.0], [[1, 0, 2], [0, 1, 1], [3, 1, 0], [0, 2, 1]]),
                  ([-1000.0, -998.5, -1001.0], [[1, 2], [0, 1], [2, 0]]),
                  ([0.0, 800.0, 1600.0], [[1, 2], [0, 1], [2, 0]]),
-                 ([-3e300, -1e300, -2e300], [[1, 2], [0, 1], [2, 0]]))   # far below any finite start but −∞
+                 ([-1.5e308, -1.7e308, -1.6e308], [[1, 2], [0, 1], [2, 0]]))   # below any finite start but −∞
 
 
 def _running_case(scores, values, what=None) -> Case:
     s, V = torch.tensor(scores, dtype=torch.float64), torch.tensor(values, dtype=torch.float64)
     return Case(list(zip(s, V)), V.shape[1],
-                what=what or f"scores {np.round(s.numpy(), 2).tolist()} with values of d_v = {V.shape[1]}")
+                what=what or f"scores {[float(f'{x:.4g}') for x in scores]} with values of d_v = {V.shape[1]}")
 
 
 def _draw_running(rng, low=False, long=False, d_v=None) -> Case:

@@ -22,7 +22,7 @@ def _mask_cases():
     random01 = (torch.rand(5, 6, generator=g) > 0.5).float()
     random01[:, 0] = 1.0  # every query may see at least key 0
     counts = torch.tensor([[2, 0, 1, 0], [1, -1, 0, 0], [0, 0, 2, 1]])  # 2, -1 "may attend" too: any nonzero
-    fractions = torch.tensor([[1.0, 0.5, 0.0], [0.25, 1.0, 0.0], [0.0, 3.0, 1.0]])   # and so do 0.5 and 3
+    fractions = torch.tensor([[0.1, 0.5, 0.0], [0.25, -0.5, 0.0], [0.0, 3.0, 1.0]])   # and so do 0.1, -0.5 and 3
     return [causal_mask(4), random01, counts, fractions]
 
 

@@ -34,10 +34,9 @@ class LineupWidget(LiveWidget):
         return lineup_data(self.projections.value == PROJECTIONS[1], self.sequences.value == SEQUENCES[1])
 
     def show(self, data: dict) -> None:
-        rows_by_cols = f"{data['shapes']['W'][0]} × {data['shapes']['W'][1]}"
         self.reading.value = description_html(data) + html_heatmap(
-            data["W"], data["rows"], data["cols"], title=f"W ({rows_by_cols}): rows are queries, columns are keys",
-            vmin=0.0, vmax=1.0)
+            data["W"], data["rows"], data["cols"], vmin=0.0, vmax=1.0,
+            title="W ({} × {}): rows are queries, columns are keys".format(*data["shapes"]["W"]))
 
 
 def lookup_html(data: dict) -> str:

@@ -5,13 +5,11 @@ import ipywidgets as widgets
 import numpy as np
 
 from helpers.plotting import COLORS
-from helpers.temperature import MAX_SCORES, parse_scores, softmax_at_scale
+from helpers.temperature import MAX_SCORES, label_y, parse_scores, softmax_at_scale
 from helpers.widgets.common import FastFigure, LiveWidget, offered, reading_style
 
 #: Fixed font sizes (points): in presenter mode FastFigure grows the whole picture instead.
 _TEXT, _SMALL = 13, 12
-#: Height of a bar's value label in data units (the y axis runs from 0 to 1.25).
-_LABEL_HEIGHT = 0.1
 
 
 def _line(label: str, value: str) -> str:
@@ -61,10 +59,7 @@ class _Bars:
                 continue
             x, w = (k + 0.5) / n, weights[k]
             bar.set_bounds(x - 0.3 / n, 0, 0.6 / n, w)   # left, bottom, width, height
-            y = w + 0.01
-            if y < uniform < y + _LABEL_HEIGHT:   # the label would sit on the dashed line: lift it above
-                y = uniform + 0.01
-            label.set_position((x, y))
+            label.set_position((x, label_y(w, uniform, 0.01)))
             label.set_text(f"{w:.3f}" if n <= 5 else f"{w:.2f}")
             name.set_x(x)
             name.set_text(f"token {k}" if n <= 5 else str(k))
