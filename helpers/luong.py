@@ -68,7 +68,8 @@ def qkv_attention(X_q, X_kv, P: dict | None = None) -> dict[str, torch.Tensor]:
     if P is None:
         Q, K, V = X_q, X_kv, X_kv                                        # (T_q, d), (T_k, d), (T_k, d)
     else:
-        P = {key: torch.as_tensor(P[key]) for key in ("W_q", "W_k", "W_v")}   # a hand-made P may hold NumPy arrays
+        like = X_q.dtype if torch.is_tensor(X_q) else None   # a hand-made P's NumPy arrays or lists: in X_q's dtype
+        P = {k: P[k] if torch.is_tensor(P[k]) else torch.as_tensor(P[k], dtype=like) for k in ("W_q", "W_k", "W_v")}
         for name, X, (key, W) in zip(("X_q", "X_kv", "X_kv"), (X_q, X_kv, X_kv), P.items()):   # each fits its W
             if not (isinstance(X, torch.Tensor) and X.dtype == W.dtype and X.shape[-1:] == W.shape[:1]):
                 raise (ValueError if getattr(X, "dtype", None) == W.dtype else TypeError)(

@@ -131,11 +131,12 @@ def test_a_bad_input_is_named(call, error, says):
     assert says in str(raised.value), str(raised.value)
 
 
-def test_a_hand_made_projection_of_numpy_arrays_is_taken_as_tensors():
+def test_a_hand_made_projection_of_numpy_arrays_is_taken_in_the_tokens_dtype():
+    """np.random.randn gives float64: the arrays are taken as tensors of X_q's float32, as projections() gives."""
     P = luong.projections()
     torch.testing.assert_close(luong.qkv_attention(luong.decoder_states(), luong.encoder_states(), {
-        name: W.numpy() for name, W in P.items()})["Y"], luong.qkv_attention(luong.decoder_states(),
-                                                                             luong.encoder_states(), P)["Y"])
+        name: W.double().numpy() for name, W in P.items()})["Y"], luong.qkv_attention(luong.decoder_states(),
+                                                                                      luong.encoder_states(), P)["Y"])
 
 
 def test_a_format_spec_without_braces_formats_the_numbers():

@@ -147,8 +147,8 @@ def test_keys_kept_as_python_lists_from_tolist_are_counted():
         scores, values = [], []
         for s, v in stream:
             scores.append(s.item())
-            values.append(v[:, None].tolist())                                  # (d_v, 1): a list per number
-        S, V = np.array(scores), np.array(values)[..., 0]
+            values.append(v.tolist())
+        S, V = np.array(scores), np.array(values)
         w = np.exp(S - S.max())
         return S.max(), w.sum(), w @ V
     not_yet(ex11.check_running_softmax(as_lists), "bytes of Python objects at the last key", "grows with the keys")
