@@ -118,6 +118,8 @@ def _qkv():
     (lambda: measure.time_calls({"sdpa": torch.ones(2) @ torch.ones(2)}), TypeError, "functions should map names "
      "to functions of no arguments, {'name': lambda: f(Q, K, V)}, but got {'sdpa': 'Tensor'}"),   # not "not callable"
     (lambda: measure.time_calls(lambda: None), TypeError, "but got function."),   # not "'function' is not iterable"
+    (lambda: heads.padded_batch(["the cat sat"]), ValueError, "'cat' has no vector: the table holds only "
+                                                                "BATCH_SENTENCES' words, ['bank', 'flows', "),
     (lambda: scaling.variance_table([0, 64], n_pairs=10), ValueError, "each d (a vector size) should be a whole number "
                                                                      "of at least 1, but got 0"),   # not d = 64's row
     (lambda: luong.qkv_attention(luong.decoder_states(), luong.encoder_states(), {
