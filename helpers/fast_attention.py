@@ -80,11 +80,10 @@ def online_softmax_step(m, l, o, s, v):
     return m_new, correction * l + p.sum(), correction * o + p @ v    # o: (d_v,)
 
 
-def running_softmax_trace(q, K, V, block_k: int, visible: int | None = None) -> dict:
+def running_softmax_trace(q, K, V, block_k: int, visible: int) -> dict:
     """The running softmax of one query q (d_k,) over K (T_k, d_k), V (T_k, d_v), block_k keys a step, only the
     first `visible` keys allowed (causal; a tile wholly after them is skipped): {"m", "l": (tiles + 1,),
     "y": o / l (tiles + 1, d_v), before and after each key tile; "exact": softmax(q Kᵀ / √d_k) V over those keys}."""
-    visible = K.shape[0] if visible is None else visible
     s = K @ q / math.sqrt(q.shape[-1])                                   # (T_k,) this query's scores
     states = [(torch.tensor(float("-inf"), dtype=q.dtype), torch.tensor(0.0, dtype=q.dtype), V[0] * 0)]
     for j in range(0, K.shape[0], block_k):

@@ -132,8 +132,7 @@ class Dataset:
 
     def sentences(self, split: str = "train") -> list[str]:
         """The sentences of one split ('train' or 'test') as text."""
-        ids = self.train_ids if split == "train" else self.test_ids
-        return [" ".join(VOCAB[i] for i in row) for row in ids]
+        return [" ".join(VOCAB[i] for i in row) for row in (self.train_ids if split == "train" else self.test_ids)]
 
 
 def make_dataset(task: str = "idiom", seed: int = 0) -> Dataset:

@@ -103,11 +103,9 @@ def projection_basis(X) -> np.ndarray:
     d = X.shape[1]
     if d == 2:
         return np.eye(2)
-    _, _, vt = np.linalg.svd(X, full_matrices=False)
-    basis = vt[:2].T.copy()
+    basis = np.linalg.svd(X, full_matrices=False)[2][:2].T.copy()   # (d, 2): the top two right singular vectors
     if basis.shape[1] < 2:  # a single vector: complete the plane with any orthogonal direction
-        extra = np.linalg.svd(np.eye(d) - np.outer(basis[:, 0], basis[:, 0]))[0][:, :1]
-        basis = np.hstack([basis, extra])
+        basis = np.hstack([basis, np.linalg.svd(np.eye(d) - np.outer(basis[:, 0], basis[:, 0]))[0][:, :1]])
     return basis * np.sign(basis[np.abs(basis).argmax(axis=0), [0, 1]])   # each column's largest entry positive
 
 

@@ -132,10 +132,14 @@ def test_an_answer_that_collects_the_stream_first_is_told_why():
         S, V = np.array([s for s, _ in pairs]), np.stack([v for _, v in pairs])
         return S.max(), np.exp(S - S.max()).sum(), np.exp(S - S.max()) @ V
 
-    def unless_wide(stream, d_v):                                                # d_v cannot say which stream is long
-        return ex11.reference_running_softmax(stream, d_v) if d_v >= 8 else collects(stream, d_v)
-    for answer in (collects, copies, as_numbers, into_a_buffer, two_passes, largest_first, in_numpy,
-                   unless_wide):
+    def unless_wide(stream, d_v, keep=collects):                                 # d_v cannot say which stream is long
+        return ex11.reference_running_softmax(stream, d_v) if d_v >= 8 else keep(stream, d_v)
+
+    def flat(stream, d_v):                                                       # one NumPy array of every number
+        S = np.fromiter((x for s, v in stream for x in (s.item(), *v.tolist())), float).reshape(-1, d_v + 1)
+        return S[:, 0].max(), np.exp(S[:, 0] - S[:, 0].max()).sum(), np.exp(S[:, 0] - S[:, 0].max()) @ S[:, 1:]
+    for answer in (collects, copies, as_numbers, into_a_buffer, two_passes, largest_first, in_numpy, flat,
+                   unless_wide, partial(unless_wide, keep=in_numpy), partial(unless_wide, keep=flat)):
         not_yet(ex11.check_running_softmax(answer), f"on {ex11.LONG:,} keys drawn at random", "grows with the keys")
     not_yet(ex11.check_running_softmax(two_passes), "still held", "numbers in tensors and arrays at the last key")
     not_yet(ex11.check_running_softmax(into_a_buffer), "bytes of Python objects")

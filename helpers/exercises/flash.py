@@ -127,8 +127,10 @@ def _stream(pairs, watch=None):
         if watch is not None and i == len(pairs) - 1:
             watch.kept = sum(math.prod(t.shape) for t in list(watch.alive.values()))   # the keys kept, and m, l, o
             call, traces = _Watch.__torch_function__.__code__.co_firstlineno + 2, tracemalloc.take_snapshot().traces
-            watch.bytes = sum(t.size for t in traces if (f := t.traceback[0]).filename not in (
-                __file__, weakref.__file__) or (f.filename, f.lineno) == (__file__, call))   # ours out, but .tolist()'s
+            theirs = [t for t in traces if (f := t.traceback[0]).filename not in (__file__, weakref.__file__) or (
+                f.filename, f.lineno) == (__file__, call)]   # ours out, but .tolist()'s
+            watch.bytes = sum(t.size for t in theirs)
+            watch.kept += sum(t.size for t in theirs if t.domain == np.lib.tracemalloc_domain) // 8   # NumPy's arrays
         yield s.clone(), v.clone()
 
 

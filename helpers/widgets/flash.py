@@ -34,9 +34,8 @@ def flash_widget_data(Q, K, V, query: int, tiles_done: int, causal: bool, block:
     visible = query + 1 + T_k - T_q if causal else T_k               # bottom-right, like causal_mask
     trace = running_softmax_trace(Q[query], K, V, block, visible)
     tiles = tile_map(T_q, T_k, block, block, causal).numpy()
-    computed = int(tiles[query // block].astype(bool).sum())          # this query's row: tiles not skipped
-    return {**{k: v.numpy() for k, v in trace.items()}, "tiles": tiles, "query": query, "causal": causal,
-            "block": block, "tiles_done": tiles_done, "computed": computed, "visible": visible,
+    return {**{k: v.numpy() for k, v in trace.items()}, "tiles": tiles, "query": query, "block": block,
+            "tiles_done": tiles_done, "computed": int(np.count_nonzero(tiles[query // block])), "visible": visible,
             "gap": float((trace["y"][tiles_done] - trace["exact"]).abs().max()) if tiles_done else float("nan")}
 
 
@@ -57,14 +56,12 @@ class _Picture:
         ax.set_xlabel("key tile", fontsize=_SMALL)
         ax.set_ylabel("query tile", fontsize=_SMALL)
         self.frame = ax.add_patch(Rectangle((-0.5, -0.5), 1, 1, fill=False, lw=2.5, ec="black"))
-        for axis in (self.ax_ml, self.ax_y):
-            axis.set(xlim=(-0.3, n_tiles + 0.3), xticks=np.arange(n_tiles + 1))
-            axis.tick_params(labelsize=_SMALL)
-        self.ax_l.tick_params(labelsize=_SMALL, colors=COLORS["contextual"])
         for axis, key, label, color in ((self.ax_ml, "m", "m", COLORS["key"]), (self.ax_y, "y", "o / ℓ", "black"),
-                                        (self.ax_l, "l", "ℓ", COLORS["contextual"])):
-            axis.set_ylim(*limits[key])
+                                        (self.ax_l, "l", "ℓ", COLORS["contextual"])):   # ℓ shares m's x axis
+            axis.set(xlim=(-0.3, n_tiles + 0.3), xticks=np.arange(n_tiles + 1), ylim=limits[key])
+            axis.tick_params(labelsize=_SMALL)
             axis.set_ylabel(label, fontsize=_SMALL, color=color)
+        self.ax_l.tick_params(colors=COLORS["contextual"])
         self.ax_y.set_xlabel("key tiles processed", fontsize=_SMALL)
         (self.m_line,) = self.ax_ml.plot([], [], "o-", color=COLORS["key"], lw=2, ms=4)
         (self.l_line,) = self.ax_l.plot([], [], "s-", color=COLORS["contextual"], lw=2, ms=4)
