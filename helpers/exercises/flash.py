@@ -57,7 +57,7 @@ RUNNING_SLIPS = (
                       "(0 / 0 at the end). Start at −∞ (float('-inf')): nothing seen yet"),
     (dict(rescale_l=False, rescale_o=False), "neither l nor o is rescaled: multiply both by exp(m_old − m_new) when a "
                                              "larger score arrives (computed before m takes its new value)"))
-LONG = 1000   #: the keys of the long stream, on which the answer's memory is measured
+LONG = 1000   #: the keys of the long streams, on which the answer's memory is measured
 #: (scores, values): the maximum arrives late (rescaling matters), scores far below 0 (m from 0 fails), and scores
 #: that climb far above the first (exp(s − first score) overflows: only a maximum kept up to date works).
 RUNNING_CASES = (([0.3, 1.2, -0.4, 2.0], [[1, 0, 2], [0, 1, 1], [3, 1, 0], [0, 2, 1]]),
