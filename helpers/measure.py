@@ -128,9 +128,10 @@ def time_calls(functions: dict[str, Callable], device="cpu", *, warmup: int = 2,
     """Time zero-argument functions in interleaved rounds: {name: Timing}. A sample loops a fast function until
     about `min_sample_s` has passed, so the clock's resolution and launch overheads do not dominate."""
     if not isinstance(functions, dict) or not all(map(callable, functions.values())):   # f(Q, K, V): its result
-        got = {k: type(f).__name__ for k, f in functions.items()} if isinstance(functions, dict) else functions
-        raise TypeError("functions should map names to functions of no arguments, {'name': lambda: f(Q, K, V)}, "
-                        f"but got {got if isinstance(got, dict) else type(got).__name__}.")
+        got = ({k: type(f).__name__ for k, f in functions.items()} if isinstance(functions, dict)
+               else type(functions).__name__)
+        raise TypeError(f"functions should map names to functions of no arguments, {{'name': lambda: f(Q, K, V)}}, "
+                        f"but got {got}.")
     timings = {name: Timing() for name in functions}
     with cpu_threads(num_threads):
         numbers = {}
