@@ -58,6 +58,7 @@ def _qkv():
     (lambda: cost.score_matrix_bytes(1024.0), ValueError, "T should be a whole number of at least 1, but got 1024.0"),
     (lambda: cost.matmul_flops(2, 3, -4), ValueError, "p should be a whole number"),
     (lambda: cost.tensor_bytes(3, -1), ValueError, "size 1 of (3, -1) should be a whole number of at least 0"),
+    (lambda: cost.tensor_bytes(128, 1024, "float16"), TypeError, "the sizes come first, then dtype by name"),
     (lambda: cost.kv_cache_bytes(32, 32, 128, tokens=0), ValueError, "tokens should be a whole number"),
     (lambda: cost.largest_T_for_memory(16e9, heads=0.5), ValueError, "heads should be a whole number"),
     (lambda: cost.largest_T_for_memory(-5), ValueError, "budget_bytes should be a number of bytes, at least 0, such "

@@ -248,6 +248,8 @@ def test_causal_mask_checker():
     message = verdict(ex.check_causal_mask(lambda q, k: None))[1]
     assert message.count("T_q=4, T_k=4") == 1, message          # the case is named once
     failing(ex.check_causal_mask(lambda q, k: "tril"), "True/False")
+    bias = pytest.importorskip("torch.nn.attention.bias")      # not in the floor's PyTorch
+    failing(ex.check_causal_mask(bias.causal_lower_right), "causal_lower_right(...) object", "T_q=4, T_k=4")
     assert isinstance(ex.check_causal_mask.solution(), Solution)
 
 

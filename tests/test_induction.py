@@ -262,6 +262,8 @@ def test_the_widget_follows_its_controls(model):
     assert w.position.max == 7 and w.position.value == 5               # a refused text leaves the slider alone
     w.text.value = "abcabc"
     assert w.result is not None and w.position.max == 5
+    w.position.value = 2                                               # 'c' has not come before position 2
+    assert w.result["earlier"] is None and "nothing to copy" in w.reading.value
 
 
 def test_a_head_the_model_lacks_is_named_not_skipped(model):

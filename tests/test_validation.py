@@ -24,6 +24,11 @@ def test_as_array_names_the_argument_for_non_numbers(bad):
         check.as_array(bad, "E")
 
 
+def test_a_type_passed_for_its_values_is_named_as_a_type():
+    with pytest.raises(TypeError, match="E should hold real numbers, but holds the type float itself"):
+        check.as_array(float, "E")
+
+
 def test_text_is_quoted_whole_or_cut_with_an_ellipsis():
     with pytest.raises(TypeError, match=r"but got the text 'abc'\.$"):
         check.as_array("abc", "E")
