@@ -404,3 +404,8 @@ def test_a_type_error_names_the_library_of_the_inputs():
                             draw=lambda rng: Case(torch.ones(3), what="three ones"))
     message = torch_check(lambda x: 2 * torch.from_numpy(x)).message
     assert "raised TypeError" in message and "The inputs are torch tensors" in message and "dim= and keepdim" in message
+
+
+def test_a_builtin_without_a_readable_signature_gets_its_own_error_not_a_parameter_list():
+    message = _doubling()(getattr).message   # getattr(x): TypeError, and inspect.signature(getattr) fails
+    assert "raised TypeError" in message and "has the parameters" not in message, message
