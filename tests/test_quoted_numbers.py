@@ -170,3 +170,10 @@ def test_the_readme_and_the_lesson_plans_quote_the_stored_run_s_timings():
     whole = int(re.search(r"in under (\d+) s of cell time", readme)[1])
     assert max(map(sum, seconds)) < whole and f"the kernel's start (under {whole} s of cell time" in readme
     assert f"(under {whole} s on a quiet 2-core CPU" in plans
+
+
+def test_the_notebook_11_plan_quotes_the_stored_run_s_ratio_to_sdpa():
+    """Plan 11 warns that section 6's ratio moves with the machine's load, and quotes the stored run's."""
+    stored = re.search(r"\nflash +[\d.]+ ms [^\n]* ([\d.]+)x the time of sdpa", printed("11"))[1]
+    plans = " ".join((ROOT / "notebooks" / "LESSON_PLANS.md").read_text(encoding="utf-8").split())
+    assert f"(the stored run: {stored} with $B \\cdot H$ = 4 on 2 cores;" in plans

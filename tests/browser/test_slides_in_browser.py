@@ -118,6 +118,7 @@ def test_slides_show_every_widget_working_and_nothing_from_outside(slides, brows
         assert not [t for t in stderr.all_inner_texts() if "Traceback" in t or "Error" in t]
         plain = page.locator(".jp-OutputArea-output pre").all_inner_texts()
         assert not [t for t in plain if "(children=" in t], "a widget was shown as text, not rendered"
+        assert page.locator(".jp-InputArea-editor").count() == 0, "a code cell shows its code (the README says not)"
         inert = page.evaluate("[...document.querySelectorAll('.reveal a[href*=\".ipynb\"]:not([href*=\"://\"])')]"
                               ".map(a => getComputedStyle(a).pointerEvents)")
         assert inert and set(inert) == {"none"}, "a link to another notebook can be clicked (Voilà answers 403)"
