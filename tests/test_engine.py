@@ -1,5 +1,6 @@
 """The checker engine: verdicts, readers, the comparison, and the loop that runs an answer on fixed and drawn cases."""
 import sys
+from math import inf, pi
 
 import numpy as np
 import pytest
@@ -398,14 +399,34 @@ def test_a_type_error_names_the_library_of_the_inputs():
     numpy_check = _doubling()
     message = numpy_check(lambda x: 2 * x.max(dim=-1, keepdim=True).values).message
     assert "raised TypeError" in message and message.endswith(
-        "The inputs are NumPy arrays: use NumPy's functions on them (not torch.softmax); torch's dim= and keepdim= "
-        "are axis= and keepdims= there: S.max(axis=-1, keepdims=True)."), message
+        "The inputs are NumPy arrays: torch's functions need torch.as_tensor(x) first; NumPy writes S.max(axis=-1, "
+        "keepdims=True) where torch writes S.amax(dim=-1, keepdim=True) (torch's S.max(dim) returns a pair, (values, "
+        "indices))."), message
     torch_check = _doubling(cases=lambda: [Case(torch.tensor([1.0, 2.0]), what="[1, 2]")],
                             draw=lambda rng: Case(torch.ones(3), what="three ones"))
     message = torch_check(lambda x: 2 * torch.from_numpy(x)).message
-    assert "raised TypeError" in message and "The inputs are torch tensors" in message and "dim= and keepdim" in message
+    assert "raised TypeError" in message and "The inputs are torch tensors: NumPy's functions need x.numpy()" in message
+    assert "torch writes S.amax(dim=-1, keepdim=True)" in message
 
 
 def test_a_builtin_without_a_readable_signature_gets_its_own_error_not_a_parameter_list():
     message = _doubling()(getattr).message   # getattr(x): TypeError, and inspect.signature(getattr) fails
     assert "raised TypeError" in message and "has the parameters" not in message, message
+
+
+PAGE_X, PAGE_SIZE, PAGE_FLAG = np.array([1.0, 2.0]), 3, True   # a notebook's variables, as a student's answer sees them
+
+
+def test_an_answer_that_reads_the_notebook_s_variables_is_told_which():
+    check = _doubling()
+    assert check(lambda x: 2 * PAGE_X).message.endswith(" Your function reads the notebook's PAGE_X: use the "
+                                                        "arguments it is given.")
+
+    def nested(x):
+        def inner():
+            return x[:PAGE_SIZE] * 2
+        return inner()
+    assert check(nested).message.endswith("reads the notebook's PAGE_SIZE: use the arguments it is given.")
+    for answer in (lambda x: 3 * x + 0 * pi, lambda x: 3 * x if PAGE_FLAG else x, lambda x: np.maximum(3 * x, -inf)):
+        assert "reads the notebook" not in check(answer).message     # constants and flags are not data
+    assert check(lambda x: x + x + 0 * PAGE_SIZE).passed          # a right answer is never told

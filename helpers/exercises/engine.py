@@ -15,8 +15,10 @@ dispatches on its type and on the case's inputs, never on its wording.
 """
 import ast
 import copy
+import dis
 import html
 import inspect
+import math
 import numbers
 import sys
 import textwrap
@@ -133,7 +135,7 @@ class Exercise:
                 if (message := self.judge_case(answer, case, seen)) is not None:
                     if drawn and case.what not in message:   # the sizes it used, to try them again
                         message = f"on {case.what}: {message}"
-                    return wrong(message)
+                    return wrong(message + notebook_data(answer))
         except Placeholder as unfinished:
             return wrong(raised(NotImplementedError(), *unfinished.args))
         return correct((self.success(answer) if callable(self.success) else self.success) + nudge(answer, self.own))
@@ -224,11 +226,10 @@ class Exercise:
 
 
 #: After a TypeError, by the inputs' library: its functions and its spelling of a row max.
-TORCH_INPUTS = (" The inputs are torch tensors: use torch's functions on them (torch.softmax, not a NumPy softmax); "
-                "NumPy's axis= and keepdims= are dim= and keepdim= there, and S.max(dim) returns (values, indices): "
-                "S.amax(-1, keepdim=True).")
-NUMPY_INPUTS = (" The inputs are NumPy arrays: use NumPy's functions on them (not torch.softmax); torch's dim= and "
-                "keepdim= are axis= and keepdims= there: S.max(axis=-1, keepdims=True).")
+_AXES = ("; NumPy writes S.max(axis=-1, keepdims=True) where torch writes S.amax(dim=-1, keepdim=True) (torch's "
+         "S.max(dim) returns a pair, (values, indices)).")
+TORCH_INPUTS = " The inputs are torch tensors: NumPy's functions need x.numpy() first (torch's take them)" + _AXES
+NUMPY_INPUTS = " The inputs are NumPy arrays: torch's functions need torch.as_tensor(x) first" + _AXES
 
 
 def same(a: np.ndarray, b: np.ndarray) -> bool:
@@ -258,6 +259,21 @@ def refused(answer, args, keywords) -> inspect.Signature | None:
     except TypeError:
         return signature
     return None
+
+
+def notebook_data(answer) -> str:
+    """" It reads the notebook's …": the numbers, arrays and lists that the answer (or a function inside it) takes
+    from the notebook's variables, not from its arguments (math's and NumPy's constants aside); "" if none."""
+    scope, names, codes = getattr(answer, "__globals__", {}), {}, [getattr(answer, "__code__", None)]
+    for code in filter(None, codes):   # grows as it goes: the functions defined inside come after
+        codes += [c for c in code.co_consts if inspect.iscode(c)]
+        for name in (i.argval for i in dis.get_instructions(code) if i.opname == "LOAD_GLOBAL"):
+            value = scope.get(name)
+            data = isinstance(value, (numbers.Number, list, tuple, dict)) or hasattr(value, "__array__")
+            if data and not isinstance(value, (bool, type)) and not any(   # np.pi, math.inf, … imported: constants
+                    value is getattr(module, name, None) for module in (np, math)):
+                names[name] = None
+    return f" Your function reads the notebook's {', '.join(names)}: use the arguments it is given." if names else ""
 
 
 def placeholder(error: Exception) -> bool:
