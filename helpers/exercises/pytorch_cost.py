@@ -51,13 +51,11 @@ def _mask_error(case, error):
 
 def _read_additive(result, case):
     mask, = case.args
-    if isinstance(result, torch.Tensor) and result.dtype == torch.bool:
-        if mask.dtype == torch.bool:
-            which = "nn.MultiheadAttention's polarity" if torch.equal(result, mask == 0) else "a boolean mask"
-            return None, (f"your result has dtype torch.bool ({which}): zeros_like(mask) keeps the bool dtype, "
-                          "so -inf is stored as True. Start from a float tensor: torch.zeros(mask.shape).")
-        return None, ("you returned a boolean mask. SDPA accepts one (True = may attend), but this exercise asks for "
-                      "the additive float form: 0.0 where allowed, -inf where hidden.")
+    if isinstance(result, torch.Tensor) and result.dtype == torch.bool:   # zeros_like(a bool mask) stays bool
+        zeros = " (zeros_like(mask) keeps a bool mask's dtype: -inf is stored as True)" * torch.equal(result, mask == 0)
+        return None, (f"your result is a boolean mask{zeros}. SDPA takes one too (True = may attend), but this "
+                      "exercise asks for the additive float form: 0.0 where allowed, -inf where hidden, in a float "
+                      "tensor such as torch.zeros(mask.shape).")
     low = isinstance(result, torch.Tensor) and result.dtype in (torch.float16, torch.bfloat16)
     got, problem = engine.as_numbers(result.float() if low else result, "the additive mask")   # 0 and -inf are exact
     if problem is not None:
