@@ -29,7 +29,7 @@ def test_the_reference_and_a_numpy_answer_pass():
     (lambda W, n: at(W, range(2 * n), n - 1), "averages over every query"),
     (lambda W, n: at(W, range(n, 2 * n), 1), "key i − 1, the previous token"),
     (lambda W, n: at(W, range(1, 2 * n), 1), "that is the previous-token score"),
-    (lambda W, n: at(W.T, range(n, 2 * n), n - 1), "Rows are queries and columns keys"),
+    (lambda W, n: at(W.T, range(n, 2 * n), n - 1), "Rows are queries, columns keys"),
     (lambda W, n: n * ex.reference_induction_score(W, n), "the sum of the n weights"),
     (lambda W, n: W[torch.arange(n, 2 * n), torch.arange(1, n + 1)], "should be one number"),
     (lambda W, n: None, "returned None"),

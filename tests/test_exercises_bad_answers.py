@@ -313,8 +313,12 @@ def test_an_induction_score_of_0_is_told_it_is_0_before_it_is_told_of_the_transp
     def next_key(W, n):
         i = torch.arange(n, 2 * n - 1)
         return W[i, i + 1].mean()
-    for answer in (lambda W, n: 0.0, next_key):
-        not_yet(ex10.check_induction_score(answer), "you got 0, the weight causal attention gives a LATER key")
+    def whole(W, n):
+        i = torch.arange(n, 2 * n)
+        return float(W[i, i - n + 1].sum()) // n
+    for answer in (lambda W, n: 0.0, next_key, whole):   # 0: a later key's weight, or a mean cut to a whole number
+        not_yet(ex10.check_induction_score(answer), "you got 0. Did the mean become a whole number (// n",
+                "rows and columns swapped: the weight on a LATER key")
 
 
 def test_an_answer_that_hard_codes_the_pages_order_for_five_words_fails_every_time():

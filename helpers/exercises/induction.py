@@ -57,9 +57,9 @@ def _score_slips(case):
                                                   "previous-token score. The induction head looks at key i − n + 1"),
         (lambda: _mean_at(W, range(1, 2 * n), 1), "that is the previous-token score (key i − 1, every query). The "
                                                   "induction score looks at key i − n + 1 from the second half"),
-        (lambda: _mean_at(W.T, range(n, 2 * n), n - 1), "you got 0, the weight causal attention gives a LATER key "
-         "(W[i, j] with j > i): did you read W[i − n + 1, i], rows and columns swapped? Rows are queries and columns "
-         "keys, and the key after the earlier copy, i − n + 1, comes before i"),
+        (lambda: _mean_at(W.T, range(n, 2 * n), n - 1), "you got 0. Did the mean become a whole number (// n, int() "
+         "or round() cut it to 0)? Divide with /. Or did you read W[i − n + 1, i], rows and columns swapped: the "
+         "weight on a LATER key, 0 under a causal mask? Rows are queries, columns keys, and i − n + 1 comes before i"),
         (lambda: n * reference_induction_score(W, n), "that is the sum of the n weights: the score is their mean")]]
 
 
