@@ -696,3 +696,19 @@ def test_answers_right_only_where_the_old_cases_looked_are_refused():
         not_yet(ex06.check_cross_attention(scaled_by_the_smaller_width))
         not_yet(ex08.check_shuffled_outputs(shuffled_by_a_square_permutation))
         not_yet(ex08.check_sinusoidal(capped_at_400))
+
+
+def test_a_square_root_written_as_a_power_of_one_half_or_of_one_floor_half_is_named():
+    """x**1/2 is (x**1)/2, and x**(1//2) is x**0 = 1: both pass where d = 4 (4 / 2 = √4) or fail as a mystery."""
+    def weights(Q, K, root):
+        S = Q @ K.T / root(Q.shape[-1])
+        e = np.exp(S - S.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+    halved = lambda x: x**1 / 2   # noqa: E731  what x**1/2 computes
+    not_yet(ex05.check_divisor(lambda m, h: (m / h)**1 / 2), "that is d_k / 2: in Python x**1/2 is (x**1)/2")
+    not_yet(ex05.check_divisor(lambda m, h: (m / h)**(1 // 2)), "1 every time: x**(1//2) is x**0")
+    not_yet(ex05.check_scaled_weights(lambda Q, K: weights(Q, K, halved)), "divided by d_k / 2 = 16")
+    not_yet(ex03.check_self_attention(lambda E: weights(E, E, halved) @ E), "divided by d / 2 = 1.5: in Python d**1/2")
+    def forward(E, W_q, W_k, W_v):
+        return torch.softmax((E @ W_q) @ (E @ W_k).T / halved(W_q.shape[1]), dim=-1) @ (E @ W_v)
+    not_yet(ex04.check_attention_forward(forward), "divided by d_k / 2 = 4.5: in Python d_k**1/2 is (d_k**1)/2")

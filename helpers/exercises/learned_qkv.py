@@ -188,6 +188,7 @@ def _attention_slips(Q, K, V, d_model) -> list[tuple[torch.Tensor, str]]:
         (math.sqrt(T), f"you divided by √T = √{T}, the number of tokens; {which}"),
         (1 / math.sqrt(d_k), f"you multiplied the scores by √d_k; divide them: softmax(Q @ K.T / √d_k) (here √{d_k})"),
         (d_k, f"you divided by d_k = {d_k} instead of √d_k"),
+        (d_k / 2, f"you divided by d_k / 2 = {d_k / 2:g}: in Python d_k**1/2 is (d_k**1)/2, so write d_k ** 0.5"),
         (2.0, f"you divided by 2 = √4, but here d_k = {d_k}: take the size from the queries, d_k = Q.shape[-1]")]
     slips = [(torch.softmax(S / c, -1) @ V, message) for c, message in divisors if c != math.sqrt(d_k)] + [
         (torch.softmax(A, -2) @ V, "softmax ran over the queries (dim=-2): each query's ROW must sum to 1, use dim=-1"),

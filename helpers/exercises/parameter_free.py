@@ -223,6 +223,8 @@ def _attention_slips(case):
         (attend(E, E, E, scale=1.0), f"on {what} you forgot to divide the scores by √d (here √{d})."),
         (attend(E, E, E, scale=1 / math.sqrt(T)), f"on {what} you divided by √T (tokens) instead of √d = √{d}."),
         (attend(E, E, E, scale=1 / d), f"on {what} you divided by d = {d} instead of √d."),
+        (attend(E, E, E, scale=2 / d), f"on {what} you divided by d / 2 = {d / 2:g}: in Python d**1/2 is (d**1)/2, so "
+                                       "write d ** 0.5 or np.sqrt(d)."),
         (attend(E, E, E, scale=0.5), f"on {what} you hard-coded 2 = √4, but here d = {d}: use np.sqrt(E.shape[1])."),
         (lambda: self_attention_steps(embed(SENTENCE_MONEY))["W"] @ E, f"on {what} you mixed its rows with the weights "
          "of 'money bank grows' (the notebook's W?): make W from this E's own scores."),

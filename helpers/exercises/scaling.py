@@ -32,6 +32,8 @@ _DIVISOR_SLIPS = (
     (lambda m, h: math.floor(math.sqrt(m / h)), "the square root was rounded down (int() or //): return a float."),
     *((lambda m, h, k=k: round(math.sqrt(m / h), k), f"the square root was rounded to {k} decimal{'s' * (k > 1)}: "
        "return it as computed, unrounded (round only when you print it).") for k in range(4, 0, -1)),
+    (lambda m, h: m / h / 2, "that is d_k / 2: in Python x**1/2 is (x**1)/2, so write x ** 0.5 or math.sqrt(x)."),
+    (lambda m, h: 1.0, "1 every time: x**(1//2) is x**0, since 1//2 is 0. Write x ** 0.5 or math.sqrt(x)."),
     (lambda m, h: m, "that is d_model itself."))
 
 
@@ -243,6 +245,8 @@ def _judge_weights(case, W, expected):
                 "If you took exp, divide each row by its own sum (axis=-1, keepdims=True).")
     for divisor, slip in ((1.0, "the scores were not divided by √d_k"),
                           (d_k, f"the scores were divided by d_k = {d_k}, not by its square root"),
+                          (d_k / 2, f"the scores were divided by d_k / 2 = {d_k / 2:g}: in Python d_k**1/2 is "
+                                    "(d_k**1)/2, so write d_k ** 0.5 or np.sqrt(d_k)"),
                           (1 / np.sqrt(d_k), "the scores were multiplied by √d_k instead of divided"),
                           (np.sqrt(t_k), f"the scores were divided by √T_k = √{t_k}, the number of KEYS"),
                           (np.sqrt(t_q), f"the scores were divided by √T_q = √{t_q}, the number of QUERIES"
