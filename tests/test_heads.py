@@ -245,6 +245,8 @@ def test_causal_mask_checker():
     failing(ex.check_causal_mask(lambda q, k: torch.ones(q, k).tril(q - k)), "sign is flipped")
     failing(ex.check_causal_mask(lambda q, k: causal_mask(q)), "shape")
     failing(ex.check_causal_mask(lambda q, k: torch.ones(q, k).tril(k - q + 1)), "token after it")
+    for upper in (lambda q, k: torch.ones(q, k).triu(k - q), lambda q, k: causal_mask(k)[-q:].T):   # square: one
+        failing(ex.check_causal_mask(upper), "upper triangle (triu)", "T_q=4, T_k=4")
     message = verdict(ex.check_causal_mask(lambda q, k: None))[1]
     assert message.count("T_q=4, T_k=4") == 1, message          # the case is named once
     failing(ex.check_causal_mask(lambda q, k: "tril"), "True/False")
@@ -255,6 +257,8 @@ def test_causal_mask_checker():
 
 def test_combined_mask_checker():
     assert verdict(ex.check_combined_mask(ex.reference_combined_mask))[0]
+    failing(ex.check_combined_mask(lambda n, T: padding_mask(n, T) and causal_mask(T)), "if a truth value is "
+            "ambiguous: and, or, not ask a whole tensor for one True or False, where & | ~ go entry by entry.")
     assert verdict(ex.check_combined_mask(lambda n, T: padding_mask(n, T) & causal_mask(T)))[0]
     failing(ex.check_combined_mask(lambda n, T: causal_mask(T)), "padding is missing", "<pad> queries attend")
     pad_rows = lambda n, T: padding_mask(n, T).transpose(-1, -2) & padding_mask(n, T) & causal_mask(T)  # noqa: E731

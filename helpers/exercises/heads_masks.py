@@ -96,10 +96,11 @@ def _read_mask(got, case):
 
 
 def _mask_error(case, error):
-    """& or | on 0/1 floats: NotImplementedError (RuntimeError in torch 2.3, the floor); shapes that do not fit."""
+    """& or | on 0/1 floats: NotImplementedError (RuntimeError in torch 2.3, the floor); shapes that do not fit; and."""
     return type(error) in (RuntimeError, NotImplementedError) and (
         f"for {case.what}: {raised(error).rstrip('.')}. If it names a dtype: &, | and ~ combine torch.bool masks, so "
-        "build them with dtype=torch.bool; if shapes: print each part's .shape before you combine them.")
+        "build them with dtype=torch.bool; if shapes: print each part's .shape before you combine them; if a truth "
+        "value is ambiguous: and, or, not ask a whole tensor for one True or False, where & | ~ go entry by entry.")
 
 
 def _causal_slips(case):
@@ -111,6 +112,8 @@ def _causal_slips(case):
         (1 - right, f"for {what} the polarity is flipped: True marks the keys a query may NOT see "
                     "(nn.MultiheadAttention's convention). Here True = may attend"),
         (1 - top_left, f"for {what} the mask is flipped (True = hidden) and aligned top-left"),
+        (torch.ones(T_q, T_k).triu(T_k - T_q), f"for {what} the mask is the upper triangle (triu), the keys from each "
+                                               "query's own onward: tril keeps those up to it"),
         (torch.ones(T_q, T_k).tril(T_k - T_q - 1), f"for {what} every query is kept off its own key: "
                                                   "a token may attend to itself (diagonal T_k - T_q)"),
         (torch.ones(T_q, T_k).tril(T_q - T_k), f"for {what} the diagonal's sign is flipped: the "
