@@ -207,6 +207,9 @@ def _judge_tflops(case, got, expected):
                        "only causal=True halves the FLOPs)" + (f"; or is d_k fixed at 64, not read from d_k = {d_k}?"
                                                                   if d_k == 128 else ".")),
         (True, (1e-3,), "the result is 1000 times too small: milliseconds are ÷ 1000 seconds."),
+        (True, (1e-6,), "the result is 10⁶ times too small: seconds = milliseconds / 1e3, not × 1e3."),
+        (True, (0.1,), "the result is 10 times too small: 10e12 is 10¹³. Write 1e12 (or 10**12)."),
+        (True, (1 / d_k,), f"it is d_k = {d_k} times too small: did you forget the head size d_k?"),
         (True, (1000.0,), "the result is 1000 times too large: that is GFLOP/s (÷ 10⁹). TFLOP/s divide by 10¹²."),
         (True, (1e12, 1e9, 1e15), "that is FLOP/s, not TFLOP/s: divide by 10¹²."),
         (True, (1 / T,), "the result is T times too small: you used T where the formula has T².")]
