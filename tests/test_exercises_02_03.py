@@ -252,6 +252,8 @@ def test_flows_row_typical_slips(answer, fragments):
     ([0.51, 0.31, 0.19], "money row"),
     ([0.27, 0.45, 0.27], "bank row"),
     ([1.0, 1.65, 12.18], "exponentials"),
+    ([0.11, 0.07, 0.82], "the right weights in the wrong order"),   # money's and bank's swapped
+    ([0.8214, 0.0674, 0.1112], "entry j is the weight on word j, so the order is money, bank, flows."),
 ])
 def test_flows_row_slips_are_named_at_two_decimals(answer, fragment):
     feedback = pf.check_flows_row(answer)

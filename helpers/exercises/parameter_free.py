@@ -1,6 +1,7 @@
 """Exercises of notebook 03: one row of W by hand, a prediction, and self-attention in matrix form."""
 import math
 from functools import partial
+from itertools import permutations
 
 import numpy as np
 
@@ -59,6 +60,8 @@ def check_flows_row(w) -> Feedback:
         (W[:, _ROW], "that is the flows COLUMN of W (what each token gives to flows). Take the row."),
         *((W[row], f"that is the {word} row. flows is the third token: use e_flows · e_j.")
           for row, word in enumerate(_ROW_WORDS) if row != _ROW),
+        *((W[_ROW, list(order)], "the right weights in the wrong order: entry j is the weight on word j, so the "
+           f"order is {', '.join(_ROW_WORDS)}.") for order in permutations(range(3))),   # the right one is no slip
     ], atol=ROUNDING_TOLERANCE, right=W[_ROW])   # a slip rounded to two decimals is still named
     if message is not None:
         return wrong(message)
