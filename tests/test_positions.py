@@ -161,6 +161,7 @@ def test_sinusoidal_checker_names_the_slips():
     failing(ex.check_sinusoidal(lambda T, d: _pe_by_column(T, d, factor=1)), "share one frequency")
     failing(ex.check_sinusoidal(lambda T, d: _pe(T, d, exponent=lambda i, d: -2 * i / d)), "multiplied p")
     failing(ex.check_sinusoidal(lambda T, d: _pe(T, d).T), "transpose")
+    failing(ex.check_sinusoidal(lambda d, T: _pe(T, d)), "parameters in the order (d, T)? The call is sinusoidal(T, d)")
     failing(ex.check_sinusoidal(lambda T, d: _pe(T, d)[:, ::2]), "one column per pair")
     failing(ex.check_sinusoidal(lambda T, d: np.concatenate([_pe(T, d)[:, 0::2], _pe(T, d)[:, 1::2]], 1)),
             "all the sines come first")

@@ -57,8 +57,8 @@ def _sinusoid_shapes(case):
     (T, d), what = case.args, case.what
     return {(T, d // 2): (f"on {what} the result has shape ({T}, {d // 2}): one column per pair. Each pair m "
                           "fills two columns, sin in 2m and cos in 2m+1."),
-            (d, T): f"on {what} the result has shape ({d}, {T}), the transpose: positions are the rows, (T, d) = "
-                    f"({T}, {d})."}
+            (d, T): f"on {what} the result has shape ({d}, {T}): positions are the rows, (T, d) = ({T}, {d}). A "
+                    "transpose, or parameters in the order (d, T)? The call is sinusoidal(T, d)."}
 
 
 #: (T, d); the last is longer than any table the notebook prints, and one drawn T is longer still (400 to 1,000).
