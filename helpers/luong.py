@@ -101,10 +101,8 @@ def dictionary_lookup(value_c: float = 4.0, noise: float = 1.0) -> dict:
 def lineup_data(learned: bool, same_sequence: bool) -> dict:
     """One cell of the line-up: the mechanism's name, who asks whom, W, shapes, parameters, K == V."""
     H = encoder_states()
-    if same_sequence:
-        X_q, rows, sequences = H, ENCODER_TOKENS, "the English sentence asks itself"
-    else:
-        X_q, rows, sequences = decoder_states(), DECODER_TOKENS, "the Hindi decoder asks the English encoder"
+    X_q, rows, sequences = ((H, ENCODER_TOKENS, "the English sentence asks itself") if same_sequence else
+                            (decoder_states(), DECODER_TOKENS, "the Hindi decoder asks the English encoder"))
     P = projections() if learned else None
     out = qkv_attention(X_q, H, P)
     return {"name": MECHANISMS[(learned, same_sequence)], "sequences": sequences, "W": out["W"].numpy(),
