@@ -34,9 +34,7 @@ def use_course_style(presenter: bool | None = None) -> None:
     """Apply the course's matplotlib defaults, and the presenter sizes if on (presenter=None keeps the setting)."""
     if presenter is not None:
         _state["presenter"] = check.flag(presenter, "presenter")
-    plt.rcParams.update(_BASE)
-    if _state["presenter"]:
-        plt.rcParams.update(_PRESENTER)
+    plt.rcParams.update(_BASE | _PRESENTER if _state["presenter"] else _BASE)
 
 
 def presenter_mode(on: bool = True) -> None:
