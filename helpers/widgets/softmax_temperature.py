@@ -18,8 +18,8 @@ def _line(label: str, value: str) -> str:
     return f"<code style='font-size:inherit'>{padded} = {value}</code>"
 
 
-def _fmt(x) -> str:
-    return "[" + ", ".join("nan" if np.isnan(v) else f"{v:.3f}" for v in np.asarray(x)) + "]"
+def _fmt(x, spec: str = ".3f") -> str:
+    return "[" + ", ".join("nan" if np.isnan(v) else f"{v:{spec}}" for v in np.asarray(x)) + "]"
 
 
 class _Bars:
@@ -88,9 +88,8 @@ class SoftmaxTemperatureWidget(LiveWidget):
         naive = _fmt(data["naive"])
         if data["naive_why"]:   # NaN on the naive line: say why
             naive += f" <b style='color:#b3261e'>{html.escape(data['naive_why'])}</b>"
-        scaled = "[" + ", ".join(f"{v:.4g}" for v in data["scaled"]) + "]"
         self.reading.value = (
-            f"<div style='{reading_style()}'>" + _line("λ · scores", scaled) + "<br>"
+            f"<div style='{reading_style()}'>" + _line("λ · scores", _fmt(data["scaled"], ".4g")) + "<br>"
             + _line("softmax(λ · scores)", _fmt(data["weights"])) + " (stable: max subtracted first)<br>"
             + _line("naive exp / sum", naive) + "<br>"
             + f"top weight {data['top_weight']:.3f} on token{'s' * (len(data['top']) > 1)} "
