@@ -53,8 +53,7 @@ def inside_hull(points, hull, tol: float = 1e-9) -> np.ndarray:
     a, b = hull, np.roll(hull, -1, axis=0)                       # (h, 2) each edge a -> b
     edge, to_point = b - a, points[:, None, :] - a[None, :, :]   # (h, 2), (m, h, 2)
     cross = edge[None, :, 0] * to_point[..., 1] - edge[None, :, 1] * to_point[..., 0]   # (m, h)
-    area2 = (a[:, 0] * b[:, 1] - b[:, 0] * a[:, 1]).sum()        # twice the signed area: < 0 when clockwise
-    if area2 < 0:
+    if (a[:, 0] * b[:, 1] - b[:, 0] * a[:, 1]).sum() < 0:        # twice the signed area: < 0 when clockwise
         cross = -cross                                           # inside is then to the right of every edge
     return (cross >= -tol).all(axis=1)
 
