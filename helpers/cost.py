@@ -149,16 +149,15 @@ def format_cost_table(rows: list[dict]) -> str:
     return "\n".join(f"{r['quantity']:<{width}}  {v:<{vwidth}}  {r['formula']}" for r, v in zip(rows, values))
 
 
-def largest_T_for_memory(budget_bytes: float, dtype="float32", *, batch: int = 1, heads: int = 1,
-                         matrices: int = 1) -> int:
-    """The largest T whose (T, T) matrices fit in `budget_bytes`: floor(√(budget / (bytes·B·H·matrices))).
+def largest_T_for_memory(budget_bytes: float, dtype="float32", *, heads: int = 1, matrices: int = 1) -> int:
+    """The largest T whose (T, T) matrices fit in `budget_bytes`: floor(√(budget / (bytes·H·matrices))).
     `matrices=2` models the textbook implementation, which holds the scores and the softmax output at once."""
-    require_sizes(batch=batch, heads=heads, matrices=matrices)
+    require_sizes(heads=heads, matrices=matrices)
     budget_bytes = budget_bytes.item() if getattr(budget_bytes, "ndim", None) == 0 else budget_bytes   # a 0-d tensor
     if not isinstance(budget_bytes, numbers.Real) or isinstance(budget_bytes, bool) or not 0 <= budget_bytes < math.inf:
         raise ValueError(f"budget_bytes should be a number of bytes, at least 0, such as 40e9 (40 GB), but got "
                          f"{budget_bytes!r}.")
-    return math.isqrt(int(budget_bytes // (bytes_per_number(dtype) * batch * heads * matrices)))
+    return math.isqrt(int(budget_bytes // (bytes_per_number(dtype) * heads * matrices)))
 
 
 def cost_widget_data(T: float, d_k: int, *, d_model: int = 512, heads: int = 1, dtype="float32") -> dict:
