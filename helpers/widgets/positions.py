@@ -19,9 +19,8 @@ class _Picture:
     def __init__(self, T: int):
         self.T = T
         self.figure = FastFigure(figsize=(7.4, 3.9), dpi=80)   # 592 px: full size beside the file browser
-        fig = self.figure.fig
-        self.ax_pe, self.ax_sim = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.15]})
-        fig.subplots_adjust(left=0.09, right=0.985, top=0.88, bottom=0.15, wspace=0.34)
+        self.ax_pe, self.ax_sim = self.figure.fig.subplots(1, 2, gridspec_kw=dict(
+            width_ratios=[1, 1.15], left=0.09, right=0.985, top=0.88, bottom=0.15, wspace=0.34))
         ax = self.ax_pe
         self.image = ax.imshow(np.zeros((T, 4)), cmap="viridis", vmin=-1, vmax=1, aspect="auto",
                                interpolation="nearest")
