@@ -20,9 +20,8 @@ class _Picture:
 
     def __init__(self, curves: dict, T: int):
         self.figure = FastFigure(figsize=(7.4, 4.0), dpi=80)   # 592 px: full size beside JupyterLab's file browser
-        fig = self.figure.fig
-        self.ax_w, self.ax_g = fig.subplots(1, 2)
-        fig.subplots_adjust(left=0.1, right=0.99, top=0.87, bottom=0.16, wspace=0.42)
+        self.ax_w, self.ax_g = self.figure.fig.subplots(1, 2, gridspec_kw=dict(left=0.1, right=0.99, top=0.87,
+                                                                                bottom=0.16, wspace=0.42))
         ax = self.ax_w
         self.bars = ax.bar(range(1, T + 1), np.zeros(T), width=0.7)
         ax.axhline(1 / T, color="#888888", ls="--", lw=1)
