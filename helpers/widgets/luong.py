@@ -24,10 +24,9 @@ class LineupWidget(LiveWidget):
     [0] projections, [1] sequences, [2] the reading. `.result`: the latest lineup_data dict."""
 
     def __init__(self):
-        self.projections = widgets.ToggleButtons(options=list(PROJECTIONS), description="difference 1")
-        self.sequences = widgets.ToggleButtons(options=list(SEQUENCES), description="difference 2")
-        for toggle in (self.projections, self.sequences):
-            toggle.style.button_width = "230px"
+        style = {"button_width": "230px"}
+        self.projections = widgets.ToggleButtons(options=list(PROJECTIONS), description="difference 1", style=style)
+        self.sequences = widgets.ToggleButtons(options=list(SEQUENCES), description="difference 2", style=style)
         super().__init__([self.projections, self.sequences], [])
 
     def compute(self) -> dict:
