@@ -85,9 +85,8 @@ def heatmaps(matrices: Sequence, titles: Sequence[str], row_labels=None, col_lab
     points = FontProperties(size=plt.rcParams["axes.titlesize"]).get_size_in_points()
     chars = int((width * shrink / len(arrays) - 0.8) * 72 / (0.6 * points))   # what fits above one panel
     for ax, M, title in zip(axes[0], arrays, titles):
-        title = "\n".join(textwrap.wrap(title or "", chars))
-        heatmap(M, row_labels, col_labels, title=title, ax=ax, fmt=fmt, vmin=vmin, vmax=vmax,
-                xlabel=xlabel, ylabel=ylabel)
+        heatmap(M, row_labels, col_labels, title="\n".join(textwrap.wrap(title or "", chars)), ax=ax, fmt=fmt,
+                vmin=vmin, vmax=vmax, xlabel=xlabel, ylabel=ylabel)
     if suptitle:
         fig.suptitle(suptitle)
     fig.tight_layout()
