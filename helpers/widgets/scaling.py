@@ -27,8 +27,6 @@ class _Picture:
         ax.axhline(1 / T, color="#888888", ls="--", lw=1)
         ax.text(T + 0.4, 1 / T + 0.03, f"uniform: 1/{T} each", color="#666666", fontsize=_SMALL, ha="right")
         ax.set(xlim=(0.3, T + 0.7), xticks=[1, *range(4, T + 1, 4)], ylim=(0, 1.0))
-        ax.set_xlabel("key, by weight", fontsize=_SMALL)
-        ax.set_ylabel("mean weight", fontsize=_SMALL)
         ax = self.ax_g
         for scaled, (d, grad) in curves.items():
             ax.plot(d, grad, "o-", ms=5, lw=2, color=_MODE_COLOR[scaled], label=_MODE_NAME[scaled])
@@ -39,10 +37,11 @@ class _Picture:
         ax.minorticks_off()
         ax.autoscale(False)
         (self.marker,) = ax.plot([], [], "o", ms=16, mfc="none", mew=2.5, color="black")
-        ax.set_xlabel("d_k", fontsize=_SMALL)
-        ax.set_ylabel("gradient (median)", fontsize=_SMALL)
         ax.legend(loc="lower left", fontsize=_SMALL)
-        for axis in (self.ax_w, self.ax_g):
+        for axis, xlabel, ylabel in ((self.ax_w, "key, by weight", "mean weight"),
+                                     (self.ax_g, "d_k", "gradient (median)")):
+            axis.set_xlabel(xlabel, fontsize=_SMALL)
+            axis.set_ylabel(ylabel, fontsize=_SMALL)
             axis.tick_params(labelsize=_SMALL)
             axis.spines[["top", "right"]].set_visible(False)
         self.title_w, self.title_g = (axis.set_title(" ", fontsize=_TEXT) for axis in (self.ax_w, self.ax_g))
