@@ -25,16 +25,15 @@ class _Picture:
         self.image = ax.imshow(np.zeros((T, 4)), cmap="viridis", vmin=-1, vmax=1, aspect="auto",
                                interpolation="nearest")
         self.row = ax.axhline(0, color="white", lw=2.5)
-        ax.set_xlabel("dimension (2m: sin, 2m+1: cos)", fontsize=_SMALL)
-        ax.set_ylabel("position", fontsize=_SMALL)
         ax = self.ax_sim
         (self.curve,) = ax.plot(range(T), np.zeros(T), "-", lw=2, color=COLORS["static"])
         (self.marker,) = ax.plot([], [], "o", ms=9, color=COLORS["key"])
         self.cursor = ax.axvline(0, color="#444444", lw=1.2, ls="--")
         ax.set_xlim(-0.5, T - 0.5)
-        ax.set_xlabel("position p′", fontsize=_SMALL)
-        ax.set_ylabel("PE(p) · PE(p′)", fontsize=_SMALL)
-        for axis in (self.ax_pe, self.ax_sim):
+        for axis, xlabel, ylabel in ((self.ax_pe, "dimension (2m: sin, 2m+1: cos)", "position"),
+                                     (self.ax_sim, "position p′", "PE(p) · PE(p′)")):
+            axis.set_xlabel(xlabel, fontsize=_SMALL)
+            axis.set_ylabel(ylabel, fontsize=_SMALL)
             axis.tick_params(labelsize=_SMALL)
         self.title_pe, self.title_sim = (axis.set_title(" ", fontsize=_TEXT) for axis in (self.ax_pe, self.ax_sim))
         self.figure.set_dynamic([self.row, self.curve, self.marker, self.cursor, self.title_sim])
