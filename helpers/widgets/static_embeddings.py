@@ -28,9 +28,8 @@ class SentenceExplorer(LiveWidget):
                              label="static bank (both sentences)")
         self.mixed = [ax.bar(x + shift, np.zeros(4), width=_WIDTH, color=colour, label=" ")
                       for shift, colour in ((0.0, COLORS["contextual"]), (_WIDTH, COLORS["query"]))]
-        ax.set_xticks(x, [f"dim {i}" for i in x])
+        ax.set(xticks=x, xticklabels=[f"dim {i}" for i in x], ylim=(0, 2.1))   # the vocabulary's largest entry is 2
         ax.tick_params(labelsize=12)   # fixed sizes: in presenter mode FastFigure grows the whole picture
-        ax.set_ylim(0, 2.1)   # the largest entry in the vocabulary is 2
         ax.set_ylabel("value", fontsize=13)
         self.legend = fig.legend(loc="upper left", bbox_to_anchor=(0.1, 0.99), fontsize=12, frameon=False)
         self.figure.set_dynamic([*self.static, *self.mixed[0], *self.mixed[1], self.legend])   # redrawn each time
