@@ -13,8 +13,7 @@ LOG_MIN, LOG_MAX = 3, 14  # the bar's axis: 1 kB to 100 TB (ticks up to 1 TB: ro
 
 def _x(n_bytes: float) -> float:
     """Position of n_bytes on the log axis, in percent of the bar's width."""
-    value = math.log10(max(n_bytes, 10**LOG_MIN))
-    return 100 * (min(value, LOG_MAX) - LOG_MIN) / (LOG_MAX - LOG_MIN)
+    return 100 * (min(math.log10(max(n_bytes, 10**LOG_MIN)), LOG_MAX) - LOG_MIN) / (LOG_MAX - LOG_MIN)
 
 
 def memory_bar_html(bars, devices) -> str:
