@@ -290,8 +290,7 @@ def plot_loss_curves(experiment: Experiment, *, title: str = ""):
               MLP_READOUT: PALETTE[4]}
     _, ax = plt.subplots(figsize=(7.5, 4.2))
     for name, run in experiment.runs.items():
-        ax.plot(np.arange(len(run.loss)), run.loss, lw=2.5, color=colors[name],
-                label=f"{name}: test accuracy {run.test_accuracy:.1%}")
+        ax.plot(run.loss, lw=2.5, color=colors[name], label=f"{name}: test accuracy {run.test_accuracy:.1%}")
     ax.axhline(np.log(2), color="#888888", lw=1, ls=":")
     ax.text(experiment.steps, np.log(2) * 1.08, "ln 2: guessing", ha="right", va="bottom", color="#666666",
             fontsize=plt.rcParams["font.size"] - 2)
