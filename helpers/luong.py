@@ -50,10 +50,8 @@ def luong_dot_attention(s, H) -> tuple[torch.Tensor, torch.Tensor]:
         raise ValueError(f"s should be one decoder state (d,) and H (T_k, d), float tensors of one dtype, but got s "
                          f"{describe(s)} ({getattr(s, 'dtype', 'no dtype')}) and H {describe(H)} "
                          f"({getattr(H, 'dtype', 'no dtype')}). Many decoder states at once: qkv_attention.")
-    scores = H @ s                          # (T_k,)
-    weights = torch.softmax(scores, dim=0)  # (T_k,)
-    context = weights @ H                   # (d,)
-    return context, weights
+    weights = torch.softmax(H @ s, dim=0)   # (T_k,): one score per encoder state, softmaxed
+    return weights @ H, weights             # the context (d,), the weights (T_k,)
 
 
 def projections(d_model: int = D_MODEL, d_k: int = D_MODEL, seed: int = 0) -> dict[str, torch.Tensor]:
