@@ -71,8 +71,7 @@ def missing_requirements() -> list[str]:
         except ImportError:
             problems.append(f"{package} is not installed: run `make course` (or see the README).")
             continue
-        version = tuple(int(part) for part in module.__version__.split("+")[0].split(".")[:2])
-        if version < minimum:
+        if tuple(int(part) for part in module.__version__.split("+")[0].split(".")[:2]) < minimum:
             wanted = ".".join(map(str, minimum))
             problems.append(f"{package} {module.__version__} is too old: the course needs {wanted} or newer "
                             f"(pip install --upgrade \"{package}>={wanted}\", or `make course`).")
