@@ -18,9 +18,8 @@ def weights_table(data: dict, heads: list[str], off: list[bool]) -> str:
     text, p, e = data["letters"], data["position"], data["earlier"]
     cell = f"width:{px(15)}px;height:{px(22)}px;padding:0;"
     def edge(j):   # the query's column outlined, the letter after its earlier copy dashed
-        if j == p:
-            return f"outline:3px solid {COLORS['key']}"
-        return "outline:2px dashed #888" if e is not None and j == e + 1 else ""
+        return (f"outline:3px solid {COLORS['key']}" if j == p
+                else "outline:2px dashed #888" if e is not None and j == e + 1 else "")
     top = "".join(f"<th style='{cell}font-family:monospace;font-size:{px(14)}px;color:"
                   f"{COLORS['key'] if j == p else 'inherit'}'>{html.escape(c)}</th>" for j, c in enumerate(text))
     rows = []
