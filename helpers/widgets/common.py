@@ -27,7 +27,7 @@ _VIRIDIS = matplotlib.colormaps["viridis"]
 
 
 def px(size: float) -> int:
-    """A CSS font size in pixels, grown like the pictures in presenter mode."""
+    """A size in pixels (a CSS font size, a figure's dots per inch), grown in presenter mode."""
     return round(size * (PRESENTER_SCALE if is_presenter_mode() else 1))
 
 
@@ -66,9 +66,7 @@ class FastFigure:
     name what changes with `set_dynamic(artists)`, render with `png()` (`png(key)`: one background per key)."""
 
     def __init__(self, figsize: tuple[float, float], dpi: int = 80):
-        if is_presenter_mode():  # the whole picture, text included, grows for a projector
-            dpi = round(dpi * PRESENTER_SCALE)
-        self.fig = Figure(figsize=figsize, dpi=dpi)
+        self.fig = Figure(figsize=figsize, dpi=px(dpi))   # presenting: the whole picture, text included, grows
         self.canvas = FigureCanvasAgg(self.fig)
         self.dynamic, self._backgrounds = [], {}   # the artists redrawn on update, the picture behind them
 
