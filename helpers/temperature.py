@@ -70,11 +70,10 @@ def weights_bars(rows, titles, *, suptitle: str = ""):
         for k, v in enumerate(w):
             ax.text(k, label_y(v, uniform, 0.02), f"{v:.3f}", ha="center", va="bottom",
                     fontsize=plt.rcParams["font.size"] - 1)
-        ax.axhline(uniform, color="#888888", ls="--", lw=1)
+        line = ax.axhline(uniform, color="#888888", ls="--", lw=1)   # also the legend's sample
         ax.set(xticks=range(len(w)), xticklabels=[f"token {k}" for k in range(len(w))], ylim=(0, 1.12), title=title)
     axes[0][0].set_ylabel("weight")
     n_text = "/".join(str(n) for n in sorted({len(w) for w in rows}))
-    line = plt.Line2D([], [], color="#888888", ls="--", lw=1)
     fig.legend([line], [f"uniform weight 1/{n_text}: every token the same"], loc="lower center", frameon=False)
     if suptitle:
         fig.suptitle(suptitle)
