@@ -71,8 +71,7 @@ def gravity_plot(E, Y, labels, *, basis=None, ax=None, title: str = "", color=No
     corners = convex_hull(Pe)
     if hull and len(corners) >= 3:
         ax.fill(corners[:, 0], corners[:, 1], color=end_color, alpha=0.08, lw=0)
-        closed = np.vstack([corners, corners[:1]])
-        ax.plot(closed[:, 0], closed[:, 1], color=end_color, lw=1, ls=":", alpha=0.9)
+        ax.plot(*np.vstack([corners, corners[:1]]).T, color=end_color, lw=1, ls=":", alpha=0.9)   # outline, closed
     for (x0, y0), (x1, y1) in zip(Pe, Py):
         ax.annotate("", xy=(x1, y1), xytext=(x0, y0),
                     arrowprops=dict(arrowstyle="-|>", color=end_color, lw=2, shrinkA=4, shrinkB=4))
