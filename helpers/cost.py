@@ -94,10 +94,9 @@ def tensor_bytes(*shape: int, dtype="float32") -> int:
 
 def format_bytes(n: float) -> str:
     """'40.0 GB (37.25 GiB)': decimal units first (as drives and GPUs are sold), binary in brackets."""
-    for unit, size, binary, bsize in (("TB", 1e12, "TiB", 2**40), ("GB", 1e9, "GiB", 2**30),
-                                      ("MB", 1e6, "MiB", 2**20), ("kB", 1e3, "KiB", 2**10)):
-        if n >= size:
-            return f"{n / size:.1f} {unit} ({n / bsize:.2f} {binary})"
+    for power, prefix in ((4, "T"), (3, "G"), (2, "M"), (1, "k")):
+        if n >= 1000**power:
+            return f"{n / 1000**power:.1f} {prefix}B ({n / 1024**power:.2f} {prefix.upper()}iB)"
     return f"{int(n)} B"
 
 
