@@ -102,10 +102,9 @@ def format_bytes(n: float) -> str:
 
 def format_count(n: float) -> str:
     """A count in words a reader can say: 196,608 -> '196.6 thousand'; 1.34e12 -> '1.34 trillion'."""
-    for name, size in (("quadrillion", 1e15), ("trillion", 1e12), ("billion", 1e9), ("million", 1e6),
-                       ("thousand", 1e3)):
-        if abs(n) >= size:
-            return f"{n / size:.3g} {name}"
+    for power, name in ((5, "quadrillion"), (4, "trillion"), (3, "billion"), (2, "million"), (1, "thousand")):
+        if abs(n) >= 1000**power:
+            return f"{n / 1000**power:.3g} {name}"
     return f"{n:,.0f}"
 
 
