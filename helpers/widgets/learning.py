@@ -3,7 +3,6 @@
 The loss curves are blitted (a step moves only the cursor, the markers and the title); the attention weights are
 HTML heatmaps, so a new sentence or step costs no matplotlib drawing. The slider offers exactly the recorded steps."""
 import ipywidgets as widgets
-import numpy as np
 
 from helpers.learning import LEARNED, PARAMETER_FREE, Experiment, training_snapshot
 from helpers.plotting import COLORS
@@ -23,8 +22,7 @@ class _LossPicture:
         ax = self.figure.fig.subplots(gridspec_kw=dict(left=0.12, right=0.98, top=0.88, bottom=0.17))
         self.markers = {}
         for name in self.names:
-            run = experiment[name]
-            ax.plot(np.arange(len(run.loss)), run.loss, color=_MODEL_COLOR[name], lw=2.5, label=name)
+            ax.plot(experiment[name].loss, color=_MODEL_COLOR[name], lw=2.5, label=name)
             (self.markers[name],) = ax.plot([], [], "o", ms=10, color=_MODEL_COLOR[name])
         ax.set_yscale("log")
         ax.set_xlabel("training step", fontsize=_TEXT)
