@@ -405,7 +405,7 @@ def test_a_type_error_names_the_library_of_the_inputs():
     torch_check = _doubling(cases=lambda: [Case(torch.tensor([1.0, 2.0]), what="[1, 2]")],
                             draw=lambda rng: Case(torch.ones(3), what="three ones"))
     message = torch_check(lambda x: 2 * torch.from_numpy(x)).message
-    assert "raised TypeError" in message and "The inputs are torch tensors: NumPy's functions need x.numpy()" in message
+    assert "raised TypeError" in message and "The inputs are torch tensors: use torch's functions on them" in message
     assert "torch writes S.amax(dim=-1, keepdim=True)" in message
 
 
@@ -414,19 +414,37 @@ def test_a_builtin_without_a_readable_signature_gets_its_own_error_not_a_paramet
     assert "raised TypeError" in message and "has the parameters" not in message, message
 
 
-PAGE_X, PAGE_SIZE, PAGE_FLAG = np.array([1.0, 2.0]), 3, True   # a notebook's variables, as a student's answer sees them
+PAGE_X, PAGE_ROWS, PAGE_SIZE, EPS = np.array([1.0, 2.0]), [[1.0], [2.0]], 3, 1e-9   # a notebook's variables
 
 
-def test_an_answer_that_reads_the_notebook_s_variables_is_told_which():
+def test_an_answer_that_reads_the_notebook_s_data_is_told_which():
     check = _doubling()
     assert check(lambda x: 2 * PAGE_X).message.endswith(" Your function reads the notebook's PAGE_X: use the "
                                                         "arguments it is given.")
 
     def nested(x):
         def inner():
-            return x[:PAGE_SIZE] * 2
+            return np.asarray(PAGE_ROWS)[:, 0] * 2
         return inner()
-    assert check(nested).message.endswith("reads the notebook's PAGE_SIZE: use the arguments it is given.")
-    for answer in (lambda x: 3 * x + 0 * pi, lambda x: 3 * x if PAGE_FLAG else x, lambda x: np.maximum(3 * x, -inf)):
-        assert "reads the notebook" not in check(answer).message     # constants and flags are not data
-    assert check(lambda x: x + x + 0 * PAGE_SIZE).passed          # a right answer is never told
+    assert check(nested).message.endswith("reads the notebook's PAGE_ROWS: use the arguments it is given.")
+    for answer in (lambda x: 3 * x + EPS, lambda x: x[:PAGE_SIZE] * 2, lambda x: np.maximum(3 * x, -inf * pi),
+                   lambda x: torch.as_tensor(3 * x, dtype=torch.float64)):   # numbers, constants, types: no data
+        assert "reads the notebook" not in check(answer).message
+    assert check(lambda x: x + x + 0 * PAGE_X.sum()).passed          # a right answer is never told
+
+
+class _Odd:
+    """A callable whose attributes are all missing in an unusual way: the verdict still comes."""
+    def __call__(self, x):
+        return 3 * x
+
+    def __getattr__(self, name):
+        raise KeyError(name)
+
+
+def test_an_answer_that_is_no_plain_function_gets_its_verdict():
+    assert check_is_a_verdict(_doubling()(_Odd()))
+
+
+def check_is_a_verdict(feedback):
+    return not feedback.passed and "wrong values" in feedback.message and "reads the notebook" not in feedback.message

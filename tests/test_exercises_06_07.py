@@ -246,9 +246,9 @@ def test_an_answer_right_on_the_pages_masks_and_reading_only_1_as_allowed_elsewh
 @pytest.mark.parametrize("answer, fragment", [
     (lambda m: torch.where(m == 0, 0.0, float("-inf")), "polarity is flipped"),
     (lambda m: m.float(), "values are 0 and 1"),
-    (lambda m: (m == 0), "zeros_like(mask) keeps a bool mask's dtype"),
-    (lambda m: m != 0, "your result is a boolean mask. SDPA takes one too (True = may attend), but"),
-    (lambda m: torch.zeros_like(m).masked_fill(m == 0, float("-inf")), "-inf is stored as True"),
+    (lambda m: (m == 0), "boolean mask with True = hidden (or zeros_like(mask) kept the bool dtype"),
+    (lambda m: m != 0, "your result is a boolean mask. SDPA takes one (True = may attend), but"),
+    (lambda m: torch.zeros_like(m).masked_fill(m == 0, float("-inf")), "stored -inf as True"),
     (lambda m: (1 - m.float()) * float("-inf"), "0 · (-inf) is NaN"),
     (lambda m: (1 - m) * float("-inf"), "not defined on booleans"),
     (lambda m: torch.where(m == 0, -1.0, 0.0), "not pushed to -inf"),

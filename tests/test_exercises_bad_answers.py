@@ -706,7 +706,7 @@ def test_a_square_root_written_as_a_power_of_one_half_or_of_one_floor_half_is_na
         return e / e.sum(axis=-1, keepdims=True)
     halved = lambda x: x**1 / 2   # noqa: E731  what x**1/2 computes
     not_yet(ex05.check_divisor(lambda m, h: (m / h)**1 / 2), "that is d_k / 2: in Python x**1/2 is (x**1)/2")
-    not_yet(ex05.check_divisor(lambda m, h: (m / h)**(1 // 2)), "1 every time: x**(1//2) is x**0")
+    not_yet(ex05.check_divisor(lambda m, h: (m / h)**(1 // 2)), "as if no head were scaled (x**(1//2) is x**0")
     not_yet(ex05.check_scaled_weights(lambda Q, K: weights(Q, K, halved)), "divided by d_k / 2 = 16")
     not_yet(ex03.check_self_attention(lambda E: weights(E, E, halved) @ E), "divided by d / 2 = 1.5: in Python d**1/2")
     def forward(E, W_q, W_k, W_v):

@@ -18,7 +18,6 @@ import copy
 import dis
 import html
 import inspect
-import math
 import numbers
 import sys
 import textwrap
@@ -228,7 +227,7 @@ class Exercise:
 #: After a TypeError, by the inputs' library: its functions and its spelling of a row max.
 _AXES = ("; NumPy writes S.max(axis=-1, keepdims=True) where torch writes S.amax(dim=-1, keepdim=True) (torch's "
          "S.max(dim) returns a pair, (values, indices)).")
-TORCH_INPUTS = " The inputs are torch tensors: NumPy's functions need x.numpy() first (torch's take them)" + _AXES
+TORCH_INPUTS = " The inputs are torch tensors: use torch's functions on them (NumPy's would also cut autograd)" + _AXES
 NUMPY_INPUTS = " The inputs are NumPy arrays: torch's functions need torch.as_tensor(x) first" + _AXES
 
 
@@ -262,17 +261,14 @@ def refused(answer, args, keywords) -> inspect.Signature | None:
 
 
 def notebook_data(answer) -> str:
-    """" It reads the notebook's …": the numbers, arrays and lists that the answer (or a function inside it) takes
-    from the notebook's variables, not from its arguments (math's and NumPy's constants aside); "" if none."""
-    scope, names, codes = getattr(answer, "__globals__", {}), {}, [getattr(answer, "__code__", None)]
-    for code in filter(None, codes):   # grows as it goes: the functions defined inside come after
+    """" Your function reads the notebook's …", naming the arrays, tensors, lists, tuples and dicts that the answer (a
+    function, or one defined inside it) takes from the notebook's variables instead of its arguments; "" if none."""
+    codes, names = [answer.__code__] if inspect.isfunction(answer) or inspect.ismethod(answer) else [], {}
+    data = (list, tuple, dict, np.ndarray, getattr(sys.modules.get("torch"), "Tensor", list))   # not EPS = 1e-9
+    for code in codes:   # grows as it goes: the functions defined inside come after
         codes += [c for c in code.co_consts if inspect.iscode(c)]
-        for name in (i.argval for i in dis.get_instructions(code) if i.opname == "LOAD_GLOBAL"):
-            value = scope.get(name)
-            data = isinstance(value, (numbers.Number, list, tuple, dict)) or hasattr(value, "__array__")
-            if data and not isinstance(value, (bool, type)) and not any(   # np.pi, math.inf, … imported: constants
-                    value is getattr(module, name, None) for module in (np, math)):
-                names[name] = None
+        names |= {i.argval: 0 for i in dis.get_instructions(code)
+                  if i.opname == "LOAD_GLOBAL" and isinstance(answer.__globals__.get(i.argval), data)}
     return f" Your function reads the notebook's {', '.join(names)}: use the arguments it is given." if names else ""
 
 

@@ -96,7 +96,7 @@ def _read_mask(got, case):
 
 
 def _mask_error(case, error):
-    """& or | on 0/1 floats: NotImplementedError (RuntimeError in torch 2.3, the floor); shapes that do not fit; and."""
+    """& or | on 0/1 floats: NotImplementedError (RuntimeError in torch 2.3, the floor); shapes; `and`."""
     return type(error) in (RuntimeError, NotImplementedError) and (
         f"for {case.what}: {raised(error).rstrip('.')}. If it names a dtype: &, | and ~ combine torch.bool masks, so "
         "build them with dtype=torch.bool; if shapes: print each part's .shape before you combine them; if a truth "

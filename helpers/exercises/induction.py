@@ -165,15 +165,15 @@ def _judge_head(case, got, expected):
     rise, worst = table[head] - table[None], table[case.worst] - table[None]   # its removal's cost; the worst one's
     name = induction.head_names(case.args[0])[head].replace("neither", "neither previous-token nor induction head")
     sizes = tuple(case.args[0].shape)   # the page's model is (2, 2, 2): an answer sized by it reads the wrong heads
-    shape = f" (here scores is {sizes} = (2, n_layers, H): sizes from scores.shape)" * (sizes != (2, 2, 2)) + (
+    notes = f" (here scores is {sizes} = (2, n_layers, H): sizes from scores.shape)" * (sizes != (2, 2, 2)) + (
         f" If you meant layer {head[1]}'s head {head[0]}, that is the one: return (layer, head)." * (
             head[::-1] == case.worst))
     if name == "induction head":
         return (f"on {case.what}: head {label} is an induction head; switching it off raises the copy loss by "
                 f"{rise:+.2f}, but another head's removal costs {worst:+.2f}: the other induction head still copies "
-                f"part of the way without it. Which head do both induction heads need?{shape}")
+                f"part of the way without it. Which head do both induction heads need?{notes}")
     return (f"on {case.what}: switching head {label} off ({name}) changes the copy loss by {rise:+.2f}; another "
-            f"head's removal costs {worst:+.2f}. Read both scores of every head{shape}.")
+            f"head's removal costs {worst:+.2f}. Read both scores of every head{notes}.")
 
 
 _worst_function = Exercise(

@@ -52,8 +52,9 @@ def _mask_error(case, error):
 def _read_additive(result, case):
     mask, = case.args
     if isinstance(result, torch.Tensor) and result.dtype == torch.bool:   # zeros_like(a bool mask) stays bool
-        zeros = " (zeros_like(mask) keeps a bool mask's dtype: -inf is stored as True)" * torch.equal(result, mask == 0)
-        return None, (f"your result is a boolean mask{zeros}. SDPA takes one too (True = may attend), but this "
+        hidden = " with True = hidden (or zeros_like(mask) kept the bool dtype and stored -inf as True)" * bool(
+            torch.equal(result, mask == 0))   # nn.MultiheadAttention's polarity
+        return None, (f"your result is a boolean mask{hidden}. SDPA takes one (True = may attend), but this "
                       "exercise asks for the additive float form: 0.0 where allowed, -inf where hidden, in a float "
                       "tensor such as torch.zeros(mask.shape).")
     low = isinstance(result, torch.Tensor) and result.dtype in (torch.float16, torch.bfloat16)

@@ -33,7 +33,7 @@ _DIVISOR_SLIPS = (
     *((lambda m, h, k=k: round(math.sqrt(m / h), k), f"the square root was rounded to {k} decimal{'s' * (k > 1)}: "
        "return it as computed, unrounded (round only when you print it).") for k in range(4, 0, -1)),
     (lambda m, h: m / h / 2, "that is d_k / 2: in Python x**1/2 is (x**1)/2, so write x ** 0.5 or math.sqrt(x)."),
-    (lambda m, h: 1.0, "1 every time: x**(1//2) is x**0, since 1//2 is 0. Write x ** 0.5 or math.sqrt(x)."),
+    (lambda m, h: 1.0, "1 every time, as if no head were scaled (x**(1//2) is x**0, since 1//2 is 0: write x ** 0.5)."),
     (lambda m, h: m, "that is d_model itself."))
 
 
