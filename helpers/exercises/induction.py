@@ -60,7 +60,10 @@ def _score_slips(case):
         (lambda: _mean_at(W.T, range(n, 2 * n), n - 1), "you got 0. Did the mean become a whole number (// n, int() "
          "or round() cut it to 0)? Divide with /. Or did you read W[i − n + 1, i], rows and columns swapped: the "
          "weight on a LATER key, 0 under a causal mask? Rows are queries, columns keys, and i − n + 1 comes before i"),
-        (lambda: n * reference_induction_score(W, n), "that is the sum of the n weights: the score is their mean")]]
+        (lambda: n * reference_induction_score(W, n), "that is the sum of the n weights: the score is their mean"),
+        (lambda: reference_induction_score(W, n) / 2, "that divides the n weights' sum by 2n: the mean is over n"),
+        (lambda: _mean_at(W, range(n, 2 * n - 1), n - 1), "the last query, i = 2n − 1, is left out: the second "
+                                                          "half is range(n, 2 * n)")]]
 
 
 def _one(result, case):
