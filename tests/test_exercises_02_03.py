@@ -179,6 +179,19 @@ def test_every_scale_the_feedback_quotes_reaches_the_target():
     _fails(ss.check_scale_for_confidence(12.0), "Try a larger scale")
 
 
+def test_scale_found_by_bisection_on_the_plain_formula_passes():
+    """exp(scale · s) / sum, bisected until the top weight is 0.9: it differs from the checker's softmax in the last
+    digit (0.89999999999999991 there) and is still the smallest scale."""
+    scores, lo, hi = np.array([1.0, 1.2, 0.9]), 0.0, 100.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        w = np.exp(mid * scores) / np.exp(mid * scores).sum()
+        lo, hi = (lo, mid) if w.max() >= 0.9 else (mid, hi)
+    assert ss.top_weight(hi) < 0.9
+    _passes(ss.check_scale_for_confidence(hi))
+    _fails(ss.check_scale_for_confidence(hi * (1 - 1e-9)), "Just short")
+
+
 def test_flows_row_reference_passes():
     _passes(pf.check_flows_row(pf.reference_flows_row()))
     _passes(pf.check_flows_row([0.0674, 0.1112, 0.8214]))      # four decimals
