@@ -163,10 +163,8 @@ def check_scores_gb(answer) -> Feedback:
          "work a fused kernel does, but the textbook still stores every score of the (T, T) matrix)."),
         (32 * 8192 * 2 / 1e9, "that counts T numbers per head, not T²: one score per (query, key) pair."),
         (32 * 8192 * 2, "that counts T numbers per head, not T²: one score per (query, key) pair.")]
-    for slip, message in slips:
-        if abs(value - slip) <= 0.01 * slip:
-            return wrong(message)
-    return wrong(f"{value:g} GB is not it. Multiply heads × T × T × bytes per number, then divide by 1e9.")
+    return wrong(next((message for slip, message in slips if abs(value - slip) <= 0.01 * slip),
+                      f"{value:g} GB is not it. Multiply heads × T × T × bytes per number, then divide by 1e9."))
 
 
 # --- Exercise 3: achieved TFLOP/s ------------------------------------------------------------------
