@@ -211,7 +211,10 @@ def _judge_tflops(case, got, expected):
         (True, (1 / d_k,), f"it is d_k = {d_k} times too small: did you forget the head size d_k?"),
         (True, (1000.0,), "the result is 1000 times too large: that is GFLOP/s (÷ 10⁹). TFLOP/s divide by 10¹²."),
         (True, (1e12, 1e9, 1e15), "that is FLOP/s, not TFLOP/s: divide by 10¹²."),
-        (True, (1 / T,), "the result is T times too small: you used T where the formula has T².")]
+        (True, (((4 * B * H * T) ^ (2 * d_k)) / (4 * B * H * T**2 * d_k),), "in Python ^ is XOR, not a power, and "
+         "it comes after *: a*T^2*b is (a*T) XOR (2*b). Write T**2."),
+        (True, (1 / T,), "the result is T times too small: you used T where the formula has T² (or wrote T^2 last, "
+                         "which in Python is XOR, not a power: write T**2).")]
     for applies, ratios, message in diagnoses:
         if applies and any(abs(ratio - x) <= 0.01 * x for x in ratios):
             return f"for {case.what}: {message}"
