@@ -523,6 +523,8 @@ def test_a_softmax_shifted_by_anything_but_the_row_max_is_refused():
     only_when_large = ss.check_stable_softmax(
         _shifted_softmax(lambda x: x.max(-1, keepdims=True) if x.max() > 700 else 0.0))
     assert not only_when_large.passed and "underflows to 0" in only_when_large.message
+    by_largest_size = ss.check_stable_softmax(_shifted_softmax(lambda x: np.abs(x).max(-1, keepdims=True)))
+    assert not by_largest_size.passed and "sign and all" in by_largest_size.message
 
 
 def _attention_shifted_by(shift):

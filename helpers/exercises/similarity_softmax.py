@@ -129,8 +129,9 @@ def _judge_softmax(case, got, expected):
             return (f"on {what} you got NaN or inf: a shift by anything below the largest score (the min, the mean, "
                     "the last score) overflows. Subtract the MAX.")
         if x.max() < -700:
-            return (f"on {what} you got NaN: exp({x.max():.0f}) underflows to 0, and 0 / 0 = NaN. Subtract the "
-                    "largest score whatever the scores are: then the largest exponent is exp(0) = 1.")
+            return (f"on {what} you got NaN: every exp underflows to 0 (exp({x.max():.0f}), or of anything lower), "
+                    "and 0 / 0 = NaN. Subtract the largest score itself, sign and all: then the largest exponent is "
+                    "exp(0) = 1.")
         if np.abs(x).max() < 700:   # no exp can overflow here
             return f"on {what} you got NaN or inf, though exp of these scores is finite: look for a division by 0."
         return f"on {what} you got NaN or inf: exp(1000) overflows a float64. Subtract the largest score first."
