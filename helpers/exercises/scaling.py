@@ -73,11 +73,10 @@ def check_divisor(divisor) -> Feedback:
                        "for 768 with 12 heads: many real models use d_k = 64 per head."
                        + engine.nudge(divisor, "score_divisor"))
     (d_model, n_heads), _ = failed[0]
-    right = f" Here d_k = {d_model} / {n_heads} = {d_model // n_heads}."
     calls = " and ".join(f"divisor({m}, {h}) returned {c:.4g}" for (m, h), c in failed[:2])
     for formula, message in _DIVISOR_SLIPS:
         if all(_close(c, formula(*case)) for case, c in zip(cases, answers, strict=True)):
-            return wrong(f"{calls}: {message}{right}")
+            return wrong(f"{calls}: {message} Here d_k = {d_model} / {n_heads} = {d_model // n_heads}.")
     if len(set(answers)) == 1:
         return wrong(f"your function returned {answers[0]:.4g} for every input, divisor{cases[0]} to divisor"
                      f"{cases[-1]}: does it ignore its arguments, or read the notebook's d_k? Compute it from them.")
