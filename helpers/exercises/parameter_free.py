@@ -49,7 +49,7 @@ def check_flows_row(w) -> Feedback:
     if got.shape != (3,):
         return wrong(f"w_flows should be 3 numbers (one weight per token), but has shape {got.shape}.")
     scaled, not_yet = _fmt_row(S_scaled[_ROW], 1), "The weights come out of softmax: exp, then divide by the sum."
-    message = named_slip(got, [
+    if (message := named_slip(got, [
         (S[_ROW], f"those are the raw scores e_flows · e_j, {_fmt_row(S[_ROW], 0)}. {not_yet}"),
         (S_scaled[_ROW], f"those are the scaled scores {scaled}. {not_yet}"),
         (steps["exp"][_ROW], f"those are the exponentials exp({scaled}); divide them by their sum."),
@@ -62,8 +62,7 @@ def check_flows_row(w) -> Feedback:
           for row, word in enumerate(_ROW_WORDS) if row != _ROW),
         *((W[_ROW, list(order)], "the right weights in the wrong order: entry j is the weight on word j, so the "
            f"order is {', '.join(_ROW_WORDS)}.") for order in permutations(range(3))),   # the right one is no slip
-    ], atol=ROUNDING_TOLERANCE, right=W[_ROW])   # a slip rounded to two decimals is still named
-    if message is not None:
+    ], atol=ROUNDING_TOLERANCE, right=W[_ROW])) is not None:   # a slip rounded to two decimals is still named
         return wrong(message)
     if not np.isclose(got.sum(), 1.0, atol=SUM_TOLERANCE):
         fix = "Those are percentages: give the fractions." if np.isclose(got.sum(), 100.0, atol=1.5) else (
