@@ -337,8 +337,7 @@ def one_number(value, name: str, what: str = "a number", *, returned: bool = Fal
 
 def whole_numbers(values):
     """(tuple of ints, None) for a list, tuple, array or tensor of whole numbers (28.0 counts), else (None, why)."""
-    if hasattr(values, "tolist"):   # a NumPy array or a torch tensor of sizes
-        values = values.tolist()
+    values = values.tolist() if hasattr(values, "tolist") else values   # a NumPy array or a torch tensor of sizes
     if not isinstance(values, (tuple, list)):
         return None, f"{values!r:.40} is not a tuple"
     sizes = []
