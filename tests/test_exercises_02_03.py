@@ -189,7 +189,7 @@ def test_scale_found_by_bisection_on_the_plain_formula_passes():
         lo, hi = (lo, mid) if w.max() >= 0.9 else (mid, hi)
     assert ss.top_weight(hi) < 0.9
     _passes(ss.check_scale_for_confidence(hi))
-    _fails(ss.check_scale_for_confidence(hi * (1 - 1e-9)), "Just short")
+    _fails(ss.check_scale_for_confidence(ss.reference_smallest_scale() - 1e-12), "Just short")   # 2e-14 below 0.9
 
 
 def test_flows_row_reference_passes():

@@ -298,6 +298,9 @@ def as_numbers(value, name: str):
     try:
         return check.as_array(value, name), None
     except TypeError as error:
+        if isinstance(value, tuple) and any(v is None or hasattr(v, "shape") for v in value):   # return Y, W
+            return None, wrong(f"{name} should be one array, but came as a tuple of {len(value)}: "
+                               f"{', '.join(map(_kind, value))}. Keep only the array asked for.")
         return None, wrong(str(error))
 
 

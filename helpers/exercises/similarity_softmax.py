@@ -207,7 +207,7 @@ def check_scale_for_confidence(scale) -> Feedback:
         return wrong("a negative scale favours the LOWEST score (0.9). Use a positive scale.")
     typed = f"{scale:g}" if float(f"{scale:g}") == scale else repr(scale)   # the exact smallest: all digits
     weight = top_weight(scale)
-    if weight < TARGET_TOP_WEIGHT - 1e-12:   # a weight computed another way may differ in its last digit
+    if weight < TARGET_TOP_WEIGHT - 1e-15:   # a weight computed another way may differ in its last digit
         shown = next(f"{weight:.{k}f}" for k in (3, 6, 17) if round(weight, k) < TARGET_TOP_WEIGHT)  # not 0.900 < 0.9
         hint = (f"Just short: the smallest scale is {smallest:.5f}…, so use {quoted_scales()[0]} or more."
                 if scale > 0.99 * smallest else "Try a larger scale.")

@@ -14,8 +14,7 @@ _TEXT, _SMALL = 13, 12
 
 def _line(label: str, value: str) -> str:
     """One aligned line of monospace text: the labels are padded to the same width."""
-    padded = html.escape(label.ljust(19)).replace(" ", "&nbsp;")
-    return f"<code style='font-size:inherit'>{padded} = {value}</code>"
+    return f"<code style='font-size:inherit'>{html.escape(label.ljust(19)).replace(' ', '&nbsp;')} = {value}</code>"
 
 
 def _fmt(x, spec: str = ".3f") -> str:
