@@ -12,7 +12,7 @@ from helpers.attention import attend
 from helpers.attention_torch import attention_weights
 from helpers.exercises import parameter_free as pf
 from helpers.exercises import similarity_softmax as ss
-from helpers.exercises.engine import Feedback, Solution
+from helpers.exercises.engine import Case, Feedback, Solution, named_slip
 from helpers.fast_attention import lean_attention
 from helpers.learning import ParameterFreeAttention
 from helpers.running_example import embed
@@ -332,6 +332,8 @@ def test_the_far_apart_case_is_what_catches_one_global_max():
     (_sqrt_T, ["√T", "√d"]),
     (_by_d, ["divided by d = 4 instead of √d"]),
     (_hard_coded_2, ["(5, 3)", "hard-coded 2", "E.shape[1]"]),
+    (lambda E: softmax(E @ E.T / int(np.sqrt(E.shape[1]))) @ E, ["(5, 3)", "forgot to divide", "round √3 down to 1"]),
+    (lambda E: softmax(E @ E.T) / np.sqrt(E.shape[1]) @ E, ["after softmax", "each row sums to 1/√4"]),
     (lambda E: softmax(E @ E.T / math.sqrt(E.shape[1]), axis=0) @ E, ["columns (axis 0)"]),
     (lambda E: softmax(E @ E.T / math.sqrt(E.shape[1])).T @ E, ["used W.T"]),
     (lambda E: softmax(E @ E.T / math.sqrt(E.shape[1])), ["looks like W", "Y = W @ E"]),
@@ -633,3 +635,10 @@ def test_weights_of_the_notebooks_sentence_on_another_e_are_named():
     def with_the_pages_weights(E):
         return W @ E
     _fails(pf.check_self_attention(with_the_pages_weights), "E of 'river bank flows'", "weights of 'money bank grows'")
+
+
+@pytest.mark.parametrize("d, fragment", [(3, "forgot to divide"), (6, "hard-coded 2")])
+def test_a_square_root_cut_to_a_whole_number_is_named_beside_the_slip_it_equals(d, fragment):
+    E = np.random.default_rng(0).normal(size=(5, d))
+    message = named_slip(softmax(E @ E.T / math.isqrt(d)) @ E, pf._attention_slips(Case(E, what="E")))
+    assert fragment in message and f"round √{d} down to {math.isqrt(d)}? Keep it a float." in message

@@ -215,6 +215,7 @@ def _attention_slips(case):
     (E,), what, (T, d) = case.args, case.what, case.args[0].shape
     S = E @ E.T / math.sqrt(d)                                   # (T, T): square, so a (T,) row max or sum broadcasts
     e, flat = np.exp(S - S.max(axis=-1, keepdims=True)), "has shape (T,) and lines up with the COLUMNS: keepdims=True"
+    cut = f" (Or did int() or // round √{d} down to {math.isqrt(d)}? Keep it a float.)" * (math.isqrt(d) ** 2 != d)
     return [
         ((e / e.sum(axis=-1)) @ E, f"on {what} each row was divided by the wrong sum: e.sum(axis=-1) {flat}."),
         (softmax(S - S.max(axis=-1), axis=-1) @ E, f"on {what} each row was shifted by the wrong max, one that lines "
@@ -222,12 +223,15 @@ def _attention_slips(case):
          "keepdims=True)."),
         (((f := np.exp(S - S.max(axis=-1))) / f.sum(axis=-1)) @ E,
          f"on {what} the row max and the row sum both miss keepdims: each {flat}."),
-        (attend(E, E, E, scale=1.0), f"on {what} you forgot to divide the scores by √d (here √{d})."),
+        (attend(E, E, E, scale=1.0), f"on {what} you forgot to divide the scores by √d (here √{d})." + cut * (d < 4)),
+        (softmax(S * math.sqrt(d), axis=-1) / math.sqrt(d) @ E, f"on {what} the weights were divided by √d after "
+         f"softmax, so each row sums to 1/√{d}: divide the scores, before the softmax."),
         (attend(E, E, E, scale=1 / math.sqrt(T)), f"on {what} you divided by √T (tokens) instead of √d = √{d}."),
         (attend(E, E, E, scale=1 / d), f"on {what} you divided by d = {d} instead of √d."),
         (attend(E, E, E, scale=2 / d), f"on {what} you divided by d / 2 = {d / 2:g}: in Python d**1/2 is (d**1)/2, so "
                                        "write d ** 0.5 or np.sqrt(d)."),
-        (attend(E, E, E, scale=0.5), f"on {what} you hard-coded 2 = √4, but here d = {d}: use np.sqrt(E.shape[1])."),
+        (attend(E, E, E, scale=0.5), f"on {what} you hard-coded 2 = √4, but here d = {d}: use np.sqrt(E.shape[1])."
+         + cut * (4 < d < 9)),
         (lambda: self_attention_steps(embed(SENTENCE_MONEY))["W"] @ E, f"on {what} you mixed its rows with the weights "
          "of 'money bank grows' (the notebook's W?): make W from this E's own scores."),
         (softmax(S, axis=0) @ E, f"on {what} the softmax ran down the columns (axis 0), or you used W.T, or a row sum "
