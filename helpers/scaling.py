@@ -28,9 +28,8 @@ POWERS_OF_TWO: tuple[int, ...] = tuple(2**p for p in range(11))
 def sample_dot_products(d: int, n_pairs: int = 10_000, sigma: float = 1.0, seed=0) -> np.ndarray:
     """q·k for n_pairs fresh pairs of d-dimensional N(0, σ²) vectors: -> (n_pairs,). seed: int or Generator."""
     rng = np.random.default_rng(seed)
-    q = rng.normal(0.0, sigma, (n_pairs, d))  # (n_pairs, d) one query per row
-    k = rng.normal(0.0, sigma, (n_pairs, d))  # (n_pairs, d) one key per row
-    return (q * k).sum(axis=1)                # (n_pairs,) q·k = Σ_i q_i k_i
+    q, k = rng.normal(0.0, sigma, (2, n_pairs, d))   # (n_pairs, d) each: one query, one key per row
+    return (q * k).sum(axis=1)                       # (n_pairs,) q·k = Σ_i q_i k_i
 
 
 def variance_table(d_values=POWERS_OF_TWO, n_pairs: int = 50_000, sigma: float = 1.0, seed: int = 0) -> dict:
