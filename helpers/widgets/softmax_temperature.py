@@ -44,8 +44,7 @@ class _Bars:
                                  self.uniform_text, self.title])
 
     def png(self, data: dict) -> bytes:
-        weights = data["weights"]
-        n = len(weights)
+        n = len(data["weights"])
         uniform = 1 / n
         self.uniform.set_ydata([uniform, uniform])
         self.uniform_text.set_text(f"dashed line: uniform 1/{n}")
@@ -56,7 +55,7 @@ class _Bars:
                 artist.set_visible(shown)
             if not shown:
                 continue
-            x, w = (k + 0.5) / n, weights[k]
+            x, w = (k + 0.5) / n, data["weights"][k]
             bar.set_bounds(x - 0.3 / n, 0, 0.6 / n, w)   # left, bottom, width, height
             label.set_position((x, label_y(w, uniform, 0.01)))
             label.set_text(f"{w:.3f}" if n <= 5 else f"{w:.2f}")
