@@ -21,10 +21,9 @@ class _Picture:
         self.figure = FastFigure(figsize=(7.4, 3.9), dpi=80)   # 592 px: full size beside the file browser
         self.ax_pe, self.ax_sim = self.figure.fig.subplots(1, 2, gridspec_kw=dict(
             width_ratios=[1, 1.15], left=0.09, right=0.985, top=0.88, bottom=0.15, wspace=0.34))
-        ax = self.ax_pe
-        self.image = ax.imshow(np.zeros((T, 4)), cmap="viridis", vmin=-1, vmax=1, aspect="auto",
-                               interpolation="nearest")
-        self.row = ax.axhline(0, color="white", lw=2.5)
+        self.image = self.ax_pe.imshow(np.zeros((T, 4)), cmap="viridis", vmin=-1, vmax=1, aspect="auto",
+                                       interpolation="nearest")
+        self.row = self.ax_pe.axhline(0, color="white", lw=2.5)
         ax = self.ax_sim
         (self.curve,) = ax.plot(range(T), np.zeros(T), "-", lw=2, color=COLORS["static"])
         (self.marker,) = ax.plot([], [], "o", ms=9, color=COLORS["key"])
