@@ -87,8 +87,7 @@ class MultiHeadAttention(nn.Module):
 
 def fuse(separate: SeparateHeads) -> MultiHeadAttention:
     """A MultiHeadAttention whose W_q is the heads' W_q stacked (same for K, V), and the same W_o."""
-    d_model, H = separate.W_o.in_features, len(separate.heads)
-    fused = MultiHeadAttention(d_model, H).to(separate.W_o.weight.dtype)
+    fused = MultiHeadAttention(separate.W_o.in_features, len(separate.heads)).to(separate.W_o.weight.dtype)
     with torch.no_grad():
         for name in ("W_q", "W_k", "W_v"):                  # H × (d_k, d_model) -> (d_model, d_model)
             getattr(fused, name).weight.copy_(torch.cat([getattr(head, name).weight for head in separate.heads]))
