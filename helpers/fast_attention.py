@@ -185,7 +185,6 @@ def flash_forward(Q, K, V, mask=None, causal=False, block_q: int = 256, block_k:
             l.add_(P_sum)                                            # the tile's weights added
             # (n, rows, d_v) the same for the values; a 16-bit tile's P @ v, rounded to 16 bits, is added in float32
             o.baddbmm_(P, v[:, j:j + block_k]) if o.dtype == P.dtype else o.add_(P @ v[:, j:j + block_k])
-            del S, P                                                 # free this tile before the next one
         O[:, i:i + rows] = o / l                                     # one division, at the end
         lse[:, i:i + rows] = m + torch.log(l)                        # what a backward pass keeps
     return O.reshape(*batch, T_q, d_v), lse.reshape(*batch, T_q)
