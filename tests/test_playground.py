@@ -107,6 +107,8 @@ def test_widget_updates_when_controls_change():
 
     w.children[1].value = "bank money"                           # typed words win over the menu
     assert w.result["words"] == ["bank", "money"]
+    w.children[0].value = "money bank grows"                     # until a sentence is picked again: it clears them
+    assert w.result["words"] == ["money", "bank", "grows"] and w.children[1].value == ""
     assert w.last_update_ms > 0
     assert "update took" not in w.children[4].value and " ms" not in w.children[4].value   # measured, not shown
 

@@ -86,3 +86,6 @@ def test_sentence_explorer_asks_for_two_to_ten_words():
         assert w.picture.layout.visibility == "hidden"
     w.children[0].value = "bank grows"
     assert w.result["a"]["weights"].tolist() == [0.7, pytest.approx(0.3)] and w.picture.layout.visibility == "visible"
+    w.children[0].value = " ".join(["river bank flows money grows"] * 2)   # ten words: the legend still fits
+    renderer = w.figure.canvas.get_renderer()
+    assert w.result is not None and w.legend.get_window_extent(renderer).x1 <= w.figure.canvas.get_width_height()[0]

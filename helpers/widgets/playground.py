@@ -70,6 +70,7 @@ class PlaygroundWidget(LiveWidget):
         self.menu = widgets.Dropdown(options=list(PLAYGROUND_SENTENCES), value=sentence, description="sentence")
         self.typed = widgets.Text(value=typed, description="or type",
                                   placeholder=f"words from: {', '.join(VOCAB)}", continuous_update=False)
+        self.menu.observe(lambda _: setattr(self.typed, "value", ""), names="value")   # a sentence picked wins
         self.scaled = widgets.Checkbox(value=scaled, description="divide the scores by √d", indent=False)
         self.matrices = widgets.HTML()
         self._vectors = _VectorPicture()
