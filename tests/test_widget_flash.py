@@ -38,3 +38,10 @@ def test_the_widget_redraws_when_each_control_moves():
     assert "skipped" in w.reading.value and "after <b>5 of 8</b>" in w.reading.value
     w.tiles_done.value = 0
     assert "nothing seen yet" in w.reading.value
+
+
+def test_the_frame_stays_on_the_last_tile_computed_when_the_rest_are_skipped():
+    w = FlashTilesWidget(tiles_done=8, query=3, causal=True)              # query 3 sees tile 0 alone
+    assert w.result["computed"] == 1 and w._picture.frame.get_xy()[0] == -0.5   # around tile 0, not tile 7
+    w.causal.value = False
+    assert w._picture.frame.get_xy()[0] == 8 - 1.5

@@ -79,7 +79,7 @@ class _Picture:
         shade = np.where(data["tiles"] == 0, 0, np.where(data["tiles"] == 1, 2, 1))   # skipped, diagonal, whole
         shade[row] = np.where(data["tiles"][row] == 0, 0, np.where(np.arange(shade.shape[1]) < done, 4, 3))
         self.image.set_data(shade)
-        self.frame.set_xy((done - 1.5, row - 0.5) if done else (-10, -10))
+        self.frame.set_xy((min(done, data["computed"]) - 1.5, row - 0.5) if done else (-10, -10))   # not a skipped one
         steps = np.arange(done + 1)
         self.m_line.set_data(steps[1:], data["m"][1:done + 1])
         self.l_line.set_data(steps, data["l"][:done + 1])
@@ -130,4 +130,4 @@ class FlashTilesWidget(LiveWidget):
             f"<b>{done} of {n_tiles}</b> key tiles ({block} keys each): m = <b>{data['m'][done]:.3f}</b>, ℓ = "
             f"<b>{data['l'][done]:.3f}</b>. Output row o / ℓ = [{row}]; exact [{exact}]: {gap}.{note} When m grows, ℓ "
             "and o are first multiplied by exp(m_old − m_new). Map: blue, computed whole; orange, on the diagonal "
-            "(masked inside); grey, skipped; dark, this query's tiles so far; the frame, the latest.</div>")
+            "(masked inside); grey, skipped; dark, this query's tiles so far; the frame, the latest computed.</div>")
