@@ -101,7 +101,7 @@ def format_bytes(n: float) -> str:
 
 
 def format_count(n: float) -> str:
-    """A count in words a reader can say: 196,608 -> '196.6 thousand'; 1.34e12 -> '1.34 trillion'."""
+    """A count in words a reader can say: 196,608 -> '197 thousand'; 1.34e12 -> '1.34 trillion'."""
     for power, name in ((5, "quadrillion"), (4, "trillion"), (3, "billion"), (2, "million"), (1, "thousand")):
         if abs(n) >= 1000**power:
             return f"{n / 1000**power:.3g} {name}"

@@ -91,6 +91,9 @@ def test_cost_table_lines_and_text():
     assert by_name["memory (T, T) scores"] == 4 * 10**10
     assert by_name["FLOPs attention (forward)"] == 4 * 100_000**2 * 64
     assert by_name["memory Q, K, V"] == 3 * 100_000 * 64 * 4
+    assert by_name["memory K, V cache (generation)"] == 2 * 100_000 * 64 * 4
+    batched = {r["quantity"]: r["value"] for r in cost.cost_table(1_000, 512, 64, heads=8, batch=3)}
+    assert batched["memory K, V cache (generation)"] == 3 * 8 * 2 * 1_000 * 64 * 4   # every sequence keeps its own
     text = cost.format_cost_table(rows)
     assert "40.0 GB (37.25 GiB)" in text
     assert "3 · d_model · d_k" in text

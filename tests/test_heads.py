@@ -195,6 +195,8 @@ def test_head_pattern_data_masks_and_rows():
         np.testing.assert_allclose(data["W"].sum(-1), 1.0)
         assert np.all(data["W"][~data["mask"]] == 0)
         assert (data["on_padding"] > 0.01) == (mask_type == "none")
+        real = data["W"][:data["length"]]                                  # the real words' rows: what they give PAD
+        assert data["on_padding"] == pytest.approx(1 - real[:, :data["length"]].sum(-1).mean())
     assert data["weights"].shape == (4, 5, 5)
 
 
@@ -205,7 +207,7 @@ def test_widget_moves():
     w.mask.value = "padding"
     assert w.result["head"] == 3 and w.result["on_padding"] == 0
     assert "head 3 of 4" in w.reading.value
-    assert w.last_update_ms == w.last_update_ms     # measured (not NaN)
+    assert math.isfinite(w.last_update_ms)          # measured
 
 
 # ---------------------------------------------------------------- checkers

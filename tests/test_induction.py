@@ -96,10 +96,26 @@ def test_the_repeated_segment_is_a_copy_at_the_offset_it_was_drawn_with():
         assert offsets, "the copy repeats an earlier segment"
 
 
+def test_the_drawn_offset_reaches_its_largest_value_b():
+    """D in [L, b]: some copies start right after a source at position 0, D = b, also where b > L."""
+    tokens, copy = induction.repeated_batch(512, torch.Generator().manual_seed(0))
+    longest = 0
+    for row, marks in zip(tokens, copy):
+        positions = torch.nonzero(marks).flatten()
+        b, L = int(positions[0]), len(positions) + 1
+        if b > L and torch.equal(row[b:b + L], row[:L]):
+            longest += 1
+    assert longest > 5
+
+
 def test_a_fixed_offset_repeats_the_first_half():
     tokens, copy = induction.repeated_batch(8, torch.Generator().manual_seed(1), offset=16)
     assert torch.equal(tokens[:, 16:], tokens[:, :16])
     assert copy.all(0).tolist() == [False] * 16 + [True] * 15
+    for offset in (6, 24):                                            # L = min(offset, T − offset): 6, then 8
+        tokens, copy = induction.repeated_batch(8, torch.Generator().manual_seed(1), offset=offset)
+        L = min(offset, 32 - offset)
+        assert torch.equal(tokens[:, offset:offset + L], tokens[:, :L]) and copy.sum(1).tolist() == [L - 1] * 8
 
 
 def test_probes_repeat_their_first_half():

@@ -350,6 +350,8 @@ def test_run_benchmark_on_the_cpu():
     table = measure.format_table(rows)
     assert table.splitlines()[0].split()[:4] == ["impl", "dtype", "T", "ms"]
     assert len(table.splitlines()) == 2 + len(rows)
+    naive_line = table.splitlines()[2 + rows.index(naive64)].split()
+    assert naive_line[5:7] == [f"{naive64.peak_bytes / 2**20:.1f}", f"{2 * 64 * 64 * 4 / 2**20:.1f}"]   # in MiB
     lines = measure.ratios(rows)
     assert len(lines) == 2
     assert lines[0].startswith("T=32 float32: naive ") and lines[0].endswith("the time of sdpa")

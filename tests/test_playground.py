@@ -14,7 +14,7 @@ from PIL import Image  # noqa: E402
 from helpers.attention import self_attention_steps  # noqa: E402
 from helpers.attention_plots import convex_hull, inside_hull  # noqa: E402
 from helpers.playground import MAX_WORDS, PLAYGROUND_SENTENCES, playground_basis, playground_data  # noqa: E402
-from helpers.running_example import SENTENCE_RIVER, embed  # noqa: E402
+from helpers.running_example import SENTENCE_RIVER, embed, embedding_table  # noqa: E402
 from helpers.widgets.common import html_heatmap  # noqa: E402
 from helpers.widgets.playground import PlaygroundWidget  # noqa: E402
 
@@ -58,6 +58,9 @@ def test_list_input_identical_words_and_one_word():
 def test_fixed_view_and_hull():
     basis = playground_basis()
     assert basis.shape == (4, 2)
+    centred = embedding_table()[1] - embedding_table()[1].mean(axis=0)   # the vocabulary about its mean: the view
+    s = np.linalg.svd(centred, compute_uv=False)                        # keeps its two widest directions
+    assert np.linalg.norm(centred @ basis) ** 2 == pytest.approx((s[:2] ** 2).sum())
     data = playground_data("river bank flows money grows")
     np.testing.assert_allclose(data["P_before"], data["E"] @ basis)
     np.testing.assert_allclose(data["P_after"], data["Y"] @ basis)

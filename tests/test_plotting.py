@@ -53,6 +53,8 @@ def test_projection_basis_is_orthonormal_and_deterministic():
     np.testing.assert_array_equal(B, plotting.projection_basis(X))
     np.testing.assert_array_equal(plotting.projection_basis(np.ones((3, 2))), np.eye(2))
     assert plotting.projection_basis(np.array([[1.0, 2.0, 3.0]])).shape == (3, 2)
+    s = np.linalg.svd(X, compute_uv=False)                                # the view keeps the two largest directions
+    assert np.linalg.norm(X @ B) ** 2 == pytest.approx((s[:2] ** 2).sum())   # of X: no other plane keeps as much
 
 
 def test_arrows_draws_one_labelled_arrow_per_vector():

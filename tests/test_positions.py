@@ -77,6 +77,7 @@ def test_the_four_terms_sum_to_the_whole():
     terms = four_terms(E, P)
     torch.testing.assert_close(sum(terms.values()), (E + P) @ (E + P).T)
     torch.testing.assert_close(terms["content-position"], terms["position-content"].T)
+    assert terms["content-position"][0, 2] == E[0] @ P[2]                # word 0 against position 2, by its name
 
 # ----------------------------------------------------------------------------- word order
 
