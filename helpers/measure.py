@@ -325,8 +325,7 @@ def ratios(rows: list[Row], baseline: str = "sdpa") -> list[str]:
     lines = []
     for dtype, T in sorted({(r.dtype, r.T) for r in rows}):
         group = {r.impl: r.samples_ms for r in rows if r.dtype == dtype and r.T == T and r.samples_ms}
-        base = group.pop(baseline, None)
-        if base and group:
+        if (base := group.pop(baseline, None)) and group:
             parts = [f"{name} {statistics.median(a / b for a, b in zip(s, base)):.2f}x" for name, s in group.items()]
             lines.append(f"T={T} {dtype}: {', '.join(parts)} the time of {baseline}")
     return lines

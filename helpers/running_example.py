@@ -33,7 +33,7 @@ def tokenize(sentence) -> list[str]:
         raise TypeError(f"A sentence should be a string such as {SENTENCE_MONEY!r} or a list of words, "
                         f"but got {type(sentence).__name__} ({sentence!r:.40}).")
     if not words:
-        raise ValueError("The sentence is empty: give at least one word.")
+        raise ValueError("The sentence is empty: type words from the vocabulary.")
     if unknown := [w for w in words if w not in EMBEDDINGS]:
         raise ValueError(f"{unknown[0][:40]!r} is not in the course vocabulary ({', '.join(VOCAB)}). "
                          "Build sentences from these words.")

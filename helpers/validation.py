@@ -69,8 +69,8 @@ def _checked(value, name: str, ndim: int, layout: str, finite: bool = True) -> n
         raise ValueError(f"{name} is empty (shape {tuple(array.shape)}): it needs at least one entry.")
     if finite and (bad := ~np.isfinite(array)).any():
         position = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise ValueError(f"{name} contains {array[position]} at position {position}: every entry must be a "
-                         "finite number.")
+        why = " (a number beyond ±1.8e308 reads as inf)" * bool(np.isinf(array[position]))   # 1e309 typed
+        raise ValueError(f"{name} contains {array[position]} at position {position}{why}: every entry must be finite.")
     return array
 
 

@@ -115,8 +115,11 @@ def test_cost_widget_data():
 
 def test_memory_bar_html_places_bars_on_a_log_axis():
     html = memory_bar_html([("scores", 1e9), ("Q, K, V", 1e6)], {"A100 (80 GB)": 80e9})
-    assert "width:54.55%" in html  # 1 GB: (9 - 3) / (14 - 3)
-    assert "width:27.27%" in html  # 1 MB: (6 - 3) / 11
+    assert "width:50.00%" in html  # 1 GB: (9 - 3) / (15 - 3)
+    assert "width:25.00%" in html  # 1 MB: (6 - 3) / 12
+    largest = cost.cost_widget_data(1e6, 256, heads=64, dtype="float32")["bars"]   # the sliders' far end: 256 TB
+    widths = [float(w) for w in re.findall(r"width:([\d.]+)%", memory_bar_html(largest, {}))]
+    assert largest[0][1] == 256e12 and 90 < max(widths) < 100   # inside the bar, not clipped at its end
     assert "A100 (80 GB)" in html
     sizes = [int(n) for n in re.findall(r"font-size:(\d+)px", html)]
     assert sizes and min(sizes) >= 14

@@ -8,7 +8,7 @@ from helpers.cost import cost_widget_data, format_bytes
 from helpers.plotting import COLORS
 from helpers.widgets.common import LiveWidget, px
 
-LOG_MIN, LOG_MAX = 3, 14  # the bar's axis: 1 kB to 100 TB (ticks up to 1 TB: room for the labels)
+LOG_MIN, LOG_MAX = 3, 15  # the bar's axis: 1 kB to 1 PB, past the sliders' 256 TB (ticks up to 1 TB)
 
 
 def _x(n_bytes: float) -> float:
