@@ -15,19 +15,19 @@ from matplotlib.font_manager import FontProperties
 
 from helpers import validation as check
 
+#: One colour per role, used by every figure: Okabe and Ito's, told apart by the red-green colour-blind too.
+COLORS = {"static": "#0072b2", "contextual": "#e69f00", "query": "#009e73", "key": "#d55e00", "value": "#cc79a7",
+          "accent": "#555555"}
+PALETTE = ("#0072b2", "#e69f00", "#009e73", "#d55e00", "#cc79a7", "#56b4e9", "#882255", "#8c8c8c")
 _BASE = {"figure.figsize": (7.0, 4.5), "figure.dpi": 90, "savefig.dpi": 90, "font.size": 13, "axes.titlesize": 14,
          "axes.labelsize": 13, "xtick.labelsize": 12, "ytick.labelsize": 12, "legend.fontsize": 12,
-         "axes.spines.top": False, "axes.spines.right": False, "axes.grid": False, "image.cmap": "viridis"}
+         "axes.spines.top": False, "axes.spines.right": False, "axes.grid": False, "image.cmap": "viridis",
+         "axes.prop_cycle": plt.cycler(color=PALETTE)}   # a line without a colour of its own: the course's too
 _PRESENTER = {"figure.figsize": (9.0, 5.8), "font.size": 17, "axes.titlesize": 19, "axes.labelsize": 17,
               "xtick.labelsize": 16, "ytick.labelsize": 16, "legend.fontsize": 16, "lines.linewidth": 2.5}
 _state = {"presenter": False}
 #: Inches: at 90 dpi about 800 px, the width of a notebook cell on a 1024-px projector (sidebar hidden).
 MAX_FIGURE_WIDTH = 8.8
-
-#: One colour per role, used by every figure.
-COLORS = {"static": "#4c72b0", "contextual": "#dd8452", "query": "#55a868", "key": "#c44e52", "value": "#8172b3",
-          "accent": "#937860"}
-PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c")
 
 
 def use_course_style(presenter: bool | None = None) -> None:

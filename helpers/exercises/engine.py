@@ -157,7 +157,8 @@ class Exercise:
                     n, named = len(case.args) - len(self.keywords), [f" and {k}=… by name" for k in self.keywords]
                     return (f"{where}your function has the parameters {misfit}, but it is called with {n} "
                             f"argument{'s' * (n != 1)}{''.join(named)}, as in {self.expects}.")
-                return self.errors and self.errors(case, error) or where + raised(error) + self.given(case, error)
+                message = self.errors and self.errors(case, error) or where + raised(error) + self.given(case, error)
+                return message + library_hint(answer, case.args, error)
             if result is None:   # a forgotten `return`: named alike in every exercise, before any reader
                 return f"{where}your {'forward' if inspect.isclass(answer) else 'function'} returned None. Did it " \
                        f"forget to `return` {getattr(case, 'reads', self.reads)}?"
@@ -206,13 +207,9 @@ class Exercise:
         return args[:n], dict(zip(self.keywords, args[n:]))
 
     def given(self, case: Case, error: Exception) -> str:
-        """After NumPy's or torch's error on shapes that do not fit: the shapes the answer was given, and the hint.
-        After a TypeError: which library's arrays the answer was given, and how that library spells a row max."""
+        """After NumPy's or torch's error on shapes that do not fit: the shapes the answer was given, and the hint."""
         given = [f"{name} {tuple(x.shape)}" for name, x in zip(inspect.signature(self.reference).parameters, case.args)
                  if hasattr(x, "shape")]
-        if type(error) is TypeError and given:
-            torch = all(hasattr(x, "detach") for x in case.args if hasattr(x, "shape"))
-            return "." * (not str(error).endswith(".")) + (TORCH_INPUTS if torch else NUMPY_INPUTS)
         shapes = type(error) in (ValueError, RuntimeError, IndexError, getattr(np, "exceptions", np).AxisError)
         return given and shapes and f" (it was given {', '.join(given)}). {self.hint}".rstrip() or ""
 
@@ -224,11 +221,22 @@ class Exercise:
         return Solution(self.title, self.shown or inspect.getsource(self.reference), self.explanation)
 
 
-#: After a TypeError, by the inputs' library: its functions and its spelling of a row max.
+#: After a TypeError from an answer that reads the other library, or spells its keywords: what the inputs are.
 _AXES = ("; NumPy writes S.max(axis=-1, keepdims=True) where torch writes S.amax(dim=-1, keepdim=True) (torch's "
          "S.max(dim) returns a pair, (values, indices)).")
 TORCH_INPUTS = " The inputs are torch tensors: use torch's functions on them (NumPy's would also cut autograd)" + _AXES
 NUMPY_INPUTS = " The inputs are NumPy arrays: torch's functions need torch.as_tensor(x) first" + _AXES
+
+
+def library_hint(answer, args, error: Exception) -> str:
+    """After a TypeError, TORCH_INPUTS or NUMPY_INPUTS by the inputs' library where the answer's code names the other
+    (np, torch, F, .numpy()), its keywords (axis, keepdims; dim, keepdim) or max; else "" (a TypeError of its own)."""
+    kinds = {hasattr(x, "detach") for x in args if hasattr(x, "shape")}   # {True}: torch's tensors; {False}: NumPy's
+    names = {n for c in _codes(answer) for n in (*c.co_names, *chain(*(t for t in c.co_consts if type(t) is tuple)))}
+    other = {True: {"np", "numpy", "from_numpy", "axis", "keepdims", "max"}, False: {"torch", "F", "dim", "keepdim"}
+             }[kinds.pop()] if len(kinds) == 1 else set()
+    hint = TORCH_INPUTS if "np" in other else NUMPY_INPUTS
+    return "." * (not str(error).endswith(".")) + hint if type(error) is TypeError and other & names else ""
 
 
 def same(a: np.ndarray, b: np.ndarray) -> bool:
@@ -263,13 +271,19 @@ def refused(answer, args, keywords) -> inspect.Signature | None:
 def notebook_data(answer) -> str:
     """" Your function reads the notebook's …", naming the arrays, tensors, lists, tuples and dicts that the answer (a
     function, or one defined inside it) takes from the notebook's variables instead of its arguments; "" if none."""
-    codes, names = [answer.__code__] if inspect.isfunction(answer) or inspect.ismethod(answer) else [], {}
     data = (list, tuple, dict, np.ndarray, getattr(sys.modules.get("torch"), "Tensor", list))   # not EPS = 1e-9
+    names = {i.argval: 0 for code in _codes(answer) * (not inspect.isclass(answer)) for i in dis.get_instructions(
+        code) if i.opname == "LOAD_GLOBAL" and isinstance(answer.__globals__.get(i.argval), data)}
+    return f" Your function reads the notebook's {', '.join(names)}: use the arguments it is given." if names else ""
+
+
+def _codes(answer) -> list:
+    """The code of a function answer, or of a class answer's methods, and of the functions defined inside them."""
+    codes = [f.__code__ for f in (vars(answer).values() if inspect.isclass(answer) else [answer])
+             if inspect.isfunction(f) or inspect.ismethod(f)]
     for code in codes:   # grows as it goes: the functions defined inside come after
         codes += [c for c in code.co_consts if inspect.iscode(c)]
-        names |= {i.argval: 0 for i in dis.get_instructions(code)
-                  if i.opname == "LOAD_GLOBAL" and isinstance(answer.__globals__.get(i.argval), data)}
-    return f" Your function reads the notebook's {', '.join(names)}: use the arguments it is given." if names else ""
+    return codes
 
 
 def placeholder(error: Exception) -> bool:

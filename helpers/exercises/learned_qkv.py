@@ -9,7 +9,7 @@ import torch
 
 from helpers.attention_torch import SelfAttention, count_parameters, scaled_dot_product_attention
 from helpers.exercises import engine
-from helpers.exercises.engine import TORCH_INPUTS, Case, Exercise, Refusal, as_numbers, one_number, placeholder
+from helpers.exercises.engine import Case, Exercise, Refusal, as_numbers, one_number, placeholder
 from helpers.learning import soft_lookup
 
 
@@ -250,7 +250,7 @@ def _draw_forward(rng, spiked=False) -> Case:
 
 
 def _forward_error(case, error):
-    hint = {TypeError: TORCH_INPUTS, RuntimeError: (   # what torch raises when a product's shapes or dtypes differ
+    hint = {RuntimeError: (   # what torch raises when a product's shapes or dtypes differ
         " If a matrix product's shapes do not fit: W_q is (d_model, d_k) and the tokens are the rows of E, so Q = E @ "
         "W_q with no .T (only nn.Linear's .weight is W_qᵀ); the same for K, V. The scores are Q @ K.T: (T, d_k) @ "
         "(d_k, T), and Y has V's width, d_v. If the dtypes differ: keep E's float64 (no .float()).")}.get(type(error))
@@ -356,8 +356,7 @@ def _run_module(student_class, case):
 def _module_error(case, error):
     hint = (" If a product's shapes do not fit: let the layers do the products, Q = self.W_q(x) (nn.Linear applies "
             ".weight.T for you), and on a batch (B, T, d_k) transpose the last two dims: K.transpose(-2, -1), not K.T."
-            " If its dtypes differ: keep x's float64 (no .float())." if type(error) is RuntimeError else
-            TORCH_INPUTS if type(error) is TypeError else "")
+            " If its dtypes differ: keep x's float64 (no .float())." if type(error) is RuntimeError else "")
     return f"on {case.what} forward raised {type(error).__name__}: {str(error).rstrip('.')}.{hint}"
 
 
