@@ -532,3 +532,16 @@ def test_a_module_without_super_init_or_returning_the_weights_is_told_so():
             return torch.softmax(Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1]), -1)
     failing(ex.check_self_attention_module(NoSuper), "raised AttributeError", "call super().__init__() first")
     failing(ex.check_self_attention_module(Weights), "a (B, T, T) tensor: that is the weights")
+
+
+def test_one_layer_under_three_names_is_told_so_not_that_forward_changed_weights():
+    class Shared(student_module(None)):
+        def __init__(self, d_model, d_k):
+            super().__init__(d_model, d_k)
+            self.W_q = self.W_k = self.W_v                                # one nn.Linear, three names
+
+        def forward(self, x):
+            Q, K, V = self.W_q(x), self.W_k(x), self.W_v(x)
+            return torch.softmax(Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1]), -1) @ V
+    message = failing(ex.check_self_attention_module(Shared), "not three layers", "its own nn.Linear")
+    assert "changed" not in message

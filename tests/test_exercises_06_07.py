@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from verdicts import failing
 
 from helpers.attention_torch import attention_weights, causal_mask
 from helpers.attention_torch import scaled_dot_product_attention as sdpa
@@ -541,3 +542,13 @@ def test_an_inverted_float_mask_and_a_size_in_mib_are_named():
     verdict(ex07.check_additive_mask(lambda mask: torch.zeros(mask.shape).masked_fill(~mask, float("-inf"))), False,
             "raised TypeError", "~ inverts only bools and integers", "compare first, mask == 0")
     verdict(ex07.check_scores_gb(4096), False, "MiB")
+
+
+def test_a_type_error_of_its_own_gets_no_library_hint_and_a_mask_sized_as_square_is_told_its_shape():
+    def sqrt_of_a_size(s, H):                                   # torch.sqrt of an int: a TypeError, torch used right
+        return torch.softmax(H @ s / torch.sqrt(H.shape[1]), 0) @ H
+    message = failing(ex06.check_luong_context(sqrt_of_a_size), "raised TypeError")
+    assert "The inputs are" not in message and "amax" not in message
+    message = failing(ex07.check_additive_mask(lambda m: torch.zeros(m.shape[0], m.shape[0]).masked_fill(
+        m == 0, float("-inf"))), "raised RuntimeError")
+    assert "not square: take sizes from mask.shape" in message

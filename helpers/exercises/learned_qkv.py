@@ -333,6 +333,9 @@ def _run_module(student_class, case):
     if not isinstance(model, torch.nn.Module) or not all(isinstance(v, torch.nn.Linear) for v in layers.values()):
         raise Refusal("make MySelfAttention an nn.Module whose __init__ sets self.W_q = nn.Linear(d_model, d_k, "
                       "bias=False), and the same for self.W_k and self.W_v (super().__init__() first).")
+    if len(set(map(id, layers.values()))) < 3:   # self.W_q = self.W_k = nn.Linear(…): one layer under two names
+        raise Refusal("W_q, W_k and W_v are not three layers: self.W_q = self.W_k = … makes one nn.Linear with two "
+                      "names, so they learn one matrix. Give each its own nn.Linear(d_model, d_k, bias=False).")
     for name, layer in layers.items():
         if layer.bias is not None or tuple(layer.weight.shape) != (d_k, d_model):
             raise Refusal(f"for d_model={d_model}, d_k={d_k}, self.{name} should be nn.Linear(d_model, d_k, "

@@ -45,7 +45,9 @@ def _mask_error(case, error):
                 "is torch.bool): compare, mask == 0, and fill a float tensor.")
     if type(error) is RuntimeError or type(error) is TypeError and mask.is_floating_point():   # where, masked_fill, ~
         return (f"{raised(error).rstrip('.')}. torch.where and masked_fill take a torch.bool condition (and ~ "
-                f"inverts only bools and integers), and this mask is {mask.dtype}: compare first, mask == 0.")
+                f"inverts only bools and integers), and this mask is {mask.dtype}: compare first, mask == 0." + (
+                f" If it is about sizes: this mask is {tuple(mask.shape)}, not square: take sizes from mask.shape."
+                if mask.shape[0] != mask.shape[1] else ""))
     return None
 
 
