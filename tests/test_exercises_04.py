@@ -2,6 +2,7 @@
 import math
 
 import numpy as np
+import pytest
 import torch
 from verdicts import failing, student_module, verdict
 
@@ -545,3 +546,12 @@ def test_one_layer_under_three_names_is_told_so_not_that_forward_changed_weights
             return torch.softmax(Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1]), -1) @ V
     message = failing(ex.check_self_attention_module(Shared), "not three layers", "its own nn.Linear")
     assert "changed" not in message
+
+
+@pytest.mark.parametrize("finish", [lambda y: y.detach().numpy(), lambda y: y.tolist(), lambda y: list(y)])
+def test_a_forward_that_returns_numbers_without_autograd_is_refused(finish):
+    class Untrainable(student_module(None)):
+        def forward(self, x):
+            Q, K, V = self.W_q(x), self.W_k(x), self.W_v(x)
+            return finish(torch.softmax(Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1]), -1) @ V)
+    failing(ex.check_self_attention_module(Untrainable), "not a tensor", "cut autograd")

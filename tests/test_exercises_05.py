@@ -177,6 +177,10 @@ def test_scaled_weights_reference_passes_and_matches_torch():
 @pytest.mark.parametrize("answer, phrases", [
     (lambda Q, K: softmax(Q @ K.T), ["not divided by √d_k", "Q.shape[-1] = 32", "0.85", "0.42"]),
     (lambda Q, K: softmax(Q @ K.T / Q.shape[1]), ["divided by d_k = 32", "square root"]),
+    (lambda Q, K: softmax((Q / Q.shape[1] ** 0.5) @ (K / Q.shape[1] ** 0.5).T), ["divided by d_k = 32",
+                                                                                  "Q and K by √d_k each"]),
+    (lambda Q, K: softmax(Q @ K.T / np.sqrt(Q.shape[1]) * np.log(2)), ["scale is right", "base 2", "np.exp"]),
+    (lambda Q, K: softmax(Q @ K.T / np.sqrt(Q.shape[1]) * np.log(10)), ["scale is right", "base 10"]),
     (lambda Q, K: softmax(Q @ K.T * np.sqrt(Q.shape[1])), ["multiplied"]),
     (lambda Q, K: softmax(Q @ K.T / np.sqrt(K.shape[0])), ["√T_k = √6", "KEYS", "Q.shape[-1] = 32"]),
     (lambda Q, K: softmax(Q @ K.T / np.sqrt(Q.shape[0])), ["√T_q = √4", "QUERIES"]),

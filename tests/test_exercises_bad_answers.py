@@ -712,3 +712,15 @@ def test_a_square_root_written_as_a_power_of_one_half_or_of_one_floor_half_is_na
     def forward(E, W_q, W_k, W_v):
         return torch.softmax((E @ W_q) @ (E @ W_k).T / halved(W_q.shape[1]), dim=-1) @ (E @ W_v)
     not_yet(ex04.check_attention_forward(forward), "divided by d_k / 2 = 4.5: in Python d_k**1/2 is (d_k**1)/2")
+
+
+def test_a_caret_written_for_a_power_is_named_xor_when_it_raises():
+    def sinusoid(T, d):                          # the formula as maths writes it: a float tensor ^ a float tensor
+        p, m = torch.arange(T, dtype=torch.float64)[:, None], torch.arange(d // 2)[None, :]
+        angle = p / 10000 ^ (2 * m / d)
+        return torch.stack([torch.sin(angle), torch.cos(angle)], -1).reshape(T, d)
+    not_yet(ex08.check_sinusoidal(sinusoid), "raised", "^ is XOR, not a power: write x ** 2")
+    not_yet(ex07.check_achieved_tflops(lambda B, H, T, d_k, milliseconds, causal=False:
+                                       4 * B * H * T ^ 2 * d_k / (milliseconds / 1e3) / 1e12), "^ is XOR")
+    message = ex08.check_sinusoidal(lambda T, d: 1 / 0).message   # no ^ in the code: no such note
+    assert "ZeroDivisionError" in message and "XOR" not in message

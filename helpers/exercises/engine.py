@@ -158,7 +158,7 @@ class Exercise:
                     return (f"{where}your function has the parameters {misfit}, but it is called with {n} "
                             f"argument{'s' * (n != 1)}{''.join(named)}, as in {self.expects}.")
                 message = self.errors and self.errors(case, error) or where + raised(error) + self.given(case, error)
-                return message + library_hint(answer, case.args, error)
+                return message.rstrip(".") + "." + hints if (hints := code_hints(answer, case.args, error)) else message
             if result is None:   # a forgotten `return`: named alike in every exercise, before any reader
                 return f"{where}your {'forward' if inspect.isclass(answer) else 'function'} returned None. Did it " \
                        f"forget to `return` {getattr(case, 'reads', self.reads)}?"
@@ -228,15 +228,18 @@ TORCH_INPUTS = " The inputs are torch tensors: use torch's functions on them (Nu
 NUMPY_INPUTS = " The inputs are NumPy arrays: torch's functions need torch.as_tensor(x) first" + _AXES
 
 
-def library_hint(answer, args, error: Exception) -> str:
-    """After a TypeError, TORCH_INPUTS or NUMPY_INPUTS by the inputs' library where the answer's code names the other
-    (np, torch, F, .numpy()), its keywords (axis, keepdims; dim, keepdim) or max; else "" (a TypeError of its own)."""
+def code_hints(answer, args, error: Exception) -> str:
+    """What the answer's own code shows, after it raised: a ^ (XOR, not a power); after a TypeError, TORCH_INPUTS or
+    NUMPY_INPUTS by the inputs' library, where the code names the other (np, torch, F, .numpy()), its keywords (axis,
+    keepdims; dim, keepdim) or max. "" if nothing: a TypeError of the answer's own needs no library hint."""
     kinds = {hasattr(x, "detach") for x in args if hasattr(x, "shape")}   # {True}: torch's tensors; {False}: NumPy's
-    names = {n for c in _codes(answer) for n in (*c.co_names, *chain(*(t for t in c.co_consts if type(t) is tuple)))}
+    codes = _codes(answer)
+    names = {n for c in codes for n in (*c.co_names, *chain(*(t for t in c.co_consts if type(t) is tuple)))}
     other = {True: {"np", "numpy", "from_numpy", "axis", "keepdims", "max"}, False: {"torch", "F", "dim", "keepdim"}
              }[kinds.pop()] if len(kinds) == 1 else set()
-    hint = TORCH_INPUTS if "np" in other else NUMPY_INPUTS
-    return "." * (not str(error).endswith(".")) + hint if type(error) is TypeError and other & names else ""
+    xor = any(i.opname == "BINARY_XOR" or i.argrepr in ("^", "^=") for c in codes for i in dis.get_instructions(c))
+    return (TORCH_INPUTS if "np" in other else NUMPY_INPUTS) * (type(error) is TypeError and bool(other & names)) + (
+        " In Python ^ is XOR, not a power: write x ** 2." * xor)
 
 
 def same(a: np.ndarray, b: np.ndarray) -> bool:

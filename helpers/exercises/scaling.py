@@ -242,8 +242,12 @@ def _judge_weights(case, W, expected):
                     "each row of Q Kᵀ / √d_k: exp, then divide by the row's sum.")
         return (f"row sums are {np.round(row_sums, 4).tolist()}, but each row of weights must sum to 1. "
                 "If you took exp, divide each row by its own sum (axis=-1, keepdims=True).")
+    for base, spelled in ((2, "2 ** x or np.exp2"), (10, "10 ** x")):   # right scale, e^(x·ln base): c off by ln base
+        if np.allclose(W, softmax(S * np.log(base) / np.sqrt(d_k)), atol=1e-6, rtol=0):
+            return f"the scale is right, but the exponential has base {base} ({spelled}): softmax's is e. Use np.exp."
     for divisor, slip in ((1.0, "the scores were not divided by √d_k"),
-                          (d_k, f"the scores were divided by d_k = {d_k}, not by its square root"),
+                          (d_k, f"the scores were divided by d_k = {d_k}, not by its square root (dividing Q "
+                                "and K by √d_k each does that)"),
                           (d_k / 2, f"the scores were divided by d_k / 2 = {d_k / 2:g}: in Python d_k**1/2 is "
                                     "(d_k**1)/2, so write d_k ** 0.5 or np.sqrt(d_k)"),
                           (1 / np.sqrt(d_k), "the scores were multiplied by √d_k instead of divided"),
