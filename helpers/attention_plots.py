@@ -66,8 +66,7 @@ def gravity_plot(E, Y, labels, *, basis=None, ax=None, title: str = "", color=No
         raise ValueError(f"E, Y and labels should have one row per token, but have {len(E)}, {len(Y)}, {len(labels)}.")
     basis = projection_basis(np.vstack([E, Y])) if basis is None else basis
     Pe, Py = E @ basis, Y @ basis                  # (T, 2) each
-    ax = plt.subplots(figsize=(6.5, 6))[1] if ax is None else ax
-    end_color = color or COLORS["contextual"]
+    ax, end_color = (plt.subplots(figsize=(6.5, 6))[1] if ax is None else ax), color or COLORS["contextual"]
     corners = convex_hull(Pe)
     if hull and len(corners) >= 3:
         ax.fill(corners[:, 0], corners[:, 1], color=end_color, alpha=0.08, lw=0)

@@ -122,8 +122,7 @@ def cost_table(T: int, d_model: int, d_k: int, *, dtype="float32", batch: int = 
     require_sizes(T=T, d_model=d_model, d_k=d_k, batch=batch, heads=heads)
     params = projection_parameters(d_model, d_k)["total"] * heads
     proj = projection_flops(T, d_model, d_k, batch=batch * heads)
-    attn = attention_flops(T, d_k, batch=batch, heads=heads)
-    bpn = bytes_per_number(dtype)
+    attn, bpn = attention_flops(T, d_k, batch=batch, heads=heads), bytes_per_number(dtype)
     per = "" if batch * heads == 1 else " · H" if batch == 1 else " · B·H"     # B sequences of H heads
     rows = [("parameters W_q, W_k, W_v", "3 · d_model · d_k" + ("" if heads == 1 else " · H"), params, "numbers"),
             ("FLOPs Q = X W_q (same for K, V)", "2 · T · d_model · d_k" + per, proj["Q = X W_q"], "FLOPs"),
@@ -164,8 +163,7 @@ def cost_widget_data(T: float, d_k: int, *, d_model: int = 512, heads: int = 1, 
     Q, K, V, "devices" (DEVICE_MEMORY), "fits" {device: bool}}."""
     T = round(T)                                       # from a log slider
     rows = cost_table(T, d_model, d_k, dtype=dtype, heads=heads)
-    scores = score_matrix_bytes(T, dtype, heads=heads)
-    qkv = 3 * heads * tensor_bytes(T, d_k, dtype=dtype)
+    scores, qkv = score_matrix_bytes(T, dtype, heads=heads), 3 * heads * tensor_bytes(T, d_k, dtype=dtype)
     return {"T": T, "table": rows, "text": format_cost_table(rows), "devices": dict(DEVICE_MEMORY),
             "bars": [(f"(T, T) scores × {heads} head(s)", scores), ("Q, K, V", qkv)],
             "fits": {name: scores <= size for name, size in DEVICE_MEMORY.items()}}

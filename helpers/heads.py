@@ -141,8 +141,7 @@ def attention_dropout(W, p: float, generator: torch.Generator):
 
 # --- the sentences and the untrained model behind the per-head pictures and the widget -----------
 BATCH_SENTENCES = ("the river bank flows slowly", "money bank grows", "the old bank lends money", "river flows")
-PAD = "<pad>"
-MASK_TYPES = ("none", "causal", "padding", "padding + causal")
+PAD, MASK_TYPES = "<pad>", ("none", "causal", "padding", "padding + causal")
 D_MODEL, N_HEADS = 16, 4
 
 

@@ -82,10 +82,8 @@ class SentenceClassifier(nn.Module):
         return self.readout(Y.mean(dim=-2))  # (B, d_out) -> (B, 2)
 
 
-PARAMETER_FREE = "parameter-free"
-LEARNED = "learned Q, K, V"
-VALUES_ONLY = "fixed attention, learned V"
-MLP_READOUT = "parameter-free, MLP readout"
+PARAMETER_FREE, LEARNED = "parameter-free", "learned Q, K, V"
+VALUES_ONLY, MLP_READOUT = "fixed attention, learned V", "parameter-free, MLP readout"
 MODELS = (PARAMETER_FREE, LEARNED, VALUES_ONLY, MLP_READOUT)
 #: Hidden units of MLP_READOUT's readout: 16·44 + 44 + 44·2 + 2 = 838 parameters at d_model = 16,
 #: a little more than the learned model's 3·16·16 + 34 = 802.
@@ -101,13 +99,11 @@ def build_model(name: str, d_model: int) -> SentenceClassifier:
 
 
 # ---------------------------------------------------------------- the idiom task
-HEADS = ("piece", "break")
-PARTNERS = ("cake", "leg")
+HEADS, PARTNERS = ("piece", "break"), ("cake", "leg")
 #: The idioms and what they mean; every other head + partner pair is literal.
 IDIOMS = {("piece", "cake"): "very easy", ("break", "leg"): "good luck"}
 FILLERS = ("of", "a", "the", "my", "your", "his", "her", "that")
-TIMES = ("today", "now", "again", "please", "tonight", "later", "too", "then")
-ENDINGS = (".", "!", "?", "...")
+TIMES, ENDINGS = ("today", "now", "again", "please", "tonight", "later", "too", "then"), (".", "!", "?", "...")
 VOCAB = HEADS + PARTNERS + FILLERS + TIMES + ENDINGS
 T = 5  # head, filler, partner, time word, ending
 #: Sentences the figures use; make_dataset keeps them out of the training set.
@@ -140,8 +136,7 @@ def make_dataset(task: str = "idiom", seed: int = 0) -> Dataset:
     task: 'idiom' (the pair decides, the experiment) or 'keyword' (the word 'cake' decides)."""
     if task not in ("idiom", "keyword"):   # label_of reads any other text as 'keyword'
         raise ValueError(f"task should be 'idiom' or 'keyword', but got {task!r}.")
-    rng = np.random.default_rng(seed)
-    examples = [s.split() for s in EXAMPLES]
+    rng, examples = np.random.default_rng(seed), [s.split() for s in EXAMPLES]
     train, test = [], []
     for head, partner in itertools.product(HEADS, PARTNERS):  # split each pair in half: balanced everywhere
         group = [list(s) for s in itertools.product([head], FILLERS, [partner], TIMES, ENDINGS)]

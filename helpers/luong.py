@@ -20,8 +20,7 @@ from helpers.attention_torch import attention_weights, check_attention_inputs
 from helpers.running_example import EMBEDDINGS
 from helpers.validation import describe
 
-ENCODER_TOKENS = ("money", "bank", "grows")
-DECODER_TOKENS = ("paisa", "badhta")
+ENCODER_TOKENS, DECODER_TOKENS = ("money", "bank", "grows"), ("paisa", "badhta")
 #: Hand-picked decoder states: "paisa" (money) leans toward money, "badhta" (grows) toward grows.
 DECODER_STATES = {"paisa": (1.0, 0.2, 0.8, 0.0), "badhta": (0.0, 0.6, 0.8, 1.0)}
 D_MODEL = 4

@@ -119,8 +119,7 @@ class Timing:
     """Seconds per call: the samples, their median in seconds and in milliseconds."""
 
     samples: list[float] = field(default_factory=list)
-    median = property(lambda self: statistics.median(self.samples))
-    ms = property(lambda self: self.median * 1e3)
+    median, ms = property(lambda self: statistics.median(self.samples)), property(lambda self: self.median * 1e3)
 
 
 def time_calls(functions: dict[str, Callable], device="cpu", *, warmup: int = 2, repeats: int = 7,
@@ -264,8 +263,7 @@ def run_benchmark(*, device="cpu", dtypes=("float32",), sizes=(256, 512, 1024), 
     if unknown := [name for name in impls if name not in implementations]:
         raise ValueError(f"impls should be among {list(implementations)}, but got {unknown}" + " (for flash, pass "
                          "implementations=measure.WITH_FLASH)" * ("flash" in unknown) + ".")
-    memory_sizes = set(sizes) if memory is True else set(memory or ())
-    rows = []
+    memory_sizes, rows = (set(sizes) if memory is True else set(memory or ())), []
     for dtype in map(cost.dtype_name, (dtypes,) if isinstance(dtypes, str) else dtypes):   # "bf16", not "b", "f"
         exhausted = set()
         for T in sorted(sizes):

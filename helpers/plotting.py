@@ -78,8 +78,7 @@ def heatmaps(matrices: Sequence, titles: Sequence[str], row_labels=None, col_lab
     arrays = [check.matrix(M, f"matrices[{i}]", "(rows, cols)", finite=False) for i, M in enumerate(matrices)]
     titles = [""] * len(arrays) if titles is None else titles
     vmin, vmax = (min(a.min() for a in arrays), max(a.max() for a in arrays)) if shared_scale else (None, None)
-    width = sum(1.0 * a.shape[1] + 1.6 for a in arrays)
-    height = max(0.75 * a.shape[0] + 1.6 for a in arrays)
+    width, height = sum(1.0 * a.shape[1] + 1.6 for a in arrays), max(0.75 * a.shape[0] + 1.6 for a in arrays)
     shrink = min(1.0, MAX_FIGURE_WIDTH / width)
     fig, axes = plt.subplots(1, len(arrays), figsize=(width * shrink, height * max(shrink, 0.8)), squeeze=False)
     points = FontProperties(size=plt.rcParams["axes.titlesize"]).get_size_in_points()
@@ -129,8 +128,7 @@ def function_box(inputs: Sequence[str], outputs: Sequence[str], *, label: str = 
     n = len(inputs)
     fig, ax = plt.subplots(figsize=(MAX_FIGURE_WIDTH, 1.0 + 0.8 * n))
     ys = np.linspace(n - 1, 0, n) * 0.8
-    mid = ys.mean()
-    box_h = max(ys.max() - ys.min(), 0.8) + 0.6
+    mid, box_h = ys.mean(), max(ys.max() - ys.min(), 0.8) + 0.6
     ax.add_patch(plt.Rectangle((3.6, mid - box_h / 2), 2.8, box_h, facecolor="#f3efe6", edgecolor="#444444", lw=2))
     ax.text(5.0, mid, label, ha="center", va="center", fontsize=plt.rcParams["font.size"] + 2, weight="bold")
     for y, text_in, text_out in zip(ys, inputs, outputs):

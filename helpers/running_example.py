@@ -9,8 +9,7 @@ import re
 
 import numpy as np
 
-SENTENCE_MONEY = "money bank grows"
-SENTENCE_RIVER = "river bank flows"
+SENTENCE_MONEY, SENTENCE_RIVER = "money bank grows", "river bank flows"
 SENTENCES = (SENTENCE_MONEY, SENTENCE_RIVER)
 MAX_WORDS = 10  #: the longest sentence a widget takes: its (T, T) heatmaps and its legends stay readable
 

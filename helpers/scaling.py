@@ -43,8 +43,7 @@ def variance_table(d_values=POWERS_OF_TWO, n_pairs: int = 50_000, sigma: float =
         q, k = sigma * torch.randn(2, min(5_000, n_pairs - start), int(d.max()), generator=g)   # (n, d_max) each
         walks.append((q * k).cumsum(-1)[:, d - 1])                         # (n, len(d)): q·k over the first d
     samples = torch.cat(walks).double().numpy()                            # (n_pairs, len(d)), float32 sums: 1e-5
-    var = samples.var(axis=0, ddof=1)
-    predicted = d * sigma**4
+    var, predicted = samples.var(axis=0, ddof=1), d * sigma**4
     fourth = ((samples - samples.mean(axis=0))**4).mean(axis=0)
     return {"d": d, "var": var, "predicted": predicted, "ratio": var / predicted,
             "noise": np.sqrt((fourth / var**2 - 1.0) / n_pairs),

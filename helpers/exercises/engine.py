@@ -229,11 +229,9 @@ NUMPY_INPUTS = " The inputs are NumPy arrays: torch's functions need torch.as_te
 
 
 def code_hints(answer, args, error: Exception) -> str:
-    """What the answer's own code shows, after it raised: a ^ (XOR, not a power); after a TypeError, TORCH_INPUTS or
-    NUMPY_INPUTS by the inputs' library, where the code names the other (np, torch, F, .numpy()), its keywords (axis,
-    keepdims; dim, keepdim) or max. "" if nothing: a TypeError of the answer's own needs no library hint."""
-    kinds = {hasattr(x, "detach") for x in args if hasattr(x, "shape")}   # {True}: torch's tensors; {False}: NumPy's
-    codes = _codes(answer)
+    """After the answer raised: what its own code shows. A ^ (XOR, not a power); after a TypeError, TORCH_INPUTS or
+    NUMPY_INPUTS if it names the other library (np, torch, F), its keywords (axis, keepdims; dim, keepdim) or max."""
+    kinds, codes = {hasattr(x, "detach") for x in args if hasattr(x, "shape")}, _codes(answer)   # {True}: torch's
     names = {n for c in codes for n in (*c.co_names, *chain(*(t for t in c.co_consts if type(t) is tuple)))}
     other = {True: {"np", "numpy", "from_numpy", "axis", "keepdims", "max"}, False: {"torch", "F", "dim", "keepdim"}
              }[kinds.pop()] if len(kinds) == 1 else set()

@@ -48,7 +48,7 @@ RUNNING_SLIPS = (
     (dict(rescale_l=False), "l is not rescaled: when a larger score arrives, the old sum of exp(s − m_old) must be "
                             "multiplied by exp(m_old − m_new) before the new term is added"),
     (dict(rescale_o=False), "o is not rescaled: its terms were weighted against the old maximum; multiply o by "
-                            "exp(m_old − m_new) before adding the new value, as for l"),
+                            "exp(m_old − m_new), m_old read before m changes, then add the new value, as for l"),
     (dict(sign=-1), "the correction is upside down: exp(m_new − m_old) grows the old sums; the old terms "
                     "exp(s − m_old) become exp(s − m_new) = exp(s − m_old) · exp(m_old − m_new), which shrinks them"),
     (dict(divide=True), "o came back divided by l (at every step, or once at the end): that is the finished output "

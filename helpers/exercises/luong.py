@@ -233,6 +233,6 @@ check_cross_attention = Exercise(
           lambda rng: Case(math.sqrt(2) * torch.tensor([[-2000.0, 1.0]]), SPIKED_KEYS, *[torch.eye(2)] * 3,
                            what=f"X_dec = √2 · [[-2000, 1]], W_q = W_k = W_v = I, and as X_enc, {SPIKED}")),
     judge=_judge_cross, slips=lambda case: _cross_attention_slips(*case.args), name="Y", atol=1e-6, atol32=1e-4,
-    hint="The queries come from the decoder's tokens, the keys and the values from the encoder's.",
+    hint="The queries come from the decoder's tokens, the keys and the values from the encoder's; the scale is √d_k.",
     success="queries from the decoder, keys and values from the encoder, one function. "
             "Pass the same sequence as X_dec and X_enc and it is self-attention.")

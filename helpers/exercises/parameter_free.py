@@ -12,8 +12,7 @@ from helpers.running_example import SENTENCE_MONEY, SENTENCE_RIVER, embed
 from helpers.similarity import softmax
 
 # --- Exercise 1: one row of W for a sentence the notebook has not computed ----------------------
-ROUNDING_TOLERANCE = 5e-3   # answers rounded to 2 decimals (what the heatmaps show) pass
-SUM_TOLERANCE = 1.5e-2      # three numbers rounded to 2 decimals may sum to 1 ± 0.015
+ROUNDING_TOLERANCE, SUM_TOLERANCE = 5e-3, 1.5e-2   # 2-decimal answers (the heatmaps') pass; three such sum to 1 ± 0.015
 ROW_SENTENCE = "money bank flows"
 _ROW_WORDS = ROW_SENTENCE.split()
 _ROW = _ROW_WORDS.index("flows")   # the token whose row exercise 1 asks for

@@ -46,8 +46,7 @@ def _mask_error(case, error):
     if type(error) is RuntimeError or type(error) is TypeError and mask.is_floating_point():   # where, masked_fill, ~
         return (f"{raised(error).rstrip('.')}. torch.where and masked_fill take a torch.bool condition (and ~ "
                 f"inverts only bools and integers), and this mask is {mask.dtype}: compare first, mask == 0." + (
-                f" If it is about sizes: this mask is {tuple(mask.shape)}, not square: take sizes from mask.shape."
-                if mask.shape[0] != mask.shape[1] else ""))
+                f" This mask is {tuple(mask.shape)}, not square: sizes from mask.shape." * (len(set(mask.shape)) > 1)))
     return None
 
 
@@ -91,7 +90,7 @@ def _judge_additive(case, got, expected):
     if np.isnan(got).any():
         if np.isnan(got[allowed]).all() and np.all(got[~allowed] == float("-inf")):
             return (f"NaN where attention is allowed ({article} {kind} mask): 0 · (-inf) is NaN, not 0. "
-                    "Choose instead of multiplying: torch.where(mask == 0, float('-inf'), 0.0).")
+                    "Choose instead of multiplying: torch.where or masked_fill puts -inf or 0 in each place.")
         if (values[np.isnan(got)] < 0).all():
             return (f"on {article} {kind} mask, NaN where the mask is -1: any nonzero value means 'may attend', "
                     "negative ones too. Compare with 0 (mask == 0) instead of computing with the mask's values.")

@@ -242,9 +242,6 @@ def _judge_weights(case, W, expected):
                     "each row of Q Kᵀ / √d_k: exp, then divide by the row's sum.")
         return (f"row sums are {np.round(row_sums, 4).tolist()}, but each row of weights must sum to 1. "
                 "If you took exp, divide each row by its own sum (axis=-1, keepdims=True).")
-    for base, spelled in ((2, "2 ** x or np.exp2"), (10, "10 ** x")):   # right scale, e^(x·ln base): c off by ln base
-        if np.allclose(W, softmax(S * np.log(base) / np.sqrt(d_k)), atol=1e-6, rtol=0):
-            return f"the scale is right, but the exponential has base {base} ({spelled}): softmax's is e. Use np.exp."
     for divisor, slip in ((1.0, "the scores were not divided by √d_k"),
                           (d_k, f"the scores were divided by d_k = {d_k}, not by its square root (dividing Q "
                                 "and K by √d_k each does that)"),
@@ -264,7 +261,8 @@ def _judge_weights(case, W, expected):
     if 1e-3 < c < 1e3 and np.allclose(W, softmax(S / c), atol=1e-6, rtol=0):   # NaN, inf: uniform weights
         root = f" = √{round(c * c)}" * bool(abs(c * c - round(c * c)) < 1e-6 < c - 1)
         return (f"your weights are softmax(Q Kᵀ / c) with c = {c:.4g}{root}, but c is √d_k = √{d_k} = "
-                f"{np.sqrt(d_k):.4g}: read d_k from the shapes, d_k = Q.shape[-1].")
+                f"{np.sqrt(d_k):.4g}: read d_k from the shapes, d_k = Q.shape[-1]" + (
+                    ". (Or is the exponential's base not e? 2 ** x is exp(x · ln 2).)" if not root else "."))
     bad = np.argwhere(~np.isclose(W, expected, atol=1e-6, rtol=0))
     i, j = (int(x) for x in bad[0])
     return (f"the rows sum to 1, but {len(bad)} of the {W.size} weights are off, the first at row {i}, "

@@ -9,8 +9,7 @@ from helpers.exercises.engine import Case, Exercise, Feedback, correct, named_sl
 from helpers.similarity import cosine, softmax
 
 A, B = np.array([4.0, 2.0]), np.array([6.0, 1.0])
-SCORES = np.array([1.0, 1.2, 0.9])
-TARGET_TOP_WEIGHT = 0.9
+SCORES, TARGET_TOP_WEIGHT = np.array([1.0, 1.2, 0.9]), 0.9
 COSINE_TOLERANCE = 1e-9  #: float rounding: the computed cos(a, 10 b) comes out a hair below cos(a, b)
 
 
@@ -41,7 +40,6 @@ def check_longer_not_closer(v) -> Feedback:
     if not np.any(got):
         return wrong("v is [0, 0]: it has no direction, so no cosine. Pick a vector that points somewhere.")
     dot_b, cos_b, cos_v = float(A @ B), cosine(A, B), cosine(A, got)
-    shown = next(f"{dot_v:.{k}g}" for k in (4, 12, 17) if k == 17 or f"{dot_v:.{k}g}" != f"{dot_b:.0f}")   # 25.99 ≠ 26
     longer, turned = dot_v > dot_b, cos_v < cos_b - COSINE_TOLERANCE   # turned: strictly, not by rounding
     if longer and turned:   # 8 digits, and as many decimals as tell a v at the edge from b (4 at least)
         k = next(k for k in range(4, 11) if round(cos_v, k) < round(cos_b, k))
@@ -58,10 +56,10 @@ def check_longer_not_closer(v) -> Feedback:
                      f"helps a · v exceed {dot_b:.0f}. Try: turn v toward a, mostly upward like c = [1, 5].")
     if turned:
         short = " v is so short that a · v is practically 0." if dot_v < 1e-90 else ""
-        return wrong(f"the angle is fine, but a · v = {shown} is not above a · b = {dot_b:.0f}.{short} "
+        return wrong(f"the angle is fine, but a · v = {dot_v:.4g} is not above a · b = {dot_b:.0f}.{short} "
                      + (f"Try: multiply v by a number larger than {dot_b / dot_v:.3g}." if dot_b / dot_v < math.inf
                         else "Try: make v far longer."))
-    return wrong(f"a · v = {shown} is not above a · b = {dot_b:.0f}, and cos(a, v) = {cos_v:.3f} is not "
+    return wrong(f"a · v = {dot_v:.4g} is not above a · b = {dot_b:.0f}, and cos(a, v) = {cos_v:.3f} is not "
                  f"below cos(a, b) = {cos_b:.3f}. Try: point v further from a than b, then make it long.")
 
 

@@ -6,8 +6,7 @@ from helpers.mixing import mix
 from helpers.running_example import SENTENCE_MONEY, SENTENCE_RIVER, embed, static_vector
 from helpers.similarity import cosine
 
-HAND_WEIGHTS = (0.2, 0.7, 0.1)       # the worked example's
-EXERCISE_WEIGHTS = (0.3, 0.5, 0.2)   # not printed in the notebook
+HAND_WEIGHTS, EXERCISE_WEIGHTS = (0.2, 0.7, 0.1), (0.3, 0.5, 0.2)   # the worked example's; the exercise's, not printed
 MATRIX_SENTENCE = "river bank flows money grows"
 
 

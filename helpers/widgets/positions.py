@@ -78,8 +78,7 @@ class PositionsWidget(LiveWidget):
 
     def show(self, data: dict) -> None:
         self.picture.value = self._picture.png(data)
-        nearest = " and ".join(str(q) for q in data["nearest"])
-        plural = "s" if len(data["nearest"]) > 1 else ""
+        nearest, plural = " and ".join(str(q) for q in data["nearest"]), "s" if len(data["nearest"]) > 1 else ""
         waves = data["wavelengths"]
         self.reading.value = (
             f"<div style='{reading_style()}'>PE({data['p']}) · PE({data['p']}) = <b>{data['self']:.1f}</b> = d/2: each "

@@ -9,8 +9,7 @@ from helpers.scaling import POWERS_OF_TWO, attention_snapshot, saturation_table
 from helpers.validation import count
 from helpers.widgets.common import FastFigure, LiveWidget, offered, reading_style
 
-_MODE_COLOR = {True: COLORS["query"], False: COLORS["key"]}
-_MODE_NAME = {True: "divide by √d_k", False: "no scaling"}
+_MODE_COLOR, _MODE_NAME = {True: COLORS["query"], False: COLORS["key"]}, {True: "divide by √d_k", False: "no scaling"}
 #: Font sizes (points), fixed: in presenter mode FastFigure grows the whole picture (higher dpi).
 _TEXT, _SMALL = 14, 12
 

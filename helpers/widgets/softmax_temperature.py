@@ -83,9 +83,8 @@ class SoftmaxTemperatureWidget(LiveWidget):
 
     def show(self, data: dict) -> None:
         self.picture.value = self._bars.png(data)
-        naive = _fmt(data["naive"])
-        if data["naive_why"]:   # NaN on the naive line: say why
-            naive += f" <b style='color:#b3261e'>{html.escape(data['naive_why'])}</b>"
+        naive = _fmt(data["naive"]) + (f" <b style='color:#b3261e'>{html.escape(data['naive_why'])}</b>"
+                                       if data["naive_why"] else "")   # NaN on the naive line: say why
         self.reading.value = (
             f"<div style='{reading_style()}'>" + _line("λ · scores", _fmt(data["scaled"], ".4g")) + "<br>"
             + _line("softmax(λ · scores)", _fmt(data["weights"])) + " (stable: max subtracted first)<br>"
