@@ -76,16 +76,15 @@ def heatmaps(matrices: Sequence, titles: Sequence[str], row_labels=None, col_lab
              suptitle: str = "", shared_scale: bool = False, fmt: str = "{:.2f}", xlabel: str = "", ylabel: str = ""):
     """Several heatmaps side by side, one title each (or None), the labels shared. Returns (fig, axes)."""
     arrays = [check.matrix(M, f"matrices[{i}]", "(rows, cols)", finite=False) for i, M in enumerate(matrices)]
-    titles = [""] * len(arrays) if titles is None else titles
     vmin, vmax = (min(a.min() for a in arrays), max(a.max() for a in arrays)) if shared_scale else (None, None)
     width, height = sum(1.0 * a.shape[1] + 1.6 for a in arrays), max(0.75 * a.shape[0] + 1.6 for a in arrays)
     shrink = min(1.0, MAX_FIGURE_WIDTH / width)
     fig, axes = plt.subplots(1, len(arrays), figsize=(width * shrink, height * max(shrink, 0.8)), squeeze=False)
     points = FontProperties(size=plt.rcParams["axes.titlesize"]).get_size_in_points()
     chars = int((width * shrink / len(arrays) - 0.8) * 72 / (0.6 * points))   # what fits above one panel
-    for ax, M, title in zip(axes[0], arrays, titles):
-        heatmap(M, row_labels, col_labels, title="\n".join(textwrap.wrap(title or "", chars)), ax=ax, fmt=fmt,
-                vmin=vmin, vmax=vmax, xlabel=xlabel, ylabel=ylabel)
+    for ax, M, title in zip(axes[0], arrays, titles or [""] * len(arrays)):   # each line of a title wrapped to fit
+        heatmap(M, row_labels, col_labels, ax=ax, fmt=fmt, vmin=vmin, vmax=vmax, xlabel=xlabel, ylabel=ylabel,
+                title="\n".join(textwrap.fill(line, chars) for line in (title or "").split("\n")))
     if suptitle:
         fig.suptitle(suptitle)
     fig.tight_layout()
