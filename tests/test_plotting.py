@@ -126,3 +126,11 @@ def test_inside_hull_works_in_either_orientation():
     np.testing.assert_array_equal(inside_hull(points, convex_hull(square)[::-1]), expected)
     triangle_cw = [[0.0, 0.0], [0.0, 2.0], [2.0, 0.0]]
     np.testing.assert_array_equal(inside_hull([[0.5, 0.5], [1.5, 1.5]], triangle_cw), [True, False])
+
+
+def test_heatmaps_wrap_each_line_of_a_title_on_its_own():
+    fig, axes = plotting.heatmaps([np.ones((5, 5))] * 2, ["flipped: only the future\n(last row 0/0: drawn as 0)",
+                                                          "a title far too long to sit above one narrow panel"])
+    assert axes[0].get_title().split("\n") == ["flipped: only the future", "(last row 0/0: drawn as 0)"]
+    assert len(axes[1].get_title().split("\n")) > 1                     # wrapped to the panel's width
+    plt.close(fig)
