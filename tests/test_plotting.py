@@ -134,3 +134,28 @@ def test_heatmaps_wrap_each_line_of_a_title_on_its_own():
     assert axes[0].get_title().split("\n") == ["flipped: only the future", "(last row 0/0: drawn as 0)"]
     assert len(axes[1].get_title().split("\n")) > 1                     # wrapped to the panel's width
     plt.close(fig)
+
+
+def _lab(hex_colour: str, simulate=None) -> np.ndarray:
+    """CIELAB of an sRGB colour, optionally as a colour-blind eye sees it (Machado et al. 2009, severity 1)."""
+    rgb = np.array([int(hex_colour[i:i + 2], 16) for i in (1, 3, 5)]) / 255
+    linear = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    linear = np.clip(linear if simulate is None else simulate @ linear, 0, 1)
+    xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]) @ linear
+    t = xyz / [0.95047, 1.0, 1.08883]
+    f = np.where(t > 0.008856, np.cbrt(t), 7.787 * t + 16 / 116)
+    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+
+def test_the_roles_colours_stay_apart_for_the_red_green_colour_blind():
+    """The course's role colours (key and query share plots: scaled vs unscaled, naive vs sdpa) differ by a CIELAB
+    distance of at least 15 for normal, deuteranopic and protanopic vision; the old seaborn pair was 9.6 apart."""
+    deutan = np.array([[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413], [-0.01182, 0.04294, 0.968881]])
+    protan = np.array([[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216],
+                       [-0.003882, -0.048116, 1.051998]])
+    pairs = [(a, b) for i, a in enumerate(plotting.COLORS) for b in list(plotting.COLORS)[i + 1:]]
+    for simulate in (None, deutan, protan):
+        distance = {(a, b): np.linalg.norm(_lab(plotting.COLORS[a], simulate) - _lab(plotting.COLORS[b], simulate))
+                    for a, b in pairs}
+        assert min(distance.values()) >= 15, min(distance, key=distance.get)
+    assert np.linalg.norm(_lab("#c44e52", deutan) - _lab("#55a868", deutan)) < 15   # the check can fail
