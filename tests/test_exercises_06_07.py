@@ -551,4 +551,4 @@ def test_a_type_error_of_its_own_gets_no_library_hint_and_a_mask_sized_as_square
     assert "The inputs are" not in message and "amax" not in message
     message = failing(ex07.check_additive_mask(lambda m: torch.zeros(m.shape[0], m.shape[0]).masked_fill(
         m == 0, float("-inf"))), "raised RuntimeError")
-    assert "This mask is (5, 6), not square: sizes from mask.shape" in message
+    assert "If sizes clash: this mask is (5, 6), not square." in message

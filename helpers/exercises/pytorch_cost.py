@@ -46,7 +46,7 @@ def _mask_error(case, error):
     if type(error) is RuntimeError or type(error) is TypeError and mask.is_floating_point():   # where, masked_fill, ~
         return (f"{raised(error).rstrip('.')}. torch.where and masked_fill take a torch.bool condition (and ~ "
                 f"inverts only bools and integers), and this mask is {mask.dtype}: compare first, mask == 0." + (
-                f" This mask is {tuple(mask.shape)}, not square: sizes from mask.shape." * (len(set(mask.shape)) > 1)))
+                f" If sizes clash: this mask is {tuple(mask.shape)}, not square." * (len(set(mask.shape)) > 1)))
     return None
 
 

@@ -260,9 +260,10 @@ def _judge_weights(case, W, expected):
         c = (C * C).sum() / (C * L).sum()
     if 1e-3 < c < 1e3 and np.allclose(W, softmax(S / c), atol=1e-6, rtol=0):   # NaN, inf: uniform weights
         root = f" = √{round(c * c)}" * bool(abs(c * c - round(c * c)) < 1e-6 < c - 1)
+        if base := next((b for b in (2, 10) if np.isclose(c * np.log(b), np.sqrt(d_k))), None):   # b^x = e^(x ln b)
+            return f"the scale is right, but the exponential has base {base} ({base} ** x): softmax's is e, np.exp."
         return (f"your weights are softmax(Q Kᵀ / c) with c = {c:.4g}{root}, but c is √d_k = √{d_k} = "
-                f"{np.sqrt(d_k):.4g}: read d_k from the shapes, d_k = Q.shape[-1]" + (
-                    ". (Or is the exponential's base not e? 2 ** x is exp(x · ln 2).)" if not root else "."))
+                f"{np.sqrt(d_k):.4g}: read d_k from the shapes, d_k = Q.shape[-1].")
     bad = np.argwhere(~np.isclose(W, expected, atol=1e-6, rtol=0))
     i, j = (int(x) for x in bad[0])
     return (f"the rows sum to 1, but {len(bad)} of the {W.size} weights are off, the first at row {i}, "
