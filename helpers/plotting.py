@@ -82,7 +82,7 @@ def heatmaps(matrices: Sequence, titles: Sequence[str], row_labels=None, col_lab
     fig, axes = plt.subplots(1, len(arrays), figsize=(width * shrink, height * max(shrink, 0.8)), squeeze=False)
     points = FontProperties(size=plt.rcParams["axes.titlesize"]).get_size_in_points()
     chars = int((width * shrink / len(arrays) - 0.8) * 72 / (0.6 * points))   # what fits above one panel
-    for ax, M, title in zip(axes[0], arrays, titles or [""] * len(arrays)):   # each line of a title wrapped to fit
+    for ax, M, title in zip(axes[0], arrays, [""] * len(arrays) if titles is None else titles):   # each line wrapped
         heatmap(M, row_labels, col_labels, ax=ax, fmt=fmt, vmin=vmin, vmax=vmax, xlabel=xlabel, ylabel=ylabel,
                 title="\n".join(textwrap.fill(line, chars) for line in (title or "").split("\n")))
     if suptitle:

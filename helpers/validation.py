@@ -69,7 +69,7 @@ def _checked(value, name: str, ndim: int, layout: str, finite: bool = True) -> n
         raise ValueError(f"{name} is empty (shape {tuple(array.shape)}): it needs at least one entry.")
     if finite and (bad := ~np.isfinite(array)).any():
         position = tuple(int(i) for i in np.argwhere(bad)[0])
-        why = " (a number beyond ±1.8e308 reads as inf)" * bool(np.isinf(array[position]))   # 1e309 typed
+        why = " (inf itself, or a number beyond ±1.8e308 such as 1e309)" * bool(np.isinf(array[position]))
         raise ValueError(f"{name} contains {array[position]} at position {position}{why}: every entry must be finite.")
     return array
 

@@ -383,7 +383,7 @@ def test_a_module_that_looks_up_the_fixed_cases_and_skips_the_row_max_elsewhere_
     class Memorised(Naive):
         def forward(self, x):
             key = tuple(x.flatten().tolist())
-            return stored[key] if key in stored else super().forward(x)
+            return stored[key] + 0 * self.W_q.weight.sum() if key in stored else super().forward(x)   # with grad
     for _ in range(20):
         failing(ex.check_self_attention_module(Memorised), "times longer", "drawn at random", "NaN or infinity")
 
@@ -548,10 +548,11 @@ def test_one_layer_under_three_names_is_told_so_not_that_forward_changed_weights
     assert "changed" not in message
 
 
-@pytest.mark.parametrize("finish", [lambda y: y.detach().numpy(), lambda y: y.tolist(), lambda y: list(y)])
+@pytest.mark.parametrize("finish", [lambda y: y.detach().numpy(), lambda y: y.tolist(), lambda y: list(y),
+                                    lambda y: y.detach(), lambda y: torch.tensor(y.tolist(), dtype=y.dtype)])
 def test_a_forward_that_returns_numbers_without_autograd_is_refused(finish):
     class Untrainable(student_module(None)):
         def forward(self, x):
             Q, K, V = self.W_q(x), self.W_k(x), self.W_v(x)
             return finish(torch.softmax(Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1]), -1) @ V)
-    failing(ex.check_self_attention_module(Untrainable), "not a tensor", "cut autograd")
+    failing(ex.check_self_attention_module(Untrainable), "is cut from autograd", "could not learn")

@@ -724,3 +724,28 @@ def test_a_caret_written_for_a_power_is_named_xor_when_it_raises():
                                        4 * B * H * T ^ 2 * d_k / (milliseconds / 1e3) / 1e12), "^ is XOR")
     message = ex08.check_sinusoidal(lambda T, d: 1 / 0).message   # no ^ in the code: no such note
     assert "ZeroDivisionError" in message and "XOR" not in message
+
+
+def _numpy_style_softmax(S):                       # a helper of the student's, NumPy's spelling on torch's tensors
+    e = torch.exp(S - S.max(axis=-1, keepdims=True))
+    return e / e.sum(-1, keepdim=True)
+
+
+def test_the_library_hint_follows_the_code_that_ran_not_only_the_answers_own_lines():
+    def forward(E, W_q, W_k, W_v):                 # the slip is in the helper it calls
+        Q, K, V = E @ W_q, E @ W_k, E @ W_v
+        return _numpy_style_softmax(Q @ K.T / math.sqrt(Q.shape[-1])) @ V
+    not_yet(ex04.check_attention_forward(forward), "raised TypeError", "The inputs are torch tensors", "S.amax(dim=-1")
+    not_yet(ex02.check_stable_softmax(torch.softmax), "The inputs are NumPy arrays: torch's functions need")
+
+    def torch_max_read_right(s, H):                # torch used right (max(...).values); the slip: torch.sqrt of an int
+        S = H @ s
+        return torch.softmax((S - S.max(dim=-1, keepdim=True).values) / torch.sqrt(H.shape[1]), 0) @ H
+    message = ex06.check_luong_context(torch_max_read_right).message
+    assert "raised TypeError" in message and "The inputs are" not in message
+
+    def xor_in_place(x):
+        y = np.asarray(x, dtype=float)
+        y ^= 2
+        return y
+    not_yet(ex02.check_stable_softmax(xor_in_place), "^ is XOR")

@@ -159,3 +159,9 @@ def test_the_roles_colours_stay_apart_for_the_red_green_colour_blind():
                     for a, b in pairs}
         assert min(distance.values()) >= 15, min(distance, key=distance.get)
     assert np.linalg.norm(_lab("#c44e52", deutan) - _lab("#55a868", deutan)) < 15   # the check can fail
+
+
+def test_heatmaps_take_their_titles_as_an_array_too():
+    fig, axes = plotting.heatmaps([np.ones((2, 2))] * 2, np.array(["left", "right"]))
+    assert [ax.get_title() for ax in axes] == ["left", "right"]
+    plt.close(fig)

@@ -229,13 +229,19 @@ NUMPY_INPUTS = " The inputs are NumPy arrays: torch's functions need torch.as_te
 
 
 def code_hints(answer, args, error: Exception) -> str:
-    """After the answer raised: what its own code shows. A ^ (XOR, not a power); after a TypeError, TORCH_INPUTS or
-    NUMPY_INPUTS if it names the other library (np, torch, F), its keywords (axis, keepdims; dim, keepdim) or max."""
-    kinds, codes = {hasattr(x, "detach") for x in args if hasattr(x, "shape")}, _codes(answer)   # {True}: torch's
+    """After the answer raised, what the code it ran shows (its own and its helpers', not a library's): a ^ (XOR, not a
+    power); after a TypeError, TORCH_INPUTS or NUMPY_INPUTS if it is, or names, the other library (np, torch, F), its
+    keywords (axis, keepdims; dim, keepdim) or a max without .values. "" if none: a TypeError of its own needs none."""
+    kinds = {hasattr(x, "detach") for x in args if hasattr(x, "shape")}   # {True}: torch's tensors; {False}: NumPy's
+    codes = [f.f_code for f, _ in traceback.walk_tb(error.__traceback__) if str(f.f_globals.get("__name__")).split(
+        ".")[0] not in {*sys.stdlib_module_names, "helpers", "torch", "numpy", "scipy"}]   # the student's frames
     names = {n for c in codes for n in (*c.co_names, *chain(*(t for t in c.co_consts if type(t) is tuple)))}
+    names -= {"max"} if {"values", "indices"} & names else set()   # torch's S.max(dim).values, read as a pair
+    names.add(str(getattr(getattr(answer, "func", answer), "__module__", "")).split(".")[0])   # torch.softmax itself
     other = {True: {"np", "numpy", "from_numpy", "axis", "keepdims", "max"}, False: {"torch", "F", "dim", "keepdim"}
              }[kinds.pop()] if len(kinds) == 1 else set()
-    xor = any(i.opname == "BINARY_XOR" or i.argrepr in ("^", "^=") for c in codes for i in dis.get_instructions(c))
+    xor = any(i.opname in ("BINARY_XOR", "INPLACE_XOR") or i.argrepr in ("^", "^=") for c in codes
+              for i in dis.get_instructions(c))
     return (TORCH_INPUTS if "np" in other else NUMPY_INPUTS) * (type(error) is TypeError and bool(other & names)) + (
         " In Python ^ is XOR, not a power: write x ** 2." * xor)
 
@@ -272,19 +278,13 @@ def refused(answer, args, keywords) -> inspect.Signature | None:
 def notebook_data(answer) -> str:
     """" Your function reads the notebook's …", naming the arrays, tensors, lists, tuples and dicts that the answer (a
     function, or one defined inside it) takes from the notebook's variables instead of its arguments; "" if none."""
+    codes, names = [answer.__code__] if inspect.isfunction(answer) or inspect.ismethod(answer) else [], {}
     data = (list, tuple, dict, np.ndarray, getattr(sys.modules.get("torch"), "Tensor", list))   # not EPS = 1e-9
-    names = {i.argval: 0 for code in _codes(answer) * (not inspect.isclass(answer)) for i in dis.get_instructions(
-        code) if i.opname == "LOAD_GLOBAL" and isinstance(answer.__globals__.get(i.argval), data)}
-    return f" Your function reads the notebook's {', '.join(names)}: use the arguments it is given." if names else ""
-
-
-def _codes(answer) -> list:
-    """The code of a function answer, or of a class answer's methods, and of the functions defined inside them."""
-    codes = [f.__code__ for f in (vars(answer).values() if inspect.isclass(answer) else [answer])
-             if inspect.isfunction(f) or inspect.ismethod(f)]
     for code in codes:   # grows as it goes: the functions defined inside come after
         codes += [c for c in code.co_consts if inspect.iscode(c)]
-    return codes
+        names |= {i.argval: 0 for i in dis.get_instructions(code)
+                  if i.opname == "LOAD_GLOBAL" and isinstance(answer.__globals__.get(i.argval), data)}
+    return f" Your function reads the notebook's {', '.join(names)}: use the arguments it is given." if names else ""
 
 
 def placeholder(error: Exception) -> bool:

@@ -353,9 +353,9 @@ def _run_module(student_class, case):
     if changed or not torch.equal(x, case.args[0]):
         raise Refusal(f"on {case.what}: " + (engine.changed_in_place("forward", "x") if not changed else "forward "
                       f"changed the module's own weights ({changed[0]}): leave them, and scale the scores instead."))
-    if isinstance(result, (np.ndarray, list)):   # the numbers, without autograd: a layer that could not learn
-        raise Refusal(f"on {case.what}: forward returned a {type(result).__name__}, not a tensor: return the tensor "
-                      "itself (NumPy arrays and lists cut autograd, so the layer could not learn).")
+    if isinstance(result, (np.ndarray, list)) or torch.is_tensor(result) and not model(x).requires_grad:   # grad on
+        raise Refusal(f"on {case.what}: forward's {type(result).__name__} is cut from autograd, so the layer could not "
+                      "learn: return the tensor its layers computed (no .detach(), .numpy(), .tolist(), torch.tensor).")
     return result
 
 
