@@ -174,8 +174,7 @@ def head_pattern_data(sentence: str, head: int, mask_type: str = "none", model=N
     Returns {"tokens", "length", "mask" (T, T) bool, "weights" (H, T, T), "head", "W" (T, T) of that head,
     "on_padding" (the weight real tokens give to PAD keys, summed over keys, averaged over real queries)}."""
     model = demo_model() if model is None else model
-    words, lengths, X = padded_batch()
-    b = BATCH_SENTENCES.index(sentence)
+    (words, lengths, X), b = padded_batch(), BATCH_SENTENCES.index(sentence)
     T, n = X.size(1), int(lengths[b])
     mask = torch.ones(T, T, dtype=torch.bool)
     if "causal" in mask_type:

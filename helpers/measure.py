@@ -268,8 +268,7 @@ def run_benchmark(*, device="cpu", dtypes=("float32",), sizes=(256, 512, 1024), 
         exhausted = set()
         for T in sorted(sizes):
             Q, K, V = make_qkv(batch_heads, T, d_k, device=device, dtype=dtype, seed=seed)
-            flops = cost.attention_flops(T, d_k, heads=batch_heads)["total"]
-            table, calls = {}, {}
+            flops, table, calls = cost.attention_flops(T, d_k, heads=batch_heads)["total"], {}, {}
             for name in impls:
                 skips = causal and (name.startswith(("tiled", "flash", "sdpa")) and name != "sdpa:math")
                 row = table[name] = Row(name, dtype, T, flops // 2 if skips else flops,

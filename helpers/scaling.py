@@ -172,8 +172,7 @@ def constant_comparison(d_model: int = 512, n_heads: int = 8, *, T: int = 16, n_
     """What three divisors do to one head's weights: none (c = 1), right (√d_k), wrong (√d_model). Returns d_model,
     n_heads, d_k, T, max_entropy_bits, example_scores (query 0's raw q·k) and rows (weight statistics per divisor)."""
     d_k = per_head_dim(d_model, n_heads)
-    S, G = _scores_and_upstream(d_k, T, n_queries, seed)
-    rows = []
+    (S, G), rows = _scores_and_upstream(d_k, T, n_queries, seed), []
     for label, c in (("no scaling (c = 1)", 1.0), (f"c = √d_k = √{d_k}", math.sqrt(d_k)),
                      (f"c = √d_model = √{d_model}", math.sqrt(d_model))):
         summary = _summarise(S, G, c)

@@ -749,3 +749,16 @@ def test_the_library_hint_follows_the_code_that_ran_not_only_the_answers_own_lin
         y ^= 2
         return y
     not_yet(ex02.check_stable_softmax(xor_in_place), "^ is XOR")
+
+
+def test_a_softmax_over_the_whole_matrix_is_named():
+    def whole_numpy(E):
+        S = E @ E.T / np.sqrt(E.shape[1])
+        e = np.exp(S - S.max())
+        return e / e.sum() @ E
+    not_yet(ex03.check_self_attention(whole_numpy), "the softmax ran over the whole matrix", "one softmax per row")
+
+    def whole_torch(E, W_q, W_k, W_v):
+        Q, K, V = E @ W_q, E @ W_k, E @ W_v
+        return torch.softmax((Q @ K.T / math.sqrt(Q.shape[-1])).flatten(), 0).reshape(len(E), len(E)) @ V
+    not_yet(ex04.check_attention_forward(whole_torch), "the softmax ran over the whole matrix", "dim=-1")

@@ -206,8 +206,9 @@ def _attention_slips(Q, K, V, d_model) -> list[tuple[torch.Tensor, str]]:
     e = torch.exp(A - A.amax(-1, keepdim=True))   # S is square: a (T,) max or sum broadcasts without an error
     return slips + [
         (torch.softmax(A - A.amax(-1), -1) @ V, f"each row was shifted by the wrong max: S.max(-1).values {flat}"),
-        ((e / e.sum(-1)) @ V, f"each row was divided by the wrong sum: e.sum(-1) {flat}"),
-        ((A.exp() / A.exp().sum(-1)) @ V, f"each row was divided by the wrong sum: e.sum(-1) {flat}"),   # no shift
+        *[((x / x.sum(-1)) @ V, f"each row was divided by the wrong sum: e.sum(-1) {flat}") for x in (e, A.exp())],
+        ((g := (A - A.max()).exp()) / g.sum() @ V, "the softmax ran over the whole matrix (one sum for every entry): "
+                                                   "each query's row is its own softmax, dim=-1"),
         (((f := (A - A.amax(-1)).exp()) / f.sum(-1)) @ V, "the row max and the row sum both miss keepdim=True: "
                                                          "each has shape (T,) and lines up with the COLUMNS")]
 

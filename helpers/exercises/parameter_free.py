@@ -217,6 +217,8 @@ def _attention_slips(case):
     cut = f" (Or did int() or // round √{d} down to {math.isqrt(d)}? Keep it a float.)" * (math.isqrt(d) ** 2 != d)
     return [
         ((e / e.sum(axis=-1)) @ E, f"on {what} each row was divided by the wrong sum: e.sum(axis=-1) {flat}."),
+        ((g := np.exp(S - S.max())) / g.sum() @ E, f"on {what} the softmax ran over the whole matrix (one sum for "
+                                                   "every entry): one softmax per row, axis=-1, keepdims=True."),
         (softmax(S - S.max(axis=-1), axis=-1) @ E, f"on {what} each row was shifted by the wrong max, one that lines "
          "up with the COLUMNS: S.max(axis=-1) without keepdims, or the max over axis 0. Use S.max(axis=-1, "
          "keepdims=True)."),
