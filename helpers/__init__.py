@@ -26,7 +26,6 @@
     widgets/          thin interactive shells over plain functions; widgets/common: LiveWidget (the base
                       of every widget), presenter sizes, the HTML heatmap, fast figures
 
-Budget: 5,000 lines for notebooks 00-07, about 600 more for each new one (7,400 with 08 to 11).
-"""
+Budget: 5,000 lines for notebooks 00-07, about 600 more for each new one (7,400 with 08 to 11)."""
 
 __version__ = "1.0.0"

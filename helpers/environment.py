@@ -35,8 +35,7 @@ def environment_report() -> dict[str, str]:
               "mps": "available" if best_device() == "mps" else "not available",
               "device used": "cuda" if best_device() == "cuda" else "cpu"}   # an Apple GPU is not timed
     if torch.cuda.is_available():
-        report["gpu"] = torch.cuda.get_device_name(0)
-        report["cuda version (torch build)"] = str(torch.version.cuda)
+        report |= {"gpu": torch.cuda.get_device_name(0), "cuda version (torch build)": str(torch.version.cuda)}
     try:
         import ipywidgets
         report["ipywidgets"] = ipywidgets.__version__

@@ -61,8 +61,7 @@ class MultiHeadAttention(nn.Module):
     """Multi-head self-attention, fused: (B, T, d_model) -> (B, T, d_model), H heads of d_k = d_model / H.
 
     Parameters: 4 · d_model² (+ 4 · d_model with bias), the same as one head with d_k = d_model plus W_o.
-    After a call, `last_weights` holds the (B, H, T, T) weights that call used.
-    """
+    After a call, `last_weights` holds the (B, H, T, T) weights that call used."""
 
     def __init__(self, d_model: int, n_heads: int, bias: bool = False):
         super().__init__()
@@ -147,8 +146,7 @@ D_MODEL, N_HEADS = 16, 4
 
 def demo_model(d_model: int = D_MODEL, n_heads: int = N_HEADS, seed: int = 0, std: float = 0.6):
     """An untrained float64 MultiHeadAttention with weights N(0, std²) from `seed`, the same on every PyTorch."""
-    mha = MultiHeadAttention(d_model, n_heads).double()
-    g = torch.Generator().manual_seed(seed)
+    mha, g = MultiHeadAttention(d_model, n_heads).double(), torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for layer in (mha.W_q, mha.W_k, mha.W_v, mha.W_o):
             layer.weight.copy_(std * torch.randn(d_model, d_model, generator=g, dtype=torch.float64))

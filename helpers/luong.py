@@ -90,9 +90,8 @@ def dictionary_lookup(value_c: float = 4.0, noise: float = 1.0) -> dict:
     w_query = torch.softmax(H_dict @ (W_q @ (q @ W_q)), dim=0)                       # (3,) keys: the whole h_j
     w_roles = torch.softmax((H_dict @ W_k) @ (q @ W_q), dim=0)                       # (3,)
     return {"keys": ["a", "b", "c"], "weights_luong": w_luong.numpy(), "weights_query_only": w_query.numpy(),
-            "weights_roles": w_roles.numpy(), "answer_luong": float((w_luong @ H_dict)[3]),
-            "answer_query_only": float((w_query @ H_dict)[3]),
-            "answer_roles": float((w_roles @ (H_dict @ W_v))[0]), "true": 2.0}
+            "weights_roles": w_roles.numpy(), "answer_luong": float((w_luong @ H_dict)[3]), "true": 2.0,
+            "answer_query_only": float((w_query @ H_dict)[3]), "answer_roles": float((w_roles @ (H_dict @ W_v))[0])}
 
 
 def lineup_data(learned: bool, same_sequence: bool) -> dict:

@@ -140,8 +140,7 @@ def gradient_measurements(d_values=POWERS_OF_TWO, scaled: bool = True, *, n_seq:
             wq = (x_norm * Q.grad.reshape(-1, d_k).norm(dim=-1)).numpy()   # (n_seq*T,) ||x_i|| ||∂L/∂q_i||
             top2 = np.argsort(-S.detach().reshape(-1, T).numpy(), axis=-1)[:, :2]
             order = np.argsort(wq)[::-1]                         # queries, largest contribution first
-            largest = order[: max(1, len(wq) // 10)]
-            ranked = np.sort(Z.detach().reshape(-1, T).numpy(), axis=-1)
+            largest, ranked = order[: max(1, len(wq) // 10)], np.sort(Z.detach().reshape(-1, T).numpy(), axis=-1)
             gap = ranked[:, -1] - ranked[:, -2]                  # how close each query's two top scores are
             row = {"wq_total": float(W_q.grad.norm()), "wq_top10_share": wq[largest].sum() / wq.sum(),
                    "gap_top10": np.median(gap[largest]), "gap_rest": np.median(gap[order[len(largest):]]),

@@ -33,6 +33,7 @@ def test_the_reference_and_a_numpy_answer_pass():
     (lambda W, n: n * ex.reference_induction_score(W, n), "the sum of the n weights"),
     (lambda W, n: at(W, range(n, 2 * n), n - 1) * n / (2 * n), "divides the n weights' sum by 2n"),
     (lambda W, n: at(W, range(n, 2 * n - 1), n - 1), "the last query, i = 2n − 1, is left out"),
+    (lambda W, n: W.diagonal(-(n - 1)).mean(), "also averages query n − 1"),
     (lambda W, n: W[torch.arange(n, 2 * n), torch.arange(1, n + 1)], "should be one number"),
     (lambda W, n: None, "returned None"),
 ])

@@ -762,3 +762,20 @@ def test_a_softmax_over_the_whole_matrix_is_named():
         Q, K, V = E @ W_q, E @ W_k, E @ W_v
         return torch.softmax((Q @ K.T / math.sqrt(Q.shape[-1])).flatten(), 0).reshape(len(E), len(E)) @ V
     not_yet(ex04.check_attention_forward(whole_torch), "the softmax ran over the whole matrix", "dim=-1")
+
+
+def test_a_tensor_of_its_own_in_the_other_float_width_is_named_not_blamed_on_shapes():
+    def float32_scores(s, H):                      # torch.tensor of Python floats: float32, whatever the inputs are
+        return torch.softmax(torch.tensor([float(h @ s) for h in H]), 0) @ H
+    not_yet(ex06.check_luong_context(float32_scores), "it runs on float32 copies of these float64 inputs",
+            "torch.tensor of Python floats is float32", "dtype=x.dtype")
+    assert "it was given" not in ex06.check_luong_context(float32_scores).message
+
+    def float64_scores(s, H):
+        return torch.softmax(torch.tensor([float(h @ s) for h in H], dtype=torch.float64), 0) @ H
+    not_yet(ex06.check_luong_context(float64_scores), "it runs on float64 copies of these float32 inputs")
+
+    def wrong_shapes(s, H):                        # fails in either width: the shapes are named, not the widths
+        return torch.softmax(H.T @ s, 0) @ H
+    message = ex06.check_luong_context(wrong_shapes).message
+    assert "it was given" in message and "copies" not in message

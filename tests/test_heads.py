@@ -315,6 +315,8 @@ def test_a_combined_mask_that_hides_the_diagonal_or_ands_floats_is_named():
         return (torch.arange(T)[None, :] < torch.as_tensor(lengths)[:, None])[:, None, None, :]
     failing(ex.check_combined_mask(lambda lengths, T: real_keys(lengths, T) & torch.ones(T, T, dtype=torch.bool).tril(
         -1)), "every token is kept off its own key", "query 0's row is empty")
+    failing(ex.check_combined_mask(lambda lengths, T: real_keys(lengths, T) & torch.ones(T, T).bool().triu()),
+            "the causal part is the upper triangle (triu)")
     failing(ex.check_combined_mask(lambda lengths, T: real_keys(lengths, T) & torch.ones(T, T).tril()),
             "your function raised ", "dtype=torch.bool")
     failing(ex.check_causal_mask(lambda T_q, T_k: torch.ones(T_q, T_k).tril(T_k - T_q) & torch.ones(T_q, T_k)),

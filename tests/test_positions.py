@@ -161,6 +161,7 @@ def test_sinusoidal_checker_names_the_slips():
     failing(ex.check_sinusoidal(_pe_by_column), "column index c")
     failing(ex.check_sinusoidal(lambda T, d: _pe_by_column(T, d, factor=1)), "share one frequency")
     failing(ex.check_sinusoidal(lambda T, d: _pe(T, d, exponent=lambda i, d: -2 * i / d)), "multiplied p")
+    failing(ex.check_sinusoidal(lambda T, d: _pe(T, d, exponent=lambda i, d: 4 * i / d)), "range(0, d, 2) gives i = 2m")
     failing(ex.check_sinusoidal(lambda T, d: _pe(T, d).T), "transpose")
     failing(ex.check_sinusoidal(lambda d, T: _pe(T, d)), "parameters in the order (d, T)? The call is sinusoidal(T, d)")
     failing(ex.check_sinusoidal(lambda T, d: _pe(T, d)[:, ::2]), "one column per pair")

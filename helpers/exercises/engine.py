@@ -11,8 +11,7 @@
     compare_numbers, named_slip  how an answer differs from the expected one (a wrong shape, a slip, rounding)
 
 A student's exception reaches the diagnosis as the exception object: an exercise's `errors(case, error)`
-dispatches on its type and on the case's inputs, never on its wording.
-"""
+dispatches on its type and on the case's inputs, never on its wording."""
 import ast
 import copy
 import dis
@@ -157,7 +156,8 @@ class Exercise:
                     n, named = len(case.args) - len(self.keywords), [f" and {k}=… by name" for k in self.keywords]
                     return (f"{where}your function has the parameters {misfit}, but it is called with {n} "
                             f"argument{'s' * (n != 1)}{''.join(named)}, as in {self.expects}.")
-                message = self.errors and self.errors(case, error) or where + raised(error) + self.given(case, error)
+                message = self.errors and self.errors(case, error) or where + raised(error) + (
+                    self.other_width(answer, case, error) or self.given(case, error))
                 return message.rstrip(".") + "." + hints if (hints := code_hints(answer, case.args, error)) else message
             if result is None:   # a forgotten `return`: named alike in every exercise, before any reader
                 return f"{where}your {'forward' if inspect.isclass(answer) else 'function'} returned None. Did it " \
@@ -205,6 +205,22 @@ class Exercise:
         """The case's arguments as the answer gets them: the last len(keywords) by name."""
         n = len(args) - len(self.keywords)
         return args[:n], dict(zip(self.keywords, args[n:]))
+
+    def other_width(self, answer, case: Case, error: Exception) -> str:
+        """After torch's RuntimeError on tensors of one float width: if the answer runs on copies in the other width,
+        a tensor of its own has a fixed dtype that clashes with the inputs' (named); "" if not."""
+        widths = {str(x.dtype) for x in case.args if hasattr(x, "detach")}   # torch's tensors
+        if type(error) is not RuntimeError or widths not in ({"torch.float32"}, {"torch.float64"}):
+            return ""
+        width, twin = widths.pop()[6:], copy.copy(case)
+        other = "float32" if width == "float64" else "float64"
+        twin.args = tuple(x.to(getattr(sys.modules["torch"], other)) if hasattr(x, "detach") else x for x in case.args)
+        try:
+            self.call(answer, twin)
+        except Exception:   # it fails in that width too: the widths are not the cause
+            return ""
+        return (f" (it runs on {other} copies of these {width} inputs). A tensor it makes has a dtype of its own: "
+                "torch.tensor of Python floats is float32. Give it the inputs' dtype, dtype=x.dtype.")
 
     def given(self, case: Case, error: Exception) -> str:
         """After NumPy's or torch's error on shapes that do not fit: the shapes the answer was given, and the hint."""

@@ -245,35 +245,29 @@ def reference_tile_is_future(q_start, q_stop, k_start, k_stop, T_q, T_k):
 TILE_CASES = ((3, 3, 2, 2), (8, 8, 2, 2), (3, 12, 2, 4), (12, 12, 6, 2), (9, 9, 4, 3), (1, 10, 1, 3))
 #: (wrong rule, message): a tile is skipped when the rule says so.
 TILE_SLIPS = (
-    (lambda qa, qb, ka, kb, T_q, T_k: ka > qb - 1,
-     "the tiles are aligned top-left: with fewer queries than keys the queries are the LAST T_q tokens, so query i "
-     "sees keys up to i + T_k − T_q. Add T_k − T_q"),
-    (lambda qa, qb, ka, kb, T_q, T_k: ka >= qb - 1 + T_k - T_q,
-     "the diagonal tile is skipped when its first key is exactly the last key its last query may see (off by "
-     "one): skip only when k_start is AFTER that key (>, not >=)"),
-    (lambda qa, qb, ka, kb, T_q, T_k: kb - 1 > qb - 1 + T_k - T_q,
-     "a partly visible tile is skipped: you tested the tile's LAST key (k_stop − 1); its earlier keys may still be "
-     "visible to its last query. Test its first key, k_start"),
-    (lambda qa, qb, ka, kb, T_q, T_k: kb - 1 > qa + T_k - T_q,
-     "a partly visible tile is skipped: its first query cannot see all its keys, but later queries of the tile "
-     "can. Skip a tile only when even its LAST query sees none of its keys"),
-    (lambda qa, qb, ka, kb, T_q, T_k: ka > qa + T_k - T_q,
-     "a partly visible tile is skipped: you tested the tile's FIRST query; its last query may still see some of "
-     "the keys. Use q_stop − 1"),
-    (lambda qa, qb, ka, kb, T_q, T_k: ka > (qa + qb) // 2 + T_k - T_q,
-     "a partly visible tile is skipped: you tested a query in the MIDDLE of the tile; its last query may still "
-     "see some of the keys. Use q_stop − 1"),
-    (lambda qa, qb, ka, kb, T_q, T_k: kb > qb - 1 + T_k - T_q,
-     "a partly visible tile is skipped: you tested k_stop, one past the tile's last key; its keys from k_start on may "
-     "still be visible to its last query. Test its first key, k_start"),
-    (lambda qa, qb, ka, kb, T_q, T_k: ka > qb - 1 + T_q - T_k,
-     "the shift has the wrong sign: the queries are the LAST T_q tokens, so query i is token i + T_k − T_q and "
-     "sees the keys up to it. Add T_k − T_q, not T_q − T_k"),
-    (lambda qa, qb, ka, kb, T_q, T_k: not ka > qb - 1 + T_k - T_q,
-     "True and False are swapped: return True for a tile to SKIP (wholly in the future)"),
-    (lambda qa, qb, ka, kb, T_q, T_k: ka > qb + T_k - T_q,
-     "one tile too many is computed: a tile whose first key is just after the last query's last key is already "
-     "wholly in the future (the last query is q_stop − 1, not q_stop)"))
+    (lambda qa, qb, ka, kb, T_q, T_k: ka > qb - 1, "the tiles are aligned top-left: with fewer queries than keys the "
+     "queries are the LAST T_q tokens, so query i sees keys up to i + T_k − T_q. Add T_k − T_q"),
+    (lambda qa, qb, ka, kb, T_q, T_k: ka >= qb - 1 + T_k - T_q, "the diagonal tile is skipped when its first key is "
+     "exactly the last key its last query may see (off by one): skip only when k_start is AFTER that key (>, not >=)"),
+    (lambda qa, qb, ka, kb, T_q, T_k: kb - 1 > qb - 1 + T_k - T_q, "a partly visible tile is skipped: you tested the "
+     "tile's LAST key (k_stop − 1); its earlier keys may still be visible to its last query. Test its first key, "
+     "k_start"),
+    (lambda qa, qb, ka, kb, T_q, T_k: kb - 1 > qa + T_k - T_q, "a partly visible tile is skipped: its first query "
+     "cannot see all its keys, but later queries of the tile can. Skip a tile only when even its LAST query sees none "
+     "of its keys"),
+    (lambda qa, qb, ka, kb, T_q, T_k: ka > qa + T_k - T_q, "a partly visible tile is skipped: you tested the tile's "
+     "FIRST query; its last query may still see some of the keys. Use q_stop − 1"),
+    (lambda qa, qb, ka, kb, T_q, T_k: ka > (qa + qb) // 2 + T_k - T_q, "a partly visible tile is skipped: you tested a "
+     "query in the MIDDLE of the tile; its last query may still see some of the keys. Use q_stop − 1"),
+    (lambda qa, qb, ka, kb, T_q, T_k: kb > qb - 1 + T_k - T_q, "a partly visible tile is skipped: you tested k_stop, "
+     "one past the tile's last key; its keys from k_start on may still be visible to its last query. Test its first "
+     "key, k_start"),
+    (lambda qa, qb, ka, kb, T_q, T_k: ka > qb - 1 + T_q - T_k, "the shift has the wrong sign: the queries are the LAST "
+     "T_q tokens, so query i is token i + T_k − T_q and sees the keys up to it. Add T_k − T_q, not T_q − T_k"),
+    (lambda qa, qb, ka, kb, T_q, T_k: not ka > qb - 1 + T_k - T_q, "True and False are swapped: return True for a tile "
+     "to SKIP (wholly in the future)"),
+    (lambda qa, qb, ka, kb, T_q, T_k: ka > qb + T_k - T_q, "one tile too many is computed: a tile whose first key is "
+     "just after the last query's last key is already wholly in the future (the last query is q_stop − 1, not q_stop)"))
 
 
 def tile_grid(rule, T_q, T_k, block_q, block_k) -> np.ndarray:

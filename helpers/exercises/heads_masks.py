@@ -182,6 +182,8 @@ def _combined_slips(case):
         (keys[:, None, None, :].double().expand(right.shape), "the causal part is missing: every token sees the "
          "tokens after it. AND in causal_mask(T)"),
         (1 - right, "the polarity is flipped: True should mean 'may attend' (the course's convention)"),
+        (keys[:, None, None, :] & causal.T.bool(), "the causal part is the upper triangle (triu): each query sees "
+         "itself and the keys AFTER it. tril keeps the keys up to each query"),
         (keys[:, None, None, :] | causal.bool(), "the masks were combined with OR; a key must pass both tests: "
          "combine with & (AND)"),
         (keys[:, None, :, None] & causal.bool(), "you hid the <pad> QUERIES (rows): their rows are now empty, and "

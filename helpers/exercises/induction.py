@@ -62,6 +62,8 @@ def _score_slips(case):
          "weight on a LATER key, 0 under a causal mask? Rows are queries, columns keys, and i − n + 1 comes before i"),
         (lambda: n * reference_induction_score(W, n), "that is the sum of the n weights: the score is their mean"),
         (lambda: reference_induction_score(W, n) / 2, "that divides the n weights' sum by 2n: the mean is over n"),
+        (lambda: _mean_at(W, range(n - 1, 2 * n), n - 1), f"that also averages query n − 1 = {n - 1}, of the first "
+                                                          "half (as W.diagonal(-(n − 1)) does): take i = n … 2n − 1"),
         (lambda: _mean_at(W, range(n, 2 * n - 1), n - 1), "the last query, i = 2n − 1, is left out: the second "
                                                           "half is range(n, 2 * n)")]]
 

@@ -108,8 +108,7 @@ def reference_long_grows_prediction() -> str:
 
 def _long_grows_solution() -> str:
     steps = self_attention_steps(long_grows_matrix())
-    scores = ", ".join(f"{v:.0f}" for v in steps["S"][1])
-    weights = ", ".join(f"{v:.3f}" for v in steps["W"][1])
+    scores, weights = ", ".join(f"{v:.0f}" for v in steps["S"][1]), ", ".join(f"{v:.3f}" for v in steps["W"][1])
     return f"""
         E = embed("money bank grows")        # (3, 4)
         E[2] = [0, 3, 3, 3]                  # grows, three times as long

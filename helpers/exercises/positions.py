@@ -26,25 +26,22 @@ def _sinusoid_slips(T: int, d: int) -> list[tuple[torch.Tensor, str]]:
     """[(what a slip returns, what the slip is)]."""
     p = torch.arange(T, dtype=torch.float64)[:, None]   # (T, 1)
     m = torch.arange(d // 2, dtype=torch.float64)        # (d/2,) the pair index
-    column = torch.arange(d, dtype=torch.float64)        # (d,) the column index
 
     def interleave(sin, cos):   # (T, d/2) each -> (T, d): sin in the even columns, cos in the odd ones
         return torch.stack([sin, cos], dim=-1).reshape(T, d)
 
     right = p / 10000 ** (2 * m / d)
-    per_column = p / 10000 ** (column / d)                # (T, d) every column its own exponent
-    doubled = p / 10000 ** (2 * column / d)               # (T, d) the column index c used as m in 2m
     return [(interleave(torch.cos(right), torch.sin(right)),
              "sin and cos are swapped: even columns 2m hold sin, odd columns 2m+1 hold cos"),
-            (interleave(torch.sin(p / 10000 ** (m / d)), torch.cos(p / 10000 ** (m / d))),
-             "the exponent uses m instead of 2m: pair m has frequency 1 / 10000^(2m/d), so the slowest pair "
-             "is near 1/10000, not 1/100"),
-            (interleave(torch.sin(per_column[:, 0::2]), torch.cos(per_column[:, 1::2])),
-             "column 2m+1 got its own exponent (2m+1)/d: the sin and the cos of a pair share one frequency, "
-             "10000^(2m/d) for both"),
-            (interleave(torch.sin(doubled[:, 0::2]), torch.cos(doubled[:, 1::2])),
-             "the exponent used the column index c as if it were m, 10000^(2c/d); pair m covers columns 2m and "
-             "2m+1, so column c belongs to pair c // 2"),
+            (interleave(torch.sin(p / 10000 ** (m / d)), torch.cos(p / 10000 ** (m / d))), "the exponent uses m "
+             "instead of 2m: pair m has frequency 1 / 10000^(2m/d), so the slowest pair is near 1/10000, not 1/100"),
+            (interleave(torch.sin(right), torch.cos(p / 10000 ** ((2 * m + 1) / d))), "column 2m+1 got its own "
+             "exponent (2m+1)/d: the sin and the cos of a pair share one frequency, 10000^(2m/d) for both"),
+            (interleave(torch.sin(p / 10000 ** (4 * m / d)), torch.cos(p / 10000 ** ((4 * m + 2) / d))), "the exponent "
+             "used the column index c as if it were m, 10000^(2c/d); pair m covers columns 2m and 2m+1, so column c "
+             "belongs to pair c // 2"),
+            (interleave(torch.sin(p / 10000 ** (4 * m / d)), torch.cos(p / 10000 ** (4 * m / d))), "the exponent is "
+             "4m/d: a loop over range(0, d, 2) gives i = 2m already, so 2 * i doubles it. Use i / d there"),
             (torch.cat([torch.sin(right), torch.cos(right)], dim=1),
              "all the sines come first and then all the cosines: interleave them, sin in column 2m and cos in 2m+1"),
             (interleave(torch.sin(p * 10000 ** (2 * m / d)), torch.cos(p * 10000 ** (2 * m / d))),

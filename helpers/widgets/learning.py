@@ -57,8 +57,7 @@ class TrainingWidget(LiveWidget):
                                             layout=widgets.Layout(width="60%"))
         self.sentence = widgets.Dropdown(options=[(s, k) for k, s in enumerate(experiment.examples)],
                                          value=example, description="sentence")
-        self.picture = widgets.Image(format="png")
-        self._picture = _LossPicture(experiment)
+        self.picture, self._picture = widgets.Image(format="png"), _LossPicture(experiment)
         super().__init__([self.step, self.sentence], [self.picture])
 
     def compute(self) -> dict:

@@ -72,8 +72,7 @@ class PlaygroundWidget(LiveWidget):
                                   placeholder=f"words from: {', '.join(VOCAB)}", continuous_update=False)
         self.menu.observe(lambda _: setattr(self.typed, "value", ""), names="value")   # a sentence picked wins
         self.scaled = widgets.Checkbox(value=scaled, description="divide the scores by √d", indent=False)
-        self.matrices = widgets.HTML()
-        self._vectors = _VectorPicture()
+        self.matrices, self._vectors = widgets.HTML(), _VectorPicture()
         width, height = self._vectors.figure.canvas.get_width_height()   # 1:1 pixels, larger when presenting
         self.picture = widgets.Image(format="png", layout=widgets.Layout(width=f"{width}px", height=f"{height}px"))
         outputs = widgets.HBox([self.matrices, self.picture], layout=widgets.Layout(align_items="flex-start"))

@@ -67,8 +67,7 @@ class PositionsWidget(LiveWidget):
             "description_width": "initial"}, layout=widgets.Layout(width="60%")), p, "p")
         self.d = offered(widgets.SelectionSlider(options=list(DIMENSIONS), description="dimension d", style={
             "description_width": "initial"}, layout=widgets.Layout(width="60%")), d, "d")
-        self.picture = widgets.Image(format="png")
-        self._picture = _Picture(T)
+        self.picture, self._picture = widgets.Image(format="png"), _Picture(T)
         for other in DIMENSIONS:   # draw each d's background now, so that every later update is a blit
             self._picture.png(position_snapshot(self.p.value, other, T))   # p as the slider keeps it: 0 … T − 1
         super().__init__([self.p, self.d], [self.picture])
