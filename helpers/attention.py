@@ -60,8 +60,7 @@ def attend_loops(Q, K, V, scale=None) -> np.ndarray:
         w_ij = exp(s_ij) / Σ_j' exp(s_ij')  softmax over j (the max is subtracted first, for safety)
         y_i  = Σ_j w_ij v_j                  weighted mixture of the values"""
     Q, K, V = _checked(Q, K, V)
-    c = _multiplier(scale, Q.shape[1])
-    T_q, T_k = Q.shape[0], K.shape[0]
+    c, T_q, T_k = _multiplier(scale, Q.shape[1]), Q.shape[0], K.shape[0]
     Y = np.zeros((T_q, V.shape[1]))
     for i in range(T_q):
         scores = [c * float(Q[i] @ K[j]) for j in range(T_k)]

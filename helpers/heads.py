@@ -140,8 +140,7 @@ def attention_dropout(W, p: float, generator: torch.Generator):
 
 # --- the sentences and the untrained model behind the per-head pictures and the widget -----------
 BATCH_SENTENCES = ("the river bank flows slowly", "money bank grows", "the old bank lends money", "river flows")
-PAD, MASK_TYPES = "<pad>", ("none", "causal", "padding", "padding + causal")
-D_MODEL, N_HEADS = 16, 4
+PAD, MASK_TYPES, D_MODEL, N_HEADS = "<pad>", ("none", "causal", "padding", "padding + causal"), 16, 4
 
 
 def demo_model(d_model: int = D_MODEL, n_heads: int = N_HEADS, seed: int = 0, std: float = 0.6):

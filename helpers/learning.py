@@ -136,8 +136,7 @@ def make_dataset(task: str = "idiom", seed: int = 0) -> Dataset:
     task: 'idiom' (the pair decides, the experiment) or 'keyword' (the word 'cake' decides)."""
     if task not in ("idiom", "keyword"):   # label_of reads any other text as 'keyword'
         raise ValueError(f"task should be 'idiom' or 'keyword', but got {task!r}.")
-    rng, examples = np.random.default_rng(seed), [s.split() for s in EXAMPLES]
-    train, test = [], []
+    rng, examples, train, test = np.random.default_rng(seed), [s.split() for s in EXAMPLES], [], []
     for head, partner in itertools.product(HEADS, PARTNERS):  # split each pair in half: balanced everywhere
         group = [list(s) for s in itertools.product([head], FILLERS, [partner], TIMES, ENDINGS)]
         group = [group[i] for i in rng.permutation(len(group))]

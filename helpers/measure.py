@@ -287,8 +287,7 @@ def run_benchmark(*, device="cpu", dtypes=("float32",), sizes=(256, 512, 1024), 
                         exhausted.add(name)
                     torch.cuda.empty_cache()   # a no-op unless CUDA was initialised
                     continue
-                row.note = sdpa_backend(Q, K, V, causal) if name == "sdpa" else ""
-                calls[name] = call
+                row.note, calls[name] = (sdpa_backend(Q, K, V, causal) if name == "sdpa" else ""), call
             timings = time_calls(calls, device, warmup=max(warmup - 1, 0), repeats=repeats, num_threads=num_threads)
             for name, timing in timings.items():
                 row = table[name]

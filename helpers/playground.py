@@ -30,8 +30,7 @@ def playground_data(sentence, scaled: bool = True) -> dict:
         raise ValueError(f"The sentence has {len(words)} words; the playground draws (T, T) heatmaps, so keep it to "
                          f"{MAX_WORDS} words or fewer.")
     steps = self_attention_steps(embed(words), scaled=scaled)
-    E, W, Y = steps["E"], steps["W"], steps["Y"]
-    basis = playground_basis()
+    E, W, Y, basis = steps["E"], steps["W"], steps["Y"], playground_basis()
     return {"words": words, "E": E, "S": steps["S_scaled"], "divisor": 1.0 / steps["scale"], "W": W, "Y": Y,
             "top": [words[j] for j in W.argmax(axis=1)], "cos_before": cosine_matrix(E), "cos_after": cosine_matrix(Y),
             "moved": np.linalg.norm(Y - E, axis=1), "P_before": E @ basis, "P_after": Y @ basis}

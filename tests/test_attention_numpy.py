@@ -193,6 +193,12 @@ def test_gravity_and_timing_plots_draw():
     pictured = steps["E"] @ plane                                        # (3, 2) the words' positions
     top, span = pictured[:, 1].max(), np.ptp(pictured[:, 1])
     assert ax.get_ylim()[1] >= top + 0.1 * span                          # room for the labels under the title
+    words = [t for t in ax.texts if t.get_text()]                        # the arrows are annotations without text
+    for label, (x, y) in zip(words, pictured):                           # above a point in the upper half, else below
+        assert label.xy == (x, y) and label.get_va() == ("bottom" if y >= pictured[:, 1].mean() else "top")
+        assert np.sign(label.xyann[1]) == (1 if label.get_va() == "bottom" else -1)
+    gravity_plot(steps["E"], steps["Y"], ["money", "bank", "grows"], basis=plane, ax=ax)   # the same points again
+    assert [t.get_text() for t in ax.texts if t.get_text()] == ["money", "bank", "grows"]   # labelled once
     ax = timing_plot({"matrix": ([16, 64], [1e-4, 1e-3])})
     assert ax.get_xscale() == "log" and len(ax.lines) == 1
     plt.close("all")

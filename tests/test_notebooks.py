@@ -93,8 +93,9 @@ def test_exercises_figures_and_widgets(path):
     assert len(solutions) >= 2, "a revealable solution for each exercise"
     outputs = [o for c in cells for o in c["outputs"]]
     assert any("image/png" in o.get("data", {}) for o in outputs), "at least one figure"
-    assert any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs), \
-        "at least one widget"
+    widgets = [o["data"] for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+    assert widgets, "at least one widget"
+    assert all({"image/png", "text/html"} & set(data) for data in widgets), "each widget stored with a still of it"
     for c in checks:
         texts = [o.get("data", {}).get("text/plain", "") for o in c["outputs"]]
         assert any("Correct" in "".join(t) or "Not yet" in "".join(t) for t in texts), \

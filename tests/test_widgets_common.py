@@ -64,3 +64,30 @@ def test_a_live_widget_computes_once_when_built_and_once_per_move():
     assert w.picture.layout.visibility == "hidden"            # no picture of the last good input beside the error
     w.slider.value = 4
     assert w.result == 40 and w.picture.layout.visibility == "visible" and w.children[-1] is w.reading
+
+
+def test_a_live_widget_shows_its_last_picture_or_reading_where_widgets_cannot_run():
+    import base64
+
+    from helpers.widgets.common import LiveWidget
+
+    class Demo(LiveWidget):
+        def __init__(self, nested: bool, picture: bool):
+            self.slider, self.picture = widgets.IntSlider(value=1), widgets.Image(format="png")
+            outputs = [widgets.HBox([widgets.HTML("matrices"), self.picture])] if nested else [self.picture]
+            super().__init__([self.slider], outputs if picture else [])
+
+        def compute(self):
+            return self.slider.value
+
+        def show(self, data):
+            self.picture.value, self.reading.value = bytes([data]) * 3, f"<b>{data}</b>"
+
+    for nested in (False, True):
+        w = Demo(nested, picture=True)
+        w.slider.value = 7                                           # the picture as last drawn, not as first
+        bundle = w._repr_mimebundle_()
+        assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == w.model_id   # the live widget first
+        assert base64.b64decode(bundle["image/png"]) == bytes([7]) * 3 and "text/html" not in bundle
+    bundle = Demo(False, picture=False)._repr_mimebundle_()         # no picture among its outputs: its reading
+    assert bundle["text/html"] == "<b>1</b>" and "image/png" not in bundle

@@ -164,8 +164,7 @@ def _cross_cases():
 
 def _cross_attention_slips(X_dec, X_enc, W_q, W_k, W_v):
     """[(what a slip computes, the message naming it)]: computed when needed; one whose shapes do not fit is skipped."""
-    sdpa = scaled_dot_product_attention
-    Q, K, V = X_dec @ W_q, X_enc @ W_k, X_enc @ W_v
+    sdpa, Q, K, V = scaled_dot_product_attention, X_dec @ W_q, X_enc @ W_k, X_enc @ W_v
     S, d, d_k = Q @ K.T, X_dec.shape[1], Q.shape[1]   # S: (T_q, T_k) raw scores
     slips = [
         (lambda: sdpa(Q, X_dec @ W_k, X_dec @ W_v), "self-attention over the decoder: K and V come from X_enc."),

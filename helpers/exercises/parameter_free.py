@@ -129,8 +129,7 @@ def check_long_grows_prediction(answer) -> Feedback:
     if (word := word.lower()) not in PREDICT_WORDS:
         return wrong(f"{answer!r} is not a token of 'money bank grows'. Choose 'money', 'bank' or 'grows'.")
     steps = self_attention_steps(long_grows_matrix())
-    s, w = steps["S"][1], steps["W"][1]
-    before = self_attention_steps(embed(SENTENCE_MONEY))["W"][1]
+    s, w, before = steps["S"][1], steps["W"][1], self_attention_steps(embed(SENTENCE_MONEY))["W"][1]
     table = ", ".join(f"{t} {weight:.3f}" for t, weight in zip(PREDICT_WORDS, w))
     if word == reference_long_grows_prediction():
         return correct(f"bank's weights become: {table} (before: bank kept {before[1]:.3f} of itself). "

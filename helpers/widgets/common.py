@@ -7,6 +7,7 @@
     picture(figure)           the Image a FastFigure is shown in: 1:1 pixels, never wider than the cell
     offered(control, value, name)  a control set to a value it offers, or a ValueError that says what it offers
     LiveWidget(controls, outputs)  a VBox that recomputes and redraws whenever one of its controls moves"""
+import base64
 import html
 import io
 import numbers
@@ -155,3 +156,10 @@ class LiveWidget(widgets.VBox):
             return
         self.show(data)
         self.result, self.last_update_ms = data, 1000 * (time.perf_counter() - start)
+
+    def _repr_mimebundle_(self, **kwargs) -> dict:
+        """The live widget; for viewers that cannot run it (GitHub's) its picture, or its reading, as last drawn."""
+        png = next((w.value for box in self.outputs for w in (box, *getattr(box, "children", ()))
+                    if isinstance(w, widgets.Image) and w.value), None)   # a picture inside a row of outputs too
+        still = {"image/png": base64.b64encode(png).decode()} if png else {"text/html": self.reading.value}
+        return super()._repr_mimebundle_(**kwargs) | still

@@ -17,10 +17,9 @@ class _LossPicture:
     """Both loss curves, drawn once; a step redraws only the cursor, the markers and the title."""
 
     def __init__(self, experiment: Experiment):
-        self.names = (PARAMETER_FREE, LEARNED)
+        self.names, self.markers = (PARAMETER_FREE, LEARNED), {}
         self.figure = FastFigure(figsize=(6.6, 3.4), dpi=90)   # 594 px: full size beside the file browser
         ax = self.figure.fig.subplots(gridspec_kw=dict(left=0.12, right=0.98, top=0.88, bottom=0.17))
-        self.markers = {}
         for name in self.names:
             ax.plot(experiment[name].loss, color=_MODEL_COLOR[name], lw=2.5, label=name)
             (self.markers[name],) = ax.plot([], [], "o", ms=10, color=_MODEL_COLOR[name])
