@@ -18,6 +18,8 @@ from helpers import validation as check
 #: One colour per role, used by every figure: Okabe and Ito's, told apart by the red-green colour-blind too.
 COLORS = {"static": "#0072b2", "contextual": "#e69f00", "query": "#009e73", "key": "#d55e00", "value": "#cc79a7",
           "accent": "#555555"}
+#: The same colours 35 % darker, for text: 4.9:1 or more on white (the orange itself is 2.2:1).
+INK = {r: plt.matplotlib.colors.to_hex(0.65 * np.array(plt.matplotlib.colors.to_rgb(c))) for r, c in COLORS.items()}
 PALETTE = ("#0072b2", "#e69f00", "#009e73", "#d55e00", "#cc79a7", "#56b4e9", "#882255", "#8c8c8c")
 _BASE = {"figure.figsize": (7.0, 4.5), "figure.dpi": 90, "savefig.dpi": 90, "font.size": 13, "axes.titlesize": 14,
          "axes.labelsize": 13, "xtick.labelsize": 12, "ytick.labelsize": 12, "legend.fontsize": 12,
@@ -112,7 +114,7 @@ def arrows(X, labels: Sequence[str], *, ax=None, basis=None, title: str = ""):
     for (x, y), text, c in zip(P, labels, PALETTE * len(P)):
         ax.annotate("", xy=(x, y), xytext=(0, 0),
                     arrowprops=dict(arrowstyle="-|>", color=c, lw=2.2, shrinkA=0, shrinkB=0))
-        ax.text(x + 0.04, y + 0.04, text, color=c, fontsize=plt.rcParams["font.size"])
+        ax.text(x + 0.04, y + 0.04, text, color=0.65 * np.array(plt.matplotlib.colors.to_rgb(c)))   # darker, as INK
     ax.axhline(0, color="#cccccc", lw=0.8, zorder=0)
     ax.axvline(0, color="#cccccc", lw=0.8, zorder=0)
     lo, hi = P.min(axis=0, initial=0.0), P.max(axis=0, initial=0.0)   # the origin in view too
@@ -131,14 +133,13 @@ def function_box(inputs: Sequence[str], outputs: Sequence[str], *, label: str = 
     ax.add_patch(plt.Rectangle((3.6, mid - box_h / 2), 2.8, box_h, facecolor="#f3efe6", edgecolor="#444444", lw=2))
     ax.text(5.0, mid, label, ha="center", va="center", fontsize=plt.rcParams["font.size"] + 2, weight="bold")
     for y, text_in, text_out in zip(ys, inputs, outputs):
-        ax.text(1.4, y, text_in, ha="right", va="center", color=COLORS["static"])
+        ax.text(1.4, y, text_in, ha="right", va="center", color=INK["static"])
         ax.annotate("", xy=(3.6, y), xytext=(1.6, y), arrowprops=dict(arrowstyle="-|>", color=COLORS["static"], lw=2))
         ax.annotate("", xy=(8.4, y), xytext=(6.4, y),
                     arrowprops=dict(arrowstyle="-|>", color=COLORS["contextual"], lw=2))
-        ax.text(8.6, y, text_out, ha="left", va="center", color=COLORS["contextual"])
-    for x, note, role in ((2.6, input_note, "static"), (7.4, output_note, "contextual")):
-        if note:
-            ax.text(x, ys.max() + 0.65, note, ha="center", color=COLORS[role])
+        ax.text(8.6, y, text_out, ha="left", va="center", color=INK["contextual"])
+    for x, note, role in ((2.6, input_note, "static"), (7.4, output_note, "contextual")):   # "": nothing shows
+        ax.text(x, ys.max() + 0.65, note, ha="center", color=INK[role])
     ax.set(xlim=(-0.6, 10.6), ylim=(ys.min() - 0.7, ys.max() + 1.1), title=title)
     ax.axis("off")
     return ax

@@ -165,3 +165,23 @@ def test_heatmaps_take_their_titles_as_an_array_too():
     fig, axes = plotting.heatmaps([np.ones((2, 2))] * 2, np.array(["left", "right"]))
     assert [ax.get_title() for ax in axes] == ["left", "right"]
     plt.close(fig)
+
+
+def _contrast_on_white(colour) -> float:
+    """WCAG 2 contrast ratio of a colour against white (1 to 21; 4.5 is the floor for body text)."""
+    linear = np.array([c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+                       for c in plt.matplotlib.colors.to_rgb(colour)])
+    return 1.05 / (linear @ [0.2126, 0.7152, 0.0722] + 0.05)
+
+
+def test_text_in_a_role_colour_reads_on_white():
+    """Words drawn in a role's colour (function_box, arrows' labels, notebook 03's bold labels) use the ink: 4.5:1 or
+    more against white, where the orange itself is 2.2:1."""
+    assert _contrast_on_white(plotting.COLORS["contextual"]) < 2.3                     # the check can fail
+    assert min(_contrast_on_white(c) for c in plotting.INK.values()) >= 4.5
+    ax = plotting.function_box(["e1"], ["y1"], input_note="static", output_note="contextual")
+    ax2 = plotting.arrows(np.eye(len(plotting.PALETTE)), [str(k) for k in range(len(plotting.PALETTE))])
+    words = [t for a in (ax, ax2) for t in a.texts if t.get_text() and t.get_text() != "?"]
+    assert len(words) == 4 + len(plotting.PALETTE)
+    assert min(_contrast_on_white(t.get_color()) for t in words) >= 4.5
+    plt.close("all")

@@ -86,9 +86,8 @@ class InductionWidget(LiveWidget):
         return prediction_data(self.model, self.text.value, self.position.value, off)
 
     def show(self, data: dict) -> None:
-        off = [not s.value for s in self.switches]
+        off, self.picture.value = [not s.value for s in self.switches], self._bars.png(data)
         self.table.value = weights_table(data, [s.description for s in self.switches], off)
-        self.picture.value = self._bars.png(data)
         text, p, e = data["letters"], data["position"], data["earlier"]
         if e is None:
             story = f"{text[p]!r} has not come before position {p}: there is nothing to copy."
