@@ -767,15 +767,73 @@ def test_a_softmax_over_the_whole_matrix_is_named():
 def test_a_tensor_of_its_own_in_the_other_float_width_is_named_not_blamed_on_shapes():
     def float32_scores(s, H):                      # torch.tensor of Python floats: float32, whatever the inputs are
         return torch.softmax(torch.tensor([float(h @ s) for h in H]), 0) @ H
-    not_yet(ex06.check_luong_context(float32_scores), "it runs on float32 copies of these float64 inputs",
-            "torch.tensor of Python floats is float32", "dtype=x.dtype")
+    not_yet(ex06.check_luong_context(float32_scores), "it is right on float32 copies of these float64 inputs",
+            "torch.tensor of Python floats is float32", "x.dtype")
     assert "it was given" not in ex06.check_luong_context(float32_scores).message
 
-    def float64_scores(s, H):
-        return torch.softmax(torch.tensor([float(h @ s) for h in H], dtype=torch.float64), 0) @ H
-    not_yet(ex06.check_luong_context(float64_scores), "it runs on float64 copies of these float32 inputs")
+    def float64_scores(s, H):                      # only H made float64: a clash on the float32 cases
+        return torch.softmax(H.double() @ s, 0) @ H
+    not_yet(ex06.check_luong_context(float64_scores), "it is right on float64 copies of these float32 inputs",
+            ".float() and .double() convert")
 
     def wrong_shapes(s, H):                        # fails in either width: the shapes are named, not the widths
         return torch.softmax(H.T @ s, 0) @ H
     message = ex06.check_luong_context(wrong_shapes).message
     assert "it was given" in message and "copies" not in message
+
+    def wrong_in_float32_too(s, H):                # runs in float32, but wrong there: the widths are not the cause
+        return torch.softmax(torch.tensor([float(h @ s) for h in H]), 0) @ H * 2
+    assert "copies" not in ex06.check_luong_context(wrong_in_float32_too).message
+
+    def exits_in_float32(s, H):                    # the second run, in the other width, exits: a verdict all the same
+        if s.dtype == torch.float32:
+            raise SystemExit("float64 only")
+        return torch.softmax(torch.tensor([float(h @ s) for h in H]), 0) @ H
+    assert not ex06.check_luong_context(exits_in_float32).passed
+
+
+def test_the_additive_mask_takes_torchs_default_dtype_as_the_notebook_does():
+    before = torch.get_default_dtype()
+    try:
+        torch.set_default_dtype(torch.float64)     # a notebook that sets it: its queries, and so its masks, are float64
+        assert ex07.check_additive_mask(ex07.reference_additive_mask).passed
+        not_yet(ex07.check_additive_mask(lambda m: ex07.reference_additive_mask(m).float()), "torch.float64")
+    finally:
+        torch.set_default_dtype(before)
+    not_yet(ex07.check_additive_mask(lambda m: ex07.reference_additive_mask(m).double()),
+            "torch.float32 (torch's default)")
+
+
+def test_answers_that_recognise_the_pages_sizes_fail_every_time():
+    """Each answer is right except where it recognises a size the page prints, and there gives the page's number
+    (or the page's shift, width, or keys): the drawn cases keep that size with the rest drawn afresh."""
+    def page_count(d_model, d_k):                   # the page's 3 · 512 · 64, or its d_k, for d_model = 512
+        return 3 * d_model * 64 if d_model >= 512 else 3 * d_model * d_k
+
+    def page_divisor(d_model, n_heads):             # the page's 8 wherever d_model is 512 or 768
+        return 8.0 if d_model in (512, 768) else math.sqrt(d_model / n_heads)
+
+    def page_root(Q, K):                            # the page's √32 for any d_k of 32 or more
+        S = Q @ K.T / math.sqrt(32 if Q.shape[1] >= 32 else Q.shape[1])
+        e = np.exp(S - S.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
+
+    def page_keys(query, keys, values):             # the page's one-hot keys wherever there are 3 keys of 3
+        return ex04.reference_soft_lookup(query, np.eye(3) if np.shape(keys) == (3, 3) else keys, values)
+
+    def page_shift(x):                              # the page's ±1000 instead of each row's max
+        x = np.asarray(x, dtype=float)
+        e = np.exp(x - np.where(np.abs(m := x.max(-1, keepdims=True)) >= 500, np.sign(m) * 1000, 0))
+        return e / e.sum(-1, keepdims=True)
+
+    def page_width(x):                              # rows of the page's 3 scores wherever the size allows
+        x = np.asarray(x, dtype=float)
+        rows = x.reshape(-1, 3) if x.size % 3 == 0 else x
+        return ex02.reference_softmax(rows).reshape(x.shape)
+
+    cheats = [(ex04.check_qkv_parameters, page_count), (ex05.check_divisor, page_divisor),
+              (ex05.check_scaled_weights, page_root), (ex04.check_soft_lookup, page_keys),
+              (ex02.check_stable_softmax, page_shift), (ex02.check_stable_softmax, page_width)]
+    with np.errstate(all="ignore"):
+        for check, cheat in cheats:
+            assert not any(check(cheat).passed for _ in range(8)), cheat.__name__

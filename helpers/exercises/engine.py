@@ -207,20 +207,18 @@ class Exercise:
         return args[:n], dict(zip(self.keywords, args[n:]))
 
     def other_width(self, answer, case: Case, error: Exception) -> str:
-        """After torch's RuntimeError on tensors of one float width: if the answer runs on copies in the other width,
-        a tensor of its own has a fixed dtype that clashes with the inputs' (named); "" if not."""
-        widths = {str(x.dtype) for x in case.args if hasattr(x, "detach")}   # torch's tensors
+        """After torch's RuntimeError on tensors of one float width: if the answer is right on copies in the other
+        width, a tensor it makes has a dtype that clashes with the inputs' (named); "" if not."""
+        widths = set() if hasattr(case, "of") else {str(x.dtype) for x in case.args if hasattr(x, "detach")}
         if type(error) is not RuntimeError or widths not in ({"torch.float32"}, {"torch.float64"}):
             return ""
         width, twin = widths.pop()[6:], copy.copy(case)
-        other = "float32" if width == "float64" else "float64"
+        other, twin.of = "float32" if width == "float64" else "float64", case   # a twin has no twin of its own
         twin.args = tuple(x.to(getattr(sys.modules["torch"], other)) if hasattr(x, "detach") else x for x in case.args)
-        try:
-            self.call(answer, twin)
-        except Exception:   # it fails in that width too: the widths are not the cause
+        if self.judge_case(answer, twin, []) is not None:   # wrong or failing there too: the widths are not the cause
             return ""
-        return (f" (it runs on {other} copies of these {width} inputs). A tensor it makes has a dtype of its own: "
-                "torch.tensor of Python floats is float32. Give it the inputs' dtype, dtype=x.dtype.")
+        return (f" (it is right on {other} copies of these {width} inputs). A tensor it makes has another dtype: "
+                "torch.tensor of Python floats is float32, .float() and .double() convert. Keep the inputs' x.dtype.")
 
     def given(self, case: Case, error: Exception) -> str:
         """After NumPy's or torch's error on shapes that do not fit: the shapes the answer was given, and the hint."""

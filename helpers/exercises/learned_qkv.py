@@ -51,8 +51,8 @@ def _lookup_slips(query, keys, values):
 
 
 def _draw_lookup(rng, long=False, square=False) -> Case:
-    """Random query, keys, values: 3 keys as on the page; `long`: 4 to 7, key j ≥ 1 scores 1,000; `square`: n = d."""
-    n, d = rng.integers(4, 8) if long else 3, rng.integers(2, 7)
+    """Random query, keys, values: the page's 3 keys of 3; `long`: 4 to 7 keys, j ≥ 1 scoring 1,000; `square`: n = d."""
+    n, d = rng.integers(4, 8) if long else 3, rng.integers(2, 7) if long or square else 3
     n = d if square else n
     query, keys, values = rng.normal(size=d), rng.normal(size=(n, d)), rng.normal(size=n)
     j = int(rng.integers(1, n))
@@ -131,21 +131,21 @@ def _judge_count(case, got, expected):
             f"has {expected:,} parameters. Count the numbers in W_q, W_k and W_v: each is (d_model, d_k).")
 
 
-def _draw_sizes(rng) -> Case:
-    d_model, d_k = (int(n) for n in rng.integers(2, 300, size=2))
+def _draw_sizes(rng, d_model=None, d_k=None) -> Case:   # one given: the page's 512 or 64, beside one drawn
+    d_model, d_k = d_model or int(rng.integers(2, 300)), d_k or int(rng.integers(2, 300))
     return Case(d_model, d_k, what=f"d_model={d_model}, d_k={d_k}")
 
 
 check_qkv_parameters = Exercise(
     reference_qkv_parameters, title="the parameter count",
     expects="qkv_parameters(d_model, d_k) returning a whole number",
-    cases=lambda: [Case(m, k, what=f"d_model={m}, d_k={k}") for m, k in SIZES], draw=_draw_sizes,
+    cases=lambda: [Case(m, k, what=f"d_model={m}, d_k={k}") for m, k in SIZES],
+    draw=(_draw_sizes, partial(_draw_sizes, d_model=512), partial(_draw_sizes, d_k=64)),
     expected=lambda case: count_parameters(SelfAttention(*case.args)), read=_read_count, judge=_judge_count,
     where="for {what}: ", reads="the count", atol=0.0, own="count_parameters or SelfAttention",   # exactly
-    success="3 · d_model · d_k, checked against count_parameters(SelfAttention(...)) for "
-            + ", ".join(f"({m}, {k})" for m, k in SIZES)
-            + f" and three sizes drawn at random. At d_model = 512, d_k = 64 that is {3 * 512 * 64:,} numbers, all "
-              "learned from data.",
+    success=f"3 · d_model · d_k, checked against count_parameters(SelfAttention(...)) for {', '.join(map(str, SIZES))}"
+            f" and three sizes drawn at random. At d_model = 512, d_k = 64 that is {3 * 512 * 64:,} numbers, all "
+            "learned from data.",
     explanation="W_q, W_k and W_v are each (d_model, d_k), and SelfAttention builds them with bias=False. "
                 "Attempt 1 (softmax(E Eᵀ/√d) E) has 0.")
 

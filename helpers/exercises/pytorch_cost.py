@@ -69,10 +69,10 @@ def _read_additive(result, case):
         return None, (f"the values are right, but you returned {kind}: "
                       "F.scaled_dot_product_attention takes attn_mask only as a torch tensor. Build it with torch: "
                       "torch.zeros(mask.shape).masked_fill(mask == 0, float('-inf')).")
-    if result.dtype != torch.float32:              # SDPA: a float mask must have the queries' dtype
+    if result.dtype != (default := torch.get_default_dtype()):   # SDPA: a float mask must have the queries' dtype
         return None, (f"the values are right, but the mask is {result.dtype}: SDPA adds a float mask only if it has "
-                      "the queries' dtype, and the notebook's queries are torch.float32 (torch's default). Start "
-                      "from torch.zeros(mask.shape), which is float32.")
+                      f"the queries' dtype, and the notebook's queries are {default} (torch's default). Start "
+                      f"from torch.zeros(mask.shape), which is {str(default)[6:]}.")
     return got, None
 
 

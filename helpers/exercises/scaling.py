@@ -44,8 +44,9 @@ def reference_divisor(d_model, n_heads):
 
 
 def _draw_divisor_cases(rng) -> tuple[tuple[int, int], ...]:
-    """Two (d_model, n_heads) drawn afresh: the page's 8 heads, then 3 to 16, of 16 to 120 features (never 64 or 96)."""
-    heads, d_k = (8, rng.integers(3, 17)), rng.choice([16, 24, 40, 48, 56, 72, 80, 112, 120], size=2)
+    """(d_model, n_heads): 8, then 3 to 16 heads of 16 to 120 features (not 64, 96); 512 and 768 with 2 to 32 heads."""
+    heads = (8, rng.integers(3, 17), *rng.choice([2, 4, 16, 32], size=2))
+    d_k = (*rng.choice([16, 24, 40, 48, 56, 72, 80, 112, 120], size=2), 512 / heads[2], 768 / heads[3])
     return tuple((int(h * k), int(h)) for h, k in zip(heads, d_k))
 
 
@@ -182,8 +183,9 @@ def _weights_cases():
                  what="Q (1, 4) and K (3, 4) whose scaled scores are −800, −799.5 and −799")]
 
 
-def _draw_weights(rng) -> Case:
-    T_q, T_k, d_k = rng.choice([3, 5, 7, 9], 2, replace=False).tolist() + [int(rng.choice([5, 12, 20, 48]))]
+def _draw_weights(rng, wide=False) -> Case:   # `wide`: d_k 33 to 128, wider than the page's 32
+    T_q, T_k = rng.choice([3, 5, 7, 9], 2, replace=False).tolist()
+    d_k = int(rng.integers(33, 129) if wide else rng.choice([5, 12, 20, 48]))
     Q, K = rng.standard_normal((T_q, d_k)), rng.standard_normal((T_k, d_k))
     r, j, Q[:, -1], K[:, -1] = rng.integers(T_q), rng.integers(T_k), 0.0, 0.0
     Q[r, -1], K[j, -1] = 1000 * np.sqrt(d_k), 1.0   # the last column: query r's scaled score with key j alone, 1,000
@@ -287,7 +289,8 @@ def _weights_verdict(answer) -> str:
 
 check_scaled_weights = Exercise(
     reference_scaled_weights, title="softmax(Q Kᵀ / √d_k)", expects="scaled_weights(Q, K) returning a (T_q, T_k) array",
-    cases=_weights_cases, draw=_draw_weights, judge=_judge_weights, success=_weights_verdict, own="attention_weights",
+    cases=_weights_cases, draw=(_draw_weights, _draw_weights, partial(_draw_weights, wide=True)), judge=_judge_weights,
+    success=_weights_verdict, own="attention_weights",
     hint="Q is (T_q, d_k), K is (T_k, d_k): the scores are Q @ K.T, (T_q, T_k) (NumPy's K.transpose(-2, -1) is K "
          "itself); a row-wise max or sum needs keepdims=True, shape (T_q, 1), to stretch across each row.",
     explanation="d_k is read from the shapes (the last axis of Q), so the same function works for any head size. "

@@ -87,9 +87,10 @@ def _softmax_cases():
 
 
 def _draw_scores(rng, spiked=False) -> Case:
-    """Rows around -1000, 0 or 1000; `spiked`: in each row one score, not at an end, 1,000 above the rest."""
-    rows, n = rng.integers(2, 6), rng.integers(4, 9)   # wider than the page's 3 scores
-    x = rng.normal(size=(rows, n)) * rng.choice([1.0, 10.0]) + rng.choice([-1000.0, 0.0, 1000.0], size=(rows, 1))
+    """Rows near -1000, 0 or 1000; `spiked`: 3 rows, one near each, each with a score (not at an end) 1,000 higher."""
+    rows, n = 3 if spiked else rng.integers(2, 6), rng.integers(4, 9)   # wider than the page's 3 scores
+    around = rng.permutation([-1000.0, 0.0, 1000.0]) if spiked else rng.choice([-1000.0, 0.0, 1000.0], size=rows)
+    x = rng.normal(size=(rows, n)) * rng.choice([1.0, 10.0]) + around[:, None]
     x[np.arange(rows), rng.integers(1, n - 1, size=rows)] += 1000.0 * spiked   # neither the first nor the last
     return Case(x, what=f"scores of shape ({rows}, {n}) drawn at random, rows around {x.mean(-1).round().tolist()}"
                         + ", one score in each 1,000 above the rest" * spiked,

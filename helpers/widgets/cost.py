@@ -41,10 +41,9 @@ def table_html(data: dict, d_model: int, d_k: int, heads: int, dtype: str) -> st
     """The setting, the cost table and where the scores fit (15 px); a narrow cell scrolls, never breaks words."""
     fits = [name for name, ok in data["fits"].items() if ok]
     setting = f"T = {data['T']:,}   d_model = {d_model}   d_k = {d_k}   heads = {heads}   {dtype}"
-    return (f"<pre style='font-size:{px(15)}px;line-height:1.45;margin:0 0 6px 0;"
-            "white-space:pre;word-break:normal;overflow-wrap:normal;overflow-x:auto;max-width:100%'>"
-            f"{html.escape(setting)}\n{html.escape(data['text'])}\n"
-            f"the (T, T) scores fit in: {html.escape(', '.join(fits) if fits else 'none of these devices')}</pre>")
+    return (f"<pre style='font-size:{px(15)}px;line-height:1.45;margin:0 0 6px 0;white-space:pre;word-break:normal;"
+            f"overflow-wrap:normal;overflow-x:auto;max-width:100%'>{html.escape(setting)}\n{html.escape(data['text'])}"
+            f"\nthe (T, T) scores fit in: {html.escape(', '.join(fits) if fits else 'none of these devices')}</pre>")
 
 
 class CostWidget(LiveWidget):

@@ -28,8 +28,7 @@ class _LossPicture:
         ax.set_ylabel("training loss (log scale)", fontsize=_TEXT)
         ax.tick_params(labelsize=_NUMBER)
         ax.legend(loc="center right", fontsize=_NUMBER)
-        self.cursor = ax.axvline(0, color="#444444", lw=1.5, ls="--")
-        self.title = ax.set_title(" ", fontsize=_TEXT)
+        self.cursor, self.title = ax.axvline(0, color="#444444", lw=1.5, ls="--"), ax.set_title(" ", fontsize=_TEXT)
         self.figure.set_dynamic([self.cursor, *self.markers.values(), self.title])
 
     def png(self, data: dict) -> bytes:
