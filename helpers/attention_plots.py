@@ -77,7 +77,7 @@ def gravity_plot(E, Y, labels, *, basis=None, ax=None, title: str = "", color=No
     ax.scatter(Pe[:, 0], Pe[:, 1], s=80, color=COLORS["static"], zorder=3, label=start_label or "_nolegend_")
     ax.scatter(Py[:, 0], Py[:, 1], s=80, color=end_color, marker="D", zorder=3, label=end_label or "_nolegend_")
     for (x, y), up, word in zip(Pe, Pe[:, 1] >= Pe[:, 1].mean(), labels):   # above or below: away from the arrows
-        if not any(t.get_text() == word and np.allclose(t.xy, (x, y)) for t in ax.texts):   # once, over two calls
+        if not any(t.get_text() == word and np.allclose(t.xy, (x, y)) for t in ax.texts if hasattr(t, "xy")):   # once
             ax.annotate(word, (x, y), xytext=(6, 6 if up else -6), textcoords="offset points", color=COLORS["static"],
                         va="bottom" if up else "top")
     ax.margins(x=0.1, y=0.14)   # room for the word labels (right of each point, above or below it) below the title

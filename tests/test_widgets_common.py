@@ -78,16 +78,22 @@ def test_a_live_widget_shows_its_last_picture_or_reading_where_widgets_cannot_ru
             super().__init__([self.slider], outputs if picture else [])
 
         def compute(self):
+            if self.slider.value == 0:
+                raise ValueError("zero is not allowed here")
             return self.slider.value
 
         def show(self, data):
             self.picture.value, self.reading.value = bytes([data]) * 3, f"<b>{data}</b>"
 
+    view = "application/vnd.jupyter.widget-view+json"   # ipywidgets 8's bundle; 7 displays itself without one
     for nested in (False, True):
         w = Demo(nested, picture=True)
         w.slider.value = 7                                           # the picture as last drawn, not as first
         bundle = w._repr_mimebundle_()
-        assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == w.model_id   # the live widget first
+        assert bundle.get(view, {"model_id": w.model_id})["model_id"] == w.model_id
+        assert (view in bundle) == (int(widgets.__version__.split(".")[0]) >= 8)   # the live widget, where shown
         assert base64.b64decode(bundle["image/png"]) == bytes([7]) * 3 and "text/html" not in bundle
+    w.slider.value = 0                                               # a failed update: its error, not the old picture
+    assert "zero is not allowed" in w._repr_mimebundle_()["text/html"] and "image/png" not in w._repr_mimebundle_()
     bundle = Demo(False, picture=False)._repr_mimebundle_()         # no picture among its outputs: its reading
     assert bundle["text/html"] == "<b>1</b>" and "image/png" not in bundle

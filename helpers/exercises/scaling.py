@@ -55,7 +55,7 @@ def _draw_divisor_cases(rng) -> tuple[tuple[int, int], ...]:
            "n_heads components, and only those enter its dot products. So the variance to undo is d_k·σ⁴, and the "
            "divisor is √d_k.")
 def check_divisor(divisor) -> Feedback:
-    """Exercise 1: divisor(d_model, n_heads) -> c = √(d_model / n_heads), on the page's sizes and two drawn afresh."""
+    """Exercise 1: divisor(d_model, n_heads) -> c = √(d_model / n_heads), on the page's sizes and four drawn afresh."""
     if not callable(divisor):
         return engine.not_a_function(divisor, "divisor(d_model, n_heads) returning one number")
     cases, answers = DIVISOR_CASES + _draw_divisor_cases(np.random.default_rng()), []

@@ -158,8 +158,8 @@ class LiveWidget(widgets.VBox):
         self.result, self.last_update_ms = data, 1000 * (time.perf_counter() - start)
 
     def _repr_mimebundle_(self, **kwargs) -> dict:
-        """The live widget; for viewers that cannot run it (GitHub's) its picture, or its reading, as last drawn."""
-        png = next((w.value for box in self.outputs for w in (box, *getattr(box, "children", ()))
-                    if isinstance(w, widgets.Image) and w.value), None)   # a picture inside a row of outputs too
+        """The live widget; for viewers that cannot run it, its picture (else its reading or error) as last drawn."""
+        shown = [w for box in self.outputs for w in (box, *getattr(box, "children", ())) if self.result is not None]
+        png = next((w.value for w in shown if isinstance(w, widgets.Image) and w.value), None)   # in a row, too
         still = {"image/png": base64.b64encode(png).decode()} if png else {"text/html": self.reading.value}
-        return super()._repr_mimebundle_(**kwargs) | still
+        return getattr(super(), "_repr_mimebundle_", lambda **_: {})(**kwargs) | still   # ipywidgets 7: not called

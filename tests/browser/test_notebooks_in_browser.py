@@ -5,6 +5,7 @@ widget, and whether moving a slider redraws its figure. This test opens each
 notebook in JupyterLab, clears it, runs all cells, and checks exactly that.
 Screenshots go to artifacts/browser/. Run it with `make test-browser`.
 """
+import json
 import os
 import secrets
 import shutil
@@ -135,10 +136,11 @@ def test_notebook_runs_and_its_widgets_work(lab, browser, path):
         stderr = page.locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')
         texts = stderr.all_inner_texts()
         assert not [t for t in texts if "Traceback" in t or "Error" in t], f"error output in {path.name}: {texts}"
-        widgets = page.locator(".jp-OutputArea-output .jupyter-widgets")
-        assert widgets.count() >= 1, "no widget rendered"
-        plain = page.locator(".jp-OutputArea-output pre").all_inner_texts()
-        assert not [t for t in plain if "(children=" in t], "a widget was shown as text, not rendered"
+        stored = sum("application/vnd.jupyter.widget-view+json" in out.get("data", {})   # the widgets it displays
+                     for cell in json.loads(path.read_text())["cells"] for out in cell.get("outputs", []))
+        views = ".jp-OutputArea-output > .jupyter-widgets"   # a top-level widget view (its parts are nested deeper)
+        page.wait_for_function(f"document.querySelectorAll('{views}').length >= {stored}", timeout=60_000, polling=250)
+        assert stored >= 1 and page.locator(views).count() == stored, "each widget rendered as a widget, not a still"
         body = page.locator(".jp-Notebook").inner_text()
         assert "Error displaying widget" not in body and "Error rendering" not in body
 
