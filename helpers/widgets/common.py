@@ -24,6 +24,8 @@ from helpers.plotting import is_presenter_mode
 
 #: How much larger widget pictures and text are in presenter mode.
 PRESENTER_SCALE = 1.4
+#: Font sizes (points) in widget pictures, fixed: in presenter mode FastFigure grows the whole picture (higher dpi).
+TEXT, SMALL = 13, 12
 _VIRIDIS = matplotlib.colormaps["viridis"]
 
 

@@ -6,11 +6,9 @@ import ipywidgets as widgets
 
 from helpers.learning import LEARNED, PARAMETER_FREE, Experiment, training_snapshot
 from helpers.plotting import COLORS
-from helpers.widgets.common import FastFigure, LiveWidget, html_heatmap, reading_style
+from helpers.widgets.common import SMALL, TEXT, FastFigure, LiveWidget, html_heatmap, reading_style
 
 _MODEL_COLOR = {PARAMETER_FREE: COLORS["static"], LEARNED: COLORS["contextual"]}
-#: Font sizes (points), fixed: in presenter mode FastFigure grows the whole picture (higher dpi).
-_TEXT, _NUMBER = 13, 12
 
 
 class _LossPicture:
@@ -24,11 +22,11 @@ class _LossPicture:
             ax.plot(experiment[name].loss, color=_MODEL_COLOR[name], lw=2.5, label=name)
             (self.markers[name],) = ax.plot([], [], "o", ms=10, color=_MODEL_COLOR[name])
         ax.set_yscale("log")
-        ax.set_xlabel("training step", fontsize=_TEXT)
-        ax.set_ylabel("training loss (log scale)", fontsize=_TEXT)
-        ax.tick_params(labelsize=_NUMBER)
-        ax.legend(loc="center right", fontsize=_NUMBER)
-        self.cursor, self.title = ax.axvline(0, color="#444444", lw=1.5, ls="--"), ax.set_title(" ", fontsize=_TEXT)
+        ax.set_xlabel("training step", fontsize=TEXT)
+        ax.set_ylabel("training loss (log scale)", fontsize=TEXT)
+        ax.tick_params(labelsize=SMALL)
+        ax.legend(loc="center right", fontsize=SMALL)
+        self.cursor, self.title = ax.axvline(0, color="#444444", lw=1.5, ls="--"), ax.set_title(" ", fontsize=TEXT)
         self.figure.set_dynamic([self.cursor, *self.markers.values(), self.title])
 
     def png(self, data: dict) -> bytes:

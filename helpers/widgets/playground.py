@@ -10,10 +10,7 @@ from helpers.attention_plots import convex_hull
 from helpers.playground import MAX_WORDS, PLAYGROUND_SENTENCES, playground_basis, playground_data
 from helpers.plotting import COLORS
 from helpers.running_example import VOCAB, embedding_table
-from helpers.widgets.common import FastFigure, LiveWidget, html_heatmap, reading_style
-
-#: Fixed font sizes (points): in presenter mode FastFigure grows the whole picture instead.
-_TEXT, _SMALL = 13, 12
+from helpers.widgets.common import SMALL, TEXT, FastFigure, LiveWidget, html_heatmap, reading_style
 
 
 class _VectorPicture:
@@ -29,19 +26,19 @@ class _VectorPicture:
         fig.subplots_adjust(left=0.07, right=0.98, top=0.91, bottom=0.17)
         ax.set(xlim=(lo[0] - pad, hi[0] + 2.5 * pad), ylim=(lo[1] - pad, hi[1] + pad), aspect="equal", xticks=[],
                yticks=[])
-        ax.set_xlabel("view axis 1", fontsize=_SMALL)
-        ax.set_ylabel("view axis 2", fontsize=_SMALL)
-        ax.set_title("Each vector moves to a weighted average", fontsize=_TEXT)
+        ax.set_xlabel("view axis 1", fontsize=SMALL)
+        ax.set_ylabel("view axis 2", fontsize=SMALL)
+        ax.set_title("Each vector moves to a weighted average", fontsize=TEXT)
         ax.scatter(P[:, 0], P[:, 1], s=25, color="#bbbbbb", zorder=1)
         for (x, y), word in zip(P, words):
-            ax.annotate(word, (x, y), xytext=(6, 5), textcoords="offset points", color="#555555", fontsize=_SMALL)
+            ax.annotate(word, (x, y), xytext=(6, 5), textcoords="offset points", color="#555555", fontsize=SMALL)
         self.hull = ax.add_patch(Polygon(np.zeros((3, 2)), closed=True, facecolor=COLORS["static"], alpha=0.12, lw=0))
         self.arrows = [ax.add_patch(FancyArrowPatch((0, 0), (0, 0), arrowstyle="-|>", mutation_scale=14,
                                                     color=COLORS["accent"], lw=1.6, shrinkA=3, shrinkB=3))
                        for _ in range(MAX_WORDS)]   # one per word at most; the unused ones are hidden
         self.starts = ax.scatter([], [], s=60, color=COLORS["static"], label="static e (start)", zorder=3)
         self.ends = ax.scatter([], [], s=60, c=COLORS["contextual"], marker="D", label="contextual y (end)", zorder=3)
-        fig.legend(loc="lower center", ncol=2, fontsize=_SMALL, frameon=False)
+        fig.legend(loc="lower center", ncol=2, fontsize=SMALL, frameon=False)
         self.figure.set_dynamic([self.hull, *self.arrows, self.starts, self.ends])
 
     def png(self, data: dict) -> bytes:

@@ -8,11 +8,9 @@ import numpy as np
 
 from helpers.plotting import COLORS
 from helpers.positions import position_snapshot
-from helpers.widgets.common import FastFigure, LiveWidget, offered, reading_style
+from helpers.widgets.common import SMALL, TEXT, FastFigure, LiveWidget, offered, reading_style
 
 DIMENSIONS = (4, 8, 16, 32, 64, 128)
-#: Font sizes (points), fixed: in presenter mode FastFigure grows the whole picture (higher dpi).
-_TEXT, _SMALL = 13, 12
 
 
 class _Picture:
@@ -31,10 +29,10 @@ class _Picture:
         ax.set_xlim(-0.5, T - 0.5)
         for axis, xlabel, ylabel in ((self.ax_pe, "dimension (2m: sin, 2m+1: cos)", "position"),
                                      (self.ax_sim, "position p′", "PE(p) · PE(p′)")):
-            axis.set_xlabel(xlabel, fontsize=_SMALL)
-            axis.set_ylabel(ylabel, fontsize=_SMALL)
-            axis.tick_params(labelsize=_SMALL)
-        self.title_pe, self.title_sim = (axis.set_title(" ", fontsize=_TEXT) for axis in (self.ax_pe, self.ax_sim))
+            axis.set_xlabel(xlabel, fontsize=SMALL)
+            axis.set_ylabel(ylabel, fontsize=SMALL)
+            axis.tick_params(labelsize=SMALL)
+        self.title_pe, self.title_sim = (axis.set_title(" ", fontsize=TEXT) for axis in (self.ax_pe, self.ax_sim))
         self.figure.set_dynamic([self.row, self.curve, self.marker, self.cursor, self.title_sim])
         self.d = None
 

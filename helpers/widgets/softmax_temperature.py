@@ -6,10 +6,7 @@ import numpy as np
 
 from helpers.plotting import COLORS
 from helpers.temperature import MAX_SCORES, label_y, parse_scores, softmax_at_scale
-from helpers.widgets.common import FastFigure, LiveWidget, offered, reading_style
-
-#: Fixed font sizes (points): in presenter mode FastFigure grows the whole picture instead.
-_TEXT, _SMALL = 13, 12
+from helpers.widgets.common import SMALL, TEXT, FastFigure, LiveWidget, offered, reading_style
 
 
 def _line(label: str, value: str) -> str:
@@ -29,17 +26,17 @@ class _Bars:
         self.figure = FastFigure(figsize=(6.0, 3.4), dpi=80)
         ax = self.ax = self.figure.fig.subplots(gridspec_kw=dict(left=0.13, right=0.98, top=0.88, bottom=0.14))
         ax.set(xlim=(0, 1), ylim=(0, 1.25), xticks=[])       # bar k of n sits at x = (k + 0.5) / n
-        ax.tick_params(labelsize=_SMALL)
-        ax.set_ylabel("weight", fontsize=_TEXT)
+        ax.tick_params(labelsize=SMALL)
+        ax.set_ylabel("weight", fontsize=TEXT)
         below = ax.get_xaxis_transform()                     # x in data, y in axes fractions
         self.bars = ax.bar(range(MAX_SCORES), np.zeros(MAX_SCORES), color=COLORS["contextual"])
-        self.labels = [ax.text(0, 0, "", ha="center", va="bottom", fontsize=_SMALL) for _ in range(MAX_SCORES)]
-        self.names = [ax.text(0, -0.02, "", ha="center", va="top", fontsize=_SMALL, transform=below)
+        self.labels = [ax.text(0, 0, "", ha="center", va="bottom", fontsize=SMALL) for _ in range(MAX_SCORES)]
+        self.names = [ax.text(0, -0.02, "", ha="center", va="top", fontsize=SMALL, transform=below)
                       for _ in range(MAX_SCORES)]
-        self.axis_name = ax.text(0.5, -0.09, "token", ha="center", va="top", fontsize=_SMALL, transform=below)
+        self.axis_name = ax.text(0.5, -0.09, "token", ha="center", va="top", fontsize=SMALL, transform=below)
         self.uniform = ax.axhline(0.5, color="#888888", ls="--", lw=1)
-        self.uniform_text = ax.text(0.98, 1.17, "", color="#666666", fontsize=_SMALL, ha="right")
-        self.title = ax.set_title("", fontsize=_TEXT)
+        self.uniform_text = ax.text(0.98, 1.17, "", color="#666666", fontsize=SMALL, ha="right")
+        self.title = ax.set_title("", fontsize=TEXT)
         self.figure.set_dynamic([*self.bars, *self.labels, *self.names, self.axis_name, self.uniform,
                                  self.uniform_text, self.title])
 
