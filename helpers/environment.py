@@ -36,11 +36,10 @@ def environment_report() -> dict[str, str]:
               "device used": "cuda" if best_device() == "cuda" else "cpu"}   # an Apple GPU is not timed
     if torch.cuda.is_available():
         report |= {"gpu": torch.cuda.get_device_name(0), "cuda version (torch build)": str(torch.version.cuda)}
-    try:
+    report["ipywidgets"] = "not installed"
+    with contextlib.suppress(ImportError):
         import ipywidgets
         report["ipywidgets"] = ipywidgets.__version__
-    except ImportError:
-        report["ipywidgets"] = "not installed"
     return report
 
 
