@@ -19,21 +19,17 @@ def reference_induction_score(W, n):
     return W[i, i - n + 1].mean()               # (n,) weights on the key after the earlier copy -> one number
 
 
-def _weights(n, seed, sharpness=3.0):
+def _random_case(n, seed, drawn=""):
     """(2n, 2n) causal softmax weights of random scores: every row sums to 1, no weight on a later key."""
-    S = sharpness * torch.randn(2 * n, 2 * n, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
-    return torch.softmax(S.masked_fill(~causal_mask(2 * n), float("-inf")), dim=-1)
+    S = 3.0 * torch.randn(2 * n, 2 * n, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    W = torch.softmax(S.masked_fill(~causal_mask(2 * n), float("-inf")), dim=-1)
+    return Case(W, n, what=f"random causal weights, n = {n}{drawn}")
 
 
 def _ideal(n, offset, what):
     """A case whose weights put everything on key i − offset (key 0 where that is before the start)."""
     i = torch.arange(2 * n)
     return Case(torch.eye(2 * n, dtype=torch.float64)[(i - offset).clamp(min=0)], n, what=f"{what}, n = {n}")
-
-
-def _draw_score(rng) -> Case:
-    n = int(rng.integers(3, 13))
-    return Case(_weights(n, int(rng.integers(1_000_000))), n, what=f"random causal weights, n = {n} (drawn at random)")
 
 
 def _mean_at(W, queries, offset):
@@ -76,9 +72,10 @@ def _one(result, case):
 check_induction_score = Exercise(
     reference_induction_score, title="the induction score from a weight matrix",
     expects="induction_score(W, n) returning one number",
-    cases=lambda: [*(Case(_weights(n, n), n, what=f"random causal weights, n = {n}") for n in (7, 4, 11)),
-                   _ideal(5, 4, "a perfect induction head"), _ideal(5, 1, "a perfect previous-token head")],
-    draw=_draw_score, slips=_score_slips, atol=1e-6, read=_one, own="induction_score", reads="the mean weight",
+    cases=lambda: [*(_random_case(n, n) for n in (7, 4, 11)), _ideal(5, 4, "a perfect induction head"),
+                   _ideal(5, 1, "a perfect previous-token head")],
+    draw=lambda rng: _random_case(int(rng.integers(3, 13)), int(rng.integers(1_000_000)), " (drawn at random)"),
+    slips=_score_slips, atol=1e-6, read=_one, own="induction_score", reads="the mean weight",
     hint="Average, over the second copy's queries, the weight on the token just after its first occurrence.",
     success="the mean weight on the token after the earlier copy: 1 for a perfect induction head, 0 for a "
             "previous-token head, whatever n is.",
