@@ -690,7 +690,7 @@ def test_answers_right_only_where_the_old_cases_looked_are_refused():
     def shuffled_by_a_square_permutation(Y, order):   # d_k read as T
         return torch.eye(Y.shape[1], dtype=Y.dtype)[order] @ Y
 
-    def capped_at_400(T, d):   # the page says "T below 400"
+    def capped_at_400(T, d):   # the page says "T below 400"; the long draw is 401 or more
         return sinusoidal_positions(400, d, dtype=torch.float64)[:T]
     for _ in range(5):
         not_yet(ex06.check_cross_attention(scaled_by_the_smaller_width))

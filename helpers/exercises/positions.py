@@ -69,7 +69,7 @@ def _draw_sinusoid(rng, shortest=2, longest=400) -> Case:
 check_sinusoidal = Exercise(
     reference_sinusoidal, title="the sinusoidal encoding", expects="sinusoidal(T, d) returning a (T, d) tensor",
     cases=lambda: [Case(T, d, what=f"T = {T}, d = {d}") for T, d in SINUSOID_CASES], own="sinusoidal_positions",
-    draw=(partial(_draw_sinusoid, longest=50), _draw_sinusoid, partial(_draw_sinusoid, shortest=400, longest=1000)),
+    draw=(partial(_draw_sinusoid, longest=50), _draw_sinusoid, partial(_draw_sinusoid, shortest=401, longest=1000)),
     expected=lambda case: sinusoidal_positions(*case.args, dtype=torch.float64), shapes=_sinusoid_shapes,
     slips=lambda case: [(v, f"on {case.what}: {m}.") for v, m in _sinusoid_slips(*case.args)],
     name="PE on {what}", atol=1e-5, atol32=1e-4,   # float32's angles at T = 1,000 are off by 3e-5
