@@ -80,9 +80,12 @@ def check_mask(mask, scores: tuple) -> None:
     except ValueError:
         grown = None
     if grown != tuple(scores):   # (B, 1, 1, T) on (B, T, T) scores would pair every sentence with every other's mask
+        key_mask = mask.dim() == 2 < len(scores) and mask.shape[-1] == T_k   # (B, T_k): one flag per key
+        hint = (" (mask[:, 0] drops a head axis)" if mask.dim() > len(scores)
+                else f"; a (B, T_k) key mask is mask[:, {'None, ' * (len(scores) - 2)}:]" * key_mask)
         raise ValueError(f"mask has shape {tuple(mask.shape)}, which does not broadcast to the scores' shape "
                          f"(..., T_q, T_k) = {tuple(scores)}" + (f" but turns it into {grown}" if grown else "")
-                         + ": one entry per query-key pair, no axis the scores lack (mask[:, 0] drops a head axis).")
+                         + f": one entry per query-key pair, no axis the scores lack{hint}.")
     rows = mask.reshape((1,) * (2 - mask.dim()) + tuple(mask.shape))  # at least (T_q or 1, T_k or 1)
     blind = ~torch.broadcast_to(rows != 0, rows.shape[:-1] + (T_k,)).any(dim=-1)  # in the mask's own rows
     if blind.any():

@@ -1,5 +1,6 @@
 """helpers.attention_torch: equal to PyTorch's SDPA, the mask convention, and clear errors at the edge."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -296,6 +297,20 @@ def test_mixed_dtypes_and_mask_batches_are_named():
         scaled_dot_product_attention(Q, Q.double(), Q.double())
     with pytest.raises(ValueError, match=r"mask has shape \(3, 3, 3\), which does not broadcast"):
         scaled_dot_product_attention(Q, Q, Q, torch.ones(3, 3, 3))
+
+
+@pytest.mark.parametrize("heads", [(), (4,)])
+def test_a_mask_with_one_flag_per_key_is_shown_its_missing_axes(heads):
+    """(B, T) padding flags against (B, T, T) or (B, H, T, T) scores: the hint adds the query (and head) axes,
+    and the mask it names works; a mask with an axis too many is told to drop it."""
+    Q, keep = torch.randn(2, *heads, 5, 4), torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]]).bool()
+    with pytest.raises(ValueError) as error:
+        scaled_dot_product_attention(Q, Q, Q, keep)
+    hint = re.search(r"a \(B, T_k\) key mask is (mask\[.*\])\.$", str(error.value))
+    assert hint is not None, str(error.value)
+    scaled_dot_product_attention(Q, Q, Q, eval(hint.group(1), {"mask": keep}))   # the named mask runs
+    with pytest.raises(ValueError, match=r"\(mask\[:, 0\] drops a head axis\)\.$"):
+        scaled_dot_product_attention(Q, Q, Q, keep[:, None, None, None])
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
