@@ -281,6 +281,25 @@ def test_a_print_per_key_is_no_memory_the_answer_keeps(capsys):
     not_yet(ex11.check_running_softmax(upside_down), "contains NaN or infinity")
 
 
+@pytest.mark.parametrize("total", [None, 1000])
+def test_a_progress_bar_around_the_stream_is_no_memory_the_answer_keeps(total):
+    class Bar:   # as tqdm: len() is its total, None (len() raises) for a stream of unknown length
+        def __init__(self, stream):
+            self.stream, self.total, self.n = stream, total, 0
+
+        def __len__(self):
+            return self.total
+
+        def __iter__(self):
+            for pair in self.stream:
+                self.n += 1
+                yield pair
+
+    def with_a_bar(stream, d_v):
+        return ex11.reference_running_softmax(Bar(stream), d_v)
+    passed(ex11.check_running_softmax(with_a_bar))
+
+
 # ---------------------------------------------------------------- Exercise 2: the causal skip condition
 
 def test_the_reference_passes_and_the_library_rule_agrees():

@@ -180,6 +180,12 @@ def test_shuffled_outputs_checker():
     failing(ex.check_shuffled_outputs(lambda Y, order: Y[:, order]), "columns")
     failing(ex.check_shuffled_outputs(lambda Y, order: Y[order][:, :2]), "shape")
 
+    def sorts_the_callers_order(Y, order):
+        rows = Y[list(order)]
+        order.sort()
+        return rows
+    failing(ex.check_shuffled_outputs(sorts_the_callers_order), "changed its argument order in place", ".sort()")
+
 
 def test_add_positions_checker():
     assert verdict(ex.check_add_positions(ex.reference_add_positions))[0]

@@ -197,7 +197,8 @@ class Exercise:
         """The answer on fresh copies of the case's arguments (the default `call`): refused if it changed one."""
         result = answer(*(split := self.split(args := copy.deepcopy(case.args)))[0], **split[1])
         for name, mine, theirs in zip(inspect.signature(self.reference).parameters, case.args, args):
-            if hasattr(mine, "shape") and not same(check.as_array(mine, name), check.as_array(theirs, name)):
+            if (not same(check.as_array(mine, name), check.as_array(theirs, name)) if hasattr(mine, "shape")
+                    else isinstance(mine, (list, dict)) and mine != theirs):   # a list sorted, an entry set
                 raise Refusal(f"{self.where_of(case)}{changed_in_place('your function', name)}")
         return result
 
@@ -267,8 +268,8 @@ def same(a: np.ndarray, b: np.ndarray) -> bool:
 
 def changed_in_place(who: str, name: str) -> str:
     """The message for an answer (`who`: "your function", "forward") that changed its argument `name` in place."""
-    return (f"{who} changed its argument {name} in place ({name} += …, {name}[…] = … or a method ending in _, such as "
-            f".div_()), so the caller's {name} changes too: compute a new one ({name} = {name} + …).")
+    return (f"{who} changed its argument {name} in place ({name} += …, {name}[…] = …, a method ending in _, such as "
+            f".div_(), or .sort()), so the caller's {name} changes too: compute a new one ({name} = {name} + …).")
 
 
 def not_a_function(answer, expects: str) -> Feedback:

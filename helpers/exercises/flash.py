@@ -5,7 +5,7 @@ import sys
 import tracemalloc
 import types
 import weakref
-from collections.abc import Sized
+from collections import deque
 from functools import partial
 
 import numpy as np
@@ -80,6 +80,9 @@ def _draw_running(rng, low=False, long=False, d_v=None) -> Case:
                          f"{T:,} keys drawn at random{', scores near −1,000' * low}, d_v={d_v}")
 
 
+_HOLDERS = (list, tuple, dict, set, frozenset, str, bytes, bytearray, deque)   # len: entries (a progress bar: total)
+
+
 class _Watch(torch.overrides.TorchFunctionMode):
     """Inside it: `most`, the most numbers in one tensor that a torch function or method returned; `alive`, those
     tensors (and NumPy arrays, from .numpy()) still in use (weakly held); `kept`, `bytes`, `sizes`: see _stream."""
@@ -108,7 +111,7 @@ def _sizes(frame, with_globals=True) -> dict:
         while todo:
             key, x, depth = todo.pop()
             sizes[key] = max(sizes.get(key, 0), max(x.shape, default=1) if isinstance(x, (np.ndarray, torch.Tensor))
-                           else len(x) if isinstance(x, Sized) else 1)   # the longest axis: (1, T), (T, d_v) count T
+                           else len(x) if isinstance(x, _HOLDERS) else 1)   # the longest axis: (1, T), (T, d_v) count T
             if depth and isinstance(x, (list, tuple, dict)) and len(x) <= 16:
                 todo += [(f"{key}[{k!r}]", y, depth - 1) for k, y in (dict(x) if isinstance(x, dict) else
                                                                         dict(enumerate(x))).items()]
