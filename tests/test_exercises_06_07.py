@@ -38,6 +38,14 @@ def test_luong_context_reference_and_numpy_answers_pass():
         return (e / e.sum()) @ H
     verdict(ex06.check_luong_context(without_the_max), False, "scores near 1,000 and 997", "NaN or infinity")
 
+    def shifted_only_past_float64s_limit(s, H):                   # exp(700) is finite in float64, not in float32
+        scores = H @ s
+        e = torch.exp(scores - scores.max() if scores.max() > 700 else scores)
+        return (e / e.sum()) @ H
+    for _ in range(5):
+        verdict(ex06.check_luong_context(shifted_only_past_float64s_limit), False, "float32, drawn at random",
+                "NaN or infinity")
+
 
 @pytest.mark.parametrize("answer, fragment", [
     (lambda s, H: torch.softmax(H @ s, 0), "returned the attention weights"),
