@@ -20,7 +20,7 @@ def reference_induction_score(W, n):
 
 
 def _random_case(n, seed, drawn=""):
-    """(2n, 2n) causal softmax weights of random scores: every row sums to 1, no weight on a later key."""
+    """The case (W, n): W (2n, 2n), causal softmax weights of random scores (rows sum to 1, none on a later key)."""
     S = 3.0 * torch.randn(2 * n, 2 * n, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
     W = torch.softmax(S.masked_fill(~causal_mask(2 * n), float("-inf")), dim=-1)
     return Case(W, n, what=f"random causal weights, n = {n}{drawn}")
