@@ -278,10 +278,10 @@ def ablation_table(model, tokens, copy) -> dict:
 
 def layer_input_parts(model, tokens) -> dict:
     """Layer 1's input x = token + position + Σ_h (head h of layer 0) as its parts, each (B, T, d_model)."""
+    W = attention_patterns(model, tokens)[0]   # (B, H, T, T) layer 0's weights; first, as the model names bad tokens
     layer, T = model.layers[0], tokens.size(1)
     x = model.embed(tokens) + model.positions(T)                          # (B, T, d_model)
     V = split_heads(layer.W_v(x), layer.n_heads)                          # (B, H, T, d_k)
-    W = attention_patterns(model, tokens)[0]                              # (B, H, T, T) layer 0's weights
     W_o = layer.W_o.weight.T.reshape(layer.n_heads, layer.d_k, -1)        # (H, d_k, d_model): W_o cut per head
     parts = {"token": model.embed(tokens), "position": model.positions(T).expand_as(x)}
     for h in range(layer.n_heads):

@@ -70,6 +70,8 @@ def test_tokens_the_model_cannot_read_get_a_named_error(model):
                 torch.zeros(1, 4), torch.tensor([1, 2, 3]), [[1, 2]]):
         with pytest.raises(ValueError, match=r"tokens should be a \(B, T\) tensor of whole numbers 0 … 19"):
             model(bad)
+    with pytest.raises(ValueError, match=r"tokens should be a \(B, T\) tensor"):   # one sentence without its batch
+        induction.layer_input_parts(model, torch.tensor([1, 2, 3]))
 
 
 def test_encode_reads_letters_and_names_what_it_cannot():
