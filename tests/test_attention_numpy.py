@@ -83,6 +83,13 @@ def test_loop_row_matrix_forms_agree(shape_q, shape_k, d_v, scale):
     np.testing.assert_allclose(attend_rows(Q, K, V, scale=scale), Y, atol=1e-12)
 
 
+def test_attend_rows_fills_every_row_with_its_hand_computed_mixture():
+    """Scores [0, 0] weigh the values 1/2, 1/2; scores [ln 3, 0] weigh them 3/4, 1/4. Worked by hand, as np.empty
+    may hand back a buffer that already holds the answer from an earlier call."""
+    Q, K, V = [[0.0, 0.0], [math.log(3), 0.0]], np.eye(2), [[4.0, 0.0], [0.0, 8.0]]
+    np.testing.assert_allclose(attend_rows(Q, K, V, scale=1.0), [[2.0, 4.0], [3.0, 2.0]], atol=1e-12)
+
+
 def test_matrix_form_matches_torch_and_explicit_formula():
     rng = np.random.default_rng(1)
     Q, K, V = rng.normal(size=(4, 8)), rng.normal(size=(6, 8)), rng.normal(size=(6, 3))

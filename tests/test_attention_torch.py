@@ -253,6 +253,12 @@ def test_self_attention_shape_and_parameters():
     assert out.shape == (2, 5, 4)
 
 
+def test_count_parameters_leaves_out_frozen_weights():
+    layer = SelfAttention(d_model=16, d_k=4)
+    layer.W_q.weight.requires_grad_(False)                              # frozen: not trained
+    assert count_parameters(layer) == 3 * 16 * 4 - 16 * 4
+
+
 def test_self_attention_is_the_bare_function_on_projections():
     torch.manual_seed(1)
     layer = SelfAttention(6, 3)
@@ -285,6 +291,12 @@ def test_an_additive_mask_is_refused_with_the_convention_spelled_out():
         scaled_dot_product_attention(Q, K, V, additive)
     torch.testing.assert_close(scaled_dot_product_attention(Q, K, V, additive == 0),
                                scaled_dot_product_attention(Q, K, V, causal_mask(4)))
+
+
+def test_a_float_mask_with_any_negative_number_is_refused_as_additive():
+    Q = K = V = torch.randn(1, 3, 2)
+    with pytest.raises(ValueError, match="additive mask"):
+        scaled_dot_product_attention(Q, K, V, torch.tensor([[0.0, -0.5, 0.0]] * 3))   # no -inf, still additive
 
 
 def test_mixed_dtypes_and_mask_batches_are_named():

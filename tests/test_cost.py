@@ -31,6 +31,11 @@ def test_unknown_dtype_is_named():
         cost.bytes_per_number("int3")
 
 
+def test_half_names_float16_as_in_torch():
+    assert torch.half is torch.float16
+    assert cost.dtype_name("half") == cost.dtype_name(torch.half) == "float16"
+
+
 def test_parameters_match_the_module():
     counts = cost.projection_parameters(512, 64)
     assert counts == {"W_q": 32768, "W_k": 32768, "W_v": 32768, "total": 3 * 512 * 64}
@@ -77,6 +82,11 @@ def test_format_bytes_and_counts():
     assert cost.format_count(12) == "12"
 
 
+def test_format_bytes_switches_unit_at_exactly_a_thousand():
+    assert cost.format_bytes(1e9) == "1.0 GB (0.93 GiB)"          # 10**9 bytes is one gigabyte, not 1000 MB
+    assert cost.format_bytes(1000) == "1.0 kB (0.98 KiB)"
+
+
 def test_largest_T_for_memory_inverts_score_matrix_bytes():
     T = cost.largest_T_for_memory(40e9, "float32")
     assert T == 100_000
@@ -111,6 +121,14 @@ def test_cost_widget_data():
     assert small["T"] == 1000
     assert small["bars"][0][1] == 8 * 1000**2 * 2
     assert all(small["fits"].values())
+
+
+def test_cost_widget_fits_counts_the_scores_alone_as_its_text_says():
+    T = 141_421                                                    # T² · 4 bytes = 79.9996 GB: just under 80 GB
+    data = cost.cost_widget_data(T, 64)
+    assert sum(size for _, size in data["bars"]) > 80e9              # with Q, K, V the A100 would be over
+    assert data["fits"]["A100 (80 GB)"]
+    assert "the (T, T) scores fit in: A100 (80 GB), H200 (141 GB)" in table_html(data, 512, 64, 1, "float32")
 
 
 def test_memory_bar_html_places_bars_on_a_log_axis():

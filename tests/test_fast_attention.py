@@ -76,3 +76,9 @@ def test_causal_tiles_refuse_more_queries_than_keys():
     Q, K = torch.randn(1, 8, 4), torch.randn(1, 3, 4)            # 8 queries, 3 keys: queries 0-4 would see nothing
     with pytest.raises(ValueError, match="first 5 queries would see no key"):
         tiled_attention(Q, K, K, True, block=2)
+
+
+def test_causal_tiles_refuse_even_one_query_more_than_keys():
+    Q, K = torch.randn(1, 4, 2), torch.randn(1, 3, 2)            # query 0 of 4 would see none of the 3 keys
+    with pytest.raises(ValueError, match="first 1 queries would see no key"):
+        tiled_attention(Q, K, K, True, block=2)

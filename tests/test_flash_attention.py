@@ -371,6 +371,15 @@ def test_tile_map_square_causal():
     assert tile_map(2048, 2048, 256, 512, causal=True).gt(0).sum() == 20   # of 32: the diagonal's tiles and below
 
 
+@pytest.mark.parametrize("T_q, T_k, block_q, block_k", [(8, 8, 1, 2), (6, 10, 2, 3), (13, 13, 5, 3), (5, 19, 2, 4)])
+def test_tile_map_matches_the_causal_mask_tile_by_tile(T_q, T_k, block_q, block_k):
+    mask, tiles = causal_mask(T_q, T_k), tile_map(T_q, T_k, block_q, block_k, causal=True)
+    for a, i in enumerate(range(0, T_q, block_q)):
+        for b, j in enumerate(range(0, T_k, block_k)):
+            tile = mask[i:i + block_q, j:j + block_k]                      # 0 none visible, 2 all, 1 some
+            assert tiles[a, b] == (2 if tile.all() else 1 if tile.any() else 0), (a, b)
+
+
 def test_the_skip_condition_is_bottom_right_aligned():
     # 2 queries over 6 keys: they are tokens 4 and 5, so the last sees key 5; a tile from key 5 is not in the future
     assert not tile_is_future(0, 2, 5, 2, 6)

@@ -185,6 +185,13 @@ def test_attention_dropout_rescales_and_rows_stop_summing_to_one():
     torch.testing.assert_close(many.mean(0), W, atol=0.02, rtol=0)       # the rescale keeps the expectation
 
 
+def test_dropout_at_p_0_1_zeroes_about_a_tenth_of_the_weights():
+    W = torch.full((100, 100), 0.5)
+    dropped = heads.attention_dropout(W, 0.1, torch.Generator().manual_seed(0))
+    assert 0.08 < (dropped == 0).float().mean() < 0.12               # 10,000 draws: 0.1 ± 0.003 (one sd)
+    torch.testing.assert_close(dropped[dropped != 0], torch.full_like(dropped[dropped != 0], 0.5 / 0.9))
+
+
 # ---------------------------------------------------------------- the widget's function
 
 def test_head_pattern_data_masks_and_rows():

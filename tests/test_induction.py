@@ -159,6 +159,12 @@ def test_heads_are_named_from_their_scores():
                                             (1, 0): "induction head", (1, 1): "neither"}
 
 
+def test_a_score_of_exactly_named_at_names_the_head():
+    at, below = induction.NAMED_AT, induction.NAMED_AT - 0.01
+    scores = torch.tensor([[[at, below]], [[0.0, 0.0]]], dtype=torch.float64)   # (2, 1 layer, 2 heads)
+    assert induction.head_names(scores) == {(0, 0): "previous-token head", (0, 1): "neither"}
+
+
 # ---------------------------------------------------------------- patterns, switches, parts
 
 def test_attention_patterns_are_the_weights_each_layer_computed(model):
@@ -264,6 +270,11 @@ def test_prediction_data_copies_and_breaks_without_the_previous_token_head(model
     assert repeated["earlier"] == 7 and repeated["prediction"] == "s"          # 7 follows the same 'k'
     with pytest.raises(ValueError, match="position should be 0 to 31"):
         induction.prediction_data(model, letters, 32)
+
+
+def test_prediction_data_picks_the_latest_of_equally_matched_earlier_copies(model):
+    data = induction.prediction_data(model, "cadaea", 5)      # 'a' came at 1 (after 'c') and 3 (after 'd'): a tie
+    assert data["earlier"] == 3
 
 
 def test_the_widget_follows_its_controls(model):

@@ -41,6 +41,11 @@ def test_projections_are_seeded_and_shaped():
     assert not torch.equal(W["W_q"], W["W_k"])
 
 
+def test_projections_have_standard_deviation_one_over_root_d_model():
+    W = luong.projections(64, 4)                                      # d_k ≠ d_model: 1/√64, not 1/√4
+    assert torch.stack(list(W.values())).std().item() == pytest.approx(1 / 8, rel=0.15)
+
+
 def test_qkv_attention_cross_and_self():
     S_dec, H = luong.decoder_states(), luong.encoder_states()
     W = luong.projections()

@@ -148,6 +148,15 @@ def test_time_calls_uses_the_threads_asked_for_and_restores_them():
     assert torch.get_num_threads() == before
 
 
+def test_one_cpu_sample_is_the_time_of_one_call_not_of_all_of_them(monkeypatch):
+    clock = [100.0]                                                  # a clock that moves only when fn runs
+    monkeypatch.setattr(measure.time, "perf_counter", lambda: clock[0])
+
+    def twenty_ms():
+        clock[0] += 0.02
+    assert measure.one_sample(twenty_ms, "cpu", 4) == pytest.approx(0.02)   # 4 calls: 80 ms in all
+
+
 def test_timing_median_and_paired_ratio():
     t = {"a": measure.Timing([0.002, 0.004, 0.100]), "b": measure.Timing([0.001, 0.002, 0.050])}
     assert t["a"].median == 0.004
@@ -355,6 +364,12 @@ def test_run_benchmark_on_the_cpu():
     lines = measure.ratios(rows)
     assert len(lines) == 2
     assert lines[0].startswith("T=32 float32: naive ") and lines[0].endswith("the time of sdpa")
+
+
+def test_format_table_writes_peak_memory_in_mebibytes():
+    row = measure.Row("naive", "float32", 512, flops=1, score_bytes=2**21, ms=1.0, tflops=1.0,
+                      peak_bytes=10 * 2**20)
+    assert measure.format_table([row]).splitlines()[2].split()[5:7] == ["10.0", "2.0"]   # 1 MiB = 2**20 bytes
 
 
 def test_run_benchmark_causal_halves_the_flops_only_where_hidden_pairs_are_skipped():

@@ -85,6 +85,10 @@ def test_bad_input_messages():
         playground_data(42)
 
 
+def test_a_sentence_of_exactly_max_words_is_drawn():
+    assert len(playground_data(" ".join(["bank"] * MAX_WORDS))["words"]) == MAX_WORDS
+
+
 def test_html_heatmap_writes_values_and_labels():
     text = html_heatmap([[0.25, 0.75]], ["bank"], ["money", "grows"], title="W")
     assert "0.25" in text and "0.75" in text and "money" in text and ">W<" in text

@@ -16,6 +16,20 @@ def test_heatmap_writes_every_value_and_labels_axes():
     assert ax.get_title() == "t"
 
 
+def test_heatmap_writes_white_on_the_dark_cells_and_black_on_the_light_ones():
+    ax = plotting.heatmap(np.array([[0.0, 1.0]]))
+    luminance = [np.dot(ax.images[0].to_rgba(v)[:3], [0.2126, 0.7152, 0.0722]) for v in (0.0, 1.0)]
+    assert luminance[0] < 0.2 < 0.6 < luminance[1]                          # viridis: dark purple to yellow
+    assert [t.get_color() for t in ax.texts] == ["white", "black"]
+    plt.close("all")
+
+
+def test_heatmap_writes_values_up_to_144_cells_and_none_beyond():
+    assert len(plotting.heatmap(np.zeros((12, 12))).texts) == 144
+    assert len(plotting.heatmap(np.zeros((13, 12))).texts) == 0
+    plt.close("all")
+
+
 @pytest.mark.parametrize("M, said", [
     (np.ones((1, 3, 3)), "(W[0] of a batch; M[None] for a row), but got shape (1, 3, 3)"),
     (np.ones(3), "got shape (3,) (1-D)"), (np.ones((0, 3)), "is empty")])
@@ -55,6 +69,14 @@ def test_projection_basis_is_orthonormal_and_deterministic():
     assert plotting.projection_basis(np.array([[1.0, 2.0, 3.0]])).shape == (3, 2)
     s = np.linalg.svd(X, compute_uv=False)                                # the view keeps the two largest directions
     assert np.linalg.norm(X @ B) ** 2 == pytest.approx((s[:2] ** 2).sum())   # of X: no other plane keeps as much
+
+
+def test_projection_basis_signs_are_fixed_so_x_and_minus_x_share_one_view():
+    X = np.array([[1.0, 0, 1, 0], [1, 1, 0, 0], [0, 1, 1, 1]])
+    for A in (X, -X):
+        B = plotting.projection_basis(A)
+        assert np.all(B[np.abs(B).argmax(axis=0), [0, 1]] > 0)              # each column's largest entry positive
+    np.testing.assert_allclose(plotting.projection_basis(-X), plotting.projection_basis(X), atol=1e-12)
 
 
 def test_arrows_draws_one_labelled_arrow_per_vector():

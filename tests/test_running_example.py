@@ -50,6 +50,10 @@ def test_tokenize_accepts_strings_and_lists():
     assert tokenize(["river", "bank"]) == ["river", "bank"]
 
 
+def test_punctuation_between_words_separates_them():
+    assert tokenize("money,bank grows") == ["money", "bank", "grows"]
+
+
 def test_unknown_word_is_named():
     with pytest.raises(ValueError, match="'cash' is not in the course vocabulary"):
         embed("cash bank grows")

@@ -72,6 +72,12 @@ def test_fit_variance_line_recovers_an_exact_line():
     assert fit_variance_line(d, d**2)["exponent"] == pytest.approx(2.0)
 
 
+def test_fit_variance_line_slope_is_the_least_squares_line_through_the_origin():
+    d, var = np.array([1.0, 2, 4, 8, 16]), np.array([3.0, 5, 13, 20, 50])   # not proportional to d
+    (slope,), *_ = np.linalg.lstsq(d[:, None], var, rcond=None)
+    assert fit_variance_line(d, var)["slope"] == pytest.approx(slope)
+
+
 # ----------------------------------------------------------------------------- softmax and its gradient
 
 def test_softmax_gradient_known_values_and_one_hot():
@@ -164,6 +170,14 @@ def test_gradient_measurements_are_reproducible():
     b = gradient_measurements([8, 32], True, n_seq=4)
     for key in ("scores_median", "wq_median", "wq_total"):
         np.testing.assert_array_equal(a[key], b[key])
+
+
+def test_gradient_measurements_scaled_weights_are_as_peaked_as_a_softmax_of_unit_gaussian_scores():
+    """Divided by √d_k, the scores of d_k = 1024 have variance about 1: the largest of 16 weights is as large as
+    for 16 standard normal scores (about 0.25; 1/16 if the scores shrank to nothing)."""
+    e = np.exp(np.random.default_rng(0).standard_normal((20_000, 16)))
+    unit_gaussian = (e.max(axis=1) / e.sum(axis=1)).mean()
+    assert gradient_measurements([1024], True, n_seq=8)["max_weight"][0] == pytest.approx(unit_gaussian, abs=0.05)
 
 
 # ----------------------------------------------------------------------------- per head

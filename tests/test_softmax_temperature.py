@@ -104,6 +104,14 @@ def test_weights_bars():
     plt.close("all")
 
 
+def test_a_value_label_the_dashed_line_would_cross_is_lifted_above_the_line():
+    """A label is 0.1 tall: 0.170's label, from 0.19 to 0.29, would be crossed by the line at 1/4."""
+    _, axes = weights_bars([[0.17, 0.33, 0.25, 0.25]], ["a"])
+    label = next(t for t in axes[0].texts if t.get_text() == "0.170")
+    assert label.get_position()[1] == pytest.approx(0.25 + 0.02)
+    plt.close("all")
+
+
 def test_widget_updates_when_slider_moves():
     w = SoftmaxTemperatureWidget()
     assert isinstance(w, SoftmaxTemperatureWidget)

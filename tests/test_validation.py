@@ -61,3 +61,9 @@ def test_empty_is_refused():
 def test_same_length_says_why():
     with pytest.raises(ValueError, match="a has 2 entries but b has 3: because"):
         check.require_same_dimension(np.ones(2), np.ones(3), "a", "b", "because")
+
+
+@pytest.mark.parametrize("flag", [True, np.True_])
+def test_count_refuses_true_as_a_number(flag):
+    with pytest.raises(ValueError, match="n should be a whole number"):
+        check.count(flag, "n")

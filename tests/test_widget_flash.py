@@ -27,6 +27,12 @@ def test_causal_tiles_in_the_future_change_nothing():
     assert early["gap"] > 0.01                              # one tile of three: not yet the answer
 
 
+def test_demo_keys_are_scaled_by_two_and_queries_and_values_are_not():
+    Q, K, V = demo_inputs(T=2000)                                    # 8,000 draws each: std within about 2%
+    assert K.std().item() == pytest.approx(2.0, rel=0.1)
+    assert Q.std().item() == pytest.approx(1.0, rel=0.1) and V.std().item() == pytest.approx(1.0, rel=0.1)
+
+
 def test_the_widget_redraws_when_each_control_moves():
     w = FlashTilesWidget(tiles_done=2, query=21)
     pictures = {w.picture.value}

@@ -9,6 +9,14 @@ def test_heatmap_labels_take_the_theme_text_colour():
     assert "#333" not in table and "color:inherit" in table
 
 
+def test_html_heatmap_writes_white_on_the_darkest_cell_and_black_on_the_lightest():
+    from helpers.widgets.common import html_heatmap
+
+    table = html_heatmap([[0.0, 1.0]], ["a"], ["dark", "light"])
+    assert "background:rgb(68,1,84);color:white" in table           # viridis' dark purple end
+    assert "background:rgb(253,231,37);color:black" in table        # its yellow end
+
+
 def test_live_widget_pictures_never_grow_wider_than_the_cell(presenting):
     from helpers.widgets.common import FastFigure, LiveWidget, picture
 
