@@ -80,9 +80,9 @@ def check_mask(mask, scores: tuple) -> None:
     except ValueError:
         grown = None
     if grown != tuple(scores):   # (B, 1, 1, T) on (B, T, T) scores would pair every sentence with every other's mask
-        key_mask = mask.dim() == 2 < len(scores) and mask.shape[-1] == T_k   # (B, T_k): one flag per key
-        hint = (" (mask[:, 0] drops a head axis)" if mask.dim() > len(scores)
-                else f"; a (B, T_k) key mask is mask[:, {'None, ' * (len(scores) - 2)}:]" * key_mask)
+        batch_first = 1 < mask.dim() < len(scores) and mask.shape[0] == scores[0] and mask.shape[-1] == T_k
+        hint = (" (mask[:, 0] drops a head axis)" if mask.dim() > len(scores) else "; if its first axis is the "
+                f"batch, use mask[:, {'None, ' * (len(scores) - mask.dim())}...]" * batch_first)   # e.g. (B, T_k) flags
         raise ValueError(f"mask has shape {tuple(mask.shape)}, which does not broadcast to the scores' shape "
                          f"(..., T_q, T_k) = {tuple(scores)}" + (f" but turns it into {grown}" if grown else "")
                          + f": one entry per query-key pair, no axis the scores lack{hint}.")

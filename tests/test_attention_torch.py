@@ -314,13 +314,17 @@ def test_mixed_dtypes_and_mask_batches_are_named():
 @pytest.mark.parametrize("heads", [(), (4,)])
 def test_a_mask_with_one_flag_per_key_is_shown_its_missing_axes(heads):
     """(B, T) padding flags against (B, T, T) or (B, H, T, T) scores: the hint adds the query (and head) axes,
-    and the mask it names works; a mask with an axis too many is told to drop it."""
+    and the mask it names works; a mask of other sizes gets no such hint; one with an axis too many is told to
+    drop it."""
     Q, keep = torch.randn(2, *heads, 5, 4), torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]]).bool()
     with pytest.raises(ValueError) as error:
         scaled_dot_product_attention(Q, Q, Q, keep)
-    hint = re.search(r"a \(B, T_k\) key mask is (mask\[.*\])\.$", str(error.value))
+    hint = re.search(r"if its first axis is the batch, use (mask\[.*\])\.$", str(error.value))
     assert hint is not None, str(error.value)
     scaled_dot_product_attention(Q, Q, Q, eval(hint.group(1), {"mask": keep}))   # the named mask runs
+    with pytest.raises(ValueError) as error:                                   # a (T_q, T_k) mask of other sizes
+        scaled_dot_product_attention(Q, Q, Q, causal_mask(4, 5))
+    assert "first axis" not in str(error.value)
     with pytest.raises(ValueError, match=r"\(mask\[:, 0\] drops a head axis\)\.$"):
         scaled_dot_product_attention(Q, Q, Q, keep[:, None, None, None])
 

@@ -1,5 +1,7 @@
 """Notebook 11's checkers: the running softmax key by key, the causal skip condition. Each slip the notebook names is
 diagnosed by name, and answers that copy what the page shows, or ignore an argument, are refused."""
+import array
+import collections
 import math
 from functools import partial
 
@@ -172,6 +174,18 @@ def test_keeping_only_the_scores_is_refused_by_the_memory_that_grows():
     for as_float in (True, False):
         not_yet(ex11.check_running_softmax(scores_kept(as_float)), "entries in the variable scores at the last key",
                 "no scores")
+
+    def scores_in(container):                                                    # any Python sequence counts
+        def answer(stream, d_v):
+            scores, m, o = container(), -math.inf, torch.zeros(d_v, dtype=torch.float64)
+            for s, v in stream:
+                scores.append(s.item())
+                m_new = max(m, s.item())
+                m, o = m_new, o * math.exp(m - m_new) + math.exp(s.item() - m_new) * v
+            return m, sum(math.exp(x - m) for x in scores), o
+        return answer
+    for container in (collections.deque, partial(array.array, "d"), collections.UserList):
+        not_yet(ex11.check_running_softmax(scores_in(container)), "999 entries in the variable scores")
 
     def in_a_row(library):                                                       # a (1, T_k) row: one "row" long
         def answer(stream, d_v):

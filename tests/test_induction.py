@@ -161,7 +161,7 @@ def test_heads_are_named_from_their_scores():
 
 def test_a_score_of_exactly_named_at_names_the_head():
     at, below = induction.NAMED_AT, induction.NAMED_AT - 0.01
-    scores = torch.tensor([[[at, below]], [[0.0, 0.0]]], dtype=torch.float64)   # (2, 1 layer, 2 heads)
+    scores = torch.tensor([[[at, below]], [[0.0, 0.0]]], dtype=torch.float64)   # (2 kinds, 1 layer, 2 heads)
     assert induction.head_names(scores) == {(0, 0): "previous-token head", (0, 1): "neither"}
 
 

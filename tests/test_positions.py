@@ -184,7 +184,7 @@ def test_shuffled_outputs_checker():
         rows = Y[list(order)]
         order.sort()
         return rows
-    failing(ex.check_shuffled_outputs(sorts_the_callers_order), "changed its argument order in place", ".sort()")
+    failing(ex.check_shuffled_outputs(sorts_the_callers_order), "changed its argument order in place", "sorted(order)")
 
 
 def test_add_positions_checker():

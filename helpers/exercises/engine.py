@@ -198,8 +198,8 @@ class Exercise:
         result = answer(*(split := self.split(args := copy.deepcopy(case.args)))[0], **split[1])
         for name, mine, theirs in zip(inspect.signature(self.reference).parameters, case.args, args):
             if (not same(check.as_array(mine, name), check.as_array(theirs, name)) if hasattr(mine, "shape")
-                    else isinstance(mine, (list, dict)) and mine != theirs):   # a list sorted, an entry set
-                raise Refusal(f"{self.where_of(case)}{changed_in_place('your function', name)}")
+                    else isinstance(mine, (list, dict)) and repr(mine) != repr(theirs)):   # a list sorted, an entry set
+                raise Refusal(f"{self.where_of(case)}{changed_in_place('your function', name, type(mine).__name__)}")
         return result
 
     def split(self, args: tuple) -> tuple[tuple, dict]:
@@ -266,10 +266,12 @@ def same(a: np.ndarray, b: np.ndarray) -> bool:
     return a.shape == b.shape and np.allclose(a, b, atol=1e-12, rtol=1e-9, equal_nan=True)
 
 
-def changed_in_place(who: str, name: str) -> str:
+def changed_in_place(who: str, name: str, kind: str = "tensor") -> str:
     """The message for an answer (`who`: "your function", "forward") that changed its argument `name` in place."""
-    return (f"{who} changed its argument {name} in place ({name} += …, {name}[…] = …, a method ending in _, such as "
-            f".div_(), or .sort()), so the caller's {name} changes too: compute a new one ({name} = {name} + …).")
+    how, new = ((f"{name}.sort(), .append(), {name}[…] = …", f"sorted({name}), {name} + […]") if kind == "list"
+                else (f"{name} += …, {name}[…] = … or a method ending in _, such as .div_()", f"{name} = {name} + …"))
+    return (f"{who} changed its argument {name} in place ({how}), so the caller's {name} changes too: compute a new "
+            f"one ({new}).")
 
 
 def not_a_function(answer, expects: str) -> Feedback:

@@ -5,7 +5,7 @@ import sys
 import tracemalloc
 import types
 import weakref
-from collections import deque
+from collections.abc import Mapping, Sequence, Set
 from functools import partial
 
 import numpy as np
@@ -80,7 +80,7 @@ def _draw_running(rng, low=False, long=False, d_v=None) -> Case:
                          f"{T:,} keys drawn at random{', scores near −1,000' * low}, d_v={d_v}")
 
 
-_HOLDERS = (list, tuple, dict, set, frozenset, str, bytes, bytearray, deque)   # len: entries (a progress bar: total)
+_HOLDERS = (Sequence, Mapping, Set)   # whose len() is their entries (list, deque, array, dict; not a progress bar)
 
 
 class _Watch(torch.overrides.TorchFunctionMode):

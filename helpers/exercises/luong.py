@@ -30,16 +30,16 @@ def _luong_cases():
 
 
 def _draw_luong(rng, top=0.0, dtype=torch.float64) -> Case:
-    """s (d,), H (T_k, d); `top`: the story's sizes, h_j, h_k alone in the last dimension, s `top` there: scores top,
-    0.997 top (in float32, over 88.72 overflows exp)."""
+    """s (d,), H (T_k, d); `top`: the story's sizes, h_j, h_k alone in the last dimension, s `top` there: scores near
+    top and top − 3 (in float32, over 88.72 overflows exp)."""
     T_k, d, j = (int(n) for n in rng.integers(2, 9, size=3))
     T_k, d = encoder_states().shape if top else (T_k, d)   # an answer that swaps in the story's H at its size fails
     g, j, k = torch.Generator().manual_seed(int(rng.integers(2**31))), j % T_k, (j + 1) % T_k
     s, H = torch.randn(d, generator=g, dtype=dtype), torch.randn(T_k, d, generator=g, dtype=dtype)
     if top:
-        H[:, -1], H[j, -1], H[k, -1], s[-1] = 0.0, 1.0, 0.997, top
+        H[:, -1], H[j, -1], H[k, -1], s[-1] = 0.0, 1.0, 1 - 3 / top, top
     return Case(s, H, what=f"s of dimension {d} and H of shape ({T_k}, {d}){', float32' * (dtype == torch.float32)}, "
-                f"drawn at random" + f", h_{j}'s and h_{k}'s scores near {top:,.0f} and {0.997 * top:,.0f}" * bool(top))
+                f"drawn at random" + f", h_{j}'s and h_{k}'s scores near {top:,.0f} and {top - 3:,.0f}" * bool(top))
 
 
 def _judge_context(case, got, expected):
@@ -70,7 +70,7 @@ check_luong_context = Exercise(
     expects="luong_context(s, H) -> context vector of shape (d,)", where="",
     cases=lambda: [Case(s, H, what="") for s, H in _luong_cases()], reads="the context",
     draw=(_draw_luong, _draw_luong, lambda rng: _draw_luong(rng, top=1000.0),
-          lambda rng: _draw_luong(rng, top=float(rng.uniform(100, 200)), dtype=torch.float32),
+          lambda rng: _draw_luong(rng, top=float(rng.integers(100, 201)), dtype=torch.float32),
           lambda rng: Case(torch.tensor([-2000.0, 1.0]), SPIKED_KEYS, what=f"s = [-2000, 1] and {SPIKED}")),
     judge=_judge_context, slips=_context_slips, expected=lambda case: luong_dot_attention(*case.args)[0],
     name="the context", atol=1e-6, atol32=1e-4, own="luong_dot_attention",

@@ -57,7 +57,7 @@ def _sinusoid_shapes(case):
                     "transpose, or parameters in the order (d, T)? The call is sinusoidal(T, d)."}
 
 
-#: (T, d); the last is longer than any table the notebook prints, and one drawn T is longer still (400 to 1,000).
+#: (T, d); the last is longer than any table the notebook prints, and one drawn T is longer still (401 to 999).
 SINUSOID_CASES = ((6, 4), (50, 16), (100, 8), (300, 10))
 
 

@@ -14,7 +14,7 @@ from helpers.plotting import COLORS
 from helpers.validation import count
 from helpers.widgets.common import FastFigure, LiveWidget, offered, reading_style
 
-_TEXT, _SMALL = 13, 11   # fixed, as common.TEXT and SMALL (this picture's own sizes)
+_TEXT, _SMALL = 13, 11   # this picture's own fixed sizes (see common.TEXT)
 #: Tile colours: skipped, computed (another query's row), on the diagonal, this row to come, this row done.
 _TILES = ListedColormap(["#f2f2f2", "#c9d6ea", "#f3d9bf", "#9fb6db", COLORS["static"]])
 _ENTRY_COLORS = [COLORS["static"], COLORS["contextual"], COLORS["query"], COLORS["value"]]

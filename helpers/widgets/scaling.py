@@ -10,7 +10,7 @@ from helpers.validation import count
 from helpers.widgets.common import FastFigure, LiveWidget, offered, reading_style
 
 _MODE_COLOR, _MODE_NAME = {True: COLORS["query"], False: COLORS["key"]}, {True: "divide by √d_k", False: "no scaling"}
-_TEXT, _SMALL = 14, 12   # fixed, as common.TEXT and SMALL (this picture's own sizes)
+_TEXT, _SMALL = 14, 12   # this picture's own fixed sizes (see common.TEXT)
 
 
 class _Picture:
