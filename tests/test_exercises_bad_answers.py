@@ -193,12 +193,39 @@ def test_an_answer_that_memorises_the_fixed_cases_meets_a_large_score_in_the_dra
 
     for check, naive, fragments in (
             (ex04.check_soft_lookup, lookup, ("score near 1,000, drawn for this check", "exp overflowed")),
-            (ex04.check_attention_forward, forward, ("score with itself near 1,000", "exp that overflowed")),
-            (ex03.check_self_attention, self_attention, ("(its score with itself 1,000)", "exp overflowed")),
-            (ex05.check_scaled_weights, scaled_weights, ("score with key", "near 1,000", "overflows"))):
+            (ex04.check_attention_forward, forward, ("scores with itself and token", "near 1,000 and 1 less",
+                                                     "exp that overflowed")),
+            (ex03.check_self_attention, self_attention, ("scores with itself and", "near 1,000 and 999)",
+                                                         "exp overflowed")),
+            (ex05.check_scaled_weights, scaled_weights, ("scores with keys", "near 1,000 and 999", "overflows"))):
         for _ in range(5):   # the large score is in every call's draws, not in some
             not_yet(check(_memorised(check, naive)), *fragments)
         assert check(_memorised(check, check.reference)).passed   # the same lookup, stable elsewhere: right
+
+
+def test_hard_attention_wherever_a_score_is_large_fails_every_time():
+    """One-hot rows (the argmax alone) where a row's largest score tops 500 match softmax wherever one score leads by
+    hundreds; each drawn large score has a rival 1 below it, where softmax blends two (0.73 and 0.27)."""
+    def hard(S):                                     # (T_q, T_k) NumPy or torch: softmax, or one-hot above 500
+        e = np.exp(S - S.max(-1, keepdims=True))
+        W, big = e / e.sum(-1, keepdims=True), S.max(-1) > 500
+        W[big] = np.eye(S.shape[-1])[S[big].argmax(-1)]
+        return W
+
+    def self_attention(E):
+        return hard(E @ E.T / np.sqrt(E.shape[1])) @ E
+
+    def scaled_weights(Q, K):
+        return hard(Q @ K.T / np.sqrt(Q.shape[1]))
+
+    def forward(E, W_q, W_k, W_v):
+        return torch.from_numpy(scaled_weights((E @ W_q).numpy(), (E @ W_k).numpy())) @ (E @ W_v)
+
+    with np.errstate(all="ignore"):
+        for check, answer in ((ex03.check_self_attention, self_attention), (ex05.check_scaled_weights, scaled_weights),
+                              (ex04.check_attention_forward, forward)):
+            for _ in range(8):
+                not_yet(check(answer), "near 1,000 and")
 
 
 def test_a_count_that_is_nan_infinite_or_huge_is_refused_not_crashed_on():

@@ -131,8 +131,8 @@ def _judge_count(case, got, expected):
             f"has {expected:,} parameters. Count the numbers in W_q, W_k and W_v: each is (d_model, d_k).")
 
 
-def _draw_sizes(rng, d_model=None, d_k=None) -> Case:   # one given: the page's 512 or 64, beside one drawn
-    d_model, d_k = d_model or int(rng.integers(2, 300)), d_k or int(rng.integers(2, 300))
+def _draw_sizes(rng, d_model=None, d_k=None) -> Case:   # one given: the page's 512 or 64, beside one drawn (not 64)
+    d_model, d_k = d_model or int(rng.choice(np.r_[2:64, 65:300])), d_k or int(rng.choice(np.r_[2:64, 65:300]))
     return Case(d_model, d_k, what=f"d_model={d_model}, d_k={d_k}")
 
 
@@ -239,14 +239,16 @@ def _large_forward(sunk=False) -> Case:
 
 
 def _draw_forward(rng, spiked=False) -> Case:
-    """Sizes that all differ (d_k ≠ 4); `spiked`: token r alone in E's last column, so that its scaled score with
-    itself is 1,000, every other score as drawn."""
+    """Sizes that all differ (d_k ≠ 4); `spiked`: tokens r and k in E's last column, so that r's scaled scores with
+    itself and with k are near 1,000 and 1 less (a near tie), every other score as drawn."""
     T, d_model, d_k, d_v = (int(n) for n in rng.choice([2, 3, 5, 6, 7, 8, 10, 11], size=4, replace=False))
-    r = int(rng.integers(T))
-    spike = f", token {r}'s score with itself near 1,000" if spiked else ""
+    r, k = (r := int(rng.integers(T))), (r + 1) % T
+    spike = f", token {r}'s scores with itself and token {k} near 1,000 and 1 less" if spiked else ""
     case = _forward(int(rng.integers(2**31)), T, d_model, d_k, d_v, f", drawn at random{spike}")
-    if spiked:
-        _route(*case.args[:3], (torch.arange(T) == r).double(), 1)
+    if spiked:   # E[k, -1] from 0 to x moves r's score with k by x (q_r · W_k[-1]) / √d_k, about 1,000 x
+        (E, W_q, W_k), _ = case.args[:3], _route(*case.args[:3], (torch.arange(T) == r).double(), 1)
+        E[k, -1] = ((E[r] @ W_q) @ ((E[r] - E[k]) @ W_k) - math.sqrt(d_k)) / (E[r] @ W_q @ W_k[-1])
+        case.atol32 = 1e-3 * reference_attention_forward(*case.args).abs().max().item()   # float32: 8.5e-5 of it
     return case
 
 

@@ -169,17 +169,17 @@ def _cases():
 
 
 def _draw_embeddings(rng, pulled=False) -> Case:
-    """Token j alone in the last column: its score with itself 1,000. `pulled`: token i there too, half as far: i's
-    score with j is some 800 above its score with itself, so subtracting that overflows."""
+    """Tokens j and k = j + 1 alone in the last column: j's scores with itself and k 1,000 and 999, a near tie.
+    `pulled`: k half as far as j: its score with j some 800 above its own, so subtracting that overflows."""
     T, d = rng.choice([(T, d) for T in range(2, 8) for d in (2, 3, 5, 6) if T != d], axis=0)   # d ≠ 4: not √4 = 2
-    E, j = np.zeros((T, d)), int(rng.integers(T))
-    E[:, :-1], E[j] = rng.normal(size=(T, d - 1)) * rng.uniform(0.5, 3), 0.0
-    E[j, -1] = math.sqrt(1000 * math.sqrt(d))
-    what = f"token {j} long (its score with itself 1,000)"
+    E, j, a = np.zeros((T, d)), int(rng.integers(T)), math.sqrt(1000 * math.sqrt(d))
+    E[:, :-1], k = rng.normal(size=(T, d - 1)) * rng.uniform(0.5, 3), (j + 1) % T
+    E[[j, k]], E[j, -1], E[k, -1] = 0.0, a, a - math.sqrt(d) / a   # scaled: a² / √d = 1,000, a (a − √d / a) / √d = 999
+    what = f"tokens {j} and {k} long (token {j}'s scores with itself and {k} near 1,000 and 999)"
     if pulled:
-        i, half = (j + 1) % T, math.ceil(math.sqrt(800 * math.sqrt(d)))
-        E[i, -1], E[j, -1] = half, 2 * half
-        what = f"token {j} long (token {i}'s score with it some 800 above its score with itself)"
+        half = math.ceil(math.sqrt(800 * math.sqrt(d)))
+        E[k, -1], E[j, -1] = half, 2 * half
+        what = f"token {j} long (token {k}'s score with it some 800 above its score with itself)"
     return Case(E, what=f"an E of shape ({T}, {d}) drawn at random, {what}")
 
 

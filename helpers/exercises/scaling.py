@@ -188,9 +188,10 @@ def _draw_weights(rng, wide=False) -> Case:   # `wide`: d_k 33 to 128, wider tha
     d_k = int(rng.integers(33, 129) if wide else rng.choice([5, 12, 20, 48]))
     Q, K = rng.standard_normal((T_q, d_k)), rng.standard_normal((T_k, d_k))
     r, j, Q[:, -1], K[:, -1] = rng.integers(T_q), rng.integers(T_k), 0.0, 0.0
-    Q[r, -1], K[j, -1] = 1000 * np.sqrt(d_k), 1.0   # the last column: query r's scaled score with key j alone, 1,000
-    return Case(Q, K, what=f"Q ({T_q}, {d_k}) and K ({T_k}, {d_k}) drawn at random, query {r}'s scaled score "
-                           f"with key {j} near 1,000")
+    Q[r, -1], K[j, -1], k = 1000 * np.sqrt(d_k), 1.0, (j + 1) % T_k   # the last column: r's scaled score with j 1,000
+    K[k, -1] = (Q[r] @ (K[j] - K[k]) / np.sqrt(d_k) - 1) / 1000        # and with key k 999: a near tie, two weights
+    return Case(Q, K, what=f"Q ({T_q}, {d_k}) and K ({T_k}, {d_k}) drawn at random, query {r}'s scaled scores "
+                           f"with keys {j} and {k} near 1,000 and 999")
 
 
 def _judge_weights(case, W, expected):
