@@ -385,7 +385,7 @@ def test_a_module_that_looks_up_the_fixed_cases_and_skips_the_row_max_elsewhere_
             key = tuple(x.flatten().tolist())
             return stored[key] + 0 * self.W_q.weight.sum() if key in stored else super().forward(x)   # with grad
     for _ in range(20):
-        failing(ex.check_self_attention_module(Memorised), "times longer", "drawn at random", "NaN or infinity")
+        failing(ex.check_self_attention_module(Memorised), "drawn at random", "near 1,000 and 1 less", "NaN or inf")
 
 
 def test_a_forward_that_changes_its_input_or_its_own_weights_is_refused():

@@ -287,35 +287,35 @@ check_attention_forward = Exercise(
 MODULE_CASES = ((3, 2, 5, 6, 4), (4, 1, 7, 12, 9))  #: (seed, B, T, d_model, d_k): batches of 2 and 1, all sizes differ
 
 
-def _module_case(seed, B, T, d_model, d_k, drawn="", scale=1.0, sunk=False) -> Case:
+def _module_case(seed, B, T, d_model, d_k, drawn="", scale=1.0, sunk=False, tie=None) -> Case:
     x = scale * torch.randn(B, T, d_model, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
     longer = f", {scale:.3g} times longer (scores in the thousands)" if scale != 1 else ""
     drawn += ", its last feature 1, which W_q and W_k use to lower every score by 1,000" * sunk
     case = Case(x, what=f"x of shape ({B}, {T}, {d_model}){longer} with d_k = {d_k}{drawn}", seed=seed,
-                d_model=d_model, d_k=d_k, sunk=sunk)
-    if sunk:   # float32 near scores of −1,000: as _draw_module's
+                d_model=d_model, d_k=d_k, route=(1.0, -1) if sunk else None)   # _route's column and sign
+    if tie:   # tokens (r, k): x[:, k, -1] from 0 to c moves r's score with k by c (q_r · W_k[-1]) / √d_k, ~1,000 c
+        (r, k), case.route = tie, ((torch.arange(T) == tie[0]).double().repeat(B, 1), 1)   # x[:, r, -1] = 1
+        q, W_k = (model := _reference_module(case)).W_q(x[:, r]).detach(), model.W_k.weight.detach().T
+        case.route[0][:, k] = ((q * ((x[:, r] - x[:, k]) @ W_k)).sum(-1) - math.sqrt(d_k)) / (q @ W_k[-1])
+    if sunk or tie:   # float32 near scores of ±1,000 (near the tie: 2.5e-4 of the largest output at worst)
         case.atol32 = 1e-3 * _module_expected(case).abs().max().item()
     return case
 
 
-def _draw_module(rng, longer=False) -> Case:
-    """Sizes that all differ; `longer`: x stretched (447 times at most) until its largest score is 2,000."""
+def _draw_module(rng, tied=False) -> Case:
+    """Sizes that all differ; `tied`: in every sentence token r's scores with itself and token k 1 apart, near 1,000."""
     B, T, d_model, d_k = (int(n) for n in (rng.integers(1, 4), *rng.choice([2, 3, 5, 6, 7, 9], 3, replace=False)))
-    case = _module_case(seed := int(rng.integers(2**31)), B, T, d_model, d_k, ", drawn at random")
-    if longer:   # float32 near a tie of scores in the thousands: off by up to 1e-4 of the largest output (2,000 draws)
-        model, (x,) = _reference_module(case), case.args
-        largest = (model.W_q(x) @ model.W_k(x).transpose(-2, -1)).max().item() / math.sqrt(d_k)
-        case = _module_case(seed, B, T, d_model, d_k, ", drawn at random", scale=math.sqrt(2000 / max(largest, 0.01)))
-        case.atol32 = 1e-3 * _module_expected(case).abs().max().item()
-    return case
+    r, k = (r := int(rng.integers(T))), (r + 1) % T
+    tie = f", token {r}'s scores with itself and token {k} near 1,000 and 1 less" * tied
+    return _module_case(int(rng.integers(2**31)), B, T, d_model, d_k, ", drawn at random" + tie, tie=tied and (r, k))
 
 
 def _reference_module(case) -> SelfAttention:
     torch.manual_seed(case.seed)
     model = SelfAttention(case.d_model, case.d_k).double()
-    if case.sunk:   # x's last feature set to 1 too; nn.Linear's .weight is W_qᵀ, so its .T is a view of W_q
+    if case.route:   # x's last feature set too; nn.Linear's .weight is W_qᵀ, so its .T is a view of W_q
         with torch.no_grad():
-            _route(case.args[0], model.W_q.weight.T, model.W_k.weight.T, 1.0, -1)
+            _route(case.args[0], model.W_q.weight.T, model.W_k.weight.T, *case.route)
     return model
 
 
@@ -385,7 +385,7 @@ check_self_attention_module = Exercise(
     SelfAttention, title="the module", expects="the class MySelfAttention itself",
     cases=lambda: [*(_module_case(*case) for case in MODULE_CASES), _module_case(*MODULE_CASES[0], scale=100.0),
                    _module_case(*MODULE_CASES[1], sunk=True)],
-    draw=(_draw_module, _draw_module, partial(_draw_module, longer=True)),
+    draw=(_draw_module, _draw_module, partial(_draw_module, tied=True)),
     atol32=3e-5, reads="the output",   # float32 is right too: its error reached 6.2e-6 over 1,500 drawn cases
     call=_run_module, errors=_module_error, expected=_module_expected, slips=_module_slips_of,
     own="SelfAttention or scaled_dot_product_attention",
