@@ -49,11 +49,17 @@ def test_the_induction_score_cannot_be_copied_or_computed_without_n():
 
 
 def test_a_checker_call_draws_fresh_sizes():
-    seen = set()
-    answer = lambda W, n: seen.add(n) or ex.reference_induction_score(W, n)  # noqa: E731
+    calls = []
+    record = lambda W, n: calls[-1].append((n, W.shape, W.numpy().tobytes()))  # noqa: E731
     for _ in range(3):
-        ex.check_induction_score(answer)
-    assert seen - {4, 5, 7}                                           # sizes the fixed cases do not use
+        calls.append([])
+        assert verdict(ex.check_induction_score(lambda W, n: record(W, n) or ex.reference_induction_score(W, n)))[0]
+    fixed = len(ex.check_induction_score.cases())
+    drawn = [call[fixed:] for call in calls]                   # the fixed cases come first, the same in every call
+    assert [len(call) for call in drawn] == [len(ex.check_induction_score.draws)] * 3
+    assert all(shape == (2 * n, 2 * n) for call in drawn for n, shape, _ in call)
+    assert len({tuple(call) for call in drawn}) == 3           # a generator seeded once would draw the same again
+    assert len({n for call in drawn for n, _, _ in call}) > 1  # and the sizes vary, not only the numbers
 
 
 def by_previous_token_score(scores):

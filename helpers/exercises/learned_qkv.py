@@ -241,7 +241,7 @@ def _large_forward(sunk=False) -> Case:
 def _draw_forward(rng, spiked=False) -> Case:
     """Sizes that all differ (d_k ≠ 4); `spiked`: tokens r and k in E's last column, so that r's scaled scores with
     itself and with k are near 1,000 and 1 less (a near tie), every other score as drawn."""
-    T, d_model, d_k, d_v = (int(n) for n in rng.choice([2, 3, 5, 6, 7, 8, 10, 11], size=4, replace=False))
+    T, d_model, d_k, d_v = (int(n) for n in rng.choice([3, 5, 6, 7, 8, 10, 11, 12], size=4, replace=False))
     r, k = (r := int(rng.integers(T))), (r + 1) % T
     spike = f", token {r}'s scores with itself and token {k} near 1,000 and 1 less" if spiked else ""
     case = _forward(int(rng.integers(2**31)), T, d_model, d_k, d_v, f", drawn at random{spike}")
@@ -304,7 +304,7 @@ def _module_case(seed, B, T, d_model, d_k, drawn="", scale=1.0, sunk=False, tie=
 
 def _draw_module(rng, tied=False) -> Case:
     """Sizes that all differ; `tied`: in every sentence token r's scores with itself and token k 1 apart, near 1,000."""
-    B, T, d_model, d_k = (int(n) for n in (rng.integers(1, 4), *rng.choice([2, 3, 5, 6, 7, 9], 3, replace=False)))
+    B, T, d_model, d_k = (int(n) for n in (rng.integers(1, 4), *rng.choice([3, 5, 6, 7, 9, 10], 3, replace=False)))
     r, k = (r := int(rng.integers(T))), (r + 1) % T
     tie = f", token {r}'s scores with itself and token {k} near 1,000 and 1 less" * tied
     return _module_case(int(rng.integers(2**31)), B, T, d_model, d_k, ", drawn at random" + tie, tie=tied and (r, k))
