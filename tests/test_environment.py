@@ -31,6 +31,13 @@ def test_report_names_versions_and_a_device():
     assert report["cuda"] == ("available" if torch.cuda.is_available() else "not available")
 
 
+def test_report_on_an_nvidia_gpu_uses_it_and_names_it(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda index=None: "NVIDIA H200")
+    report = environment_report()
+    assert (report["cuda"], report["device used"], report["gpu"]) == ("available", "cuda", "NVIDIA H200")
+
+
 def test_report_on_an_apple_gpu_uses_the_cpu(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     monkeypatch.setattr(torch.backends.mps, "is_available", lambda: True)

@@ -190,6 +190,7 @@ def test_cuda_sample_records_events_and_synchronises(monkeypatch):
 
 
 def test_synchronize_is_a_no_op_on_the_cpu(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)   # also where a GPU is present: the device decides
     monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: pytest.fail("synchronised on the CPU"))
     measure.synchronize("cpu")
     measure.synchronize(torch.device("cpu"))
