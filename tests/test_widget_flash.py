@@ -7,11 +7,15 @@ from helpers.widgets.flash import FlashTilesWidget, demo_inputs, flash_widget_da
 
 
 @pytest.mark.parametrize("causal", [False, True])
-def test_after_every_tile_the_output_row_is_the_exact_one(causal):
+def test_after_every_tile_the_output_row_is_attention_over_the_keys_seen_so_far(causal):
     Q, K, V = demo_inputs(32)
     full = scaled_dot_product_attention(Q, K, V, causal_mask(32) if causal else None)   # (32, 4)
     for query in (0, 13, 31):
         data = flash_widget_data(Q, K, V, query, 8, causal, 4)
+        for tiles, y in enumerate(data["y"][1:], start=1):   # keys 0 … 4 · tiles − 1, those the query may see
+            seen = min(4 * tiles, data["visible"])
+            exact = scaled_dot_product_attention(Q[query:query + 1], K[:seen], V[:seen])[0]
+            np.testing.assert_allclose(y, exact.numpy(), atol=1e-12, err_msg=f"query {query}, {tiles} tiles")
         np.testing.assert_allclose(data["y"][-1], full[query].numpy(), atol=1e-12)
         np.testing.assert_allclose(data["exact"], full[query].numpy(), atol=1e-12)
         assert data["gap"] < 1e-12 and np.all(np.diff(data["m"][1:]) >= 0)       # m never falls
