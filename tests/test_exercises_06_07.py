@@ -1,5 +1,6 @@
 """Checkers of notebooks 06 and 07: the reference passes, each typical mistake gets its own message."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -128,7 +129,8 @@ def test_shapes_feedback_does_not_give_the_answer_away(change):
     name = next(iter(change))
     expected = ex06.reference_cross_attention_shapes()[name]
     assert not feedback.passed
-    assert str(expected) not in feedback.message and str(list(expected)) not in feedback.message, feedback
+    a, b = expected                                               # (5, 64), [5, 64], 5×64, 5 by 64: any spelling
+    assert not re.search(rf"\b{a}\D{{1,6}}{b}\b", feedback.message), feedback.message
 
 
 def test_shapes_accept_whole_numbers_of_any_kind():
@@ -428,7 +430,9 @@ def test_tflops_feedback_does_not_give_the_answer_away(answer):
     feedback = ex07.check_achieved_tflops(answer)
     assert not feedback.passed
     assert "expected" not in feedback.message
-    assert f"{ex07.reference_achieved_tflops(*ex07._TFLOP_CASES[0]):.4g}" not in feedback.message
+    numbers = [float(n.replace(",", "")) for n in re.findall(r"\d[\d,]*(?:\.\d+)?", feedback.message)]
+    answers = [ex07.reference_achieved_tflops(*case) for case in ex07._TFLOP_CASES]   # in any format or rounding
+    assert not any(math.isclose(n, a, rel_tol=0.01) for n in numbers for a in answers), feedback.message
 
 
 def test_tflops_accepts_tensor_and_numpy_results():
