@@ -1,4 +1,6 @@
 """helpers.widgets.common: a LiveWidget computes and shows at once and on every move; themes and widths."""
+import re
+
 import ipywidgets as widgets
 
 
@@ -6,7 +8,9 @@ def test_heatmap_labels_take_the_theme_text_colour():
     from helpers.widgets.common import html_heatmap
 
     table = html_heatmap([[1.0, 2.0]], ["a"], ["x", "y"], title="t")
-    assert "#333" not in table and "color:inherit" in table
+    labels = re.findall(r"<th style='([^']*)'", table)                # the column and the row labels
+    assert len(labels) == 4 and all(re.findall(r"(?<![-\w])color:([^;']+)", style)[-1:] == ["inherit"]
+                                    for style in labels), labels
 
 
 def test_html_heatmap_writes_white_on_the_darkest_cell_and_black_on_the_lightest():
