@@ -220,8 +220,8 @@ def test_forward_is_compared_to_float32_precision_and_no_coarser():
             return Y
         return answer
 
-    assert verdict(ex.check_attention_forward(off_by(5e-6)))[0]
-    failing(ex.check_attention_forward(off_by(1e-3)), "wrong values", "position (0, 0)")
+    assert verdict(ex.check_attention_forward(off_by(5e-5)))[0]   # float32's rounding reaches 2.1e-5
+    failing(ex.check_attention_forward(off_by(2e-4)), "wrong values", "position (0, 0)")
 
 
 def test_forward_checker_never_raises():
