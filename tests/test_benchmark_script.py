@@ -155,11 +155,16 @@ def test_the_limit_is_one_square_matrix_product_with_attentions_flops(batch_head
 
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("impl", ["sdpa:math", "sdpa:flash"])
-def test_forced_backends_compute_the_same_attention_on_the_cpu(impl, causal):
+def test_forced_backends_ask_for_their_backend_and_compute_the_same_attention_on_the_cpu(impl, causal, monkeypatch):
+    import torch.nn.attention as attention  # which kernel then runs is PyTorch's choice; which one is asked, ours
+    asked, sdpa_kernel = [], attention.sdpa_kernel
+    monkeypatch.setattr(attention, "sdpa_kernel", lambda chosen: asked.append(list(chosen)) or sdpa_kernel(chosen))
     implementations = load_script().implementations()
     Q, K, V = measure.make_qkv(4, 33, 16)
     expected = F.scaled_dot_product_attention(Q, K, V, is_causal=causal)
     torch.testing.assert_close(implementations[impl][1](Q, K, V, causal)(), expected, atol=1e-5, rtol=1e-5)
+    backend = {"sdpa:math": attention.SDPBackend.MATH, "sdpa:flash": attention.SDPBackend.FLASH_ATTENTION}[impl]
+    assert asked == [[backend]]
 
 
 def test_a_backend_that_cannot_run_gets_a_note():
