@@ -295,7 +295,7 @@ def test_scaled_weights_checker_does_not_let_the_student_change_its_inputs():
         Q *= 0
         return reference_scaled_weights(Q, K)
 
-    fails(check_scaled_weights(vandal))
+    fails(check_scaled_weights(vandal), "changed its argument Q in place")
     passes(check_scaled_weights(reference_scaled_weights))            # the next call is unaffected
 
 
