@@ -93,6 +93,8 @@ def test_causal_mask_is_bottom_right_aligned():
 
 def test_causal_mask_on_a_device():
     assert causal_mask(3, device="cpu").device == torch.device("cpu")
+    meta = causal_mask(2, 5, device="meta")                # a device other than the default, without a GPU
+    assert meta.device.type == "meta" and meta.shape == (2, 5)
 
 
 @pytest.mark.parametrize("mask_shape", [(1, 1, 5, 5), (2, 1, 1, 5)])

@@ -3,6 +3,7 @@ hand, switching heads off, and the committed weights against the code."""
 import math
 import re
 
+import numpy as np
 import pytest
 import torch
 from stored_notebooks import prose
@@ -284,8 +285,11 @@ def test_the_widget_follows_its_controls(model):
     assert w.position.max == 7 and w.position.value == 7 and w.result["prediction"] == "a"
     w.position.value = 5
     assert w.result["position"] == 5 and w.result["earlier"] == 1
+    on = w.result["probabilities"].copy()
     w.switches[1].value = False                                        # head 0.1 off
     assert w.result["weights"].shape == (4, 8) and "Switched off: head 0.1" in w.reading.value
+    off = induction.prediction_data(model, "abcdabcd", 5, off=[(0, 1)])["probabilities"]
+    assert np.allclose(w.result["probabilities"], off) and not np.allclose(w.result["probabilities"], on)
     w.text.value = "abcz"
     assert w.result is None and "&#x27;z&#x27; (letter 4) is not one of the model" in w.reading.value
     assert w.position.max == 7 and w.position.value == 5               # a refused text leaves the slider alone

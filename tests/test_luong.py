@@ -38,6 +38,7 @@ def test_projections_are_seeded_and_shaped():
     W = luong.projections(4, 3, seed=1)
     assert set(W) == {"W_q", "W_k", "W_v"} and all(w.shape == (4, 3) for w in W.values())
     torch.testing.assert_close(W["W_q"], luong.projections(4, 3, seed=1)["W_q"])
+    assert not torch.equal(W["W_q"], luong.projections(4, 3, seed=2)["W_q"])   # the seed is used
     assert not torch.equal(W["W_q"], W["W_k"])
 
 
