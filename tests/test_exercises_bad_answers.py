@@ -205,7 +205,7 @@ def test_an_answer_that_memorises_the_fixed_cases_meets_a_large_score_in_the_dra
 
 def test_hard_attention_wherever_a_score_is_large_fails_every_time():
     """One-hot rows (the argmax alone) where a row's largest score tops 500 match softmax wherever one score leads by
-    hundreds; each drawn large score has a rival 1 (3 in cross-attention) below it, where softmax blends two."""
+    hundreds; each drawn large score has a rival 1 below it, where softmax blends two (0.73 and 0.27)."""
     above = math.inf                                 # no row is made hard: softmax itself, which passes
 
     def hard(S):                                     # (..., T_q, T_k): softmax, or one-hot where a row tops `above`

@@ -9,7 +9,7 @@ def test_heatmap_labels_take_the_theme_text_colour():
 
     table = html_heatmap([[1.0, 2.0]], ["a"], ["x", "y"], title="t")
     labels = re.findall(r"<th style='([^']*)'", table)                # the column and the row labels
-    assert len(labels) == 4 and all(re.findall(r"(?<![-\w])color:([^;']+)", style)[-1:] == ["inherit"]
+    assert len(labels) == 4 and all(re.findall(r"(?<![-\w])color\s*:\s*([^;']+)", style)[-1:] == ["inherit"]
                                     for style in labels), labels
 
 

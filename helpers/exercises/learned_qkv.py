@@ -303,7 +303,7 @@ def _module_case(seed, B, T, d_model, d_k, drawn="", scale=1.0, sunk=False, tie=
 
 
 def _draw_module(rng, tied=False) -> Case:
-    """Sizes that all differ; `tied`: in every sentence token r's scores with itself and token k 1 apart, near 1,000."""
+    """T, d_model, d_k differ; `tied`: in every sentence token r's scores with itself and with k 1 apart, near 1,000."""
     B, T, d_model, d_k = (int(n) for n in (rng.integers(1, 4), *rng.choice([3, 5, 6, 7, 9, 10], 3, replace=False)))
     r, k = (r := int(rng.integers(T))), (r + 1) % T
     tie = f", token {r}'s scores with itself and token {k} near 1,000 and 1 less" * tied

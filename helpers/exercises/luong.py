@@ -195,7 +195,7 @@ def _cross_attention_slips(X_dec, X_enc, W_q, W_k, W_v):
 
 def _draw_cross(rng, spiked=False, narrow=False) -> Case:
     """Sizes that differ, float64; `narrow`: d = 2, below d_k; `spiked`: the story's sizes (W (4, 4)), query i's
-    scaled scores with keys j, k: near 1,000 and 1 less (a spare dim)."""
+    scaled scores with keys j, k: near 1,000 and 1 less (a spare dim), k's other features 3 above j's."""
     T_q, T_k, d = (int(n) for n in rng.choice([2, 3, 5, 6, 7, 9], 3))
     d = 2 if narrow else d   # every d_k then lies above d
     d_k, d_v = (int(n) for n in rng.choice([n for n in (2, 3, 5, 6, 7) if d not in (n, n * n)], 2, replace=False))
@@ -205,7 +205,7 @@ def _draw_cross(rng, spiked=False, narrow=False) -> Case:
     shapes, k = ((T_q, d), (T_k, d), (d, d_k), (d, d_k), (d, d_v)), (j + 1) % T_k
     X_dec, X_enc, W_q, W_k, W_v = (torch.randn(*shape, generator=g, dtype=torch.float64) for shape in shapes)
     if spiked:
-        X_dec[:, -1], X_dec[i, -1], X_enc[:, -1], X_enc[j, -1] = 0.0, 1.0, 0.0, 1.0
+        X_dec[:, -1], X_dec[i, -1], X_enc[:, -1], X_enc[j, -1], X_enc[k, :-1] = 0.0, 1.0, 0.0, 1.0, X_enc[j, :-1] + 3
         W_q[:, 0], W_k[:, 0], W_q[-1, 0], W_k[-1, 0] = 0.0, 0.0, *[math.sqrt(1000 * math.sqrt(d_k))] * 2
         X_enc[k, -1] = ((q := X_dec[i] @ W_q) @ ((X_enc[j] - X_enc[k]) @ W_k) - math.sqrt(d_k)) / (q @ W_k[-1])
     largest = reference_cross_attention(X_dec, X_enc, W_q, W_k, W_v).abs().max().item()

@@ -31,7 +31,7 @@ def _draw_mask(rng, kind, page=False) -> Case:
     4 × 4, the size of the page's causal mask."""
     T_q, T_k = (4, 4) if page else (int(rng.integers(2, 9)), int(rng.integers(3, 9)))
     mask = torch.from_numpy(rng.integers(-1, 3, size=(T_q, T_k)))
-    mask[:, seen := rng.integers(1, T_k)] = 1   # every query may see one key, not key 0 (never causal_mask(4)) ...
+    mask[:, seen := rng.integers(1, T_k)] = 1   # a key every query may see, never key 0 (never causal_mask(4))
     where = rng.choice([p for p in range(T_q * T_k) if p % T_k != seen], 3, replace=False)   # ... a 0, a 2, a -1
     mask.view(-1)[where] = torch.tensor([0, 2, -1])
     mask = mask.bool() if kind == "bool" else torch.where(mask == 2, 0.5, mask.float()) if kind == "float" else mask
