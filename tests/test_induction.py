@@ -86,7 +86,7 @@ def test_encode_reads_letters_and_names_what_it_cannot():
 
 # ---------------------------------------------------------------- the data
 
-def test_the_repeated_segment_is_a_copy_at_the_offset_it_was_drawn_with():
+def test_the_marked_copy_repeats_the_segment_from_L_to_b_tokens_back():
     tokens, copy = induction.repeated_batch(256, torch.Generator().manual_seed(0))
     assert tokens.shape == (256, 32) and copy.shape == (256, 31)
     for row, marks in zip(tokens, copy):

@@ -285,7 +285,15 @@ def test_runs_are_reproducible_and_well_formed(experiment):
 
 def test_experiment_table_and_lookup(experiment):
     table = experiment.table()
-    assert "57.8%" in table and "98.6%" in table and "802" in table
+    assert "57.8%" in table and "98.6%" in table and "802" in table      # notebook 04's stored table
+    rows = table.splitlines()[1:]
+    assert [row.split("  ")[0].strip() for row in rows] == list(MODELS)   # a row per model, in order
+    for name, row in zip(MODELS, rows):
+        run = experiment[name]                                            # the lookup: by name, each its own run
+        assert run is experiment.runs[name] and run.name == name
+        assert row.split()[-3:] == [f"{run.parameters:,}", f"{run.loss[-1]:.3f}", f"{run.test_accuracy:.1%}"]
+    with pytest.raises(KeyError):
+        experiment["no such model"]
 
 
 def test_run_experiment_takes_one_model_name():

@@ -138,6 +138,28 @@ def test_solutions_use_only_the_notebooks_names(path):
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_a_revealed_function_passes_its_own_checker(path):
+    """Where the answer is a function (or class), the one its solution defines, run with only the notebook's
+    imports, is marked correct by the notebook's own call of the checker."""
+    trees = [ast.parse(source(c)) for c in code_cells(load(path))]
+    imports = ast.Module([n for tree in trees for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))], [])
+    stubs = {n.name for tree in trees for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    calls = [n for tree in trees for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+             and n.func.id.startswith("check_") and n.args and getattr(n.args[0], "id", None) in stubs]
+    for call in calls:
+        namespace = {}
+        exec(compile(imports, path.name, "exec"), namespace)
+        exec(namespace[call.func.id].solution().code, namespace)
+        solved = [n.name for n in ast.parse(namespace[call.func.id].solution().code).body
+                  if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+        namespace[call.args[0].id] = namespace[solved[-1]]                # pasted in place of the student's stub
+        if all(a.id in namespace for a in call.args[1:]):                 # (worst_head's reason is told in words)
+            feedback = eval(compile(ast.Expression(call), path.name, "eval"), namespace)
+            assert feedback.passed, f"{call.func.id}: {feedback.message}"
+    assert calls or path.name < "02", "the notebook has an exercise whose answer is a function"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
 def test_stored_figures_fit_a_projectors_cell(path):
     """At most about 800 px wide (plotting.MAX_FIGURE_WIDTH at 90 dpi), a title that overflows included."""
     for index, cell in enumerate(load(path)["cells"]):
