@@ -27,9 +27,9 @@ def test_bank_is_static():
 def test_table_covers_the_vocabulary():
     words, table = embedding_table()
     assert words == list(VOCAB) == ["money", "bank", "grows", "river", "flows"]
-    assert table.shape == (5, 4)
-    for word, row in zip(words, table):
-        np.testing.assert_array_equal(row, EMBEDDINGS[word])
+    np.testing.assert_array_equal(table, [[1, 0, 1, 0], [1, 1, 0, 0], [0, 1, 1, 1],    # the module text's three
+                                          [0, 1, 0, 1], [0, 1, 0, 2]])                  # river, flows: the course's
+    assert all(tuple(row) == EMBEDDINGS[word] for word, row in zip(words, table))
 
 
 def test_river_and_flows_send_bank_somewhere_clearly_different():
