@@ -56,6 +56,7 @@ QUOTES = [
     ("05", "close to the measured 2.8", r"W_q, unscaled / scaled at d_k = 32: [\d.]+ / [\d.]+ = ([\d.]+)", "2.8"),
     ("07", "while its inputs are 76.8 MB", r"Q, K and V together \(d_k = 64\): +([\d.]+) MB", "76.8"),
     ("07", "while $Q, K, V$ are 77 MB", r"Q, K and V together \(d_k = 64\): +([\d.]+) MB", "77"),
+    ("08", "(9,647 · 2π at $d = 512$)", r"the last is ([\d,]+) · 2π", "9,647"),
     ("08", "(786,432 for GPT-2 small)", r"T_max = 1,024 and d = 768: ([\d,]+) parameters", "786,432"),
     ("10", "the earlier *b*, 12 positions back", r"that letter is (\d+) positions before the last 'b'", "12"),
     ("10", "the fixed-offset model's \"elsewhere\", 2.91, is the only one below ln 20",
