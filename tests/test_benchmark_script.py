@@ -280,10 +280,17 @@ def test_cuda_largest_T_small_limit():
 
 @needs_cuda
 def test_cuda_forced_flash_backend_runs_16_bit():
+    """Forced to flash, SDPA agrees with its own choice; a GPU or torch with no flash kernel for bf16 is skipped,
+    unless SDPA itself chooses flash for these inputs."""
     implementations = load_script().implementations()
     Q, K, V = measure.make_qkv(2, 128, 64, device="cuda", dtype="bfloat16")
-    torch.testing.assert_close(implementations["sdpa:flash"][1](Q, K, V, True)(),
-                               F.scaled_dot_product_attention(Q, K, V, is_causal=True))
+    try:
+        forced = implementations["sdpa:flash"][1](Q, K, V, True)()
+    except RuntimeError as error:
+        if measure.sdpa_backend(Q, K, V, causal=True) == "flash":
+            raise
+        pytest.skip(f"no flash kernel for bf16 on this GPU and torch: {str(error)[:120]}")
+    torch.testing.assert_close(forced, F.scaled_dot_product_attention(Q, K, V, is_causal=True))
 
 
 # ---------------------------------------------------------------- benchmarks/widget_updates.py
