@@ -10,6 +10,7 @@ computation and the redrawn picture or table. Target: under 50 ms each, on a
 """
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import statistics
@@ -117,4 +118,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()   # --help, and no options to take
     main()
