@@ -58,9 +58,9 @@ def is_causal_bias(mask) -> bool:
     return bias is not None and isinstance(mask, bias.CausalBias)
 
 
-def check_mask(mask, scores: tuple) -> None:
+def check_mask(mask, scores: tuple, what: str = "The mask") -> None:
     """A clear error for a mask that is not a 'may attend' mask broadcasting to the scores' shape (..., T_q, T_k),
-    or that hides every key from some query (softmax over nothing is NaN). None passes."""
+    or that hides every key from some query (softmax over nothing is NaN; `what` names it). None passes."""
     if mask is None:
         return
     T_q, T_k = scores[-2:]
@@ -87,10 +87,10 @@ def check_mask(mask, scores: tuple) -> None:
                          f"(..., T_q, T_k) = {tuple(scores)}" + (f" but turns it into {grown}" if grown else "")
                          + f": one entry per query-key pair, no axis the scores lack{hint}.")
     rows = mask.reshape((1,) * (2 - mask.dim()) + tuple(mask.shape))  # at least (T_q or 1, T_k or 1)
-    blind = ~torch.broadcast_to(rows != 0, rows.shape[:-1] + (T_k,)).any(dim=-1)  # in the mask's own rows
+    blind = (rows == 0).all(dim=-1)                                    # (..., T_q or 1) in the mask's own rows
     if blind.any():
         row = torch.nonzero(blind)[0].tolist()
-        raise ValueError(f"The mask hides every key from query row {row[-1]} (index {tuple(row)}): softmax over "
+        raise ValueError(f"{what} hides every key from query row {row[-1]} (index {tuple(row)}): softmax over "
                          "nothing is 0/0 = NaN. Every query must be allowed to attend to at least one key "
                          "(mask == 0 means 'may not').")
 
@@ -102,9 +102,9 @@ def check_tokens(x, module: nn.Module, mask=None) -> None:
     W, heads = module.W_q.weight, getattr(module, "n_heads", None)    # W: (out_features, d_model)
     if not isinstance(x, torch.Tensor) or x.dim() not in ((3,) if heads else (2, 3)) or x.shape[-1] != W.shape[1]:
         one = " (one sentence of shape (T, d_model): x[None])" if heads and getattr(x, "dim", int)() == 2 else ""
-        raise ValueError(f"x should be a torch.Tensor of shape (B, T, d_model) = (B, T, {W.shape[1]}){one}: one row "
-                         f"of d_model = {W.shape[1]} numbers per token, as the module was built; got {describe(x)}"
-                         + (" (a NumPy array: torch.from_numpy(x).float())." if isinstance(x, np.ndarray) else "."))
+        numpy = f" (a NumPy array: torch.from_numpy(x).to({W.dtype}))" * isinstance(x, np.ndarray)
+        raise ValueError(f"x should be a torch.Tensor of shape (B, T, d_model) = (B, T, {W.shape[1]}){one}: one row of "
+                         f"d_model = {W.shape[1]} numbers per token, as the module was made; got {describe(x)}{numpy}.")
     if x.dtype != W.dtype or x.device != W.device:
         raise TypeError(f"x is {x.dtype} on {x.device} but the module's weights are {W.dtype} on {W.device}: "
                         "convert one to the other, e.g. x = x.to(module.W_q.weight) "

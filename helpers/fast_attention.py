@@ -109,15 +109,15 @@ def tile_map(T_q, T_k, block_q, block_k, causal=False):
 
 def check_flash_inputs(Q, K, V, mask=None, causal=False, block_q=1, block_k=1) -> None:
     """check_attention_inputs' named errors, for mask AND causal together: a query that sees no key once both
-    are applied gets the same error, found from each mask row's first visible key (never mask & causal whole)."""
+    are applied gets the same error, naming both, found from each mask row's first visible key (never mask & causal)."""
     check_attention_inputs(Q, K, V, mask)
     count(block_q, "block_q (queries per tile)"), count(block_k, "block_k (keys per tile)")
     if flag(causal, "causal (a mask goes in mask=)"):
         check_causal(T_q := Q.shape[-2], T_k := K.shape[-2])
-        seen = torch.ones(T_k, dtype=torch.bool, device=Q.device) if mask is None else mask != 0
-        first = torch.broadcast_to(seen, seen.shape[:-1] + (T_k,)).byte().argmax(-1)  # (..., 1 or T_q)
-        last = torch.arange(T_q, device=Q.device) + T_k - T_q                          # query i sees keys ≤ last[i]
-        check_mask((first <= last)[..., None], Q.shape[:-1] + (T_k,))                   # (..., T_q, 1)
+        first = 0 if mask is None else (mask != 0).byte().argmax(-1)    # (..., 1 or T_q) each row's first visible key
+        last = torch.arange(T_q, device=Q.device) + T_k - T_q           # (T_q,) query i sees keys ≤ last[i]
+        scores = torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2]) + (T_q, T_k)   # batch: Q's, K's, V's
+        check_mask((first <= last)[..., None], scores, "The mask with causal=True")   # (..., T_q, 1)
 
 
 def flash_attention(Q, K, V, mask=None, causal=False, block_q: int = 256, block_k: int = 512):

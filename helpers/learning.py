@@ -8,8 +8,8 @@
     plot_loss_curves(experiment)          the training loss of every model, on one log-scale axis
 
 The task: "piece of cake today ." is an idiom, "piece of leg today ." is not. Each word appears equally in both labels,
-so only the head + partner *pair* decides. The models share frozen random embeddings and a linear readout and differ
-only in their attention layer. Everything runs in float64 on the CPU."""
+so only the head + partner *pair* decides. The models share frozen random embeddings and a linear readout (not the
+MLP_READOUT control) and differ only in their attention layer. Everything runs in float64 on the CPU."""
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass

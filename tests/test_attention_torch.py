@@ -329,6 +329,9 @@ def test_a_mask_with_one_flag_per_key_is_shown_its_missing_axes(heads):
     assert "first axis" not in str(error.value)
     with pytest.raises(ValueError, match=r"\(mask\[:, 0\] drops a head axis\)\.$"):
         scaled_dot_product_attention(Q, Q, Q, keep[:, None, None, None])
+    with pytest.raises(ValueError) as error:                                   # as many axes as the scores
+        scaled_dot_product_attention(Q, Q, Q, torch.ones(3, *heads, 5, 5))
+    assert "drops a head axis" not in str(error.value) and "first axis" not in str(error.value)
 
 
 def test_inputs_on_two_devices_are_named():

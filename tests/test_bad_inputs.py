@@ -221,7 +221,8 @@ def test_the_errors_name_the_argument_typed_and_describe_it_briefly():
     from helpers.attention_torch import SelfAttention, scaled_dot_product_attention
     cases = {lambda: self_attention([1.0, 2.0]): r"^E should be 2-D with shape \(T, d\)",
              lambda: SelfAttention(4, 2)(np.zeros((1, 3, 4))): r"got ndarray of shape \(1, 3, 4\) \(a NumPy array: "
-                                                                r"torch\.from_numpy\(x\)\.float\(\)\)",
+                                                                r"torch\.from_numpy\(x\)\.to\(torch\.float32\)\)",
+             lambda: SelfAttention(4, 2).double()(np.zeros((1, 3, 4))): r"torch\.from_numpy\(x\)\.to\(torch\.float64\)",
              lambda: scaled_dot_product_attention([1, 2], torch.ones(2, 2), torch.ones(2, 2)): "list of length 2\\.$",
              lambda: positions.LearnedPositions(8, 4)(torch.ones(3, 4)): r"got Tensor of shape \(3, 4\)\.$"}
     for call, message in cases.items():

@@ -48,6 +48,8 @@ CASES = {
     "blocks larger than T": ((2,), (2,), (2,), 6, 8, 4, 4, None, True, 64, 100),
     "batch axes that broadcast": ((2, 3), (3,), (1, 1), 9, 11, 4, 5,
                                   lambda T_q, T_k: padding_mask([4, 11], T_k), False, 4, 4),
+    "batch axes that broadcast, causal, Q with the fewest": ((3,), (2, 3), (1, 1), 9, 11, 4, 5,
+                                                           lambda T_q, T_k: padding_mask([4, 11], T_k), True, 4, 4),
 }
 
 
@@ -309,7 +311,7 @@ def test_causal_and_left_padding_together_leave_a_row_blind():
     pad = left_padding([4, 6], 6)                          # sequence 0: keys 0, 1 are <pad>
     flash_attention(Q, K, V, pad)
     flash_attention(Q, K, V, causal=True)
-    with pytest.raises(ValueError, match="The mask hides every key from query row 0"):
+    with pytest.raises(ValueError, match="The mask with causal=True hides every key from query row 0"):
         flash_attention(Q, K, V, pad, causal=True)
 
 

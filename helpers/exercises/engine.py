@@ -1,13 +1,13 @@
 """The checker engine: an exercise declares what it expects, and one loop judges every answer.
 
     Feedback(passed, message)    the verdict on an answer, never an exception
-    Solution(title, code, note)  a worked solution, folded in the notebook
+    Solution(title, code, explanation)  a worked solution, folded in the notebook
     Case(*args, what=..., **s)   one input for the student's function; `what` names it in messages, `s` its sizes
     Exercise(reference, ...)     an exercise whose answer is a function, run on the fixed cases (the slips' witnesses),
                                  then on cases drawn afresh for each call: nothing printed on the page can be copied
     solved_by(title, code)       the worked solution of a checker whose answer is a value (counts, a symbol, text)
     readers                      as_numbers, one_number, whole_numbers, text_answer: what came, read as asked for
-    calls_library(function, w)   whether an answer is, or calls, torch's, scipy's or the course's own `w` (softmax)
+    calls_library(function, word)  whether an answer is, or calls, torch's, scipy's or the course's own `word`
     compare_numbers, named_slip  how an answer differs from the expected one (a wrong shape, a slip, rounding)
 
 A student's exception reaches the diagnosis as the exception object: an exercise's `errors(case, error)`
@@ -104,8 +104,8 @@ class Exercise:
     the engine calls the answer, then asks in turn: did it raise (`errors(case, error)`), can its result be read as
     numbers (`read(result, case)` -> (array, None) or (None, message); None: the default reader, which calls it
     `reads`), does `judge(case, got, expected)` name a problem, is the shape exactly right (else is it a key of
-    `shapes(case)` {shape: message}), is it one of the `slips(case)` [(value, message)], is it finite, is it within
-    `atol`, and if not, is it what the answer gave for other inputs (an argument ignored)? The default `call` hands
+    `shapes(case)` {shape: message}), is it one of the `slips(case)` [(value, message)], else what the answer gave
+    for other inputs (an argument ignored), is it finite, is it within `atol`? The default `call` hands
     the answer copies (the last len(`keywords`) by those names) and refuses one that changes them. Hooks return
     whole messages, or None to let the engine go on. `atol32`: the tolerance for a result not rounded by hand, where
     float32 anywhere in the computation (inputs, weights, a √) shows; `atol` judges the rest. `where` and `name` are
