@@ -124,6 +124,13 @@ def test_mask_zero_means_may_not_attend():
     assert W[0, 0] == 1.0, "the first token can only see itself"
 
 
+def test_a_hidden_key_stays_hidden_however_low_the_visible_scores():
+    """Hidden means −inf, not a large negative number: with every visible score near −10¹⁰ a key 'hidden' by −10⁹
+    would take all the weight."""
+    Q, K = torch.tensor([[1e5]]), torch.tensor([[-1e5], [0.0]])      # scores −10¹⁰ (visible) and 0 (hidden)
+    torch.testing.assert_close(attention_weights(Q, K, torch.tensor([[True, False]])), torch.tensor([[1.0, 0.0]]))
+
+
 @pytest.mark.parametrize("mask_dtype", [torch.bool, torch.float32, torch.int64])
 def test_any_dtype_of_mask_uses_the_zero_means_hidden_rule(mask_dtype):
     Q, K, V = qkv(T=5)
