@@ -213,7 +213,7 @@ def test_widget_moves():
     w.head.value = 3
     w.mask.value = "padding"
     assert w.result["head"] == 3 and w.result["on_padding"] == 0
-    assert "head 3 of 4" in w.reading.value
+    assert "head 3 (heads 0–3)" in w.reading.value
     assert math.isfinite(w.last_update_ms)          # measured
 
 

@@ -109,3 +109,13 @@ def test_a_live_widget_shows_its_last_picture_or_reading_where_widgets_cannot_ru
     assert "zero is not allowed" in w._repr_mimebundle_()["text/html"] and "image/png" not in w._repr_mimebundle_()
     bundle = Demo(False, picture=False)._repr_mimebundle_()         # no picture among its outputs: its reading
     assert bundle["text/html"] == "<b>1</b>" and "image/png" not in bundle
+
+
+def test_log_sliders_read_out_plain_numbers():
+    """The readout is formatted by d3-format in the browser, where '.3g' writes T = 100,000 as '1.00e+5': no 'g' or
+    'e' type on a log slider (',.0f' writes 100,000; ',.3r' writes 1,000, 12.6 and 0.0100)."""
+    from helpers.widgets.cost import CostWidget
+    from helpers.widgets.softmax_temperature import SoftmaxTemperatureWidget
+
+    for slider in (CostWidget().T, SoftmaxTemperatureWidget().scale):
+        assert isinstance(slider, widgets.FloatLogSlider) and slider.readout_format[-1] not in "eg"

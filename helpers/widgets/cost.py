@@ -53,7 +53,7 @@ class CostWidget(LiveWidget):
     def __init__(self, d_model: int = 512):
         self.d_model = d_model
         self.T = widgets.FloatLogSlider(value=1e5, base=10, min=2, max=6, step=0.25, description="T",
-                                        readout_format=".3g", continuous_update=False)
+                                        readout_format=",.0f", continuous_update=False)
         self.d_k = widgets.SelectionSlider(options=[16, 32, 64, 128, 256], value=64, description="d_k")
         self.heads = widgets.SelectionSlider(options=[1, 2, 4, 8, 16, 32, 64], value=1, description="heads")
         self.dtype = widgets.Dropdown(options=["float32", "bfloat16", "float8"], value="float32", description="dtype")

@@ -27,7 +27,7 @@ class HeadsWidget(LiveWidget):
     def show(self, data: dict) -> None:
         tokens, n = data["tokens"], data["length"]
         picture = html_heatmap(data["W"], tokens, tokens, vmin=0, vmax=1,
-                               title=f"head {data['head']} of {self.model.n_heads}, mask: {self.mask.value}")
+                               title=f"head {data['head']} (heads 0–{self.model.n_heads - 1}), mask: {self.mask.value}")
         hidden, pads = int((~data["mask"]).sum()), len(tokens) - n
         reading = (f"Rows are queries, columns keys. {hidden} of {len(tokens) ** 2} pairs hidden (weight 0). "
                    + (f"The {n} real words give {data['on_padding']:.0%} of their attention (on average) to "

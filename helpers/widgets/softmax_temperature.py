@@ -69,7 +69,7 @@ class SoftmaxTemperatureWidget(LiveWidget):
     def __init__(self, scores: str = "1.0, 1.2, 0.9", scale: float = 1.0):
         self.scores = widgets.Text(value=scores, description="scores", continuous_update=False)
         self.scale = offered(widgets.FloatLogSlider(base=10, min=-2, max=3, step=0.05, description="scale λ",
-                                                    readout_format=".3g"), scale, "scale")
+                                                    readout_format=",.3r"), scale, "scale")
         self._bars = _Bars()
         width, height = self._bars.figure.canvas.get_width_height()   # 1:1 pixels, larger when presenting
         self.picture = widgets.Image(format="png", layout=widgets.Layout(width=f"{width}px", height=f"{height}px"))
