@@ -105,13 +105,14 @@ def test_is_out_of_memory():
 
 def test_cpu_threads_sets_and_restores():
     before = torch.get_num_threads()
-    with measure.cpu_threads(1):
-        assert torch.get_num_threads() == 1
+    other = 2 if before == 1 else 1                  # a change to see, also where torch already uses one thread
+    with measure.cpu_threads(other):
+        assert torch.get_num_threads() == other
     assert torch.get_num_threads() == before
     with measure.cpu_threads(None):
         assert torch.get_num_threads() == before
     with pytest.raises(KeyError):
-        with measure.cpu_threads(1):
+        with measure.cpu_threads(other):
             raise KeyError("inside")
     assert torch.get_num_threads() == before
 
@@ -162,6 +163,8 @@ def test_timing_median_and_paired_ratio():
     assert t["a"].median == 0.004
     assert t["a"].ms == pytest.approx(4.0)
     assert measure.paired_ratio(t, "a", "b") == pytest.approx(2.0)
+    rounds = {"a": measure.Timing([1.0, 10.0, 3.0]), "b": measure.Timing([1.0, 2.0, 6.0])}    # ratios 1, 5, 0.5
+    assert measure.paired_ratio(rounds, "a", "b") == 1.0       # the median ratio, not 3 / 2 from the two medians
 
 
 def test_cuda_sample_records_events_and_synchronises(monkeypatch):
