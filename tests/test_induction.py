@@ -99,6 +99,24 @@ def test_the_marked_copy_repeats_the_segment_from_L_to_b_tokens_back():
         assert offsets, "the copy repeats an earlier segment"
 
 
+def test_the_copy_can_end_on_the_last_token():
+    """b in [L, T − L]: some copies fill the sequence to its end (b + L = T), for short and long segments alike."""
+    tokens, copy = induction.repeated_batch(512, torch.Generator().manual_seed(0))
+    ends = {len(marks.nonzero()) + 1 for marks in copy if marks[-1]}    # L of each copy that reaches token T − 1
+    assert ends and min(ends) < 8 and max(ends) > 12
+
+
+def test_the_training_log_splits_each_batchs_loss_into_copy_and_other_positions():
+    torch.manual_seed(induction.SEED)
+    model = induction.AttentionOnlyTransformer(n_layers=1)                # the model train() starts from
+    tokens, copy = induction.repeated_batch(induction.BATCH, torch.Generator().manual_seed(induction.SEED))
+    with torch.no_grad():
+        losses = induction.next_token_losses(model, tokens)                  # its first batch, before any update
+    _, log = induction.train(n_layers=1, steps=1)
+    assert log["copy"][0].item() == pytest.approx(losses[copy].mean().item(), rel=1e-5)
+    assert log["other"][0].item() == pytest.approx(losses[~copy].mean().item(), rel=1e-5)
+
+
 def test_the_drawn_offset_reaches_its_largest_value_b():
     """D in [L, b]: some copies start right after a source at position 0, D = b, also where b > L."""
     tokens, copy = induction.repeated_batch(512, torch.Generator().manual_seed(0))
