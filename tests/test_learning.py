@@ -296,6 +296,22 @@ def test_experiment_table_and_lookup(experiment):
         experiment["no such model"]
 
 
+def test_accuracy_by_pair_counts_each_head_and_partner_pair_alone():
+    """Untrained (steps=0), the model is its seeded initialisation: each cell is the accuracy on the test sentences
+    with that head AND that partner (the cells' mean alone cannot tell: a union of rows and columns averages alike)."""
+    run = run_experiment("idiom", LEARNED, steps=0, seed=5)[LEARNED]
+    data, table = make_dataset("idiom", 5), torch.from_numpy(random_table(len(learning.VOCAB), 16, 10_005))
+    torch.manual_seed(5)
+    model = build_model(LEARNED, 16).double()
+    with torch.no_grad():
+        right = (model(table[data.test_ids]).argmax(-1) == torch.from_numpy(data.test_labels)).numpy()
+    words = np.array(learning.VOCAB)[data.test_ids]                                   # (N_test, T) as text
+    expected = [[right[(words[:, 0] == h) & (words[:, 2] == p)].mean() for p in learning.PARTNERS]
+                for h in learning.HEADS]
+    np.testing.assert_allclose(run.accuracy_by_pair, expected)
+    assert np.ptp(expected) > 0.05                                                    # the cells differ
+
+
 def test_run_experiment_takes_one_model_name():
     assert list(run_experiment(models=PARAMETER_FREE, steps=2).runs) == [PARAMETER_FREE]
 
@@ -304,6 +320,9 @@ def test_plot_loss_curves_draws_one_line_per_model(experiment):
     ax = plot_loss_curves(experiment)
     labels = [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")]
     assert labels == [f"{n}: test accuracy {experiment[n].test_accuracy:.1%}" for n in MODELS]
+    for name, line in zip(MODELS, ax.get_lines()):                  # step 0 (untrained) at x = 0, every step after
+        np.testing.assert_array_equal(line.get_xdata(), np.arange(experiment.steps + 1))
+        np.testing.assert_array_equal(line.get_ydata(), experiment[name].loss)
 
 
 # ----------------------------------------------------------------------------- the widget's data
