@@ -51,11 +51,28 @@ def test_too_many_axes_are_refused_like_too_few():
 def test_nan_is_reported_with_its_position():
     with pytest.raises(ValueError, match=r"S contains nan at position \(1, 0\)"):
         check.matrix([[1.0, 2.0], [np.nan, 1.0]], "S", "(T, T)")
+    with pytest.raises(ValueError, match=r"S contains inf at position \(0, 1\)"):    # the first, in reading order
+        check.matrix([[1.0, np.inf], [np.nan, 1.0]], "S", "(T, T)")
 
 
-def test_empty_is_refused():
-    with pytest.raises(ValueError, match="empty"):
-        check.vector([], "a")
+@pytest.mark.parametrize("shape", [(0,), (0, 4), (3, 0)])
+def test_empty_is_refused(shape):
+    with pytest.raises(ValueError, match=rf"a is empty \(shape \({shape[0]},"):
+        (check.vector if len(shape) == 1 else check.matrix)(np.zeros(shape), "a")
+
+
+def test_count_keeps_an_upper_bound_of_0():
+    """A model of one head has heads 0 to 0: 1 is out of range, not unbounded."""
+    assert check.count(0, "head", 0, 0) == 0
+    with pytest.raises(ValueError, match="head should be a whole number from 0 to 0, but got 1"):
+        check.count(1, "head", 0, 0)
+
+
+@pytest.mark.parametrize("number", [1, 0, 1.0])
+def test_flag_takes_true_or_false_and_no_number(number):
+    assert check.flag(True, "causal") is True and check.flag(np.False_, "causal") is False
+    with pytest.raises(TypeError, match="causal should be True or False"):
+        check.flag(number, "causal")
 
 
 def test_same_length_says_why():
