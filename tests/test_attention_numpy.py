@@ -209,3 +209,10 @@ def test_gravity_and_timing_plots_draw():
     ax = timing_plot({"matrix": ([16, 64], [1e-4, 1e-3])})
     assert ax.get_xscale() == "log" and len(ax.lines) == 1
     plt.close("all")
+
+
+def test_attend_rows_gives_attends_float64_numbers():
+    Q, K, V = np.random.default_rng(0).standard_normal((3, 5, 4))
+    Y = attend_rows(Q, K, V)
+    assert Y.dtype == np.float64
+    np.testing.assert_allclose(Y, attend(Q, K, V), rtol=1e-12, atol=1e-14)

@@ -185,3 +185,14 @@ def test_cost_widget_text_reads_on_dark_themes_and_never_breaks_words():
     assert not re.search(r"(?<![-\w])color\s*:\s*(?!inherit)", bar)   # no fixed text colour: the theme's is inherited
     table = table_html(data, 512, 64, 1, "float32")
     assert "white-space:pre;" in table and "word-break:normal" in table and "overflow-x:auto" in table
+
+
+def test_the_edges_of_the_cost_functions():
+    """A budget of 0 holds no matrix; a matrix that fills a device exactly fits it; the slider's T is rounded, not
+    truncated; dtype names in any case; counts below 0 in words too."""
+    assert cost.largest_T_for_memory(0) == 0
+    data = cost.cost_widget_data(40_000, 64, heads=5, dtype="float16")   # 5 · 40,000² · 2 bytes = 16e9
+    assert data["bars"][0][1] == 16e9 and data["fits"]["laptop (16 GB RAM)"]
+    assert cost.cost_widget_data(99.7, 64)["T"] == 100
+    assert cost.bytes_per_number("FP16") == 2 and cost.bytes_per_number("Float32") == 4
+    assert cost.format_count(-2_000_000) == "-2 million"

@@ -150,3 +150,10 @@ def test_dictionary_widget_redraws_from_its_sliders():
     assert w.result["weights_luong"][2] > 0.99
     text = lookup_html(w.result)
     assert "Luong <b>40.00</b>" in text and "separate roles <b>3.68</b>" in text
+
+
+@pytest.mark.parametrize("s, H", [(torch.ones(3), torch.ones(5, 4)),                        # d differs
+                                  (torch.ones(4, dtype=torch.float64), torch.ones(3, 4))])  # dtype differs
+def test_luong_names_a_state_that_does_not_fit_the_encoder(s, H):
+    with pytest.raises(ValueError, match="s should be one decoder state"):
+        luong.luong_dot_attention(s, H)

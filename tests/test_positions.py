@@ -271,3 +271,9 @@ def test_a_table_cut_at_the_longest_printed_length_fails_every_time():
     for _ in range(10):
         failing(ex.check_sinusoidal(capped), "T = 300, d = 10", "(100, 10)")
         failing(ex.check_sinusoidal(lambda T, d: capped(T, d, longest=300)), "(drawn at random)", "(300, ")
+
+
+def test_learned_positions_refuse_exactly_one_position_too_many():
+    """T = T_max + 1 gets the named error, not nn.Embedding's IndexError."""
+    with pytest.raises(ValueError, match="position 8"):
+        LearnedPositions(T_max=8, d=4)(9)

@@ -238,3 +238,18 @@ def test_widget_picture_grows_in_presenter_mode(presenting):
     normal, large = ScalingWidget().picture.value, presenting(ScalingWidget).picture.value
     size = [Image.open(io.BytesIO(png)).size for png in (normal, large)]
     assert size[1][0] > 1.3 * size[0][0] and size[1][1] > 1.3 * size[0][1]
+
+
+def test_noise_is_the_relative_standard_error_of_the_variance():
+    """q·k at d = 256 is nearly Gaussian (kurtosis 3 + 6/d): SE(var)/var = √((kurtosis − 1)/n) ≈ √(2/n), not √(3/n)."""
+    table = variance_table(d_values=[256], n_pairs=20_000)
+    assert table["noise"][0] == pytest.approx(math.sqrt(2.02 / 20_000), rel=0.05)
+
+
+def test_the_upstream_gradient_is_the_same_for_every_d_k():
+    np.testing.assert_array_equal(scaling._scores_and_upstream(4, 16, 8, 0)[1],
+                                  scaling._scores_and_upstream(64, 16, 8, 0)[1])
+
+
+def test_a_head_too_large_for_one_draw_is_drawn_a_query_at_a_time():
+    assert attention_snapshot(1024, T=2048, n_queries=2)["weights"].shape == (2, 2048)   # T · d_k = 2²¹ > 2²⁰

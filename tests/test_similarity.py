@@ -57,3 +57,15 @@ def test_cosine_survives_huge_and_tiny_vectors():
 def test_text_complex_and_none_are_not_numbers(bad):
     with pytest.raises(TypeError, match="should hold real numbers"):
         cosine(bad, [1.0, 2.0])
+
+
+def test_a_cosine_never_exceeds_one():
+    """Rounding can make x·x / (|x| |x|) 1.0000000000000002, and arccos of that is NaN: clipped."""
+    assert cosine([-0.92, -0.46, 0.22], [-0.92, -0.46, 0.22]) <= 1.0
+    assert cosine_matrix([[1.3, 0.8, 0.3], [-0.3, 1.5, 2.0], [1.8, 1.3, 0.4], [-1.2, -0.0, 0.7]]).max() <= 1.0
+
+
+@pytest.mark.parametrize("f", [softmax, softmax_naive])
+def test_softmax_along_axis_0_normalises_columns(f):
+    x = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_allclose(f(x, axis=0), np.exp(x) / np.exp(x).sum(axis=0))
