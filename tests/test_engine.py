@@ -450,3 +450,36 @@ def test_an_answer_that_is_no_plain_function_gets_its_verdict():
 
 def check_is_a_verdict(feedback):
     return not feedback.passed and "wrong values" in feedback.message and "reads the notebook" not in feedback.message
+
+
+def _exercises() -> dict:
+    """Every checker the notebooks call whose answer is a function: {name: Exercise}."""
+    import importlib
+    import pkgutil
+
+    import helpers.exercises as package
+    modules = [importlib.import_module(f"helpers.exercises.{m.name}") for m in pkgutil.iter_modules(package.__path__)]
+    return {name: value for module in modules for name, value in vars(module).items()
+            if isinstance(value, Exercise) and name.startswith("check_")}
+
+
+def test_there_are_twenty_exercises_whose_answer_is_a_function():
+    assert len(_exercises()) == 20
+
+
+@pytest.mark.parametrize("name", sorted(_exercises()))
+def test_every_size_of_every_argument_is_drawn_afresh(name):
+    """Over its drawn cases, each argument of every checker varies in every axis (an array's sizes), in its length (a
+    list's) or in its value (a number's): a draw that keeps one of them at the page's value fails here."""
+    check, seen = _exercises()[name], {}
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        for draw in check.draws:
+            for i, arg in enumerate(draw(rng).args):
+                if hasattr(arg, "shape") and len(arg.shape):
+                    sizes = ("shape", *arg.shape)
+                else:
+                    sizes = ("length", len(arg)) if isinstance(arg, (list, tuple)) else ("value", arg)
+                for axis, size in enumerate(sizes[1:]):
+                    seen.setdefault((i, sizes[0], axis), set()).add(size)
+    assert seen and all(len(sizes) > 1 for sizes in seen.values()), {k: v for k, v in seen.items() if len(v) == 1}
