@@ -67,3 +67,35 @@ def test_the_minimum_versions_are_pyproject_floors():
     floors = dict(d.split(">=") for d in dependencies)
     assert {name: tuple(int(p) for p in v.split(".")) for name, v in floors.items()} == MINIMUM_VERSIONS
 
+
+def test_a_package_exactly_at_its_floor_is_enough(monkeypatch):
+    from helpers.environment import MINIMUM_VERSIONS, missing_requirements
+    monkeypatch.setattr(np, "__version__", ".".join(map(str, MINIMUM_VERSIONS["numpy"])) + ".0")
+    assert missing_requirements() == []
+
+
+def test_python_3_9_is_named(monkeypatch):
+    import sys
+
+    from helpers.environment import missing_requirements
+    monkeypatch.setattr(sys, "version_info", (3, 9, 18, "final", 0))
+    assert any("Python 3.10 or newer" in p for p in missing_requirements())
+
+
+def test_seed_everything_seeds_numpy_with_the_given_seed():
+    from helpers.environment import seed_everything
+    seed_everything(5)
+    drawn = np.random.rand(3)
+    np.random.seed(5)
+    assert np.array_equal(drawn, np.random.rand(3))
+
+
+def test_environment_report_prints_aligned_values(capsys):
+    from helpers.environment import environment_report, print_environment_report
+    print_environment_report()
+    lines = capsys.readouterr().out.splitlines()
+    report = environment_report()
+    width = max(map(len, report))
+    assert len(lines) == len(report)
+    for line, (key, value) in zip(lines, report.items()):
+        assert line == f"{key:<{width}}  {value}"

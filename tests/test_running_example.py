@@ -72,3 +72,22 @@ def test_a_long_unknown_word_is_named_in_a_short_message():
         with pytest.raises(ValueError) as error:
             call()
         assert f"'{'x' * 40}' is not" in str(error.value) and len(str(error.value)) < 400   # cut, and quoted
+
+
+def test_tokenize_lower_cases_a_list_and_takes_a_tuple():
+    from helpers.running_example import tokenize
+    assert tokenize(["Money", "BANK"]) == ["money", "bank"]
+    assert tokenize(("river", "bank")) == ["river", "bank"]
+
+
+def test_random_table_depends_on_its_seed():
+    from helpers.running_example import random_table
+    assert np.array_equal(random_table(3, 4, seed=1), np.random.default_rng(1).standard_normal((3, 4)))
+    assert not np.array_equal(random_table(3, 4, seed=1), random_table(3, 4, seed=0))
+
+
+def test_static_vector_reads_a_word_as_tokenize_does():
+    from helpers.running_example import EMBEDDINGS, static_vector
+    assert static_vector("Bank").tolist() == list(EMBEDDINGS["bank"])
+    with pytest.raises(ValueError, match="not in the course vocabulary"):
+        static_vector("cat")

@@ -116,7 +116,7 @@ def offered(control, value, name: str):
         getattr(control, "min", None), getattr(control, "max", None))
     whole = isinstance(control.value, int)   # an IntSlider's: 2.5 would silently become 2
     if not (value in options if options else isinstance(value, numbers.Integral if whole else numbers.Real)
-            and low <= value <= high):
+            and not isinstance(value, bool) and low <= value <= high):   # True is an int to Python, not here
         kind = "whole number" if whole else "number"
         span = f"one of {', '.join(map(repr, options))}" if options else f"a {kind} from {low:g} to {high:g}"
         raise ValueError(f"{name} should be {span}, but got {value!r:.60}.")
