@@ -120,7 +120,6 @@ def label_of(words, task: str = "idiom") -> int:
 class Dataset:
     """Sentences as word indices into VOCAB: ids (N, T) and labels (N,), for training and for testing."""
 
-    task: str
     train_ids: np.ndarray
     train_labels: np.ndarray
     test_ids: np.ndarray
@@ -150,7 +149,7 @@ def make_dataset(task: str = "idiom", seed: int = 0) -> Dataset:
         return (np.array([[_INDEX[w] for w in s] for s in sentences], dtype=np.int64),
                 np.array([label_of(s, task) for s in sentences], dtype=np.int64))
 
-    return Dataset(task, *encode(train), *encode(test))
+    return Dataset(*encode(train), *encode(test))
 
 
 def idiom_rate_by_word(dataset: Dataset, words: Sequence[str] = HEADS + PARTNERS) -> dict[str, float]:
@@ -185,10 +184,7 @@ class Experiment:
     """Several models trained on one dataset with one budget. experiment[name] -> ModelRun."""
 
     task: str
-    seed: int
     steps: int
-    lr: float
-    d_model: int
     examples: tuple[str, ...]
     runs: dict[str, ModelRun]
 
@@ -253,7 +249,7 @@ def run_experiment(task: str = "idiom", models: Sequence[str] = (PARAMETER_FREE,
     steps, dataset = check.count(steps, "steps", 0), make_dataset(task, check.count(seed, "seed", 0))   # task too
     runs = {name: train_model(name, dataset, steps=steps, lr=lr, d_model=d_model, seed=seed,
                               record_every=record_every) for name in models}
-    return Experiment(task, seed, int(steps), float(lr), int(d_model), EXAMPLES, runs)
+    return Experiment(task, int(steps), EXAMPLES, runs)
 
 
 # ---------------------------------------------------------------- what the widget draws

@@ -23,7 +23,8 @@ def _safe_rows(X: np.ndarray) -> np.ndarray:
 def cosine(a, b) -> float:
     """Cosine of the angle between two vectors: (d,), (d,) -> scalar in [-1, 1]."""
     a, b = check.vector(a, "a"), check.vector(b, "b")
-    check.require_same_dimension(a, b, "a", "b", "the cosine compares entries one by one.")
+    if a.size != b.size:
+        raise ValueError(f"a has {a.size} entries but b has {b.size}: the cosine compares entries one by one.")
     a, b = _safe_rows(a), _safe_rows(b)
     norms = np.linalg.norm(a) * np.linalg.norm(b)
     if norms == 0:

@@ -84,12 +84,6 @@ def matrix(value, name: str, layout: str = "(T, d)", finite: bool = True) -> np.
     return _checked(value, name, 2, layout, finite)
 
 
-def require_same_dimension(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str, why: str) -> None:
-    """Check that the last axes of `a` and `b` have the same number of entries; `why` says why they must."""
-    if a.shape[-1] != b.shape[-1]:
-        raise ValueError(f"{name_a} has {a.shape[-1]} entries but {name_b} has {b.shape[-1]}: {why}")
-
-
 def count(value, name: str, low: int = 1, high: int | None = None) -> int:
     """A whole number from `low` to `high` (no bound if None): a size, a length, a position, a block."""
     if getattr(value, "ndim", None) == 0 and hasattr(value, "item"):   # a NumPy or torch scalar: the number in it

@@ -199,10 +199,10 @@ def test_add_positions_checker():
     failing(ex.check_add_positions(lambda E: E + sinusoidal_positions(len(E) + 1, E.shape[1]).double()[1:]),
             "start at 1")
     message = verdict(ex.check_add_positions(lambda E: E + sinusoidal_positions(E.shape[1], len(E)).double()))[1]
-    assert "(it was given E (" in message and ". E's rows are its tokens" in message and "that order" in message
+    assert "(it was given E (" in message and "sinusoidal_positions(T, d), with E's own T (its rows" in message
     failing(ex.check_add_positions(lambda E: E + 1), "wrong values")
     failing(ex.check_add_positions(lambda E: E + sinusoidal_positions(E.shape[1], E.shape[0]).double()),
-            "in that order")
+            "sinusoidal_positions(T, d), with E's own T (its rows")
 
 
 def test_an_answer_that_hard_codes_the_pages_order_fails_on_a_drawn_order():

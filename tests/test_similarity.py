@@ -18,7 +18,7 @@ def test_cosine_matrix_keeps_negative_cosines():
 
 
 def test_similarity_bad_input():
-    with pytest.raises(ValueError, match="a has 2 entries but b has 3"):
+    with pytest.raises(ValueError, match="a has 2 entries but b has 3: the cosine compares entries one by one"):
         cosine([1, 2], [1, 2, 3])
     with pytest.raises(ValueError, match="all zeros"):
         cosine([0, 0], [1, 0])

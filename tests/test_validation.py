@@ -75,11 +75,6 @@ def test_flag_takes_true_or_false_and_no_number(number):
         check.flag(number, "causal")
 
 
-def test_same_length_says_why():
-    with pytest.raises(ValueError, match="a has 2 entries but b has 3: because"):
-        check.require_same_dimension(np.ones(2), np.ones(3), "a", "b", "because")
-
-
 @pytest.mark.parametrize("flag", [True, np.True_])
 def test_count_refuses_true_as_a_number(flag):
     with pytest.raises(ValueError, match="n should be a whole number"):

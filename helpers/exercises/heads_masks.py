@@ -61,7 +61,7 @@ check_split_heads = Exercise(
     cases=lambda: [_split_case(*case) for case in ((2, 5, 12, 3), (1, 3, 8, 2))],   # T, H and d_k all differ
     draw=(_draw_split, partial(_draw_split, square=True), partial(_draw_split, like_the_page=True)),
     shapes=_split_shapes, slips=_split_slips, atol=1e-9, own="split_heads",
-    hint="Cut each token's features into H pieces of d_k (view), then put the heads before the tokens (transpose).",
+    hint="View as (B, T, n_heads, d_model // n_heads), each size read from x and n_heads, then .transpose(1, 2).",
     success="view as (B, T, H, d_k), then transpose to (B, H, T, d_k): every head sees every token, each through "
             "its own d_k features.",
     explanation="merge_heads undoes it: Y.transpose(1, 2).contiguous().view(B, T, H * d_k).")

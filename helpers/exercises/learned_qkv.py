@@ -181,7 +181,8 @@ def _attention_slips(Q, K, V, d_model) -> list[tuple[torch.Tensor, str]]:
     S = Q @ K.transpose(-2, -1)                      # (…, T, T)
     A, flat = S / math.sqrt(d_k), "has shape (T,) and lines up with the COLUMNS: keepdim=True"
     which = f"the scale is √d_k, the size of a query: Q.shape[-1] (here d_k = {d_k}), not the tokens' width"
-    divisors = [
+    divisors = [   # the first that fits is named: √d_k rounded down before 1 and 2, which only draws reach
+        (math.isqrt(d_k), f"√{d_k} was rounded down to {math.isqrt(d_k)} (int() or //): keep it a float, d_k ** 0.5"),
         (1.0, f"you forgot to divide the scores by √d_k (here √{d_k} = {math.sqrt(d_k):g})"),
         (math.sqrt(d_model), f"you divided by √d_model = √{d_model}; {which}"),
         (math.sqrt(d_v), f"you divided by √d_v = √{d_v}, the dimension of the values; {which}"),
@@ -261,8 +262,9 @@ def _forward_error(case, error):
 
 
 def _forward_shapes(case):
-    (T, d_model), what = case.args[0].shape, case.what
-    return {(T, d_model): f"on {what} Y has the shape of E: did you mix E instead of V = E @ W_v?",
+    (T, d_model), d_k, d_v, what = case.args[0].shape, case.args[1].shape[1], case.args[3].shape[1], case.what
+    return {(T, d_k): f"on {what} Y has d_k = {d_k} columns, not d_v = {d_v}: were the values made with W_q or W_k?",
+            (T, d_model): f"on {what} Y has the shape of E: did you mix E instead of V = E @ W_v?",
             (T, T): f"on {what} you returned a ({T}, {T}) matrix: that is the weights. Finish with Y = W @ V."}
 
 

@@ -221,7 +221,7 @@ def _judge_cross(case, got, expected):
         return f"you returned the weights W, ({T_q}, {T_k}): one column per encoder token. Finish with Y = W @ V."
     if got.shape == (T_k, T_q) != expected.shape and np.allclose(got, W.T, atol=1e-4):
         return f"you returned the weights transposed, W.T ({T_k}, {T_q}). Finish with Y = W @ V, one row per query."
-    if got.shape[:1] == (T_k,) and T_k != T_q:
+    if got.shape == (T_k, expected.shape[1]) and T_k != T_q:
         return f"Y has {T_k} rows, one per encoder token: the queries come from the decoder, X_dec @ W_q."
     return None
 

@@ -116,13 +116,14 @@ def _shuffle_slips(case):
     return [(Y, "that is Y unchanged. The words moved, and each word's output moves with it."),
             (Y[torch.argsort(torch.tensor(order))], "that is the inverse shuffle (Y[argsort(order)]). Row i of the "
              "new sentence is word order[i], so its output is row order[i] of Y: Y[order]."),
-            (Y[:, order], "you shuffled the columns (the features); shuffle the rows.")]
+            (Y[:, order], "you shuffled the columns (the features); shuffle the rows."),
+            (lambda: Y[ORDER], f"that is Y in the page's order {ORDER}: use the argument, order = {order}.")]
 
 
 check_shuffled_outputs = Exercise(
     reference_shuffled_outputs, title="the outputs of a shuffled sentence",
     expects="shuffled_outputs(Y, order) returning a (T, d_k) tensor", cases=lambda: [_shuffle_case()],
-    draw=(_draw_shuffle, partial(_draw_shuffle, wide=True), partial(_draw_shuffle, T=len(ORDER))),   # the page's T
+    draw=(partial(_draw_shuffle, T=len(ORDER)), _draw_shuffle, partial(_draw_shuffle, wide=True)),   # the page's T
     expected=lambda case: case.Y_shuffled, slips=_shuffle_slips,
     name="the result for {what}", atol=1e-6, hint="Each word keeps its output vector; only the rows change places.",
     success="your prediction equals what SelfAttention computes on the shuffled sentence, for this order and three "
@@ -174,7 +175,7 @@ check_add_positions = Exercise(
     draw=(_draw_add, _draw_add, lambda rng: _add_case(torch.from_numpy(rng.normal(size=(3, 4))), " (drawn at random, "
                                                        "the size of 'money bank grows')")), shapes=_add_shapes,
     slips=_add_slips, name="the result on {what}", atol=1e-5,
-    hint="E's rows are its tokens and its columns its features: the encoding is for E's own T and d, in that order.",
+    hint="Add E + sinusoidal_positions(T, d), with E's own T (its rows, the tokens) and d (its columns, the features).",
     success="E + PE: each token's vector now depends on where it stands. The same word at two positions "
             "gets two different vectors.",
     explanation="Adding keeps the width d, so nothing after it changes; the price is that content and position "

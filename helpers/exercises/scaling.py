@@ -245,7 +245,9 @@ def _judge_weights(case, W, expected):
                     "each row of Q Kᵀ / √d_k: exp, then divide by the row's sum.")
         return (f"row sums are {np.round(row_sums, 4).tolist()}, but each row of weights must sum to 1. "
                 "If you took exp, divide each row by its own sum (axis=-1, keepdims=True).")
-    for divisor, slip in ((1.0, "the scores were not divided by √d_k"),
+    for divisor, slip in ((math.isqrt(d_k), f"√d_k was rounded down to {math.isqrt(d_k)} (int(), math.isqrt or //)"),
+                          (2 * d_k, f"the scores were divided by 2·d_k = {2 * d_k} (S / d_k**1/2 is (S / d_k) / 2)"),
+                          (1.0, "the scores were not divided by √d_k"),
                           (d_k, f"the scores were divided by d_k = {d_k}, not by its square root (dividing Q "
                                 "and K by √d_k each does that)"),
                           (d_k / 2, f"the scores were divided by d_k / 2 = {d_k / 2:g}: in Python d_k**1/2 is "
@@ -291,7 +293,7 @@ def _weights_verdict(answer) -> str:
 check_scaled_weights = Exercise(
     reference_scaled_weights, title="softmax(Q Kᵀ / √d_k)", expects="scaled_weights(Q, K) returning a (T_q, T_k) array",
     cases=_weights_cases, draw=(_draw_weights, _draw_weights, partial(_draw_weights, wide=True)), judge=_judge_weights,
-    success=_weights_verdict, own="attention_weights",
+    success=_weights_verdict, own="attention_weights", atol32=1e-4,   # float32 near a drawn tie: 4.4e-5 in 3,000
     hint="Q is (T_q, d_k), K is (T_k, d_k): the scores are Q @ K.T, (T_q, T_k) (NumPy's K.transpose(-2, -1) is K "
          "itself); a row-wise max or sum needs keepdims=True, shape (T_q, 1), to stretch across each row.",
     explanation="d_k is read from the shapes (the last axis of Q), so the same function works for any head size. "

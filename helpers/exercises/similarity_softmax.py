@@ -144,9 +144,11 @@ def _judge_softmax(case, got, expected):
             return (f"on {what} some weights are negative ({got.min():.4g}), but exp is never negative: these are "
                     "not softmax weights (log-softmax, perhaps). Return exp(x − max) divided by its sum.")
         unshifted = np.exp(x - x.max(axis=-1, keepdims=True)) / np.exp(x).sum(axis=-1, keepdims=True)   # sum: inf
-        if np.allclose(got, unshifted, atol=1e-9):
-            return (f"on {what} the weights sum to {np.round(sums, 8).tolist()}: you divided the shifted exponentials "
-                    "by the sum of the unshifted ones. Shift both by the same max: exp(x − m) / Σ exp(x − m).")
+        if np.allclose(got, unshifted, atol=1e-9):   # where exp overflows, the slip's row is 0, as inf / inf replaced
+            why = ("you divided the shifted exponentials by the sum of the unshifted ones" if got.any(axis=-1).all()
+                   else "a row is all 0: exp overflowed to inf, and the division left 0 (or NaN, replaced by 0)")
+            return (f"on {what} the weights sum to {np.round(sums, 8).tolist()}: {why}. Shift both by the same max: "
+                    "exp(x − m) / Σ exp(x − m).")
         return f"on {what} the weights sum to {np.round(sums, 8).tolist()}, not 1. Divide by the sum."
     return None
 
