@@ -129,11 +129,11 @@ def cost_table(T: int, d_model: int, d_k: int, *, dtype="float32", batch: int = 
             ("FLOPs S = Q Kᵀ", "2 · T² · d_k" + per, attn["S = Q Kᵀ"], "FLOPs"),
             ("FLOPs Y = W V", "2 · T² · d_k" + per, attn["Y = W V"], "FLOPs"),
             ("FLOPs attention (forward)", "4 · T² · d_k" + per, attn["total"], "FLOPs"),
-            ("memory Q, K, V", f"3 · T · d_k · {bpn} bytes" + per,
+            ("memory Q, K, V", f"3 · T · d_k · {bpn} byte{'s' * (bpn != 1)}" + per,
              3 * batch * heads * tensor_bytes(T, d_k, dtype=dtype), "bytes"),
-            ("memory (T, T) scores", f"T² · {bpn} bytes" + per,
+            ("memory (T, T) scores", f"T² · {bpn} byte{'s' * (bpn != 1)}" + per,
              score_matrix_bytes(T, dtype, batch=batch, heads=heads), "bytes"),
-            ("memory K, V cache (generation)", f"2 · T · d_k · {bpn} bytes" + per,
+            ("memory K, V cache (generation)", f"2 · T · d_k · {bpn} byte{'s' * (bpn != 1)}" + per,
              kv_cache_bytes(1, heads, d_k, dtype, tokens=T, batch=batch), "bytes")]
     return [dict(zip(("quantity", "formula", "value", "unit"), row)) for row in rows]
 

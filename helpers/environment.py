@@ -25,21 +25,19 @@ def best_device() -> str:
 
 def environment_report() -> dict[str, str]:
     """What this course runs on: versions and the devices torch can see."""
+    import ipywidgets
     import matplotlib
     import torch
 
     report = {"python": platform.python_version(), "platform": f"{platform.system()} {platform.machine()}",
               "numpy": np.__version__, "matplotlib": matplotlib.__version__, "torch": torch.__version__,
+              "ipywidgets": ipywidgets.__version__,
               "cpu threads (torch)": str(torch.get_num_threads()),
               "cuda": "available" if torch.cuda.is_available() else "not available",
               "mps": "available" if best_device() == "mps" else "not available",
               "device used": "cuda" if best_device() == "cuda" else "cpu"}   # an Apple GPU is not timed
     if torch.cuda.is_available():
         report |= {"gpu": torch.cuda.get_device_name(0), "cuda version (torch build)": str(torch.version.cuda)}
-    report["ipywidgets"] = "not installed"
-    with contextlib.suppress(ImportError):
-        import ipywidgets
-        report["ipywidgets"] = ipywidgets.__version__
     return report
 
 

@@ -32,5 +32,6 @@ def playground_data(sentence, scaled: bool = True) -> dict:
     steps = self_attention_steps(embed(words), scaled=scaled)
     E, W, Y, basis = steps["E"], steps["W"], steps["Y"], playground_basis()
     return {"words": words, "E": E, "S": steps["S_scaled"], "divisor": 1.0 / steps["scale"], "W": W, "Y": Y,
-            "top": [words[j] for j in W.argmax(axis=1)], "cos_before": cosine_matrix(E), "cos_after": cosine_matrix(Y),
-            "moved": np.linalg.norm(Y - E, axis=1), "P_before": E @ basis, "P_after": Y @ basis}
+            "top": [" and ".join(dict.fromkeys(words[j] for j in np.flatnonzero(np.isclose(w, w.max())))) for w in W],
+            "cos_before": cosine_matrix(E), "cos_after": cosine_matrix(Y), "moved": np.linalg.norm(Y - E, axis=1),
+            "P_before": E @ basis, "P_after": Y @ basis}

@@ -23,7 +23,7 @@ def parse_scores(text) -> np.ndarray:
     values = []
     for part in filter(str.strip, text.split(",") if "," in text else text.split()):   # commas, else spaces
         try:
-            values.append(float(part))   # "1 000" and "0,5 1,2" (decimal commas) are refused, not misread
+            values.append(float(part))   # "1 000, 2" and "0,5 1,2" (decimal commas): refused
         except ValueError:
             raise ValueError(f"{part.strip()[:40]!r} is not one number. Type numbers separated by commas, with a point "
                              "for decimals, e.g. 1.0, 1.2, 0.9") from None

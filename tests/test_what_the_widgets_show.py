@@ -395,3 +395,31 @@ def test_a_slider_is_not_offered_true_for_a_number():
     from helpers.widgets.positions import PositionsWidget
     with pytest.raises(ValueError, match="p should be a whole number from 0 to 47, but got True"):
         PositionsWidget(p=True)
+
+
+# ---------------------------------------------------------------- wording that was true at the default only
+
+def test_playground_names_every_word_of_a_tie():
+    """In 'river bank flows money grows' grows·grows = grows·flows = 3: two equal top weights, both named."""
+    from helpers.playground import playground_data
+    data = playground_data("river bank flows money grows")
+    assert data["top"][4] == "flows and grows" and data["top"][0] != "river and river"
+    assert playground_data("money bank money")["top"][0] == "money"       # a word twice is named once
+
+
+def test_readings_write_numbers_as_numbers_and_agree_in_number():
+    from helpers.cost import cost_table
+    from helpers.learning import run_experiment
+    from helpers.widgets.flash import FlashTilesWidget
+    from helpers.widgets.learning import TrainingWidget
+    from helpers.widgets.scaling import ScalingWidget
+    from helpers.widgets.softmax_temperature import SoftmaxTemperatureWidget
+    assert "scale λ = 1,000:" in SoftmaxTemperatureWidget(scale=1000)._bars.title.get_text()
+    variance = ScalingWidget(d_k=1024, scaled=False, T=4, n_queries=16).reading.value
+    assert re.search(r"variance <b>[\d,]+\.\d\d</b>", variance), variance          # not 1.02e+03, nor 812
+    reading = TrainingWidget(run_experiment(steps=10)).reading.value
+    assert re.search(r"parameter-free \d+\.\d%, learned \d+\.\d%", reading), reading   # 99.6% is not 100%
+    assert "sees key 0: it skips 7 of its 8 tiles" in FlashTilesWidget(query=0, causal=True).reading.value
+    assert "it skips 1 of its 8 tiles" in FlashTilesWidget(query=27, causal=True).reading.value
+    formulas = {row["quantity"]: row["formula"] for row in cost_table(8, 4, 4, dtype="float8")}
+    assert formulas["memory (T, T) scores"] == "T² · 1 byte"

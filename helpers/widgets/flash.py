@@ -121,8 +121,9 @@ class FlashTilesWidget(LiveWidget):
         done, n_tiles, block = data["tiles_done"], data["tiles"].shape[1], data["block"]
         row = ", ".join(f"{v:+.3f}" for v in data["y"][done]) if done else "0 / 0: nothing seen yet"
         exact, skipped = ", ".join(f"{v:+.3f}" for v in data["exact"]), n_tiles - data["computed"]
-        note = (f" Under causal this query sees keys 0 … {data['visible'] - 1}: {skipped} of its {n_tiles} tiles lie "
-                f"in the future and are skipped, so the answer is final after {data['computed']}." if skipped else "")
+        note = (f" Under causal this query sees key{'s 0 …' * (data['visible'] > 1)} {data['visible'] - 1}: it skips "
+                f"{skipped} of its {n_tiles} tiles, all in the future, so the answer is final after {data['computed']}."
+                if skipped else "")
         gap = f"largest gap {data['gap']:.3f}" if done else "no gap to measure yet"
         self.reading.value = (
             f"<div style='{reading_style()}'>Query {data['query']} (tile row {data['query'] // block}), after "

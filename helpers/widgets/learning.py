@@ -73,5 +73,5 @@ class TrainingWidget(LiveWidget):
             f"<b>{verdict}</b>. At step {step}, in the learned model <i>{head}</i> gives <b>{learned[0, 2]:.2f}</b> of "
             f"its attention to <i>{partner}</i> and <i>{partner}</i> gives <b>{learned[2, 0]:.2f}</b> to <i>{head}</i> "
             f"(parameter-free: {free['weights'][0, 2]:.2f} and {free['weights'][2, 0]:.2f}, at every step). Training "
-            f"accuracy: parameter-free {free['train_accuracy']:.0%}, learned "
-            f"{data['models'][LEARNED]['train_accuracy']:.0%}.</div>")
+            f"accuracy: parameter-free {free['train_accuracy']:.1%}, learned "
+            f"{data['models'][LEARNED]['train_accuracy']:.1%}.</div>")

@@ -58,7 +58,7 @@ class _Bars:
             label.set_text(f"{w:.3f}" if n <= 5 else f"{w:.2f}")
             name.set_x(x)
             name.set_text(f"token {k}" if n <= 5 else str(k))
-        self.title.set_text(f"scale λ = {data['scale']:.3g}: spread over ≈ {data['effective_choices']:.2f} tokens")
+        self.title.set_text(f"scale λ = {data['scale']:,.4g}: spread over ≈ {data['effective_choices']:.2f} tokens")
         return self.figure.png()
 
 
