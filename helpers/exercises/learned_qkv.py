@@ -182,7 +182,7 @@ def _attention_slips(Q, K, V, d_model) -> list[tuple[torch.Tensor, str]]:
     A, flat = S / math.sqrt(d_k), "has shape (T,) and lines up with the COLUMNS: keepdim=True"
     which = f"the scale is √d_k, the size of a query: Q.shape[-1] (here d_k = {d_k}), not the tokens' width"
     divisors = [   # the first that fits is named: √d_k rounded down before 1 and 2, which only draws reach
-        (math.isqrt(d_k), f"√{d_k} was rounded down to {math.isqrt(d_k)} (int() or //): keep it a float, d_k ** 0.5"),
+        (math.isqrt(d_k), f"you rounded √{d_k} down to {math.isqrt(d_k)} (int() or //): keep it a float, d_k ** 0.5"),
         (1.0, f"you forgot to divide the scores by √d_k (here √{d_k} = {math.sqrt(d_k):g})"),
         (math.sqrt(d_model), f"you divided by √d_model = √{d_model}; {which}"),
         (math.sqrt(d_v), f"you divided by √d_v = √{d_v}, the dimension of the values; {which}"),

@@ -146,7 +146,7 @@ def _judge_softmax(case, got, expected):
         unshifted = np.exp(x - x.max(axis=-1, keepdims=True)) / np.exp(x).sum(axis=-1, keepdims=True)   # sum: inf
         if np.allclose(got, unshifted, atol=1e-9):   # where exp overflows, the slip's row is 0, as inf / inf replaced
             why = ("you divided the shifted exponentials by the sum of the unshifted ones" if got.any(axis=-1).all()
-                   else "a row is all 0: exp overflowed to inf, and the division left 0 (or NaN, replaced by 0)")
+                   else "exp overflowed to inf, so the row came out 0 (inf / inf, or a NaN replaced by 0)")
             return (f"on {what} the weights sum to {np.round(sums, 8).tolist()}: {why}. Shift both by the same max: "
                     "exp(x − m) / Σ exp(x − m).")
         return f"on {what} the weights sum to {np.round(sums, 8).tolist()}, not 1. Divide by the sum."
