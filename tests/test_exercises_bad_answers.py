@@ -892,7 +892,7 @@ def test_a_square_root_rounded_down_or_a_power_without_brackets_is_named():
     """int(√d_k) and S / d_k**1/2 (that is S / (2 d_k)) were named as other slips, or as a divisor fitted to √4096;
     in notebook 04, int(√d_k) was "forgot to divide" or "divided by 2 = √4" where a drawn d_k rounds to 1 or 2."""
     for divisor, fragment in ((math.isqrt, "rounded down to 5 (int(), math.isqrt or //)"),
-                              (lambda d: d**1 * 2, "S / d_k**1/2 is (S / d_k) / 2")):
+                              (lambda d: d**1 * 2, "divided by 2·d_k = 64: in Python d_k**1/2 is")):
         not_yet(ex05.check_scaled_weights(lambda Q, K, c=divisor: _scaled_softmax(c, Q, K)), fragment)
 
     def forward(divide):
@@ -941,3 +941,34 @@ def test_the_pages_shuffle_order_and_the_pages_head_count_are_named():
                 "View as (B, T, n_heads, d_model // n_heads), each size read from x and n_heads")
     message = ex08.check_add_positions(lambda E: E - sinusoidal_positions(*E.shape, dtype=E.dtype)).message
     assert "E + sinusoidal_positions(T, d)" in message and "in that order" not in message, message
+
+
+def test_following_a_message_word_for_word_gives_a_right_answer():
+    """Where a message says how to fix the slip, doing exactly that passes (or the message names the missing part)."""
+    from helpers.attention_torch import causal_mask
+    pad_queries = lambda n, T: (torch.arange(T) < n[:, None])[:, None, :, None] & causal_mask(T)  # noqa: E731
+    not_yet(ex09.check_combined_mask(pad_queries), "the key mask (B, T) as [:, None, None, :], (B, 1, 1, T)")
+    assert ex09.check_combined_mask(lambda n, T: (torch.arange(T) < n[:, None])[:, None, None, :] & causal_mask(T)
+                                    ).passed
+    slice_of_keys = lambda W, n: W[n:, :n].diagonal(1).mean()   # noqa: E731   keys 1 … n − 1: query 2n − 1 dropped
+    not_yet(ex10.check_induction_score(slice_of_keys), "queries i = n … 2n − 1, keys i − n + 1 = 1 … n")
+    assert ex10.check_induction_score(lambda W, n: W[n:2 * n, 1:n + 1].diagonal().mean()).passed
+    message = ex11.check_running_softmax(_running_from(torch.tensor(0.0, dtype=torch.float64))).message
+    assert "torch.tensor(-math.inf, dtype=torch.float64)" in message, message
+    assert ex11.check_running_softmax(_running_from(torch.tensor(-math.inf, dtype=torch.float64))).passed
+    not_yet(ex04.check_attention_forward(lambda E, W_q, W_k, W_v: torch.softmax(
+        E @ W_q @ (E @ W_k).T / W_q.shape[1]**1 / 2, -1) @ (E @ W_v)), "divided by 2·d_k = 8: in Python d_k**1/2 is")
+    not_yet(ex03.check_self_attention(lambda E: ex03.attend(E, E, E, scale=1 / E.shape[1]**1 / 2)),
+            "divided by 2·d = 8: in Python d**1/2 is")
+
+
+def _running_from(start):
+    """A running softmax over (score, value) pairs, m starting at `start`."""
+    def running(stream, d_v):
+        m, l, o = start, torch.tensor(0.0, dtype=torch.float64), torch.zeros(d_v, dtype=torch.float64)
+        for s, v in stream:
+            m_new = torch.maximum(m, torch.as_tensor(s, dtype=torch.float64))
+            l, o = l * torch.exp(m - m_new) + torch.exp(s - m_new), o * torch.exp(m - m_new) + torch.exp(s - m_new) * v
+            m = m_new
+        return m, l, o
+    return running

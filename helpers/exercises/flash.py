@@ -53,8 +53,8 @@ RUNNING_SLIPS = (
                     "exp(s − m_old) become exp(s − m_new) = exp(s − m_old) · exp(m_old − m_new), which shrinks them"),
     (dict(divide=True), "o came back divided by l (at every step, or once at the end): that is the finished output "
                         "row o / l. Return o undivided, a sum like l: whoever needs the output divides, once"),
-    (dict(start=0.0), "m starts at 0: with scores all far below 0, exp(s − 0) underflows to 0 and l stays 0 "
-                      "(0 / 0 at the end). Start at −∞ (float('-inf')): nothing seen yet"),
+    (dict(start=0.0), "m starts at 0: scores far below 0 underflow, exp(s − 0) = 0, l stays 0 (0 / 0 at the end). "
+                      "Start at −∞, nothing seen yet: torch.tensor(-math.inf, dtype=torch.float64) (or -math.inf)"),
     (dict(rescale_l=False, rescale_o=False), "neither l nor o is rescaled: multiply both by exp(m_old − m_new) when a "
                                              "larger score arrives (computed before m takes its new value)"))
 LONG = 1000   #: the keys of the long streams, on which the answer's memory is measured

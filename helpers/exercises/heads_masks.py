@@ -187,8 +187,8 @@ def _combined_slips(case):
         (keys[:, None, None, :] | causal.bool(), "the masks were combined with OR; a key must pass both tests: "
          "combine with & (AND)"),
         (keys[:, None, :, None] & causal.bool(), "you hid the <pad> QUERIES (rows): their rows are now empty, and "
-         "softmax over an empty row is 0/0 = NaN (section 9). Hide only the <pad> KEYS (columns): index the lengths "
-         "as (B, 1, 1, T)"),   # with the <pad>s at the end, hiding their keys as well changes nothing
+         "softmax over an empty row is 0/0 = NaN (section 9). Hide only the <pad> KEYS (columns): the key mask (B, T) "
+         "as [:, None, None, :], (B, 1, 1, T)"),   # the <pad>s at the end: hiding their keys as well changes nothing
         ((torch.arange(T)[None, :] <= lengths[:, None])[:, None, None, :] & causal.bool(), "one <pad> too many is "
          "visible: key j is real when j < length (j counts from 0)"),
         (keys[:, None, None, :] & causal.tril(-1).bool(), "every token is kept off its own key, so query 0's row is "

@@ -60,8 +60,8 @@ def _score_slips(case):
         (lambda: reference_induction_score(W, n) / 2, "that divides the n weights' sum by 2n: the mean is over n"),
         (lambda: _mean_at(W, range(n - 1, 2 * n), n - 1), f"that also averages query n − 1 = {n - 1}, of the first "
                                                           "half (as W.diagonal(-(n − 1)) does): take i = n … 2n − 1"),
-        (lambda: _mean_at(W, range(n, 2 * n - 1), n - 1), "the last query, i = 2n − 1, is left out: the second "
-                                                          "half is range(n, 2 * n)")]]
+        (lambda: _mean_at(W, range(n, 2 * n - 1), n - 1), "the last query, i = 2n − 1, is left out (or its key, n, "
+         "by a slice of the keys that stops at n − 1): queries i = n … 2n − 1, keys i − n + 1 = 1 … n")]]
 
 
 def _one(result, case):
@@ -168,7 +168,7 @@ def _judge_head(case, got, expected):
     name = induction.head_names(case.args[0])[head].replace("neither", "neither previous-token nor induction head")
     sizes = tuple(case.args[0].shape)   # the page's model is (2, 2, 2): an answer sized by it reads the wrong heads
     notes = f" (here scores is {sizes} = (2, n_layers, H): sizes from scores.shape)" * (sizes != (2, 2, 2)) + (
-        f" If you meant layer {head[1]}'s head {head[0]}, that is the one: return (layer, head)." * (
+        f" If you swapped the order and meant layer {head[1]}'s head {head[0]}: return (layer, head)." * (
             head[::-1] == case.worst))
     if name == "induction head":
         return (f"on {case.what}: head {label} is an induction head; switching it off raises the copy loss by "

@@ -41,7 +41,7 @@ def _lookup_slips(query, keys, values):
     scores = keys @ query
     return [
         (values[int(np.argmax(scores))], "that is a HARD lookup (the best key's value only); blend all values"),
-        (scores @ values, "the scores went into the blend without softmax: exp them, then divide by the sum"),
+        (scores @ values, "the scores went into the blend without softmax: exp(s − s.max()), then divide by the sum"),
         ((scores / scores.sum()) @ values, "the scores were divided by their sum, which is not softmax: exp first"),
         (values.mean(), "that is the plain average of the values; weight each by how well its key matches"),
         (np.exp(scores) @ values, "the exponentials were not divided by their sum, so weights do not add up to 1"),
@@ -189,7 +189,8 @@ def _attention_slips(Q, K, V, d_model) -> list[tuple[torch.Tensor, str]]:
         (math.sqrt(T), f"you divided by √T = √{T}, the number of tokens; {which}"),
         (1 / math.sqrt(d_k), f"you multiplied the scores by √d_k; divide them: softmax(Q @ K.T / √d_k) (here √{d_k})"),
         (d_k, f"you divided by d_k = {d_k} instead of √d_k"),
-        (d_k / 2, f"you divided by d_k / 2 = {d_k / 2:g}: in Python d_k**1/2 is (d_k**1)/2, so write d_k ** 0.5"),
+        *[(c, f"you divided by {n} = {c:g}: in Python d_k**1/2 is (d_k**1)/2, so write d_k ** 0.5")
+          for c, n in ((d_k / 2, "d_k / 2"), (2 * d_k, "2·d_k"))],
         (2.0, f"you divided by 2 = √4, but here d_k = {d_k}: take the size from the queries, d_k = Q.shape[-1]")]
     slips = [(torch.softmax(S / c, -1) @ V, message) for c, message in divisors if c != math.sqrt(d_k)] + [
         (torch.softmax(A, -2) @ V, "softmax ran over the queries (dim=-2): each query's ROW must sum to 1, use dim=-1"),

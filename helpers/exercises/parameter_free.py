@@ -227,8 +227,8 @@ def _attention_slips(case):
          f"softmax, so each row sums to 1/√{d}: divide the scores, before the softmax."),
         (attend(E, E, E, scale=1 / math.sqrt(T)), f"on {what} you divided by √T (tokens) instead of √d = √{d}."),
         (attend(E, E, E, scale=1 / d), f"on {what} you divided by d = {d} instead of √d."),
-        (attend(E, E, E, scale=2 / d), f"on {what} you divided by d / 2 = {d / 2:g}: in Python d**1/2 is (d**1)/2, so "
-                                       "write d ** 0.5 or np.sqrt(d)."),
+        *[(attend(E, E, E, scale=1 / c), f"on {what} you divided by {n} = {c:g}: in Python d**1/2 is (d**1)/2, so "
+           "write d ** 0.5 or np.sqrt(d).") for c, n in ((d / 2, "d / 2"), (2 * d, "2·d"))],
         (attend(E, E, E, scale=0.5), f"on {what} you hard-coded 2 = √4, but here d = {d}: use np.sqrt(E.shape[1])."
          + cut * (4 < d < 9)),
         (lambda: self_attention_steps(embed(SENTENCE_MONEY))["W"] @ E, f"on {what} you mixed its rows with the weights "

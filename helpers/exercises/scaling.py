@@ -246,12 +246,11 @@ def _judge_weights(case, W, expected):
         return (f"row sums are {np.round(row_sums, 4).tolist()}, but each row of weights must sum to 1. "
                 "If you took exp, divide each row by its own sum (axis=-1, keepdims=True).")
     for divisor, slip in ((math.isqrt(d_k), f"√d_k was rounded down to {math.isqrt(d_k)} (int(), math.isqrt or //)"),
-                          (2 * d_k, f"the scores were divided by 2·d_k = {2 * d_k} (S / d_k**1/2 is (S / d_k) / 2)"),
                           (1.0, "the scores were not divided by √d_k"),
                           (d_k, f"the scores were divided by d_k = {d_k}, not by its square root (dividing Q "
                                 "and K by √d_k each does that)"),
-                          (d_k / 2, f"the scores were divided by d_k / 2 = {d_k / 2:g}: in Python d_k**1/2 is "
-                                    "(d_k**1)/2, so write d_k ** 0.5 or np.sqrt(d_k)"),
+                          *[(c, f"the scores were divided by {n} = {c:g}: in Python d_k**1/2 is (d_k**1)/2, so write "
+                                "d_k ** 0.5 or np.sqrt(d_k)") for c, n in ((d_k / 2, "d_k / 2"), (2 * d_k, "2·d_k"))],
                           (1 / np.sqrt(d_k), "the scores were multiplied by √d_k instead of divided"),
                           (np.sqrt(t_k), f"the scores were divided by √T_k = √{t_k}, the number of KEYS"),
                           (np.sqrt(t_q), f"the scores were divided by √T_q = √{t_q}, the number of QUERIES"

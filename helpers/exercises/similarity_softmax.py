@@ -53,7 +53,7 @@ def check_longer_not_closer(v) -> Feedback:
                      f"cos(a, b) = {cos_b:.4f}.{same} Try: turn v further from a (more {side}), then make it long.")
     if cos_v <= 0:
         return wrong(f"v points {'across' if cos_v == 0 else 'away from'} a (cos(a, v) = {cos_v:.3f}): No length "
-                     f"helps a · v exceed {dot_b:.0f}. Try: turn v toward a, mostly upward like c = [1, 5].")
+                     f"helps a · v exceed {dot_b:.0f}. Try: turn v toward a, like c = [1, 5], and make it long.")
     if turned:
         short = " v is so short that a · v is practically 0." if dot_v < 1e-90 else ""
         return wrong(f"the angle is fine, but a · v = {dot_v:.4g} is not above a · b = {dot_b:.0f}.{short} "
@@ -134,12 +134,12 @@ def _judge_softmax(case, got, expected):
                     "exp(0) = 1.")
         if np.abs(x).max() < 700:   # no exp can overflow here
             return f"on {what} you got NaN or inf, though exp of these scores is finite: look for a division by 0."
-        return f"on {what} you got NaN or inf: exp(1000) overflows a float64. Subtract the largest score first."
+        return f"on {what} you got NaN or inf: exp(1000) overflows float64. Subtract the largest score in each row."
     sums = got.sum(axis=-1)
     if not np.allclose(sums, 1.0, atol=1e-6):
         if x.ndim == 2 and (np.allclose(got.sum(axis=0), 1.0) or np.isclose(got.sum(), 1.0)):
             return (f"on {what} the rows sum to {np.round(sums, 3).tolist()}: you summed over the wrong axis "
-                    "(columns, or the whole matrix). Sum each row: exps.sum(axis=-1, keepdims=True).")
+                    "(columns, or the whole matrix). Take each row's own max and sum: axis=-1, keepdims=True.")
         if (got < 0).any():
             return (f"on {what} some weights are negative ({got.min():.4g}), but exp is never negative: these are "
                     "not softmax weights (log-softmax, perhaps). Return exp(x − max) divided by its sum.")
