@@ -8,8 +8,7 @@ import numpy as np
 import torch
 
 from helpers.attention_torch import SelfAttention, count_parameters, scaled_dot_product_attention
-from helpers.exercises import engine
-from helpers.exercises.engine import Case, Exercise, Refusal, as_numbers, one_number, placeholder
+from helpers.exercises.engine import Case, Exercise, Refusal, as_numbers, changed_in_place, one_number, placeholder
 from helpers.learning import soft_lookup
 
 
@@ -357,7 +356,7 @@ def _run_module(student_class, case):
     changed = [name for name, W in model.state_dict().items() if name in weights and not torch.allclose(
         W.double(), weights[name], atol=1e-6)]   # float32 copies of the weights are the same weights
     if changed or not torch.equal(x, case.args[0]):
-        raise Refusal(f"on {case.what}: " + (engine.changed_in_place("forward", "x") if not changed else "forward "
+        raise Refusal(f"on {case.what}: " + (changed_in_place("forward", "x") if not changed else "forward "
                       f"changed the module's own weights ({changed[0]}): leave them, and scale the scores instead."))
     if isinstance(result, (np.ndarray, list)) or torch.is_tensor(result) and not model(x).requires_grad:   # grad on
         raise Refusal(f"on {case.what}: forward's {type(result).__name__} is cut from autograd, so the layer could not "

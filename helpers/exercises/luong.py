@@ -167,7 +167,7 @@ def _cross_attention_slips(X_dec, X_enc, W_q, W_k, W_v):
     """[(what a slip computes, the message naming it)]: computed when needed; one whose shapes do not fit is skipped."""
     sdpa, Q, K, V = scaled_dot_product_attention, X_dec @ W_q, X_enc @ W_k, X_enc @ W_v
     S, d, d_k = Q @ K.T, X_dec.shape[1], Q.shape[1]   # S: (T_q, T_k) raw scores
-    slips = [
+    return [
         (lambda: sdpa(Q, X_dec @ W_k, X_dec @ W_v), "self-attention over the decoder: K and V come from X_enc."),
         (lambda: sdpa(Q, X_enc @ W_v, X_enc @ W_k), "W_k and W_v are swapped: K = X_enc @ W_k, V = X_enc @ W_v."),
         (lambda: sdpa(Q, X_enc @ W_q, V), "the keys were made with W_q: K = X_enc @ W_k, each projection its own."),
@@ -185,12 +185,10 @@ def _cross_attention_slips(X_dec, X_enc, W_q, W_k, W_v):
         (lambda: (S * (1 / math.sqrt(d_k))) @ V,
          "the softmax is missing: apply torch.softmax(scores, dim=-1) to the scaled scores."),
         (lambda: sdpa(X_dec @ W_q.T, X_enc @ W_k.T, X_enc @ W_v.T),
-         "the projections were transposed: with W of shape (d, d_k), use X @ W, not X @ W.T.")]
-    for i, name in enumerate(("W_q", "W_k", "W_v")):
-        flipped = [W.T if j == i else W for j, W in enumerate((W_q, W_k, W_v))]
-        slips.append((lambda f=flipped: sdpa(X_dec @ f[0], X_enc @ f[1], X_enc @ f[2]),
-                      f"{name} was transposed: the projection is X @ {name}, not X @ {name}.T."))
-    return slips
+         "the projections were transposed: with W of shape (d, d_k), use X @ W, not X @ W.T."),
+        (lambda: sdpa(X_dec @ W_q.T, K, V), "W_q was transposed: the projection is X @ W_q, not X @ W_q.T."),
+        (lambda: sdpa(Q, X_enc @ W_k.T, V), "W_k was transposed: the projection is X @ W_k, not X @ W_k.T."),
+        (lambda: sdpa(Q, K, X_enc @ W_v.T), "W_v was transposed: the projection is X @ W_v, not X @ W_v.T.")]
 
 
 def _draw_cross(rng, spiked=False, narrow=False) -> Case:

@@ -225,11 +225,10 @@ def _judge_weights(case, W, expected):
         return ("the weights contain NaN or infinity. Subtract each row's maximum before exp "
                 "(or use softmax from helpers.similarity, which does).")
     S = Q @ K.T                                                     # (T_q, T_k) raw scores
-    message = engine.named_slip(W, (
+    if message := engine.named_slip(W, (
         (S, f"these are the raw scores Q Kᵀ. Divide by √d_k = √{d_k}, then apply softmax to each row: exp, then "
             "divide by the row's sum."),
-        (S / np.sqrt(d_k), "these are the scaled scores, before softmax: exp, then divide by the row's sum.")))
-    if message is not None:
+        (S / np.sqrt(d_k), "these are the scaled scores, before softmax: exp, then divide by the row's sum."))):
         return message
     if (decimals := rounded(W, expected)) is not None:
         return f"the weights are rounded to {decimals} decimal{'s' * (decimals > 1)}: return them unrounded."

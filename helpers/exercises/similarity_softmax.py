@@ -115,10 +115,9 @@ def _judge_softmax(case, got, expected):
     x, what = case.args[0], case.what
     if got.shape != x.shape:
         return f"on {what} the result has shape {got.shape}: softmax keeps the shape of its input."
-    message = named_slip(got, [   # overflows and 0 / 0 are silent here: the engine judges inside np.errstate
+    if message := named_slip(got, [   # overflows and 0 / 0 are silent here: the engine judges inside np.errstate
         (np.exp(x), f"on {what} you returned exp(x) itself. Divide it by its sum."),
-        (x / x.sum(), f"on {what} you divided the scores by their sum, without exp. Exponentiate first.")])
-    if message is not None:
+        (x / x.sum(), f"on {what} you divided the scores by their sum, without exp. Exponentiate first.")]):
         return message
     if not np.all(np.isfinite(got)):
         one_max = np.exp(x - x.max()) / np.exp(x - x.max()).sum(axis=-1, keepdims=True)   # the slip, NaN and all
