@@ -118,7 +118,8 @@ def test_notebook_10_head_claims():
         pieces = sorted((v for row in table for v in row), reverse=True)
         shares.append((round(100 * sum(pieces[:2]) / float(total)), table[1][1] / float(total)))   # position × position
     assert [share for share, _ in shares] == [87, 87]
-    assert "Two pieces carry most of it, 87 % in both heads" in prose("10")
+    assert "At n = 12, two pieces carry most of it, 87 % in both heads" in prose("10")
+    assert re.findall(r"head 0\.1 and head 0\.1 × head 0\.0: (\d+)%", text) == ["87", "87"]   # the cell's own shares
     assert round(1 / shares[0][1]) == 5 and round(1 / shares[1][1]) == 8
     assert "**position × position** (a fifth of the advantage in head 1.0, an eighth in head 1.1" in prose("10")
 
