@@ -112,7 +112,9 @@ def _qkv():
     (lambda: softmax([]), ValueError, "a row has no score"),   # not "zero-size array to reduction …"
     (lambda: softmax([1.0, 2.0], axis=1), ValueError, "axis 1 is out of bounds for array"),   # not an IndexError
     (lambda: heads.padding_mask([[3, 5], [2, 4]], 5), ValueError, "each length should be a whole number"),   # not 4
-    (lambda: labelled_table(np.ones((5, 5)), "abc", "abc"), ValueError, "M has shape (5, 5), but 3 row and 3 col"),
+    (lambda: labelled_table(np.ones((5, 5)), "abc", "abc"), ValueError, "3 column labels came (a string counts its "),
+    (lambda: labelled_table(np.ones((5, 5)), list("abc"), list("abc")), ValueError, "M has shape (5, 5), but 3 row "
+                                                                                 "and 3 column labels came."),
     (lambda: self_attention_steps(np.eye(3), scaled="no"), TypeError, "scaled should be True or False"),
     (lambda: heatmap(np.eye(5), list("abc"), list("abc")), ValueError, "M has shape (5, 5), but 3 row and 3 column"),
     (lambda: gravity_plot(np.eye(5), np.eye(5), list("abc")), ValueError, "one row per token, but have 5, 5, 3"),
