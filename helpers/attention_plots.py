@@ -19,7 +19,7 @@ def labelled_table(M, row_labels, col_labels, *, fmt: str = "{:.4f}") -> str:
     row_labels, col_labels = list(row_labels), list(col_labels)   # a string: one label per character
     if np.shape(M) != (len(row_labels), len(col_labels)):
         raise ValueError(f"M has shape {np.shape(M)}, but {len(row_labels)} row and {len(col_labels)} column labels "
-                         "came" + " (a string counts its characters: give a list of words)" * strings + ".")
+                         "came" + (" (a string counts its characters: give a list of words)" if strings else "") + ".")
     cells = [[fmt.format(v) if "{" in fmt else format(v, fmt) for v in row] for row in M]   # "{:.2f}" or ".2f"
     width = max(max(len(c) for row in cells for c in row), max(len(str(c)) for c in col_labels))
     first = max(len(str(r)) for r in row_labels)

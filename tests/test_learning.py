@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 import torch
-from stored_notebooks import prose
+from stored_notebooks import printed, prose
 
 from helpers import learning
 from helpers.attention_torch import count_parameters
@@ -242,6 +242,7 @@ def test_before_training_a_head_word_turns_around_on_one_seed_only():
             below[seed] = turned
     assert below == {5: [-0.21]}
     assert "on one seed only, this seed 5's *break* (−0.21)" in prose("04")
+    assert re.search(r"before training +break -0\.21", printed("04"))              # the notebook's own row
 
 
 def test_piece_alone_is_not_where_every_run_puts_the_pair():
