@@ -124,6 +124,16 @@ def test_notebook_10_head_claims():
     assert "**position × position** (a fifth of the advantage in head 1.0, an eighth in head 1.1" in prose("10")
 
 
+def test_notebook_10_fixed_offset_claims():
+    """'at offsets 4 and 8 it does barely better than guessing, at 10 and 12 worse; only at its own 16 does it copy'."""
+    losses = {int(offset): (float(loss), float(guess)) for offset, loss, guess in re.findall(
+        r"tested on offset +(\d+): loss on the copy ([\d.]+) nats: \w+ than guessing \(([\d.]+)\)", printed("10"))}
+    assert sorted(losses) == [4, 8, 10, 12, 16]
+    assert all(0.8 * guess < loss < guess for loss, guess in (losses[4], losses[8]))          # barely better
+    assert all(loss > guess for loss, guess in (losses[10], losses[12])) and losses[16][0] < 0.1 * losses[16][1]
+    assert "at offsets 4 and 8 it does barely better than guessing, at 10 and 12 worse" in prose("10")
+
+
 def test_notebook_05_scaled_gradient_stays_near_its_quoted_value():
     """"With scaling it stays near 0.26 at every d_k": the scaled median of every row of the gradient table, ±0.02."""
     medians = [float(m) for m in re.findall(r"\n +\d+ +\S+ +\S+ +([\d.]+) +\S+ +\S+(?=\n)", printed("05"))]
