@@ -132,6 +132,9 @@ def test_notebook_10_fixed_offset_claims():
     assert all(0.8 * guess < loss < guess for loss, guess in (losses[4], losses[8]))          # barely better
     assert all(loss > guess for loss, guess in (losses[10], losses[12])) and losses[16][0] < 0.1 * losses[16][1]
     assert "at offsets 4 and 8 it does barely better than guessing, at 10 and 12 worse" in prose("10")
+    plans = " ".join((ROOT / "notebooks" / "LESSON_PLANS.md").read_text(encoding="utf-8").split())
+    assert (f"at 10 and 12 worse, {losses[10][0]:.2f} and {losses[12][0]:.2f}, at its own 16 it copies, "
+            f"{losses[16][0]:.2f}" in plans)
 
 
 def test_notebook_05_scaled_gradient_stays_near_its_quoted_value():
