@@ -43,6 +43,8 @@ def check_attention_inputs(Q, K, V=None, mask=None) -> None:
     if V is not None and K.shape[-2] != V.shape[-2]:
         raise ValueError(f"K has T_k={K.shape[-2]} keys but V has {V.shape[-2]} values: every key needs exactly "
                          "one value.")
+    if K.shape[-2] == 0:
+        raise ValueError(f"K has no keys (shape {tuple(K.shape)}): softmax over no keys is 0/0: T_k must be 1 or more.")
     try:   # the batch axes, all but the last two: each equal or 1
         batch = np.broadcast_shapes(*(tuple(x.shape[:-2]) for x, _ in named.values()))
     except ValueError:
@@ -71,7 +73,7 @@ def check_mask(mask, scores: tuple, what: str = "The mask") -> None:
     if not isinstance(mask, torch.Tensor):
         raise TypeError(f"mask should be a torch.Tensor that broadcasts to (..., T_q, T_k) = (..., {T_q}, {T_k}), "
                         f"but got {type(mask).__name__}.")
-    if mask.is_floating_point() and (mask < 0).any():
+    if mask.dtype != torch.bool and (mask < 0).any():   # float or integer
         raise ValueError("mask holds negative numbers (or -inf): that is an additive mask (0 = attend, -inf = "
                          "hidden), which PyTorch adds to the scores. This function takes a 'may attend' mask: "
                          "1 or True where query i may attend to key j, 0 or False where not. Try mask == 0.")

@@ -76,6 +76,11 @@ def _qkv():
     (lambda: flash_attention(torch.ones(2, 3, 4), torch.ones(2, 5, 4), torch.ones(1, 3, 5, 4)), ValueError,
      "do not fit: Q (2, 3, 4), K (2, 5, 4), V (1, 3, 5, 4)"),
     (lambda: heads.split_heads(torch.randn(2, 5, 16), 3), ValueError, "cannot be split into n_heads=3"),
+    (lambda: scaled_dot_product_attention(torch.ones(3, 4), torch.ones(0, 4), torch.ones(0, 4)), ValueError,
+     "K has no keys (shape (0, 4))"),                               # not a (3, 4) of zeros
+    (lambda: scaled_dot_product_attention(*_qkv(), mask=torch.tensor([0, -100, 0, 0, 0, 0])), ValueError,
+     "that is an additive mask"),                      # integers too: not key 1 alone kept as 'may attend'
+    (lambda: positions.LearnedPositions(8.0, 4), ValueError, "T_max should be a whole number of at least 1, but got 8"),
     (lambda: scaling.score_divisor(8, 16), ValueError, "cannot be split into n_heads=16"),   # not a divisor of 0
     (lambda: scaling.per_head_dim(512, 7), ValueError, "so n_heads must divide 512"),           # not 73, floored
     (lambda: induction.repeated_batch(4, torch.Generator(), offset=40), ValueError, "from 2 to 30, but got 40"),
