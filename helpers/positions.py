@@ -59,8 +59,8 @@ class LearnedPositions(nn.Module):
 
     def __init__(self, T_max: int, d: int):
         super().__init__()
-        self.T_max = count(T_max, "T_max")
-        self.table = nn.Embedding(T_max, count(d, "d"))      # weight (T_max, d), random until trained
+        self.T_max = T_max
+        self.table = nn.Embedding(T_max, d)                  # weight (T_max, d), random until trained
 
     def forward(self, T: int) -> torch.Tensor:
         T = count(T, "T (the number of positions)")

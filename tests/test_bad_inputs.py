@@ -80,7 +80,6 @@ def _qkv():
      "K has no keys (shape (0, 4))"),                               # not a (3, 4) of zeros
     (lambda: scaled_dot_product_attention(*_qkv(), mask=torch.tensor([0, -100, 0, 0, 0, 0])), ValueError,
      "that is an additive mask"),                      # integers too: not key 1 alone kept as 'may attend'
-    (lambda: positions.LearnedPositions(8.0, 4), ValueError, "T_max should be a whole number of at least 1, but got 8"),
     (lambda: scaling.score_divisor(8, 16), ValueError, "cannot be split into n_heads=16"),   # not a divisor of 0
     (lambda: scaling.per_head_dim(512, 7), ValueError, "so n_heads must divide 512"),           # not 73, floored
     (lambda: induction.repeated_batch(4, torch.Generator(), offset=40), ValueError, "from 2 to 30, but got 40"),
