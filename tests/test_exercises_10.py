@@ -105,8 +105,7 @@ def test_copies_with_idle_layers_and_heads_compute_the_same_function():
     (lambda s: tuple(int(i) for i in np.unravel_index(int(s[0].argmax()), s.shape[:2])), "idle layer 0 in front"),
     (lambda s: (int(s[0].argmax()) // 2, int(s[0].argmax()) % 2), "an idle head in each layer"),   # the page's H = 2
     (lambda s: divmod(int(s[0].argmax()), 2), "(2, 2, 3) = (2, n_layers, H): sizes from scores.shape"),
-    (lambda s: divmod(int(s[0].argmax()), s.shape[2])[::-1], "If you swapped the order and meant layer 0's head 1: "
-                                                             "return (layer, head)."),   # the right head, reversed
+    (lambda s: divmod(int(s[0].argmax()), s.shape[2])[::-1], "head 1.0 (layer 1's head 0) is an induction head"),
 ])
 def test_the_worst_head_takes_its_sizes_from_the_scores(answer, fragment):
     for _ in range(3):

@@ -167,9 +167,7 @@ def _judge_head(case, got, expected):
     rise, worst = table[head] - table[None], table[case.worst] - table[None]   # its removal's cost; the worst one's
     name = induction.head_names(case.args[0])[head].replace("neither", "neither previous-token nor induction head")
     sizes = tuple(case.args[0].shape)   # the page's model is (2, 2, 2): an answer sized by it reads the wrong heads
-    notes = f" (here scores is {sizes} = (2, n_layers, H): sizes from scores.shape)" * (sizes != (2, 2, 2)) + (
-        f" If you swapped the order and meant layer {head[1]}'s head {head[0]}: return (layer, head)." * (
-            head[::-1] == case.worst))
+    notes = f" (here scores is {sizes} = (2, n_layers, H): sizes from scores.shape)" * (sizes != (2, 2, 2))
     if name == "induction head":
         return (f"on {case.what}: head {label} is an induction head; switching it off raises the copy loss by "
                 f"{rise:+.2f}, but another head's removal costs {worst:+.2f}: the other induction head still copies "
