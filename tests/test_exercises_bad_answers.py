@@ -972,3 +972,60 @@ def _running_from(start):
             m = m_new
         return m, l, o
     return running
+
+
+def _sinusoid_by_loop(angle):
+    """A student's loop over positions p and pairs m, with the angle written as angle(p, m, d)."""
+    def sinusoidal(T, d):
+        PE = torch.zeros(T, d, dtype=torch.float64)
+        for p in range(T):
+            for m in range(d // 2):
+                PE[p, 2 * m], PE[p, 2 * m + 1] = math.sin(angle(p, m, d)), math.cos(angle(p, m, d))
+        return PE
+    return sinusoidal
+
+
+def _induction_sum_over(n_queries):
+    def score(W, n):   # a loop one query short, its sum divided by n
+        return sum(W[i, i - n + 1] for i in range(n, n + n_queries(n))) / n
+    return score
+
+
+@pytest.mark.parametrize("check, answer, fragment", [
+    (ex02.check_stable_softmax, lambda x: (e := np.exp(x - x.max(axis=-1, keepdims=True))) // e.sum(
+        axis=-1, keepdims=True), "// floored every weight"),
+    (ex03.check_self_attention, lambda E: ex03.softmax(E * E / np.sqrt(E.shape[1])) * E, "* multiplies entries"),
+    (ex04.check_soft_lookup, lambda q, K, v: (ex03.softmax(K @ q) * v).mean(), "the MEAN of the weighted values"),
+    (ex06.check_luong_context, lambda s, H: (torch.softmax((H @ s)[None], dim=0) @ H)[0], "an axis of size 1"),
+    (ex06.check_luong_context, lambda s, H: (torch.softmax(H @ s, 0)[:, None] * H).mean(0), "the MEAN of the weighted"),
+    (ex08.check_sinusoidal, _sinusoid_by_loop(lambda p, m, d: p / 10000 ** 2 * m / d), "** binds tighter than"),
+    (ex08.check_sinusoidal, _sinusoid_by_loop(lambda p, m, d: p / 10000 ** (2 * m // d)), "every pair got the angle p"),
+    (ex10.check_induction_score, _induction_sum_over(lambda n: n - 1), "the last query, i = 2n − 1, is left out"),
+    (ex05.check_divisor, lambda d_model, n_heads: (d_model / n_heads) ^ 0.5, "write x ** 2 (x ** 0.5 for a root)"),
+])
+def test_an_honest_slip_is_named(check, answer, fragment):
+    not_yet(check(answer), fragment)
+
+
+def test_floor_division_and_a_mean_are_named_in_the_answers_that_are_values():
+    E = ex03.embed("money bank flows")
+    not_yet(ex03.check_flows_row(ex03.softmax(E[2] @ E.T // 2)), "// is floor division")
+    weighted = np.array([0.3, 0.5, 0.2])[:, None] * ex01.embed("river bank flows")
+    not_yet(ex01.check_river_bank_mixture(weighted.mean(axis=0)), "the MEAN of the weighted vectors")
+
+
+def test_a_size_read_from_the_notebook_is_named_in_a_function_and_in_a_module():
+    """The notebook's d_k is 3: an answer that reads it is told so (on the first case √3 is also √d_v)."""
+    namespace = {"torch": torch, "math": math, "d_k": 3, "OTHER": 3}
+    exec("def forward(E, W_q, W_k, W_v):\n    Q, K, V = E @ W_q, E @ W_k, E @ W_v\n"
+         "    return torch.softmax(Q @ K.T / math.sqrt(d_k), dim=-1) @ V\n"
+         "class Module(torch.nn.Module):\n    def __init__(self, d_model, d_k):\n        super().__init__()\n"
+         "        self.W_q, self.W_k, self.W_v = (torch.nn.Linear(d_model, d_k, bias=False) for _ in range(3))\n"
+         "    def forward(self, x):\n        Q, K, V = self.W_q(x), self.W_k(x), self.W_v(x)\n"
+         "        return torch.softmax(Q @ K.transpose(-2, -1) / math.sqrt(d_k), -1) @ V\n", namespace)
+    not_yet(ex04.check_attention_forward(namespace["forward"]), "Your function reads the notebook's d_k: use the")
+    not_yet(ex04.check_self_attention_module(namespace["Module"]), "Your function reads the notebook's d_k: use the")
+    constant = namespace["forward"].__code__.replace(co_names=tuple(   # a CONSTANT in capitals is not a notebook size
+        "OTHER" if n == "d_k" else n for n in namespace["forward"].__code__.co_names))
+    not_yet(ex04.check_attention_forward(types.FunctionType(constant, namespace)))
+    assert "reads the notebook" not in ex04.check_attention_forward(types.FunctionType(constant, namespace)).message

@@ -258,7 +258,7 @@ def code_hints(answer, args, error: Exception) -> str:
     xor = any(i.opname in ("BINARY_XOR", "INPLACE_XOR") or i.argrepr in ("^", "^=") for c in codes
               for i in dis.get_instructions(c))
     return (TORCH_INPUTS if "np" in other else NUMPY_INPUTS) * (type(error) is TypeError and bool(other & names)) + (
-        " In Python ^ is XOR, not a power: write x ** 2." * xor)
+        " In Python ^ is XOR, not a power: write x ** 2 (x ** 0.5 for a root)." * xor)
 
 
 def same(a: np.ndarray, b: np.ndarray) -> bool:
@@ -293,14 +293,15 @@ def refused(answer, args, keywords) -> inspect.Signature | None:
 
 
 def notebook_data(answer) -> str:
-    """" Your function reads the notebook's …", naming the arrays, tensors, lists, tuples and dicts that the answer (a
-    function, or one defined inside it) takes from the notebook's variables instead of its arguments; "" if none."""
+    """" Your function reads the notebook's …", naming the arrays, tensors, lists, dicts and whole numbers (d_k) that
+    the answer (a function, one defined inside it, a class's forward) reads from the notebook, not its arguments."""
+    answer = getattr(answer, "forward", answer) if inspect.isclass(answer) else answer
     codes, names = [answer.__code__] if inspect.isfunction(answer) or inspect.ismethod(answer) else [], {}
     data = (list, tuple, dict, np.ndarray, getattr(sys.modules.get("torch"), "Tensor", list))   # not EPS = 1e-9
     for code in codes:   # grows as it goes: the functions defined inside come after
         codes += [c for c in code.co_consts if inspect.iscode(c)]
-        names |= {i.argval: 0 for i in dis.get_instructions(code)
-                  if i.opname == "LOAD_GLOBAL" and isinstance(answer.__globals__.get(i.argval), data)}
+        names |= {i.argval: 0 for i in dis.get_instructions(code) if i.opname == "LOAD_GLOBAL" and (isinstance(
+            value := answer.__globals__.get(i.argval), data) or type(value) is int and not i.argval.isupper())}
     return f" Your function reads the notebook's {', '.join(names)}: use the arguments it is given." if names else ""
 
 

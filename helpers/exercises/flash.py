@@ -221,8 +221,7 @@ def _running_error(case, error):
     return hint and f"on {case.what}: {raised(error).rstrip('.')}.{hint}"
 
 
-check_running_softmax = Exercise(
-    reference_running_softmax, title="the running softmax, one key at a time",
+check_running_softmax = Exercise(reference_running_softmax, title="the running softmax, one key at a time",
     expects="running(stream, d_v) returning (m, l, o)",
     cases=lambda: [_running_case(*c) for c in RUNNING_CASES], own="online_softmax_step",
     call=_run_running, draw=(_draw_running, _draw_running, partial(_draw_running, low=True),   # long: d_v a head's,
@@ -334,8 +333,7 @@ def _judge_tiles(case, got, expected):
         f"tile starts at key {k_first}. Skip it.")
 
 
-check_tile_is_future = Exercise(
-    reference_tile_is_future, title="the causal skip condition",
+check_tile_is_future = Exercise(reference_tile_is_future, title="the causal skip condition",
     expects="future(q_start, q_stop, k_start, k_stop, T_q, T_k) returning True or False",
     cases=lambda: [_tile_case(*c) for c in TILE_CASES],
     own="tile_is_future", call=_run_tiles, expected=lambda case: tile_grid(reference_tile_is_future, *case.args),

@@ -56,8 +56,8 @@ def _split_slips(case):
          f"{2 * h}, …): view as (B, T, H, d_k), so each head gets a block of d_k neighbouring features")]
 
 
-check_split_heads = Exercise(
-    reference_split_heads, title="split the heads", expects="split_heads(x, n_heads) returning a (B, H, T, d_k) tensor",
+check_split_heads = Exercise(reference_split_heads, title="split the heads",
+    expects="split_heads(x, n_heads) returning a (B, H, T, d_k) tensor",
     cases=lambda: [_split_case(*case) for case in ((2, 5, 12, 3), (1, 3, 8, 2))],   # T, H and d_k all differ
     draw=(_draw_split, partial(_draw_split, square=True), partial(_draw_split, like_the_page=True)),
     shapes=_split_shapes, slips=_split_slips, atol=1e-9, own="split_heads",
@@ -127,8 +127,8 @@ def _draw_causal(rng) -> Case:
     return Case(T_q, T_k, what=f"T_q={T_q}, T_k={T_k} (drawn at random)")
 
 
-check_causal_mask = Exercise(
-    reference_causal_mask, title="the bottom-right causal mask", expects="causal(T_q, T_k) returning a (T_q, T_k) mask",
+check_causal_mask = Exercise(reference_causal_mask, title="the bottom-right causal mask",
+    expects="causal(T_q, T_k) returning a (T_q, T_k) mask",
     cases=lambda: [Case(T_q, T_k, what=f"T_q={T_q}, T_k={T_k}") for T_q, T_k in ((4, 4), (2, 5), (1, 6), (3, 7))],
     draw=_draw_causal, read=_read_mask, slips=lambda case: [(v, f"{m}.") for v, m in _causal_slips(case)],
     where="for {what}: ", name="the mask for {what}", atol=0.5, errors=_mask_error,
@@ -204,8 +204,7 @@ def _draw_combined(rng, T=None) -> Case:
     return Case(torch.tensor(lengths), T, what=f"lengths={lengths}, T={T} (drawn at random)")
 
 
-check_combined_mask = Exercise(
-    reference_combined_mask, title="padding combined with causal",
+check_combined_mask = Exercise(reference_combined_mask, title="padding combined with causal",
     expects="combined(lengths, T) returning a (B, 1, T, T) mask",
     cases=lambda: [Case(torch.tensor(n), T, what=f"lengths={n}, T={T}") for n, T in (([3, 5], 5), ([2, 4, 1], 4))],
     draw=(_draw_combined, _draw_combined, partial(_draw_combined, T=5)), read=_read_combined, reads="the mask",

@@ -60,8 +60,9 @@ def _score_slips(case):
         (lambda: reference_induction_score(W, n) / 2, "that divides the n weights' sum by 2n: the mean is over n"),
         (lambda: _mean_at(W, range(n - 1, 2 * n), n - 1), f"that also averages query n − 1 = {n - 1}, of the first "
                                                           "half (as W.diagonal(-(n − 1)) does): take i = n … 2n − 1"),
-        (lambda: _mean_at(W, range(n, 2 * n - 1), n - 1), "the last query, i = 2n − 1, is left out (or its key, n, "
-         "by a slice of the keys that stops at n − 1): queries i = n … 2n − 1, keys i − n + 1 = 1 … n")]]
+        *[(lambda k=k: k * _mean_at(W, range(n, 2 * n - 1), n - 1), "the last query, i = 2n − 1, is left out (or its "
+           "key, n, by a slice of the keys that stops at n − 1): queries i = n … 2n − 1, keys i − n + 1 = 1 … n")
+          for k in (1, (n - 1) / n)]]]   # its mean, or its sum divided by n
 
 
 def _one(result, case):
@@ -69,8 +70,7 @@ def _one(result, case):
     return (None, f"on {case.what}: {problem.message}") if problem is not None else (np.asarray(value), None)
 
 
-check_induction_score = Exercise(
-    reference_induction_score, title="the induction score from a weight matrix",
+check_induction_score = Exercise(reference_induction_score, title="the induction score from a weight matrix",
     expects="induction_score(W, n) returning one number",
     cases=lambda: [*(_random_case(n, n) for n in (7, 4, 11)), _ideal(5, 4, "a perfect induction head"),
                    _ideal(5, 1, "a perfect previous-token head")],
@@ -176,8 +176,8 @@ def _judge_head(case, got, expected):
             f"head's removal costs {worst:+.2f}. Read both scores of every head{notes}.")
 
 
-_worst_function = Exercise(
-    reference_worst_head, title="which head's removal hurts most", expects="worst_head(scores) returning (layer, head)",
+_worst_function = Exercise(reference_worst_head, title="which head's removal hurts most",
+    expects="worst_head(scores) returning (layer, head)",
     cases=lambda: (_model_case(*args) for args in (   # (orders, scales, idle layers in front, idle heads per layer)
         (((0, 1), (0, 1)),), (((1, 0), (0, 1)),), (((0, 1), (1, 0)), SCALES[1]), (((1, 0), (0, 1)), SCALES[2]),
         (((0, 1), (0, 1), (1, 0)), SCALES[0], 1), (((0, 2, 1), (0, 1, 2)), SCALES[0], 0, 1))),

@@ -43,6 +43,7 @@ def _lookup_slips(query, keys, values):
         (scores @ values, "the scores went into the blend without softmax: exp(s − s.max()), then divide by the sum"),
         ((scores / scores.sum()) @ values, "the scores were divided by their sum, which is not softmax: exp first"),
         (values.mean(), "that is the plain average of the values; weight each by how well its key matches"),
+        (soft_lookup(query, keys, values)[1] / len(values), "that is the MEAN of the weighted values: add them"),
         (np.exp(scores) @ values, "the exponentials were not divided by their sum, so weights do not add up to 1"),
         (soft_lookup(query / math.sqrt(len(query)), keys, values)[1],
          f"you divided the scores by √d = √{len(query)}{' (or by √n, the number of keys)' * (len(keys) == len(query))}"
@@ -86,8 +87,7 @@ def _lookup_verdict(answer) -> str:
             "a soft lookup blends every value, leaning toward the best-matching key.")
 
 
-check_soft_lookup = Exercise(
-    reference_soft_lookup, title="a soft dictionary lookup",
+check_soft_lookup = Exercise(reference_soft_lookup, title="a soft dictionary lookup",
     expects="soft_lookup(query, keys, values) returning one number",
     cases=lambda: [Case(*args, what=what) for *args, what in _lookup_cases()], read=_read_blend,
     draw=(_draw_lookup, partial(_draw_lookup, square=True), partial(_draw_lookup, long=True)),
@@ -135,8 +135,7 @@ def _draw_sizes(rng, d_model=None, d_k=None) -> Case:   # one given: the page's 
     return Case(d_model, d_k, what=f"d_model={d_model}, d_k={d_k}")
 
 
-check_qkv_parameters = Exercise(
-    reference_qkv_parameters, title="the parameter count",
+check_qkv_parameters = Exercise(reference_qkv_parameters, title="the parameter count",
     expects="qkv_parameters(d_model, d_k) returning a whole number",
     cases=lambda: [Case(m, k, what=f"d_model={m}, d_k={k}") for m, k in SIZES],
     draw=(_draw_sizes, partial(_draw_sizes, d_model=512), partial(_draw_sizes, d_k=64)),
@@ -268,8 +267,8 @@ def _forward_shapes(case):
             (T, T): f"on {what} you returned a ({T}, {T}) matrix: that is the weights. Finish with Y = W @ V."}
 
 
-check_attention_forward = Exercise(
-    reference_attention_forward, title="the forward pass", expects="attention_forward(E, W_q, W_k, W_v) returning Y",
+check_attention_forward = Exercise(reference_attention_forward, title="the forward pass",
+    expects="attention_forward(E, W_q, W_k, W_v) returning Y",
     cases=lambda: [*(_forward(*case) for case in FORWARD_CASES), _large_forward(), _large_forward(sunk=True)],
     draw=(_draw_forward, _draw_forward, partial(_draw_forward, spiked=True)),
     errors=_forward_error, own="scaled_dot_product_attention or attention_weights or SelfAttention",
@@ -383,8 +382,8 @@ def _module_slips_of(case):
     return [(v, f"on {case.what}: {m}.") for v, m in slips]
 
 
-check_self_attention_module = Exercise(
-    SelfAttention, title="the module", expects="the class MySelfAttention itself",
+check_self_attention_module = Exercise(SelfAttention, title="the module",
+    expects="the class MySelfAttention itself",
     cases=lambda: [*(_module_case(*case) for case in MODULE_CASES), _module_case(*MODULE_CASES[0], scale=100.0),
                    _module_case(*MODULE_CASES[1], sunk=True)],
     draw=(_draw_module, _draw_module, partial(_draw_module, tied=True)),

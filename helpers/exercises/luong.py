@@ -62,11 +62,13 @@ def _context_slips(case):
             (torch.softmax(scores / math.sqrt(d), dim=0) @ H, "you divided the scores by √d, the Transformer's "
              "addition (notebook 05); Luong's dot score is plain s · h_j."),
             (H.mean(axis=0), "that is the plain average of the encoder states; weight them by softmax(s · h_j)."),
+            (H.sum(axis=0), "every weight came out 1: the softmax ran over an axis of size 1. Run it over the T_k "
+                            "scores: dim=-1 of the 1-D scores H @ s."),
+            (torch.softmax(scores, dim=0) @ H / len(H), "that is the MEAN of the weighted states: add them, .sum(0)."),
             (H[int(scores.argmax())], "that is a single h_j (here the best-scoring one): softmax blends them all."))
 
 
-check_luong_context = Exercise(
-    reference_luong_context, title="one step of Luong's dot attention",
+check_luong_context = Exercise(reference_luong_context, title="one step of Luong's dot attention",
     expects="luong_context(s, H) -> context vector of shape (d,)", where="",
     cases=lambda: [Case(s, H, what="") for s, H in _luong_cases()], reads="the context",
     draw=(_draw_luong, _draw_luong, lambda rng: _draw_luong(rng, top=1000.0),
@@ -224,8 +226,7 @@ def _judge_cross(case, got, expected):
     return None
 
 
-check_cross_attention = Exercise(
-    reference_cross_attention, title="cross-attention with learned projections",
+check_cross_attention = Exercise(reference_cross_attention, title="cross-attention with learned projections",
     expects="cross_attention(X_dec, X_enc, W_q, W_k, W_v) -> Y (T_q, d_v)", where="",
     cases=lambda: [Case(*case, what="") for case in _cross_cases()], reads="Y",
     draw=(_draw_cross, lambda rng: _draw_cross(rng, narrow=True), lambda rng: _draw_cross(rng, spiked=True),

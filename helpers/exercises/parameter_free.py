@@ -53,6 +53,7 @@ def check_flows_row(w) -> Feedback:
         (S_scaled[_ROW], f"those are the scaled scores {scaled}. {not_yet}"),
         (steps["exp"][_ROW], f"those are the exponentials exp({scaled}); divide them by their sum."),
         (softmax(S[_ROW]), "that is the softmax of the UNscaled scores. Divide them by √d = 2 first."),
+        (softmax(S[_ROW] // 2), "// is floor division: it cut the scaled scores to whole numbers. Divide with /."),
         (softmax(S[_ROW] / math.sqrt(len(S))), f"you divided the scores by √T = √{len(S)} (the number of tokens); "
                                                "divide by √d = √4 = 2, d the dimension of each vector."),
         (softmax(S[_ROW] / 4), "you divided the scores by d = 4; divide by its square root, √d = 2."),
@@ -233,6 +234,7 @@ def _attention_slips(case):
          + cut * (4 < d < 9)),
         (lambda: self_attention_steps(embed(SENTENCE_MONEY))["W"] @ E, f"on {what} you mixed its rows with the weights "
          "of 'money bank grows' (the notebook's W?): make W from this E's own scores."),
+        (softmax(E * E / math.sqrt(d), axis=-1) * E, f"on {what} * multiplies entries: scores E @ E.T, Y = W @ E."),
         (softmax(S, axis=0) @ E, f"on {what} the softmax ran down the columns (axis 0), or you used W.T, or a row sum "
          "without keepdims=True lined up with the columns. Each ROW of W must sum to 1: axis=-1.")]
 

@@ -46,7 +46,11 @@ def _sinusoid_slips(T: int, d: int) -> list[tuple[torch.Tensor, str]]:
             (interleave(torch.sin(p * 10000 ** (2 * m / d)), torch.cos(p * 10000 ** (2 * m / d))),
              "you multiplied p by 10000^(2m/d); divide: the angle is p / 10000^(2m/d)"),
             (interleave(torch.sin(right + 1 / 10000 ** (2 * m / d)), torch.cos(right + 1 / 10000 ** (2 * m / d))),
-             "the positions start at 1; the first token is position 0 (its row is 0, 1, 0, 1, …)")]
+             "the positions start at 1; the first token is position 0 (its row is 0, 1, 0, 1, …)"),
+            (interleave(torch.sin(wrong := p * m / d / 10000 ** 2), torch.cos(wrong)), "** binds tighter than * and /: "
+             "p / 10000 ** 2*m/d is (p / 10000²)·m/d. Put the exponent in brackets: p / 10000 ** (2*m/d)"),
+            (interleave(torch.sin(p + 0 * m), torch.cos(p + 0 * m)), "every pair got the angle p: 2*m // d is 0 for "
+             "every m below d/2 (// is floor division). Divide with /: 10000 ** (2*m/d)")]
 
 
 def _sinusoid_shapes(case):
@@ -66,8 +70,8 @@ def _draw_sinusoid(rng, shortest=2, longest=400) -> Case:
     return Case(T, d, what=f"T = {T}, d = {d} (drawn at random)")
 
 
-check_sinusoidal = Exercise(
-    reference_sinusoidal, title="the sinusoidal encoding", expects="sinusoidal(T, d) returning a (T, d) tensor",
+check_sinusoidal = Exercise(reference_sinusoidal, title="the sinusoidal encoding",
+    expects="sinusoidal(T, d) returning a (T, d) tensor",
     cases=lambda: [Case(T, d, what=f"T = {T}, d = {d}") for T, d in SINUSOID_CASES], own="sinusoidal_positions",
     draw=(partial(_draw_sinusoid, longest=50), _draw_sinusoid, partial(_draw_sinusoid, shortest=401, longest=1000)),
     expected=lambda case: sinusoidal_positions(*case.args, dtype=torch.float64), shapes=_sinusoid_shapes,
@@ -120,8 +124,7 @@ def _shuffle_slips(case):
             (lambda: Y[ORDER], f"that is Y in the page's order {ORDER}: use the argument, order = {order}.")]
 
 
-check_shuffled_outputs = Exercise(
-    reference_shuffled_outputs, title="the outputs of a shuffled sentence",
+check_shuffled_outputs = Exercise(reference_shuffled_outputs, title="the outputs of a shuffled sentence",
     expects="shuffled_outputs(Y, order) returning a (T, d_k) tensor", cases=lambda: [_shuffle_case()],
     draw=(partial(_draw_shuffle, T=len(ORDER)), _draw_shuffle, partial(_draw_shuffle, wide=True)),   # the page's T
     expected=lambda case: case.Y_shuffled, slips=_shuffle_slips,
@@ -168,8 +171,8 @@ def _draw_add(rng) -> Case:
     return _add_case(torch.from_numpy(rng.normal(size=(T, d))), " (drawn at random)")
 
 
-check_add_positions = Exercise(
-    reference_add_positions, title="adding the positions", expects="add_positions(E) returning a (T, d) tensor",
+check_add_positions = Exercise(reference_add_positions, title="adding the positions",
+    expects="add_positions(E) returning a (T, d) tensor",
     cases=lambda: [_add_case(torch.tensor([[1.0, 0, 1, 0], [1, 1, 0, 0], [0, 1, 1, 1]], dtype=torch.float64)),
                    _add_case(torch.randn(7, 6, generator=torch.Generator().manual_seed(3), dtype=torch.float64))],
     draw=(_draw_add, _draw_add, lambda rng: _add_case(torch.from_numpy(rng.normal(size=(3, 4))), " (drawn at random, "

@@ -114,8 +114,7 @@ def _judge_additive(case, got, expected):
             "still attends to them evenly. Put float('-inf') where mask == 0.")
 
 
-check_additive_mask = Exercise(
-    reference_additive_mask, title="the course's mask as an additive float mask",
+check_additive_mask = Exercise(reference_additive_mask, title="the course's mask as an additive float mask",
     expects="additive_mask(mask) -> float tensor of the same shape", where="",
     cases=lambda: [Case(mask, what="") for mask in _mask_cases()], errors=_mask_error,
     draw=(*(partial(_draw_mask, kind=kind) for kind in ("bool", "int", "float")), partial(_draw_mask, kind="bool",
@@ -236,8 +235,7 @@ def _draw_tflops(rng, causal) -> Case:
     return _tflops_case(B, H, T, d_k, float(rng.choice([0.7, 2.5, 4.0, 15.0])), causal, " (drawn at random)")
 
 
-check_achieved_tflops = Exercise(
-    reference_achieved_tflops, title="achieved TFLOP/s of forward attention",
+check_achieved_tflops = Exercise(reference_achieved_tflops, title="achieved TFLOP/s of forward attention",
     expects="achieved_tflops(B, H, T, d_k, milliseconds, causal=False) -> float", where="", reads="the TFLOP/s",
     cases=lambda: [_tflops_case(*case) for case in _TFLOP_CASES], read=_read_tflops, judge=_judge_tflops, rtol=0.01,
     draw=tuple(partial(_draw_tflops, causal=causal) for causal in (False, True, True)), keywords=("causal",),

@@ -63,7 +63,8 @@ def check_divisor(divisor) -> Feedback:
         try:
             got = divisor(d_model, n_heads)
         except (Exception, SystemExit) as error:  # the student sees what went wrong, the notebook goes on
-            return wrong(f"divisor({d_model}, {n_heads}): " * (not engine.placeholder(error)) + engine.raised(error))
+            return wrong(f"divisor({d_model}, {n_heads}): " * (not engine.placeholder(error)) + engine.raised(error)
+                         + "." * bool(hints := engine.code_hints(divisor, (d_model, n_heads), error)) + hints)
         got, problem = one_number(got, f"divisor({d_model}, {n_heads})", "the constant c", returned=True)
         if problem is not None:
             return problem
@@ -288,8 +289,8 @@ def _weights_verdict(answer) -> str:
             f"head size of d_k = {OTHER_D_K}, with scores all far below 0, and on three sizes drawn at random.")
 
 
-check_scaled_weights = Exercise(
-    reference_scaled_weights, title="softmax(Q Kᵀ / √d_k)", expects="scaled_weights(Q, K) returning a (T_q, T_k) array",
+check_scaled_weights = Exercise(reference_scaled_weights, title="softmax(Q Kᵀ / √d_k)",
+    expects="scaled_weights(Q, K) returning a (T_q, T_k) array",
     cases=_weights_cases, draw=(_draw_weights, _draw_weights, partial(_draw_weights, wide=True)), judge=_judge_weights,
     success=_weights_verdict, own="attention_weights", atol32=1e-4,   # float32 near a drawn tie: 4.4e-5 in 3,000
     hint="Q is (T_q, d_k), K is (T_k, d_k): the scores are Q @ K.T, (T_q, T_k) (NumPy's K.transpose(-2, -1) is K "

@@ -117,7 +117,8 @@ def _judge_softmax(case, got, expected):
         return f"on {what} the result has shape {got.shape}: softmax keeps the shape of its input."
     if message := named_slip(got, [   # overflows and 0 / 0 are silent here: the engine judges inside np.errstate
         (np.exp(x), f"on {what} you returned exp(x) itself. Divide it by its sum."),
-        (x / x.sum(), f"on {what} you divided the scores by their sum, without exp. Exponentiate first.")]):
+        (x / x.sum(), f"on {what} you divided the scores by their sum, without exp. Exponentiate first."),
+        (np.floor(expected) if abs(x).max() < 700 else np.nan, f"on {what} // floored every weight: divide with /.")]):
         return message
     if not np.all(np.isfinite(got)):
         one_max = np.exp(x - x.max()) / np.exp(x - x.max()).sum(axis=-1, keepdims=True)   # the slip, NaN and all
@@ -152,8 +153,8 @@ def _judge_softmax(case, got, expected):
     return None
 
 
-check_stable_softmax = Exercise(
-    reference_softmax, title="a stable softmax", expects="softmax(x) for a 1-D or 2-D array x",
+check_stable_softmax = Exercise(reference_softmax, title="a stable softmax",
+    expects="softmax(x) for a 1-D or 2-D array x",
     cases=_softmax_cases, draw=(_draw_scores, _draw_scores, partial(_draw_scores, spiked=True)),
     errors=_softmax_error, judge=_judge_softmax, own="softmax", hint="Compare with exp(x - max) / sum(exp(x - max)).",
     success="your softmax matches the stable one on small, huge, very negative, widely spread and 2-D scores.",

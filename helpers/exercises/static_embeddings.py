@@ -60,7 +60,8 @@ def check_river_bank_mixture(y) -> Feedback:
         (static_vector("bank"), "that is bank's static vector. Mix it with its neighbours."),
         (mix(E, HAND_WEIGHTS), "that is the worked example's mixture (0.2, 0.7, 0.1). Use 0.3, 0.5, 0.2."),
         (mix(E, EXERCISE_WEIGHTS[::-1]), "the weights are reversed: 0.3 goes with river, 0.2 with flows."),
-        (E.sum(axis=0), "that is the plain sum of the three vectors. Weight each first.")])
+        (E.sum(axis=0), "that is the plain sum of the three vectors. Weight each first."),
+        (expected / 3, "that is the MEAN of the weighted vectors: the weights already sum to 1, so add them (.sum).")])
     if message is not None:
         return wrong(message)
     (river, bank, flows), section_4 = E, mix(E, HAND_WEIGHTS)
