@@ -88,5 +88,4 @@ def self_attention_steps(E, scaled: bool = True) -> dict[str, np.ndarray | float
     with np.errstate(over="ignore"):
         exp = np.exp(S_scaled)     # (T, T)
     W = softmax(S_scaled)          # (T, T)
-    return {"E": E, "S": S, "scale": c, "S_scaled": S_scaled, "exp": exp,
-            "exp_sum": exp.sum(axis=-1), "W": W, "Y": W @ E}
+    return {"E": E, "S": S, "scale": c, "S_scaled": S_scaled, "exp": exp, "exp_sum": exp.sum(-1), "W": W, "Y": W @ E}

@@ -124,16 +124,15 @@ def cost_table(T: int, d_model: int, d_k: int, *, dtype="float32", batch: int = 
     proj = projection_flops(T, d_model, d_k, batch=batch * heads)
     attn, bpn = attention_flops(T, d_k, batch=batch, heads=heads), bytes_per_number(dtype)
     per = "" if batch * heads == 1 else " · H" if batch == 1 else " · B·H"     # B sequences of H heads
+    size = f" · {bpn} byte{'s' * (bpn != 1)}{per}"                             # the memory lines' bytes per number
     rows = [("parameters W_q, W_k, W_v", "3 · d_model · d_k" + ("" if heads == 1 else " · H"), params, "numbers"),
             ("FLOPs Q = X W_q (same for K, V)", "2 · T · d_model · d_k" + per, proj["Q = X W_q"], "FLOPs"),
             ("FLOPs S = Q Kᵀ", "2 · T² · d_k" + per, attn["S = Q Kᵀ"], "FLOPs"),
             ("FLOPs Y = W V", "2 · T² · d_k" + per, attn["Y = W V"], "FLOPs"),
             ("FLOPs attention (forward)", "4 · T² · d_k" + per, attn["total"], "FLOPs"),
-            ("memory Q, K, V", f"3 · T · d_k · {bpn} byte{'s' * (bpn != 1)}" + per,
-             3 * batch * heads * tensor_bytes(T, d_k, dtype=dtype), "bytes"),
-            ("memory (T, T) scores", f"T² · {bpn} byte{'s' * (bpn != 1)}" + per,
-             score_matrix_bytes(T, dtype, batch=batch, heads=heads), "bytes"),
-            ("memory K, V cache (generation)", f"2 · T · d_k · {bpn} byte{'s' * (bpn != 1)}" + per,
+            ("memory Q, K, V", f"3 · T · d_k{size}", 3 * batch * heads * tensor_bytes(T, d_k, dtype=dtype), "bytes"),
+            ("memory (T, T) scores", f"T²{size}", score_matrix_bytes(T, dtype, batch=batch, heads=heads), "bytes"),
+            ("memory K, V cache (generation)", f"2 · T · d_k{size}",
              kv_cache_bytes(1, heads, d_k, dtype, tokens=T, batch=batch), "bytes")]
     return [dict(zip(("quantity", "formula", "value", "unit"), row)) for row in rows]
 

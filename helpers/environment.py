@@ -1,7 +1,9 @@
 """Reproducibility and the environment check: seeds, versions, devices."""
 import contextlib
+import importlib
 import platform
 import random
+import sys
 
 import numpy as np
 
@@ -31,8 +33,7 @@ def environment_report() -> dict[str, str]:
 
     report = {"python": platform.python_version(), "platform": f"{platform.system()} {platform.machine()}",
               "numpy": np.__version__, "matplotlib": matplotlib.__version__, "torch": torch.__version__,
-              "ipywidgets": ipywidgets.__version__,
-              "cpu threads (torch)": str(torch.get_num_threads()),
+              "ipywidgets": ipywidgets.__version__, "cpu threads (torch)": str(torch.get_num_threads()),
               "cuda": "available" if torch.cuda.is_available() else "not available",
               "mps": "available" if best_device() == "mps" else "not available",
               "device used": "cuda" if best_device() == "cuda" else "cpu"}   # an Apple GPU is not timed
@@ -55,9 +56,6 @@ MINIMUM_VERSIONS = {"numpy": (1, 24), "matplotlib": (3, 7), "pillow": (9, 3), "i
 
 def missing_requirements() -> list[str]:
     """What the course needs but this environment lacks, each by name; an empty list means ready."""
-    import importlib
-    import sys
-
     problems = []
     if sys.version_info < (3, 10):  # noqa: UP036 (a student may run an older Python)
         problems.append(f"Python 3.10 or newer is needed; this is {platform.python_version()}.")

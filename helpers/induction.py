@@ -238,11 +238,9 @@ def head_scores(model, probe_set=None) -> torch.Tensor:
 
 def head_names(scores) -> dict:
     """{(layer, head): name} from the scores alone: the larger of its two scores, if at least NAMED_AT."""
-    names = {}
-    for layer, head in ((l, h) for l in range(scores.size(1)) for h in range(scores.size(2))):
-        best, kind = max(zip(scores[:, layer, head].tolist(), ("previous-token head", "induction head")))
-        names[layer, head] = kind if best >= NAMED_AT else "neither"
-    return names
+    best = {(l, h): max(zip(scores[:, l, h].tolist(), ("previous-token head", "induction head")))   # (score, kind)
+            for l in range(scores.size(1)) for h in range(scores.size(2))}
+    return {head: kind if score >= NAMED_AT else "neither" for head, (score, kind) in best.items()}
 
 
 # --- switching heads off ---------------------------------------------------------------------------

@@ -63,13 +63,12 @@ def default_dtypes(device) -> list[str]:
 
 def cuda_unavailable_reason() -> str | None:
     """None if a CUDA GPU is usable, else why not (a CPU-only build, an Apple GPU, or no GPU/driver found)."""
-    if best_device() == "cuda":
+    if (device := best_device()) == "cuda":
         return None
-    if best_device() == "mps":
-        return f"this PyTorch ({torch.__version__}) runs on an Apple GPU (MPS), which the course does not time"
-    if torch.version.cuda is None:
-        return f"this PyTorch ({torch.__version__}) is a CPU-only build, without CUDA support"
-    return f"this PyTorch ({torch.__version__}) supports CUDA {torch.version.cuda}, but no GPU or driver was found"
+    why = ("runs on an Apple GPU (MPS), which the course does not time" if device == "mps" else
+           "is a CPU-only build, without CUDA support" if torch.version.cuda is None else
+           f"supports CUDA {torch.version.cuda}, but no GPU or driver was found")
+    return f"this PyTorch ({torch.__version__}) {why}"
 
 
 def cuda_skip_message() -> str | None:
@@ -217,15 +216,13 @@ IMPLEMENTATIONS: dict[str, tuple[str, Callable]] = {
     "tiled": ("same maths, 128 queries at a time: each tile of scores stays in cache",
               lambda Q, K, V, causal=False: lambda: tiled_attention(Q, K, V, causal)),
     "sdpa": ("torch.nn.functional.scaled_dot_product_attention (fused; picks its backend)",
-             lambda Q, K, V, causal=False: lambda: F.scaled_dot_product_attention(Q, K, V, is_causal=causal)),
-}
+             lambda Q, K, V, causal=False: lambda: F.scaled_dot_product_attention(Q, K, V, is_causal=causal))}
 
 
 def make_qkv(batch_heads: int, T: int, d_k: int, *, device="cpu", dtype="float32", seed: int = 0):
     """Random Q, K, V, each (1, batch_heads, T, d_k): 4-D, the layout fused kernels want."""
-    generator = torch.Generator().manual_seed(seed)
-    return tuple(torch.randn(1, batch_heads, T, d_k, generator=generator).to(device, torch_dtype(dtype))
-                 for _ in range(3))
+    g = torch.Generator().manual_seed(seed)
+    return tuple(torch.randn(1, batch_heads, T, d_k, generator=g).to(device, torch_dtype(dtype)) for _ in range(3))
 
 
 def is_out_of_memory(error: BaseException) -> bool:

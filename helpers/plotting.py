@@ -134,9 +134,8 @@ def function_box(inputs: Sequence[str], outputs: Sequence[str], *, label: str = 
     ax.text(5.0, mid, label, ha="center", va="center", fontsize=plt.rcParams["font.size"] + 2, weight="bold")
     for y, text_in, text_out in zip(ys, inputs, outputs):
         ax.text(1.4, y, text_in, ha="right", va="center", color=INK["static"])
-        ax.annotate("", xy=(3.6, y), xytext=(1.6, y), arrowprops=dict(arrowstyle="-|>", color=COLORS["static"], lw=2))
-        ax.annotate("", xy=(8.4, y), xytext=(6.4, y),
-                    arrowprops=dict(arrowstyle="-|>", color=COLORS["contextual"], lw=2))
+        for start, end, role in ((1.6, 3.6, "static"), (6.4, 8.4, "contextual")):   # the arrow in, the arrow out
+            ax.annotate("", xy=(end, y), xytext=(start, y), arrowprops=dict(arrowstyle="-|>", color=COLORS[role], lw=2))
         ax.text(8.6, y, text_out, ha="left", va="center", color=INK["contextual"])
     for x, note, role in ((2.6, input_note, "static"), (7.4, output_note, "contextual")):   # "": nothing shows
         ax.text(x, ys.max() + 0.65, note, ha="center", color=INK[role])

@@ -34,8 +34,8 @@ def parse_scores(text) -> np.ndarray:
 
 def softmax_at_scale(scores, scale: float = 1.0) -> dict:
     """softmax(scale · scores) and how peaked it is, as a dict: scores, scale, scaled, weights, naive (no max
-    subtracted: NaN once exp overflows or every exp underflows), naive_overflows, naive_why (why naive is NaN, ""
-    if it is not), top (the tokens with the top weight: ties share it), top_weight, entropy_bits (0 for one-hot,
+    subtracted: NaN once exp overflows or every exp underflows), naive_overflows, naive_why (why naive is NaN or off,
+    "" if it is neither), top (the tokens with the top weight: ties share it), top_weight, entropy_bits (0 for one-hot,
     log2(n) for uniform) and effective_choices (2 ** entropy_bits). ValueError if scale · scores overflows a float64."""
     scores = check.vector(scores, "scores")                     # one row of scores: (n,)
     with np.errstate(over="ignore", under="ignore"):           # both are explained, never warned about
@@ -47,7 +47,8 @@ def softmax_at_scale(scores, scale: float = 1.0) -> dict:
     overflows = bool(np.isinf(e).any())
     why = (f"exp({scaled.max():.4g}) overflowed to inf (too big for a float64), and inf / inf = NaN" if overflows
            else f"every exp underflowed to 0 (the largest is exp({scaled.max():.4g})), and 0 / 0 = NaN"
-           if not e.any() else "")
+           if not e.any() else f"wrong: exp({scaled.min():.4g}) underflowed (below about exp(-708) a float64 loses "
+           "digits, below exp(-745) it is 0)" if not np.allclose(e / e.sum(), weights, atol=5e-4) else "")
     entropy = float(entropy_bits(weights))
     return {"scores": scores, "scale": float(scale), "scaled": scaled, "weights": weights,
             "naive": softmax_naive(scaled), "naive_overflows": overflows, "naive_why": why,

@@ -70,7 +70,8 @@ def _checked(value, name: str, ndim: int, layout: str, finite: bool = True) -> n
     if finite and (bad := ~np.isfinite(array)).any():
         position = tuple(int(i) for i in np.argwhere(bad)[0])
         why = " (inf itself, or a number beyond ±1.8e308 such as 1e309)" * bool(np.isinf(array[position]))
-        raise ValueError(f"{name} contains {array[position]} at position {position}{why}: every entry must be finite.")
+        where = position[0] if ndim == 1 else position   # entry 2 of a row, (0, 2) of a matrix
+        raise ValueError(f"{name} contains {array[position]} at position {where}{why}: every entry must be finite.")
     return array
 
 

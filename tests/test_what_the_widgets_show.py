@@ -293,7 +293,7 @@ def test_scaling_toggle_labels_match_what_they_do(scaling_widget):
 def test_scaling_reading_marker_and_title_use_the_right_numbers(scaling_widget):
     w = scaling_widget
     data = w.result
-    assert "(uniform: 2)" in w.reading.value                                # log2 of 4 keys
+    assert "(uniform: 2;" in w.reading.value                                # log2 of 4 keys
     x, y = w._picture.marker.get_data()
     assert list(x) == [16] and list(y) == [data["grad_median"]]
     assert f"≈ {data['effective_keys']:.1f} keys" in w._picture.title_w.get_text()
@@ -423,3 +423,38 @@ def test_readings_write_numbers_as_numbers_and_agree_in_number():
     assert "it skips 1 of its 8 tiles" in FlashTilesWidget(query=27, causal=True).reading.value
     formulas = {row["quantity"]: row["formula"] for row in cost_table(8, 4, 4, dtype="float8")}
     assert formulas["memory (T, T) scores"] == "T² · 1 byte"
+
+
+def test_naive_why_says_when_underflow_made_the_naive_weights_wrong():
+    from helpers.temperature import softmax_at_scale
+    data = softmax_at_scale([-745.0, -746.0])           # exp(-746) is 0, exp(-745) a subnormal: naive [1, 0]
+    assert np.allclose(data["weights"], [0.731, 0.269], atol=1e-3) and data["naive"][1] == 0
+    assert data["naive_why"].startswith("wrong: exp(-746) underflowed")
+
+
+def test_softmax_reading_tells_scores_apart_that_differ_after_the_fourth_digit():
+    from helpers.widgets.softmax_temperature import SoftmaxTemperatureWidget
+    w = SoftmaxTemperatureWidget("1001.0, 1001.2, 1000.9")
+    assert "[1001, 1001.2, 1000.9]" in w.reading.value
+
+
+def test_flash_widget_names_only_the_tiles_its_map_draws():
+    from helpers.widgets.flash import FlashTilesWidget
+    w = FlashTilesWidget()
+    w.causal.value = False
+    assert "orange" not in w.reading.value and "mid blue, this query's tiles to come" in w.reading.value
+    w.causal.value = True
+    assert "orange, on the diagonal" in w.reading.value and "grey, skipped" in w.reading.value
+
+
+def test_induction_reading_gives_no_weight_to_a_head_switched_off(model):
+    from helpers.widgets.induction import InductionWidget
+    w = InductionWidget("abcdabcd", position=5, model=model)
+    w.switches[2].value = False                                     # head 1.0
+    assert "1.0: off" in w.reading.value and "0.0: off" not in w.reading.value
+
+
+def test_cost_legend_names_the_devices_left_to_right_without_percentages():
+    from helpers.widgets.cost import memory_bar_html
+    page = memory_bar_html([("scores", 4e9)], {"H200 (141 GB)": 141e9, "laptop (16 GB)": 16e9})
+    assert "left to right: laptop (16 GB) · H200 (141 GB)" in page and "%<" not in page and " at " not in page

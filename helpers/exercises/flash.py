@@ -222,11 +222,10 @@ def _running_error(case, error):
 
 
 check_running_softmax = Exercise(reference_running_softmax, title="the running softmax, one key at a time",
-    expects="running(stream, d_v) returning (m, l, o)",
-    cases=lambda: [_running_case(*c) for c in RUNNING_CASES], own="online_softmax_step",
+    expects="running(stream, d_v) returning (m, l, o)", cases=lambda: [_running_case(*c) for c in RUNNING_CASES],
     call=_run_running, draw=(_draw_running, _draw_running, partial(_draw_running, low=True),   # long: d_v a head's,
                              partial(_draw_running, long=True, d_v=64), partial(_draw_running, long=True)),   # or not
-    expected=lambda case: _state(*reference_running_softmax(*case.args)), read=_read_state,
+    expected=lambda case: _state(*reference_running_softmax(*case.args)), read=_read_state, own="online_softmax_step",
     slips=lambda case: [(lambda o=options: _state(*slipped_running_softmax(*case.args, **o)), f"on {case.what}: {m}.")
                         for options, m in RUNNING_SLIPS],
     judge=_judge_state, reads="(m, l, o)", name="(m, l, o) on {what}", atol=1e-9, errors=_running_error,
@@ -335,13 +334,12 @@ def _judge_tiles(case, got, expected):
 
 check_tile_is_future = Exercise(reference_tile_is_future, title="the causal skip condition",
     expects="future(q_start, q_stop, k_start, k_stop, T_q, T_k) returning True or False",
-    cases=lambda: [_tile_case(*c) for c in TILE_CASES],
+    cases=lambda: [_tile_case(*c) for c in TILE_CASES], where="for {what}: ", name="the tiles skipped (1) for {what}",
     own="tile_is_future", call=_run_tiles, expected=lambda case: tile_grid(reference_tile_is_future, *case.args),
-    draw=(_draw_tiles, partial(_draw_tiles, wide=True), partial(_draw_tiles, tall=True)),
+    draw=(_draw_tiles, partial(_draw_tiles, wide=True), partial(_draw_tiles, tall=True)), atol=0.5, judge=_judge_tiles,
     slips=lambda case: [(lambda r=rule: tile_grid(r, *case.args), f"for {case.what}: {message}.")
                         for rule, message in TILE_SLIPS if hasattr(case, "fixed_grids") and all(
                             np.array_equal(tile_grid(rule, *c), g) for c, g in zip(TILE_CASES, case.fixed_grids))],
-    where="for {what}: ", name="the tiles skipped (1) for {what}", atol=0.5, judge=_judge_tiles,
     hint="Skip only if even the tile's LAST query sees none of its keys: compare that with the tile's FIRST key.",
     success="a tile is skipped only when its first key comes after the last key its LAST query may see; a tile that "
             "crosses the diagonal is computed, masked inside. Square and causal, that is a bit over half of the tiles.",

@@ -56,11 +56,10 @@ def _split_slips(case):
          f"{2 * h}, …): view as (B, T, H, d_k), so each head gets a block of d_k neighbouring features")]
 
 
-check_split_heads = Exercise(reference_split_heads, title="split the heads",
-    expects="split_heads(x, n_heads) returning a (B, H, T, d_k) tensor",
+check_split_heads = Exercise(reference_split_heads, title="split the heads", own="split_heads", atol=1e-9,
+    expects="split_heads(x, n_heads) returning a (B, H, T, d_k) tensor", shapes=_split_shapes, slips=_split_slips,
     cases=lambda: [_split_case(*case) for case in ((2, 5, 12, 3), (1, 3, 8, 2))],   # T, H and d_k all differ
     draw=(_draw_split, partial(_draw_split, square=True), partial(_draw_split, like_the_page=True)),
-    shapes=_split_shapes, slips=_split_slips, atol=1e-9, own="split_heads",
     hint="View as (B, T, n_heads, d_model // n_heads), each size read from x and n_heads, then .transpose(1, 2).",
     success="view as (B, T, H, d_k), then transpose to (B, H, T, d_k): every head sees every token, each through "
             "its own d_k features.",
@@ -128,11 +127,10 @@ def _draw_causal(rng) -> Case:
 
 
 check_causal_mask = Exercise(reference_causal_mask, title="the bottom-right causal mask",
-    expects="causal(T_q, T_k) returning a (T_q, T_k) mask",
+    expects="causal(T_q, T_k) returning a (T_q, T_k) mask", where="for {what}: ", name="the mask for {what}",
     cases=lambda: [Case(T_q, T_k, what=f"T_q={T_q}, T_k={T_k}") for T_q, T_k in ((4, 4), (2, 5), (1, 6), (3, 7))],
     draw=_draw_causal, read=_read_mask, slips=lambda case: [(v, f"{m}.") for v, m in _causal_slips(case)],
-    where="for {what}: ", name="the mask for {what}", atol=0.5, errors=_mask_error,
-    hint="Query i may attend to keys 0 … T_k − T_q + i.", reads="the mask",
+    hint="Query i may attend to keys 0 … T_k − T_q + i.", reads="the mask", atol=0.5, errors=_mask_error,
     success="bottom-right aligned: with 2 queries over 5 keys, query 0 is token 3 and sees keys 0 … 3. The same "
             "mask serves a square sequence and a generation step with a KV cache.", own="causal_mask",
     explanation="Shorter: torch.ones(T_q, T_k, dtype=torch.bool).tril(diagonal=T_k - T_q), which is "
@@ -205,10 +203,9 @@ def _draw_combined(rng, T=None) -> Case:
 
 
 check_combined_mask = Exercise(reference_combined_mask, title="padding combined with causal",
-    expects="combined(lengths, T) returning a (B, 1, T, T) mask",
+    expects="combined(lengths, T) returning a (B, 1, T, T) mask", where="for {what}: ", errors=_mask_error,
     cases=lambda: [Case(torch.tensor(n), T, what=f"lengths={n}, T={T}") for n, T in (([3, 5], 5), ([2, 4, 1], 4))],
     draw=(_draw_combined, _draw_combined, partial(_draw_combined, T=5)), read=_read_combined, reads="the mask",
-    where="for {what}: ", errors=_mask_error,
     slips=lambda case: [(v, f"for {case.what}: {m}.") for v, m in _combined_slips(case)],
     name="the mask for {what}", atol=0.5, hint="A key is allowed if it is a real token AND not in the future.",
     success="padding AND causal, (B, 1, T, T): it broadcasts over the heads, and each real token sees itself and "

@@ -71,11 +71,10 @@ def _one(result, case):
 
 
 check_induction_score = Exercise(reference_induction_score, title="the induction score from a weight matrix",
-    expects="induction_score(W, n) returning one number",
+    expects="induction_score(W, n) returning one number", slips=_score_slips, read=_one, reads="the mean weight",
     cases=lambda: [*(_random_case(n, n) for n in (7, 4, 11)), _ideal(5, 4, "a perfect induction head"),
-                   _ideal(5, 1, "a perfect previous-token head")],
+                   _ideal(5, 1, "a perfect previous-token head")], atol=1e-6, own="induction_score",
     draw=lambda rng: _random_case(int(rng.integers(3, 13)), int(rng.integers(1_000_000)), " (drawn at random)"),
-    slips=_score_slips, atol=1e-6, read=_one, own="induction_score", reads="the mean weight",
     hint="Average, over the second copy's queries, the weight on the token just after its first occurrence.",
     success="the mean weight on the token after the earlier copy: 1 for a perfect induction head, 0 for a "
             "previous-token head, whatever n is.",
@@ -177,12 +176,11 @@ def _judge_head(case, got, expected):
 
 
 _worst_function = Exercise(reference_worst_head, title="which head's removal hurts most",
-    expects="worst_head(scores) returning (layer, head)",
+    expects="worst_head(scores) returning (layer, head)", success="the right head on every copy.",
     cases=lambda: (_model_case(*args) for args in (   # (orders, scales, idle layers in front, idle heads per layer)
         (((0, 1), (0, 1)),), (((1, 0), (0, 1)),), (((0, 1), (1, 0)), SCALES[1]), (((1, 0), (0, 1)), SCALES[2]),
         (((0, 1), (0, 1), (1, 0)), SCALES[0], 1), (((0, 2, 1), (0, 1, 2)), SCALES[0], 0, 1))),
-    draw=_draw_model, draws=1, read=_read_head, judge=_judge_head, expected=lambda case: np.asarray(case.worst),
-    success="the right head on every copy.")
+    draw=_draw_model, draws=1, read=_read_head, judge=_judge_head, expected=lambda case: np.asarray(case.worst))
 
 
 @solved_by("which head's removal hurts most", reference_worst_head, "reason = 'b': K- and Q-composition.")

@@ -88,12 +88,11 @@ def _lookup_verdict(answer) -> str:
 
 
 check_soft_lookup = Exercise(reference_soft_lookup, title="a soft dictionary lookup",
-    expects="soft_lookup(query, keys, values) returning one number",
+    expects="soft_lookup(query, keys, values) returning one number", success=_lookup_verdict, own="soft_lookup",
     cases=lambda: [Case(*args, what=what) for *args, what in _lookup_cases()], read=_read_blend,
     draw=(_draw_lookup, partial(_draw_lookup, square=True), partial(_draw_lookup, long=True)),
     slips=lambda case: [(v, f"on {case.what}: {m}.") for v, m in _lookup_slips(*case.args)],
     name="the blend on {what}", hint="Score each key against the query, softmax the scores, blend the values by them.",
-    success=_lookup_verdict, own="soft_lookup",
     explanation="Make the query 10 times longer and the weights approach [1, 0, 0]: the hard lookup d['a'] = 1 is "
                 "the limit of the soft one.")
 
@@ -136,11 +135,10 @@ def _draw_sizes(rng, d_model=None, d_k=None) -> Case:   # one given: the page's 
 
 
 check_qkv_parameters = Exercise(reference_qkv_parameters, title="the parameter count",
-    expects="qkv_parameters(d_model, d_k) returning a whole number",
-    cases=lambda: [Case(m, k, what=f"d_model={m}, d_k={k}") for m, k in SIZES],
-    draw=(_draw_sizes, partial(_draw_sizes, d_model=512), partial(_draw_sizes, d_k=64)),
+    expects="qkv_parameters(d_model, d_k) returning a whole number", where="for {what}: ", reads="the count",
+    cases=lambda: [Case(m, k, what=f"d_model={m}, d_k={k}") for m, k in SIZES], own="count_parameters or SelfAttention",
+    draw=(_draw_sizes, partial(_draw_sizes, d_model=512), partial(_draw_sizes, d_k=64)), atol=0.0,   # exactly
     expected=lambda case: count_parameters(SelfAttention(*case.args)), read=_read_count, judge=_judge_count,
-    where="for {what}: ", reads="the count", atol=0.0, own="count_parameters or SelfAttention",   # exactly
     success=f"3 · d_model · d_k, checked against count_parameters(SelfAttention(...)) for {', '.join(map(str, SIZES))}"
             f" and three sizes drawn at random. At d_model = 512, d_k = 64 that is {3 * 512 * 64:,} numbers, all "
             "learned from data.",
@@ -268,12 +266,11 @@ def _forward_shapes(case):
 
 
 check_attention_forward = Exercise(reference_attention_forward, title="the forward pass",
-    expects="attention_forward(E, W_q, W_k, W_v) returning Y",
+    expects="attention_forward(E, W_q, W_k, W_v) returning Y", reads="Y", shapes=_forward_shapes,
     cases=lambda: [*(_forward(*case) for case in FORWARD_CASES), _large_forward(), _large_forward(sunk=True)],
-    draw=(_draw_forward, _draw_forward, partial(_draw_forward, spiked=True)),
+    draw=(_draw_forward, _draw_forward, partial(_draw_forward, spiked=True)), name="Y on {what}",
     errors=_forward_error, own="scaled_dot_product_attention or attention_weights or SelfAttention",
-    reads="Y", shapes=_forward_shapes, name="Y on {what}", atol=1e-5,
-    atol32=1e-4,   # float32 is right too: its rounding reached 2.1e-5 over 6,000 drawn cases
+    atol=1e-5, atol32=1e-4,   # float32 is right too: its rounding reached 2.1e-5 over 6,000 drawn cases
     expected=lambda case: scaled_dot_product_attention(*(case.args[0] @ W for W in case.args[1:])),
     slips=lambda case: [(v, f"on {case.what} {m}.") for v, m in _attention_slips(
         *(case.args[0] @ W for W in case.args[1:]), case.args[0].shape[-1])],
@@ -383,17 +380,15 @@ def _module_slips_of(case):
 
 
 check_self_attention_module = Exercise(SelfAttention, title="the module",
-    expects="the class MySelfAttention itself",
+    expects="the class MySelfAttention itself", own="SelfAttention or scaled_dot_product_attention",
     cases=lambda: [*(_module_case(*case) for case in MODULE_CASES), _module_case(*MODULE_CASES[0], scale=100.0),
                    _module_case(*MODULE_CASES[1], sunk=True)],
-    draw=(_draw_module, _draw_module, partial(_draw_module, tied=True)),
+    draw=(_draw_module, _draw_module, partial(_draw_module, tied=True)), name="the output on {what}",
     atol32=3e-5, reads="the output",   # float32 is right too: its error reached 6.2e-6 over 1,500 drawn cases
     call=_run_module, errors=_module_error, expected=_module_expected, slips=_module_slips_of,
-    own="SelfAttention or scaled_dot_product_attention",
     shapes=lambda case: {(*case.args[0].shape[:2], case.args[0].shape[1]): f"on {case.what} you returned a (B, T, T) "
                          "tensor: that is the weights. Finish with their product with V."},
-    name="the output on {what}", hint="The layers make Q, K and V from x; then exercise 3's lines, with "
-                                      "K.transpose(-2, -1) for a batch.",
+    hint="The layers make Q, K and V from x; then exercise 3's lines, with K.transpose(-2, -1) for a batch.",
     success="your module gives SelfAttention's outputs with the same weights, on a batch of 2 and of 1, with scores "
             "in the thousands, with scores all far below 0, and on three drawn at random: you have built the layer "
             "the rest of the course uses.",

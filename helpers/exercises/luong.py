@@ -69,13 +69,12 @@ def _context_slips(case):
 
 
 check_luong_context = Exercise(reference_luong_context, title="one step of Luong's dot attention",
-    expects="luong_context(s, H) -> context vector of shape (d,)", where="",
-    cases=lambda: [Case(s, H, what="") for s, H in _luong_cases()], reads="the context",
+    expects="luong_context(s, H) -> context vector of shape (d,)", where="", name="the context", atol=1e-6, atol32=1e-4,
+    cases=lambda: [Case(s, H, what="") for s, H in _luong_cases()], reads="the context", own="luong_dot_attention",
     draw=(_draw_luong, _draw_luong, lambda rng: _draw_luong(rng, top=1000.0),
           lambda rng: _draw_luong(rng, top=float(rng.integers(100, 201)), dtype=torch.float32),
           lambda rng: Case(torch.tensor([-2000.0, 1.0]), SPIKED_KEYS, what=f"s = [-2000, 1] and {SPIKED}")),
     judge=_judge_context, slips=_context_slips, expected=lambda case: luong_dot_attention(*case.args)[0],
-    name="the context", atol=1e-6, atol32=1e-4, own="luong_dot_attention",
     hint="Three steps: a score per encoder state, a softmax over the scores, the weighted sum of the states.",
     success="Luong's three steps: s asks (query), each h_j answers (key), the h_j are mixed (value). "
             "The same vectors H served as keys and as values.",

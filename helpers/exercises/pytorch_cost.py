@@ -117,8 +117,8 @@ def _judge_additive(case, got, expected):
 check_additive_mask = Exercise(reference_additive_mask, title="the course's mask as an additive float mask",
     expects="additive_mask(mask) -> float tensor of the same shape", where="",
     cases=lambda: [Case(mask, what="") for mask in _mask_cases()], errors=_mask_error,
-    draw=(*(partial(_draw_mask, kind=kind) for kind in ("bool", "int", "float")), partial(_draw_mask, kind="bool",
-                                                                                          page=True)),
+    draw=(*(partial(_draw_mask, kind=kind) for kind in ("bool", "int", "float")),
+          partial(_draw_mask, kind="bool", page=True)),
     read=_read_additive, reads="the additive mask", judge=_judge_additive, name="the additive mask", atol=0.0,
     success="0 where allowed, -inf where hidden: added to the scores, softmax gives the hidden pairs "
             "weight exp(-inf) = 0. The same polarity question, answered in numbers.",

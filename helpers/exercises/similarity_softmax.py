@@ -82,8 +82,7 @@ def _softmax_cases():
         (np.array([[1.0, 1.2, 0.9], [10.0, 12.0, 9.0]]), "a 2-row matrix (one softmax per row)"),
         (np.array([[0.0, 1.0], [1000.0, 1001.0]]), "a matrix whose rows are far apart, [[0, 1], [1000, 1001]]"),
         (np.array([0.5, -1.0, 2.0, 0.0, 1.5]), "five scores [0.5, -1, 2, 0, 1.5]"),   # wider than the page's 3
-        (np.array([[2.0, -1.0, 0.5, 3.0]]), "a matrix of one row, [[2, -1, 0.5, 3]]"),   # its shape (1, 4) kept
-    )]
+        (np.array([[2.0, -1.0, 0.5, 3.0]]), "a matrix of one row, [[2, -1, 0.5, 3]]"))]   # its shape (1, 4) kept
 
 
 def _draw_scores(rng, spiked=False) -> Case:

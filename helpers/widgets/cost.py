@@ -27,14 +27,14 @@ def memory_bar_html(bars, devices) -> str:
                      f"<div style='position:relative;flex:1;height:24px;background:rgba(128,128,128,0.2)'>"
                      f"<div style='width:{_x(n_bytes):.2f}%;height:100%;background:{colour}'></div>{marks}</div>"
                      f"<div style='width:200px;padding-left:8px'>{format_bytes(n_bytes)}</div></div>")
-    legend = " · ".join(f"{html.escape(name)} at {_x(size):.0f}%" for name, size in devices.items())
+    legend = " · ".join(html.escape(name) for name in sorted(devices, key=devices.get))   # left to right
     ticks = "".join(f"<span style='position:absolute;left:{_x(value):.2f}%;transform:translateX(-50%);"
                     f"white-space:nowrap'>{label}</span>"
                     for label, value in (("1 kB", 1e3), ("1 MB", 1e6), ("1 GB", 1e9), ("1 TB", 1e12)))
     axis = ("<div style='display:flex'><div style='width:238px'></div><div style='position:relative;flex:1;"
             f"height:1.4em;opacity:0.75'>{ticks}</div><div style='width:208px'></div></div>")
     return (f"<div style='font-family:sans-serif;font-size:{px(15)}px;max-width:980px'>" + "".join(lines) + axis +
-            f"<div style='opacity:0.75;margin-top:4px'>dashed lines (log scale): {legend}</div></div>")
+            f"<div style='opacity:0.75;margin-top:4px'>dashed lines, left to right: {legend}</div></div>")
 
 
 def table_html(data: dict, d_model: int, d_k: int, heads: int, dtype: str) -> str:

@@ -102,14 +102,13 @@ class FlashTilesWidget(LiveWidget):
         self.query = offered(widgets.IntSlider(min=0, max=T - 1, description="query"), query, "query")
         self.causal = offered(widgets.ToggleButtons(options=[("all keys", False), ("causal", True)],
                                                     description="mask"), causal, "causal")
-        self.picture = widgets.Image(format="png")
         traces = [flash_widget_data(self.Q, self.K, self.V, i, n_tiles, c, block) for i in range(T) for c in (0, 1)]
         limits = {}
         for key in ("m", "l", "y"):   # each curve's range over every query, causal or not, padded; ℓ from 0
             values = np.concatenate([t[key][1:].ravel() for t in traces])
             pad = 0.08 * (float(values.max() - values.min()) or 1.0)
             limits[key] = (0 if key == "l" else float(values.min()) - pad, float(values.max()) + pad)
-        self._picture = _Picture(limits, n_tiles, self.V.shape[1])
+        self.picture, self._picture = widgets.Image(format="png"), _Picture(limits, n_tiles, self.V.shape[1])
         super().__init__([self.tiles_done, self.query, self.causal], [self.picture])
 
     def compute(self) -> dict:
@@ -129,5 +128,6 @@ class FlashTilesWidget(LiveWidget):
             f"<div style='{reading_style()}'>Query {data['query']} (tile row {data['query'] // block}), after "
             f"<b>{done} of {n_tiles}</b> key tiles ({block} keys each): m = <b>{data['m'][done]:.3f}</b>, ℓ = "
             f"<b>{data['l'][done]:.3f}</b>. Output row o / ℓ = [{row}]; exact [{exact}]: {gap}.{note} When m grows, ℓ "
-            "and o are first multiplied by exp(m_old − m_new). Map: blue, computed whole; orange, on the diagonal "
-            "(masked inside); grey, skipped; dark, this query's tiles so far; the frame, the latest computed.</div>")
+            "and o are first multiplied by exp(m_old − m_new). Map: light blue, computed whole" + "; orange, on the "
+            "diagonal (masked inside); grey, skipped" * self.causal.value + "; mid blue, this query's tiles to come; "
+            "dark, its tiles so far; the frame, the latest computed.</div>")

@@ -92,7 +92,8 @@ class InductionWidget(LiveWidget):
         if e is None:
             story = f"{text[p]!r} has not come before position {p}: there is nothing to copy."
         else:
-            heads = ", ".join(f"{layer}.{h}: {w[e + 1]:.2f}" for (layer, h), w in zip(self.heads, data["weights"]))
+            heads = ", ".join(f"{layer}.{h}: " + ("off" if o else f"{w[e + 1]:.2f}")   # an off head adds nothing
+                              for (layer, h), w, o in zip(self.heads, data["weights"], off))
             story = (f"{text[p]!r} came before at position {e}, followed by {text[e + 1]!r} (dashed): copying "
                      f"predicts {text[e + 1]!r} (orange bar). Weight on it, head by head: {heads}.")
         names = [s.description for s, is_off in zip(self.switches, off) if is_off]

@@ -34,7 +34,7 @@ class _LossPicture:
         self.cursor.set_xdata([step, step])
         for name in self.names:
             self.markers[name].set_data([step], [data["models"][name]["loss"]])
-        self.title.set_text(f"step {step}: loss " + " vs ".join(f"{data['models'][n]['loss']:.3f}" for n in self.names))
+        self.title.set_text(f"step {step}: " + " vs ".join(f"{n} {data['models'][n]['loss']:.3f}" for n in self.names))
         return self.figure.png()
 
 

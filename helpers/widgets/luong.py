@@ -41,7 +41,7 @@ class LineupWidget(LiveWidget):
 def lookup_html(data: dict) -> str:
     """The three lookups' weights on a, b, c as a coloured table, and the value each returns for 'b'."""
     weights = [data["weights_luong"], data["weights_query_only"], data["weights_roles"]]
-    rows = ["Luong: h_j is key and value", "learned W_q only (K = V = H)", "separate roles: W_q, W_k, W_v"]
+    rows = ["Luong: h_j is key and value", "W_q only, set by hand (K = V = H)", "separate roles: W_q, W_k, W_v"]
     answers = (f"<div style='font-size:{px(15)}px;line-height:1.6;margin-top:6px'>value returned for 'b' (true value "
                f"{data['true']:g}): Luong <b>{data['answer_luong']:.2f}</b>, W_q only "
                f"<b>{data['answer_query_only']:.2f}</b>, separate roles <b>{data['answer_roles']:.2f}</b></div>")
@@ -54,12 +54,11 @@ class DictionaryWidget(LiveWidget):
     [0] value of c, [1] query noise, [2] the reading. `.result`: the latest dictionary_lookup dict."""
 
     def __init__(self, value_c: float = 4.0, noise: float = 1.0):
+        style = {"description_width": "90px"}
         self.value_c = offered(widgets.FloatSlider(min=0.0, max=40.0, step=1.0, description="value of c",
-                                                   readout_format=".0f"), value_c, "value_c")
+                                                   readout_format=".0f", style=style), value_c, "value_c")
         self.noise = offered(widgets.FloatSlider(min=0.0, max=2.0, step=0.1, description="query noise",
-                                                 readout_format=".1f"), noise, "noise")
-        for slider in (self.value_c, self.noise):
-            slider.style.description_width = "90px"
+                                                 readout_format=".1f", style=style), noise, "noise")
         super().__init__([self.value_c, self.noise], [])
 
     def compute(self) -> dict:

@@ -87,7 +87,8 @@ class ScalingWidget(LiveWidget):
         self.reading.value = (
             f"<div style='{reading_style()}'>d_k = {data['d_k']}, {_MODE_NAME[data['scaled']]} (divisor c = "
             f"{data['divisor']:.3g}): the scores softmax sees have variance <b>{data['score_var']:,.2f}</b><br>mean top"
-            f" weight <b>{data['max_weight']:.3f}</b>, entropy {data['entropy_bits']:.2f} bits (uniform: "
-            f"{np.log2(data['T']):.0f})<br>gradient reaching the scores per query: median "
+            f" weight <b>{data['max_weight']:.3f}</b>, mean entropy H {data['entropy_bits']:.2f} bits (uniform: "
+            f"{np.log2(data['T']):.0f}; the title's spread is the mean of each query's 2^H)<br>gradient reaching "
+            "the scores per query: median "
             f"<b>{data['grad_median']:.3g}</b> (10th to 90th percentile {data['grad_p10']:.2g} to "
             f"{data['grad_p90']:.2g}); {data['top2_share']:.0%} of it lands on each query's two top-scoring keys</div>")

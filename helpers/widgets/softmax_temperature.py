@@ -47,10 +47,9 @@ class _Bars:
         self.uniform_text.set_text(f"dashed line: uniform 1/{n}")
         self.axis_name.set_visible(n > 5)
         for k, (bar, label, name) in enumerate(zip(self.bars, self.labels, self.names)):
-            shown = k < n
             for artist in (bar, label, name):
-                artist.set_visible(shown)
-            if not shown:
+                artist.set_visible(k < n)
+            if k >= n:
                 continue
             x, w = (k + 0.5) / n, data["weights"][k]
             bar.set_bounds(x - 0.3 / n, 0, 0.6 / n, w)   # left, bottom, width, height
@@ -83,7 +82,7 @@ class SoftmaxTemperatureWidget(LiveWidget):
         naive = _fmt(data["naive"]) + (f" <b style='color:#b3261e'>{html.escape(data['naive_why'])}</b>"
                                        if data["naive_why"] else "")   # NaN on the naive line: say why
         self.reading.value = (
-            f"<div style='{reading_style()}'>" + _line("λ · scores", _fmt(data["scaled"], ".4g")) + "<br>"
+            f"<div style='{reading_style()}'>" + _line("λ · scores", _fmt(data["scaled"], ".7g")) + "<br>"
             + _line("softmax(λ · scores)", _fmt(data["weights"])) + " (stable: max subtracted first)<br>"
             + _line("naive exp / sum", naive) + "<br>"
             + f"top weight {data['top_weight']:.3f} on token{'s' * (len(data['top']) > 1)} "

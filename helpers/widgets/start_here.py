@@ -14,8 +14,7 @@ class PullSliderWidget(LiveWidget):
 
     def __init__(self, word: str = "bank", target: str = "money", other: str = "river"):
         self.word, self.target, (self.other,) = word, target, tokenize([other])   # a word of the table, or named
-        self.amount = widgets.FloatSlider(value=0.0, min=0.0, max=1.0, step=0.05, description="amount",
-                                          readout_format=".2f")
+        self.amount = widgets.FloatSlider(min=0.0, max=1.0, step=0.05, description="amount", readout_format=".2f")
         self.figure = FastFigure(figsize=(6.5, 3.0))
         ax = self.figure.fig.subplots(gridspec_kw=dict(left=0.12, right=0.98, top=0.86, bottom=0.12))
         self.bars = ax.bar(range(4), np.zeros(4), color=COLORS["contextual"])   # d = 4
