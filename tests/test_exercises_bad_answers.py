@@ -985,6 +985,18 @@ def _sinusoid_by_loop(angle):
     return sinusoidal
 
 
+def _running_by_the_old_max(stream, d_v):
+    """The running softmax with each new key weighted by exp(s − m_old); the first key starts the sums itself."""
+    m = None
+    for s, v in stream:
+        if m is None:
+            m, l, o = s, torch.tensor(1.0, dtype=torch.float64), v.clone()
+            continue
+        p, m_new = torch.exp(s - m), torch.maximum(m, s)
+        l, o, m = torch.exp(m - m_new) * l + p, torch.exp(m - m_new) * o + p * v, m_new
+    return m, l, o
+
+
 def _induction_sum_over(n_queries):
     def score(W, n):   # a loop one query short, its sum divided by n
         return sum(W[i, i - n + 1] for i in range(n, n + n_queries(n))) / n
@@ -1002,6 +1014,13 @@ def _induction_sum_over(n_queries):
     (ex08.check_sinusoidal, _sinusoid_by_loop(lambda p, m, d: p / 10000 ** (2 * m // d)), "every pair got the angle p"),
     (ex10.check_induction_score, _induction_sum_over(lambda n: n - 1), "the last query, i = 2n − 1, is left out"),
     (ex05.check_divisor, lambda d_model, n_heads: (d_model / n_heads) ^ 0.5, "write x ** 2 (x ** 0.5 for a root)"),
+    (ex02.check_stable_softmax, lambda x: (e := np.exp(x - x.max(axis=0, keepdims=True))) / e.sum(
+        axis=-1, keepdims=True), "each COLUMN's max was subtracted (axis=0)"),
+    (ex11.check_running_softmax, _running_by_the_old_max, "weighted against the OLD maximum"),
+    (ex09.check_combined_mask, lambda lengths, T: (torch.arange(T)[None] >= T - torch.as_tensor(lengths)[:, None])[
+        :, None, None, :] & torch.ones(T, T, dtype=torch.bool).tril(), "the <pad>s are at the END"),
+    (ex09.check_combined_mask, lambda lengths, T: ex09.reference_combined_mask(lengths, max(lengths)),
+     "T is the argument, not max(lengths)"),
 ])
 def test_an_honest_slip_is_named(check, answer, fragment):
     not_yet(check(answer), fragment)

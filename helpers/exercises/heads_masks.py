@@ -160,8 +160,9 @@ def _read_combined(result, case):
     try:
         stretched = np.broadcast_to(got, (B, 1, T, T))
     except ValueError:
+        shorter = ": T is the argument, not max(lengths)" * (got.shape[-1] == max(case.args[0]))
         return None, (f"for {what} the mask has shape {got.shape}, which does not broadcast to (B, 1, T, T) = "
-                      f"{(B, 1, T, T)}.")
+                      f"{(B, 1, T, T)}{shorter}.")
     if got.shape[-4:-3] != (B,) and not np.array_equal(stretched, reference_combined_mask(*case.args)) and named_slip(
             stretched, _combined_slips(case), atol=0.5) is None:   # a slip is named as such; anything else is told
         return None, (f"for {what} the mask has shape {got.shape}: one mask for every sentence of the batch, but "
@@ -189,6 +190,8 @@ def _combined_slips(case):
          "as [:, None, None, :], (B, 1, 1, T)"),   # the <pad>s at the end: hiding their keys as well changes nothing
         ((torch.arange(T)[None, :] <= lengths[:, None])[:, None, None, :] & causal.bool(), "one <pad> too many is "
          "visible: key j is real when j < length (j counts from 0)"),
+        ((torch.arange(T)[None, :] >= T - lengths[:, None])[:, None, None, :] & causal.bool(), "the <pad>s are at the "
+         "END of each sentence: key j is real when j < length"),
         (keys[:, None, None, :] & causal.tril(-1).bool(), "every token is kept off its own key, so query 0's row is "
          "empty: a token may attend to itself (j <= i, tril() with diagonal 0)")]
 
