@@ -63,7 +63,11 @@ def heatmap(M, row_labels=None, col_labels=None, *, title: str = "", ax=None,
     ax = plt.subplots(figsize=(1.1 * cols + 2.2, 0.8 * rows + 1.4))[1] if ax is None else ax
     ax.imshow(M, cmap="viridis", vmin=vmin, vmax=vmax, aspect="auto")
     ax.set(xticks=range(cols), xticklabels=col_labels, yticks=range(rows), yticklabels=row_labels)
+    room = ax.get_position().width * ax.figure.get_figwidth() * 72 / cols            # points per column
+    longest = max(len(line) for label in col_labels for line in str(label).split("\n"))   # characters
+    size = FontProperties(size=plt.rcParams["xtick.labelsize"]).get_size_in_points()
     ax.tick_params(length=0)
+    ax.tick_params(axis="x", labelrotation=90 * (0.6 * size * longest > room))      # labels that would overlap
     ax.spines[:].set_visible(False)
     if rows * cols <= 144:
         span = (vmax - vmin) or 1.0

@@ -458,3 +458,15 @@ def test_cost_legend_names_the_devices_left_to_right_without_percentages():
     from helpers.widgets.cost import memory_bar_html
     page = memory_bar_html([("scores", 4e9)], {"H200 (141 GB)": 141e9, "laptop (16 GB)": 16e9})
     assert "left to right: laptop (16 GB) · H200 (141 GB)" in page and "%<" not in page and " at " not in page
+
+
+def test_heatmap_turns_column_labels_only_when_they_would_overlap():
+    import matplotlib.pyplot as plt
+
+    from helpers.plotting import heatmaps
+    many = [f"t{i}" for i in range(16)]
+    _, (ax, _) = heatmaps([np.eye(16), np.eye(16)], ["a", "b"], many, many)   # nb 07's mask figure at T = 16
+    assert ax.get_xticklabels()[0].get_rotation() == 90
+    _, (ax,) = heatmaps([np.eye(3)], ["money bank grows"], *[["money", "bank", "grows"]] * 2)
+    assert ax.get_xticklabels()[0].get_rotation() == 0
+    plt.close("all")
