@@ -91,8 +91,8 @@ def encode(letters: str) -> torch.Tensor:
         raise ValueError(f"type between 1 and {CONTEXT} letters (the positions the model learned), but got "
                          f"{len(text) if isinstance(text, str) else type(text).__name__}.")
     if bad := [(i, c) for i, c in enumerate(text) if c not in LETTERS]:
-        raise ValueError(f"{bad[0][1]!r} (letter {bad[0][0] + 1}) is not one of the model's {len(LETTERS)} tokens: "
-                         f"type only the letters {LETTERS[0]} … {LETTERS[-1]} (spaces are ignored).")
+        raise ValueError(f"{bad[0][1]!r} (position {bad[0][0]}, spaces aside) is not one of the model's {len(LETTERS)} "
+                         f"tokens: type only the letters {LETTERS[0]} … {LETTERS[-1]} (spaces are ignored).")
     return torch.tensor([[LETTERS.index(c) for c in text]])
 
 

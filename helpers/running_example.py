@@ -34,8 +34,10 @@ def tokenize(sentence) -> list[str]:
     if not words:
         raise ValueError("The sentence is empty: type words from the vocabulary.")
     if unknown := [w for w in words if w not in EMBEDDINGS]:
+        split = " (punctuation is dropped and splits words: bank's reads as bank s)" * bool(re.search(
+            r"[^\w\s]", str(sentence)))
         raise ValueError(f"{unknown[0][:40]!r} is not in the course vocabulary ({', '.join(VOCAB)}). "
-                         "Build sentences from these words.")
+                         f"Build sentences from these words{split}.")
     return words
 
 

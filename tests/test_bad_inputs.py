@@ -13,6 +13,7 @@ from helpers.attention_torch import SelfAttention, causal_mask, scaled_dot_produ
 from helpers.fast_attention import flash_attention, tile_map, tiled_attention
 from helpers.heads import MultiHeadAttention
 from helpers.plotting import heatmap
+from helpers.running_example import tokenize
 from helpers.similarity import softmax
 
 
@@ -76,6 +77,8 @@ def _qkv():
     (lambda: flash_attention(torch.ones(2, 3, 4), torch.ones(2, 5, 4), torch.ones(1, 3, 5, 4)), ValueError,
      "do not fit: Q (2, 3, 4), K (2, 5, 4), V (1, 3, 5, 4)"),
     (lambda: heads.split_heads(torch.randn(2, 5, 16), 3), ValueError, "cannot be split into n_heads=3"),
+    (lambda: tokenize("bank's river"), ValueError, "'s' is not in the course vocabulary (money, bank, grows, river, "
+                                                   "flows). Build sentences from these words (punctuation is dropped"),
     (lambda: tile_map(16, 16, 0, 4), ValueError, "block_q (queries per tile) should be a whole number of at least 1"),
     (lambda: scaled_dot_product_attention(torch.ones(3, 4), torch.ones(0, 4), torch.ones(0, 4)), ValueError,
      "K has no keys (shape (0, 4))"),                               # not a (3, 4) of zeros

@@ -77,7 +77,7 @@ def test_tokens_the_model_cannot_read_get_a_named_error(model):
 
 def test_encode_reads_letters_and_names_what_it_cannot():
     assert induction.encode("ab c").tolist() == [[0, 1, 2]]
-    with pytest.raises(ValueError, match=r"'z' \(letter 3\) is not one of the model's 20 tokens"):
+    with pytest.raises(ValueError, match=r"'z' \(position 2, spaces aside\) is not one of the model's 20 tokens"):
         induction.encode("abz")
     for bad in ("", "   ", "a" * 33):
         with pytest.raises(ValueError, match="between 1 and 32 letters"):
@@ -309,7 +309,7 @@ def test_the_widget_follows_its_controls(model):
     off = induction.prediction_data(model, "abcdabcd", 5, off=[(0, 1)])["probabilities"]
     assert np.allclose(w.result["probabilities"], off) and not np.allclose(w.result["probabilities"], on)
     w.text.value = "abcz"
-    assert w.result is None and "&#x27;z&#x27; (letter 4) is not one of the model" in w.reading.value
+    assert w.result is None and "&#x27;z&#x27; (position 3, spaces aside) is not one of the model" in w.reading.value
     assert w.position.max == 7 and w.position.value == 5               # a refused text leaves the slider alone
     w.text.value = "abcabc"
     assert w.result is not None and w.position.max == 5
