@@ -470,3 +470,12 @@ def test_heatmap_turns_column_labels_only_when_they_would_overlap():
     _, (ax,) = heatmaps([np.eye(3)], ["money bank grows"], *[["money", "bank", "grows"]] * 2)
     assert ax.get_xticklabels()[0].get_rotation() == 0
     plt.close("all")
+
+
+def test_sentence_explorer_legend_stays_inside_the_picture_for_the_longest_sentence():
+    from helpers.widgets.static_embeddings import SentenceExplorer
+    w = SentenceExplorer()
+    w.boxes[0].value = " ".join(["money"] * 9 + ["bank"])              # 10 words, the most a box takes
+    fig = w.figure.fig
+    fig.canvas.draw()
+    assert w.legend.get_texts()[1].get_window_extent(fig.canvas.get_renderer()).x1 <= fig.bbox.width

@@ -41,8 +41,8 @@ class SentenceExplorer(LiveWidget):
 
     def show(self, data: dict) -> None:
         for text, words in zip(self.legend.get_texts()[1:], (data["a"]["tokens"], data["b"]["tokens"])):
-            text.set_text(f"bank mixed in “{' '.join(words)}”")
-            text.set_fontsize(12 if len(words) <= 8 else 10)   # 9 or 10 words at 12 pt run past the picture's edge
+            text.set_text(label := f"bank mixed in “{' '.join(words)}”")
+            text.set_fontsize(min(12.0, 660 / len(label)))   # 12 pt, smaller for a label that would run past the edge
         for bars, values in ((self.static, data["static"]), (self.mixed[0], data["a"]["mixed"]),
                              (self.mixed[1], data["b"]["mixed"])):
             for bar, value in zip(bars, values):
