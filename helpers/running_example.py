@@ -34,10 +34,11 @@ def tokenize(sentence) -> list[str]:
     if not words:
         raise ValueError("The sentence is empty: type words from the vocabulary.")
     if unknown := [w for w in words if w not in EMBEDDINGS]:
-        split = " (punctuation is dropped and splits words: bank's reads as bank s)" * bool(re.search(
-            r"[^\w\s]", str(sentence)))
-        raise ValueError(f"{unknown[0][:40]!r} is not in the course vocabulary ({', '.join(VOCAB)}). "
-                         f"Build sentences from these words{split}.")
+        split = isinstance(sentence, str) and any(unknown[0] in (parts := re.findall(r"\w+", t)) and len(parts) > 1
+                                                  for t in sentence.lower().split())   # bank's: bank and s
+        raise ValueError(f"{unknown[0][:40]!r} is not in the course vocabulary ({', '.join(VOCAB)}). Build sentences "
+                         "from these words" + " (punctuation is dropped and splits a word: bank's is bank s)" * split
+                         + ".")
     return words
 
 

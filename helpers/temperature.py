@@ -48,7 +48,7 @@ def softmax_at_scale(scores, scale: float = 1.0) -> dict:
     why = (f"exp({scaled.max():.4g}) overflowed to inf (too big for a float64), and inf / inf = NaN" if overflows
            else f"every exp underflowed to 0 (the largest is exp({scaled.max():.4g})), and 0 / 0 = NaN"
            if not e.any() else f"wrong: exp({scaled.min():.4g}) underflowed (below about exp(-708) a float64 loses "
-           "digits, below exp(-745) it is 0)" if not np.allclose(e / e.sum(), weights, atol=5e-4) else "")
+           "digits, below exp(-745) it is 0)" if (np.round(e / e.sum(), 3) != np.round(weights, 3)).any() else "")
     entropy = float(entropy_bits(weights))
     return {"scores": scores, "scale": float(scale), "scaled": scaled, "weights": weights,
             "naive": softmax_naive(scaled), "naive_overflows": overflows, "naive_why": why,

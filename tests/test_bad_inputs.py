@@ -78,7 +78,7 @@ def _qkv():
      "do not fit: Q (2, 3, 4), K (2, 5, 4), V (1, 3, 5, 4)"),
     (lambda: heads.split_heads(torch.randn(2, 5, 16), 3), ValueError, "cannot be split into n_heads=3"),
     (lambda: tokenize("bank's river"), ValueError, "'s' is not in the course vocabulary (money, bank, grows, river, "
-                                                   "flows). Build sentences from these words (punctuation is dropped"),
+                                                   "flows). Build sentences from these words (punctuation is"),
     (lambda: tile_map(16, 16, 0, 4), ValueError, "block_q (queries per tile) should be a whole number of at least 1"),
     (lambda: scaled_dot_product_attention(torch.ones(3, 4), torch.ones(0, 4), torch.ones(0, 4)), ValueError,
      "K has no keys (shape (0, 4))"),                               # not a (3, 4) of zeros

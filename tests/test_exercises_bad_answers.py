@@ -25,6 +25,7 @@ from helpers.heads import split_heads
 from helpers.induction import induction_score
 from helpers.luong import luong_dot_attention
 from helpers.positions import sinusoidal_positions
+from helpers.running_example import tokenize
 from helpers.validation import as_array
 
 
@@ -1005,12 +1006,12 @@ def _induction_sum_over(n_queries):
 
 @pytest.mark.parametrize("check, answer, fragment", [
     (ex02.check_stable_softmax, lambda x: (e := np.exp(x - x.max(axis=-1, keepdims=True))) // e.sum(
-        axis=-1, keepdims=True), "// floored every weight"),
+        axis=-1, keepdims=True), "every weight came out 0: // floors each weight"),
     (ex03.check_self_attention, lambda E: ex03.softmax(E * E / np.sqrt(E.shape[1])) * E, "* multiplies entries"),
     (ex04.check_soft_lookup, lambda q, K, v: (ex03.softmax(K @ q) * v).mean(), "the MEAN of the weighted values"),
     (ex06.check_luong_context, lambda s, H: (torch.softmax((H @ s)[None], dim=0) @ H)[0], "an axis of size 1"),
     (ex06.check_luong_context, lambda s, H: (torch.softmax(H @ s, 0)[:, None] * H).mean(0), "the MEAN of the weighted"),
-    (ex08.check_sinusoidal, _sinusoid_by_loop(lambda p, m, d: p / 10000 ** 2 * m / d), "** binds tighter than"),
+    (ex08.check_sinusoidal, _sinusoid_by_loop(lambda p, m, d: p / 10000 ** 2 * m / d), "is (p / 10000²)·m/d"),
     (ex08.check_sinusoidal, _sinusoid_by_loop(lambda p, m, d: p / 10000 ** (2 * m // d)), "every pair got the angle p"),
     (ex10.check_induction_score, _induction_sum_over(lambda n: n - 1), "the last query, i = 2n − 1, is left out"),
     (ex05.check_divisor, lambda d_model, n_heads: (d_model / n_heads) ^ 0.5, "write x ** 2 (x ** 0.5 for a root)"),
@@ -1048,3 +1049,21 @@ def test_a_size_read_from_the_notebook_is_named_in_a_function_and_in_a_module():
         "OTHER" if n == "d_k" else n for n in namespace["forward"].__code__.co_names))
     not_yet(ex04.check_attention_forward(types.FunctionType(constant, namespace)))
     assert "reads the notebook" not in ex04.check_attention_forward(types.FunctionType(constant, namespace)).message
+
+
+def test_a_new_note_appears_only_where_its_cause_is():
+    """A mask that cannot broadcast though T was right is not told about max(lengths); a notebook constant that is
+    no size is not blamed; a list of words is not told about punctuation."""
+    head_axis_first = ex09.check_combined_mask(lambda lengths, T: ex09.reference_combined_mask(lengths, T)[:, 0][None])
+    not_yet(head_axis_first, "does not broadcast")
+    assert "max(lengths)" not in head_axis_first.message
+    namespace = {"torch": torch, "math": math, "base": 10000}
+    exec("def sinusoidal(T, d):\n    p = torch.arange(T, dtype=torch.float64)[:, None]\n"
+         "    a = p / base ** (torch.arange(0, d, 2, dtype=torch.float64) / d)\n"
+         "    return torch.stack([torch.cos(a), torch.sin(a)], -1).reshape(T, d)\n", namespace)
+    swapped = ex08.check_sinusoidal(namespace["sinusoidal"])
+    not_yet(swapped, "sin and cos are swapped")
+    assert "reads the notebook" not in swapped.message
+    with pytest.raises(ValueError) as raised:
+        tokenize(["hello"])
+    assert "punctuation" not in str(raised.value)

@@ -479,3 +479,8 @@ def test_sentence_explorer_legend_stays_inside_the_picture_for_the_longest_sente
     fig = w.figure.fig
     fig.canvas.draw()
     assert w.legend.get_texts()[1].get_window_extent(fig.canvas.get_renderer()).x1 <= fig.bbox.width
+
+
+def test_naive_why_is_empty_when_the_naive_weights_print_the_same():
+    from helpers.temperature import softmax_at_scale
+    assert softmax_at_scale([-740.5, -741.0])["naive_why"] == ""      # exp underflows a little: 0.622, 0.378 both

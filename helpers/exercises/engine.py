@@ -292,6 +292,9 @@ def refused(answer, args, keywords) -> inspect.Signature | None:
     return None
 
 
+_SIZES = {"T", "T_q", "T_k", "d", "d_k", "d_v", "d_model", "n", "n_heads", "B", "H"}   #: sizes a notebook sets
+
+
 def notebook_data(answer) -> str:
     """" Your function reads the notebook's …", naming the arrays, tensors, lists, dicts and whole numbers (d_k) that
     the answer (a function, one defined inside it, a class's forward) reads from the notebook, not its arguments."""
@@ -301,7 +304,7 @@ def notebook_data(answer) -> str:
     for code in codes:   # grows as it goes: the functions defined inside come after
         codes += [c for c in code.co_consts if inspect.iscode(c)]
         names |= {i.argval: 0 for i in dis.get_instructions(code) if i.opname == "LOAD_GLOBAL" and (isinstance(
-            value := answer.__globals__.get(i.argval), data) or type(value) is int and not i.argval.isupper())}
+            value := answer.__globals__.get(i.argval), data) or type(value) is int and i.argval in _SIZES)}
     return f" Your function reads the notebook's {', '.join(names)}: use the arguments it is given." if names else ""
 
 

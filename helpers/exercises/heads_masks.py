@@ -160,7 +160,7 @@ def _read_combined(result, case):
     try:
         stretched = np.broadcast_to(got, (B, 1, T, T))
     except ValueError:
-        shorter = ": T is the argument, not max(lengths)" * (got.shape[-1] == max(case.args[0]))
+        shorter = ": T is the argument, not max(lengths)" * (got.shape[-1] == max(case.args[0]) != T)
         return None, (f"for {what} the mask has shape {got.shape}, which does not broadcast to (B, 1, T, T) = "
                       f"{(B, 1, T, T)}{shorter}.")
     if got.shape[-4:-3] != (B,) and not np.array_equal(stretched, reference_combined_mask(*case.args)) and named_slip(

@@ -47,10 +47,10 @@ def _sinusoid_slips(T: int, d: int) -> list[tuple[torch.Tensor, str]]:
              "you multiplied p by 10000^(2m/d); divide: the angle is p / 10000^(2m/d)"),
             (interleave(torch.sin(right + 1 / 10000 ** (2 * m / d)), torch.cos(right + 1 / 10000 ** (2 * m / d))),
              "the positions start at 1; the first token is position 0 (its row is 0, 1, 0, 1, …)"),
-            (interleave(torch.sin(wrong := p * m / d / 10000 ** 2), torch.cos(wrong)), "** binds tighter than * and /: "
-             "p / 10000 ** 2*m/d is (p / 10000²)·m/d. Put the exponent in brackets: p / 10000 ** (2*m/d)"),
-            (interleave(torch.sin(p + 0 * m), torch.cos(p + 0 * m)), "every pair got the angle p: 2*m // d is 0 for "
-             "every m below d/2 (// is floor division). Divide with /: 10000 ** (2*m/d)")]
+            (interleave(torch.sin(wrong := p * m / d / 10000 ** 2), torch.cos(wrong)), "every angle is (almost) 0: "
+             "is p missing, or ** read first? p / 10000 ** 2*m/d is (p / 10000²)·m/d: write p / 10000 ** (2*m/d)"),
+            (interleave(torch.sin(p + 0 * m), torch.cos(p + 0 * m)), "every pair got the angle p: the division by "
+             "10000^(2m/d) is missing, or 2*m // d floored its exponent to 0 (// is floor division). Use /")]
 
 
 def _sinusoid_shapes(case):

@@ -117,7 +117,8 @@ def _judge_softmax(case, got, expected):
     if message := named_slip(got, [   # overflows and 0 / 0 are silent here: the engine judges inside np.errstate
         (np.exp(x), f"on {what} you returned exp(x) itself. Divide it by its sum."),
         (x / x.sum(), f"on {what} you divided the scores by their sum, without exp. Exponentiate first."),
-        (np.floor(expected) if abs(x).max() < 700 else np.nan, f"on {what} // floored every weight: divide with /."),
+        (np.floor(expected) if abs(x).max() < 700 else np.nan, f"on {what} every weight came out 0: // floors each "
+         "weight (divide with /), or nothing was written into the result"),
         ((c := np.exp(x - x.max(axis=0))) / c.sum(axis=-1, keepdims=True), f"on {what} each COLUMN's max was "
          "subtracted (axis=0); softmax stays the same only if a whole row is shifted by ONE number: axis=-1.")]):
         return message
