@@ -67,7 +67,8 @@ def heatmap(M, row_labels=None, col_labels=None, *, title: str = "", ax=None,
     longest = max(len(line) for label in col_labels for line in str(label).split("\n"))   # characters
     size = FontProperties(size=plt.rcParams["xtick.labelsize"]).get_size_in_points()
     ax.tick_params(length=0)
-    ax.tick_params(axis="x", labelrotation=90 * (0.6 * size * longest > room))      # labels that would overlap
+    ax.tick_params(axis="x", labelrotation=90 * (0.6 * size * longest > room), labelsize=min(size, room))
+    ax.tick_params(axis="y", labelsize=min(size, ax.get_position().height * ax.figure.get_figheight() * 72 / rows))
     ax.spines[:].set_visible(False)
     if rows * cols <= 144:
         span = (vmax - vmin) or 1.0

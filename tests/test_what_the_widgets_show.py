@@ -484,3 +484,18 @@ def test_sentence_explorer_legend_stays_inside_the_picture_for_the_longest_sente
 def test_naive_why_is_empty_when_the_naive_weights_print_the_same():
     from helpers.temperature import softmax_at_scale
     assert softmax_at_scale([-740.5, -741.0])["naive_why"] == ""      # exp underflows a little: 0.622, 0.378 both
+
+
+def test_heatmap_shrinks_row_labels_that_would_crowd_and_keeps_roomy_ones():
+    import matplotlib.pyplot as plt
+    from matplotlib.font_manager import FontProperties
+
+    from helpers.plotting import heatmap
+    letters = list("abcdefghijklmnopabcdefghijklmnop")                      # notebook 10's n = 16: 32 rows
+    fig, (crowded, roomy) = plt.subplots(1, 2, figsize=(8.8, 3.5))
+    heatmap(np.eye(32), letters, letters, ax=crowded)
+    heatmap(np.eye(3), list("abc"), list("abc"), ax=roomy)
+    size = FontProperties(size=plt.rcParams["ytick.labelsize"]).get_size_in_points()   # as the course style sets it
+    assert crowded.get_yticklabels()[0].get_fontsize() < 0.7 * size          # 32 rows in about 2.7 inches
+    assert roomy.get_yticklabels()[0].get_fontsize() == roomy.get_xticklabels()[0].get_fontsize() == size
+    plt.close(fig)
