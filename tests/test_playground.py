@@ -116,6 +116,13 @@ def test_widget_updates_when_controls_change():
     assert w.result["words"] == ["bank", "money"]
     w.children[0].value = "money bank grows"                     # until a sentence is picked again: it clears them
     assert w.result["words"] == ["money", "bank", "grows"] and w.children[1].value == ""
+    w.children[1].value = "bank money"                           # typed words blank the menu ...
+    assert w.menu.value is None and w.result["words"] == ["bank", "money"]
+    w.children[0].value = "money bank grows"                     # ... so the sentence shown before can be picked again
+    assert w.result["words"] == ["money", "bank", "grows"] and w.children[1].value == ""
+    w.children[1].value = "river bank"
+    w.children[1].value = ""                                     # typed words cleared: the menu's first sentence
+    assert w.menu.value == PLAYGROUND_SENTENCES[0] and w.result["words"] == ["money", "bank", "grows"]
     assert w.last_update_ms > 0
     assert "update took" not in w.children[4].value and " ms" not in w.children[4].value   # measured, not shown
 
@@ -158,7 +165,7 @@ def test_widget_refuses_words_outside_the_vocabulary_up_front():
 
 def test_widget_shows_your_own_sentence_in_the_typed_box():
     w = PlaygroundWidget("bank money")
-    assert w.menu.value == PLAYGROUND_SENTENCES[0] and w.typed.value == "bank money"
+    assert w.menu.value is None and w.typed.value == "bank money"
     assert w.result["words"] == ["bank", "money"]
 
 

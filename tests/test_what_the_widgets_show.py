@@ -499,3 +499,12 @@ def test_heatmap_shrinks_row_labels_that_would_crowd_and_keeps_roomy_ones():
     assert crowded.get_yticklabels()[0].get_fontsize() < 0.7 * size          # 32 rows in about 2.7 inches
     assert roomy.get_yticklabels()[0].get_fontsize() == roomy.get_xticklabels()[0].get_fontsize() == size
     plt.close(fig)
+
+
+def test_scaling_titles_clear_the_weight_panels_top_tick_label():
+    from helpers.widgets.scaling import ScalingWidget
+    picture = ScalingWidget(scaled=False)._picture
+    renderer = picture.figure.fig.canvas.get_renderer()
+    top_tick = max(label.get_window_extent(renderer).y1 for label in picture.ax_w.get_yticklabels())
+    title = picture.title_w.get_window_extent(renderer)
+    assert title.y0 - top_tick >= 4 and title.y1 <= picture.figure.fig.bbox.height     # "1.0" and the title apart

@@ -41,7 +41,7 @@ class _Picture:
             axis.set_ylabel(ylabel, fontsize=_SMALL)
             axis.tick_params(labelsize=_SMALL)
             axis.spines[["top", "right"]].set_visible(False)
-        self.title_w, self.title_g = (axis.set_title(" ", fontsize=_TEXT) for axis in (self.ax_w, self.ax_g))
+        self.title_w, self.title_g = (axis.set_title(" ", fontsize=_TEXT, pad=14) for axis in (self.ax_w, self.ax_g))
         self.figure.set_dynamic([*self.bars, self.marker, self.title_w, self.title_g])
 
     def png(self, data: dict) -> bytes:
