@@ -6,10 +6,9 @@
     self_attention(E, scaled=True)        (T, d) -> (T, d): attend(E, E, E), no parameters
     self_attention_steps(E, scaled=True)  every intermediate of the worked example, in a dict
 
-Q: (T_q, d_k), K: (T_k, d_k), V: (T_k, d_v). `scale` multiplies the scores, as in
-torch.nn.functional.scaled_dot_product_attention: None means 1/√d_k (divide by √d_k, derived in notebook 05); 1.0 means
-no scaling. Q and K may have different numbers of rows (T_q != T_k, as in cross-attention); K and V must have the same.
-"""
+Q: (T_q, d_k), K: (T_k, d_k), V: (T_k, d_v). `scale` multiplies the scores, as in torch.nn.functional's
+scaled_dot_product_attention: None means 1/√d_k (divide by √d_k, derived in notebook 05); 1.0 means no scaling. Q and
+K may have different numbers of rows (T_q != T_k, as in cross-attention); K and V must have the same."""
 import math
 
 import numpy as np

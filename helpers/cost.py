@@ -74,8 +74,7 @@ def attention_flops(T: int, d_k: int, *, T_k: int | None = None, batch: int = 1,
     With T_k = T the total is 4·B·H·T²·d_k. `causal=True` halves it: the pairs a fused kernel
     skips (FlashAttention's convention; an unfused version still computes all T² scores)."""
     require_sizes(T=T, d_k=d_k, T_k=T_k, batch=batch, heads=heads)
-    T_k = T if T_k is None else T_k
-    one = batch * heads * matmul_flops(T, d_k, T_k) // (2 if flag(causal, "causal") else 1)
+    one = batch * heads * matmul_flops(T, d_k, T if T_k is None else T_k) // (2 if flag(causal, "causal") else 1)
     return {"S = Q Kᵀ": one, "Y = W V": one, "total": 2 * one}
 
 

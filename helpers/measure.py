@@ -35,8 +35,7 @@ from helpers.fast_attention import flash_forward, lean_attention, tiled_attentio
 # ---- Device and dtype
 
 def resolve_device(device="auto") -> torch.device:
-    """'auto' -> cuda if a GPU is usable, else cpu (an Apple GPU is not timed). Asking for cuda without one is a
-    clear error."""
+    """'auto' -> cuda if a GPU is usable, else cpu (an Apple GPU is not timed); cuda without one: a clear error."""
     if str(device) == "auto":
         return torch.device("cuda" if best_device() == "cuda" else "cpu")
     device = torch.device(device)
