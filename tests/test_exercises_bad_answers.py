@@ -998,6 +998,16 @@ def _running_by_the_old_max(stream, d_v):
     return m, l, o
 
 
+def _running_corrected_inside(stream, d_v):
+    """The running softmax with exp(m_old − m_new) applied to the new term too: l = c · (l + p)."""
+    m, l, o = torch.tensor(-math.inf, dtype=torch.float64), torch.tensor(0.0, dtype=torch.float64), torch.zeros(d_v)
+    for s, v in stream:
+        m_new = torch.maximum(m, s)
+        c, p = torch.exp(m - m_new), torch.exp(s - m_new)
+        m, l, o = m_new, c * (l + p), c * (o + p * v)
+    return m, l, o
+
+
 def _induction_sum_over(n_queries):
     def score(W, n):   # a loop one query short, its sum divided by n
         return sum(W[i, i - n + 1] for i in range(n, n + n_queries(n))) / n
@@ -1018,6 +1028,7 @@ def _induction_sum_over(n_queries):
     (ex02.check_stable_softmax, lambda x: (e := np.exp(x - x.max(axis=0, keepdims=True))) / e.sum(
         axis=-1, keepdims=True), "each COLUMN's max was subtracted (axis=0)"),
     (ex11.check_running_softmax, _running_by_the_old_max, "weighted against the OLD maximum"),
+    (ex11.check_running_softmax, _running_corrected_inside, "multiplied the new key's term too"),
     (ex09.check_combined_mask, lambda lengths, T: (torch.arange(T)[None] >= T - torch.as_tensor(lengths)[:, None])[
         :, None, None, :] & torch.ones(T, T, dtype=torch.bool).tril(), "the <pad>s are at the END"),
     (ex09.check_combined_mask, lambda lengths, T: ex09.reference_combined_mask(lengths, max(lengths)),

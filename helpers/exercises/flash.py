@@ -31,15 +31,15 @@ def reference_running_softmax(stream, d_v):
 
 
 def slipped_running_softmax(stream, d_v, *, rescale_l=True, rescale_o=True, sign=1, divide=False, start=-np.inf,
-                            old=False):
-    """The loop with one slip: a sum not rescaled, the correction upside down, o divided every step, m from 0, the
-    new key weighted against the old m (`old`; the first key against itself, so that it is finite)."""
+                            old=False, inside=False):
+    """The loop with one slip: a sum not rescaled, the correction upside down, o divided every step, m from 0, the new
+    key weighted against the old m (`old`; the first key: itself), the correction on the new term too (`inside`)."""
     m, l, o = (torch.tensor(start, dtype=torch.float64), torch.tensor(0.0, dtype=torch.float64),
                torch.zeros(d_v, dtype=torch.float64))
     for s, v in stream:
         m_new = torch.maximum(m, s)
         correction = torch.exp(sign * (m - m_new)) if torch.isfinite(m) else torch.tensor(0.0)
-        p = torch.exp(s - (m if old and torch.isfinite(m) else m_new))
+        p = torch.exp(s - (m if old and torch.isfinite(m) else m_new)) * (correction if inside else 1)
         l_new = (correction if rescale_l else 1) * l + p
         o = ((correction if rescale_o else 1) * o * (l if divide else 1) + p * v) / (l_new if divide else 1)
         m, l = m_new, l_new
@@ -59,6 +59,8 @@ RUNNING_SLIPS = (
                       "Start at −∞, nothing seen yet: torch.tensor(-math.inf, dtype=torch.float64) (or -math.inf)"),
     (dict(old=True), "the new key was weighted against the OLD maximum, exp(s − m_old), too large whenever the "
                      "maximum grows: weight it by exp(s − m_new), after m is updated"),
+    (dict(inside=True), "the correction exp(m_old − m_new) multiplied the new key's term too: it rescales only "
+                        "what was summed before; add p = exp(s − m_new) after it: l = exp(m_old − m_new) · l + p"),
     (dict(rescale_l=False, rescale_o=False), "neither l nor o is rescaled: multiply both by exp(m_old − m_new) when a "
                                              "larger score arrives (computed before m takes its new value)"))
 LONG = 1000   #: the keys of the long streams, on which the answer's memory is measured
