@@ -150,7 +150,7 @@ def test_widget_reports_bad_words_without_raising():
     w.children[1].value = "money cash"
     assert w.result is None
     assert "not in the course vocabulary" in w.children[4].value
-    assert w.children[3].layout.visibility == "hidden"            # no arrows or matrices of the last sentence
+    assert w.children[3].layout.display == "none"            # no arrows or matrices of the last sentence
     w.children[1].value = ""                                      # back to the menu sentence
     assert w.result["words"] == ["money", "bank", "grows"]
 

@@ -161,7 +161,7 @@ def test_widget_reports_bad_scores_without_raising():
     w.children[0].value = "1, two"
     assert w.result is None
     assert "not one number" in w.children[3].value
-    assert w.children[2].layout.visibility == "hidden"            # the bars of the last good scores are not shown
+    assert w.children[2].layout.display == "none"            # the bars of the last good scores are not shown
     w.children[0].value = "1, 2"
-    assert w.result is not None and w.children[2].layout.visibility == "visible"
+    assert w.result is not None and w.children[2].layout.display is None
 

@@ -83,9 +83,9 @@ def test_sentence_explorer_asks_for_two_to_ten_words():
     for sentence, count in (("bank", "1 word"), (" ".join(["money bank"] * 6), "12 words")):
         w.children[0].value = sentence
         assert w.result is None and count in w.reading.value and "give 2 to 10 words" in w.reading.value
-        assert w.picture.layout.visibility == "hidden"
+        assert w.picture.layout.display == "none"
     w.children[0].value = "bank grows"
-    assert w.result["a"]["weights"].tolist() == [0.7, pytest.approx(0.3)] and w.picture.layout.visibility == "visible"
+    assert w.result["a"]["weights"].tolist() == [0.7, pytest.approx(0.3)] and w.picture.layout.display is None
     w.children[0].value = " ".join(["river bank flows money grows"] * 2)   # ten words: the legend still fits
     renderer = w.figure.canvas.get_renderer()
     assert w.result is not None and w.legend.get_window_extent(renderer).x1 <= w.figure.canvas.get_width_height()[0]

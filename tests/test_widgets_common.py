@@ -73,9 +73,9 @@ def test_a_live_widget_computes_once_when_built_and_once_per_move():
     assert w.calls == [2, 3] and w.result == 30 and w.reading.value == "30"
     w.slider.value = 0                                        # a typed input it cannot read: said, not raised
     assert w.result is None and "zero is not allowed here" in w.reading.value
-    assert w.picture.layout.visibility == "hidden"            # no picture of the last good input beside the error
+    assert w.picture.layout.display == "none"            # no picture of the last good input beside the error
     w.slider.value = 4
-    assert w.result == 40 and w.picture.layout.visibility == "visible" and w.children[-1] is w.reading
+    assert w.result == 40 and w.picture.layout.display is None and w.children[-1] is w.reading
 
 
 def test_a_live_widget_shows_its_last_picture_or_reading_where_widgets_cannot_run():

@@ -150,8 +150,8 @@ class LiveWidget(widgets.VBox):
             data = self.compute()
         except (TypeError, ValueError) as error:
             failure = error
-        for output in self.outputs:                 # hidden beside the error: no picture of the last input stays
-            output.layout.visibility = "hidden" if failure else "visible"
+        for output in self.outputs:   # taken out beside the error: no picture of the last input, the error up top
+            output.layout.display = "none" if failure else None
         if failure is not None:
             self.result, self.reading.value = None, (f"<div style='{reading_style()}'><b style='color:#b3261e'>"
                                                      f"{html.escape(str(failure))}</b></div>")

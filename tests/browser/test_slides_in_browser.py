@@ -138,11 +138,15 @@ def test_slides_show_every_widget_working_and_nothing_from_outside(slides, brows
                     assert box and box["width"] > 50 and box["height"] > 20, f"a widget on slide {h}.{v} is empty"
                     assert frame["x"] - 1 <= box["x"] and box["x"] + box["width"] <= frame["x"] + frame["width"] + 1, \
                         f"the widget on slide {h}.{v} is wider than its slide"
+                    assert box["y"] + box["height"] <= 768 + 1, f"the widget on slide {h}.{v} runs below the screen"
                 if views:
                     widget_slides.append((h, v))
                 tall, scrolls = current.evaluate("s => [s.scrollHeight > s.clientHeight + 1, "
                                                  "getComputedStyle(s).overflowY === 'auto']")
                 assert scrolls or not tall, f"slide {h}.{v} is taller than the screen but cannot scroll"
+                wide = current.evaluate("s => [...s.querySelectorAll('.jp-OutputArea-output, .jp-OutputArea-output "
+                                        "pre')].filter(e => e.scrollWidth > e.clientWidth + 1).length")
+                assert not wide, f"{wide} printed result(s) on slide {h}.{v} scroll sideways"
 
                 if ALL_SCREENSHOTS:
                     page.screenshot(path=str(SCREENSHOTS / f"{path.stem}_slide_{h:02d}_{v}.png"))
