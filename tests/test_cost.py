@@ -128,6 +128,8 @@ def test_cost_widget_fits_counts_the_scores_alone_as_its_text_says():
     assert sum(size for _, size in data["bars"]) > 80e9              # with Q, K, V the A100 would be over
     assert data["fits"]["A100 (80 GB)"]
     assert "the (T, T) scores fit in: A100 (80 GB), H200 (141 GB)" in table_html(data, 512, 64, 1, "float32")
+    huge = cost.cost_widget_data(10**6, 64)                          # 4 TB: no device holds it
+    assert "the (T, T) scores fit in: none of these devices" in table_html(huge, 512, 64, 1, "float32")
 
 
 def test_memory_bar_html_places_bars_on_a_log_axis():

@@ -162,10 +162,12 @@ def shifted_scores(by, T=64, seed=0):
                                                     (lambda: make_qkv(2, 64, 8), False, 64),
                                                     (lambda: shifted_scores(-30), True, 4),
                                                     (lambda: shifted_scores(30), True, 4),
+                                                    (lambda: shifted_scores(-10), True, 4),
+                                                    (lambda: shifted_scores(10), True, 4),
                                                     (lambda: rising_scores(torch.float32, 64), True, 64)])
 def test_the_guess_and_the_kept_maximum(monkeypatch, inputs_of, lazy, maxima):
     """Random scores: m stays the guess 0 in every tile and no maximum is taken (lazy=False: every tile takes its
-    own). Scores 30 below or above 0: the first tile of each row of tiles refuses the guess (its rows sum to under
+    own). Scores 10 or 30 below or above 0 (e^10 is past KEPT_SUM, 256): the first tile of each row of tiles refuses the guess (its rows sum to under
     1 / KEPT_SUM, or over KEPT_SUM per key) and takes its maximum; the later tiles keep it. Rising scores: every tile
     takes its own (each tried with the m before it first, then exactly)."""
     taken = []
@@ -478,3 +480,14 @@ def test_the_gpu_cell_compares_flash_with_sdpa_in_bf16_on_a_stand_in_gpu(monkeyp
     assert "T=4096 bfloat16: flash 40.00x the time of sdpa" in out
     assert "best sdpa (bfloat16, T=4096): 344 TFLOP/s = 35% of this GPU's nominal dense 16-bit peak (989)" in out
     assert "best flash (bfloat16, T=4096): 9 TFLOP/s = 1% of this GPU" in out   # fp32's faster row is not 16-bit
+
+
+def test_a_mask_with_causal_is_checked_against_the_bottom_right_causal_mask():
+    """2 queries, 4 keys: causal lets query 0 see keys 0 to 2 (bottom-right). A mask hiding keys 0 and 1 leaves it
+    key 2, a valid call; one hiding keys 0 to 2 leaves it none, the named error."""
+    Q, K, V = (torch.randn(1, T, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(T)) for T in (2, 4, 4))
+    mask = torch.tensor([[False, False, True, True]])                      # (1, T_k): for every query
+    got = flash_attention(Q, K, V, mask, causal=True, block_q=1, block_k=2)
+    torch.testing.assert_close(got, sdpa_reference(Q, K, V, mask, True), atol=1e-12, rtol=0)
+    with pytest.raises(ValueError, match=r"query row 0"):
+        flash_attention(Q, K, V, torch.tensor([[False, False, False, True]]), causal=True)

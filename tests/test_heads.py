@@ -213,6 +213,8 @@ def test_widget_moves():
     w.head.value = 3
     w.mask.value = "padding"
     assert w.result["head"] == 3 and w.result["on_padding"] == 0
+    hidden, T = int((~w.result["mask"]).sum()), len(w.result["tokens"])
+    assert 0 < hidden < T * T - hidden and f"{hidden} of {T ** 2} pairs hidden" in w.reading.value
     assert "head 3 (heads 0–3)" in w.reading.value
     assert math.isfinite(w.last_update_ms)          # measured
 

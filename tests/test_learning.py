@@ -337,6 +337,8 @@ def test_plot_loss_curves_draws_one_line_per_model(experiment):
     for name, line in zip(MODELS, ax.get_lines()):                  # step 0 (untrained) at x = 0, every step after
         np.testing.assert_array_equal(line.get_xdata(), np.arange(experiment.steps + 1))
         np.testing.assert_array_equal(line.get_ydata(), experiment[name].loss)
+    guessing = [line for line in ax.get_lines() if line.get_label().startswith("_")]
+    assert [tuple(line.get_ydata()) for line in guessing] == [(np.log(2), np.log(2))]   # the dotted "ln 2" line
 
 
 # ----------------------------------------------------------------------------- the widget's data
@@ -393,6 +395,13 @@ def test_widget_follows_its_controls(experiment):
     assert w.result["step"] == 150
     assert np.abs(w.result["models"][LEARNED]["weights"] - before).max() > 0.5
     assert "step 150" in w.children[3].value
+    for step in range(0, 151, 5):                                       # a step where the two directions differ
+        w.children[0].value = step
+        W = w.result["models"][LEARNED]["weights"]                      # head -> partner, then partner -> head
+        if f"{W[0, 2]:.2f}" != f"{W[2, 0]:.2f}":
+            break
+    assert f"gives <b>{W[0, 2]:.2f}</b> of" in w.children[3].value and f"gives <b>{W[2, 0]:.2f}</b> to" in \
+        w.children[3].value and f"{W[0, 2]:.2f}" != f"{W[2, 0]:.2f}"
     w.children[1].value = 1                                             # the literal twin
     assert w.result["tokens"] == EXAMPLES[1].split() and w.result["label"] == 0
     assert "literal" in w.children[3].value

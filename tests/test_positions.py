@@ -277,3 +277,9 @@ def test_learned_positions_refuse_exactly_one_position_too_many():
     """T = T_max + 1 gets the named error, not nn.Embedding's IndexError."""
     with pytest.raises(ValueError, match="position 8"):
         LearnedPositions(T_max=8, d=4)(9)
+
+
+def test_position_snapshot_nearest_value_is_the_nearest_other_position_not_p_itself():
+    for p, d in ((10, 16), (10, 8), (30, 64)):
+        a = position_snapshot(p, d)
+        assert a["nearest_value"] == pytest.approx(a["similarity"][a["nearest"][0]]) and a["nearest_value"] < a["self"]

@@ -165,3 +165,11 @@ def test_widget_reports_bad_scores_without_raising():
     w.children[0].value = "1, 2"
     assert w.result is not None and w.children[2].layout.display is None
 
+
+
+def test_widget_title_counts_tokens_as_two_to_the_entropy():
+    w = SoftmaxTemperatureWidget()
+    w.children[1].value = 10.0
+    spread, bits = w.result["effective_choices"], w.result["entropy_bits"]
+    assert spread == pytest.approx(2 ** bits) and f"{spread:.2f}" != f"{bits:.2f}"
+    assert w._bars.title.get_text().endswith(f"spread over ≈ {spread:.2f} tokens")
