@@ -167,9 +167,9 @@ def shifted_scores(by, T=64, seed=0):
                                                     (lambda: rising_scores(torch.float32, 64), True, 64)])
 def test_the_guess_and_the_kept_maximum(monkeypatch, inputs_of, lazy, maxima):
     """Random scores: m stays the guess 0 in every tile and no maximum is taken (lazy=False: every tile takes its
-    own). Scores 10 or 30 below or above 0 (e^10 is past KEPT_SUM, 256): the first tile of each row of tiles refuses the guess (its rows sum to under
-    1 / KEPT_SUM, or over KEPT_SUM per key) and takes its maximum; the later tiles keep it. Rising scores: every tile
-    takes its own (each tried with the m before it first, then exactly)."""
+    own). Scores 10 or 30 below or above 0 (e^10 is past KEPT_SUM, 256): the first tile of each row of tiles refuses
+    the guess (its rows sum to under 1 / KEPT_SUM, or over KEPT_SUM per key) and takes its maximum; the later tiles
+    keep it. Rising scores: every tile takes its own (each tried with the m before it first, then exactly)."""
     taken = []
     real_amax = torch.Tensor.amax
     monkeypatch.setattr(torch.Tensor, "amax", lambda x, *a, **kw: taken.append(x.shape) or real_amax(x, *a, **kw))
