@@ -198,3 +198,10 @@ def test_the_edges_of_the_cost_functions():
     assert cost.cost_widget_data(99.7, 64)["T"] == 100
     assert cost.bytes_per_number("FP16") == 2 and cost.bytes_per_number("Float32") == 4
     assert cost.format_count(-2_000_000) == "-2 million"
+
+
+def test_memory_bars_take_the_colours_of_notebook_07s_figure():
+    from helpers.plotting import COLORS
+    page = memory_bar_html([("scores", 1e9), ("Q, K, V", 1e6)], {"A100 (80 GB)": 80e9})
+    assert [page.index(f"background:{COLORS[role]}") for role in ("key", "query")] == sorted(
+        page.index(f"background:{COLORS[role]}") for role in ("key", "query"))    # scores in "key", Q, K, V in "query"
