@@ -485,7 +485,8 @@ def test_the_gpu_cell_compares_flash_with_sdpa_in_bf16_on_a_stand_in_gpu(monkeyp
 def test_a_mask_with_causal_is_checked_against_the_bottom_right_causal_mask():
     """2 queries, 4 keys: causal lets query 0 see keys 0 to 2 (bottom-right). A mask hiding keys 0 and 1 leaves it
     key 2, a valid call; one hiding keys 0 to 2 leaves it none, the named error."""
-    Q, K, V = (torch.randn(1, T, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(T)) for T in (2, 4, 4))
+    Q, K, V = (torch.randn(1, T, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(seed))
+               for seed, T in enumerate((2, 4, 4)))
     mask = torch.tensor([[False, False, True, True]])                      # (1, T_k): for every query
     got = flash_attention(Q, K, V, mask, causal=True, block_q=1, block_k=2)
     torch.testing.assert_close(got, sdpa_reference(Q, K, V, mask, True), atol=1e-12, rtol=0)

@@ -120,6 +120,7 @@ def test_widget_updates_when_controls_change():
     assert w.menu.value is None and w.result["words"] == ["bank", "money"]
     w.children[0].value = "money bank grows"                     # ... so the sentence shown before can be picked again
     assert w.result["words"] == ["money", "bank", "grows"] and w.children[1].value == ""
+    w.children[0].value = PLAYGROUND_SENTENCES[1]
     w.children[1].value = "river bank"
     w.children[1].value = ""                                     # typed words cleared: the menu's first sentence
     assert w.menu.value == PLAYGROUND_SENTENCES[0] and w.result["words"] == ["money", "bank", "grows"]

@@ -166,7 +166,6 @@ def test_widget_reports_bad_scores_without_raising():
     assert w.result is not None and w.children[2].layout.display is None
 
 
-
 def test_widget_title_counts_tokens_as_two_to_the_entropy():
     w = SoftmaxTemperatureWidget()
     w.children[1].value = 10.0
