@@ -67,9 +67,9 @@ class PlaygroundWidget(LiveWidget):
         self.menu = widgets.Dropdown(options=list(PLAYGROUND_SENTENCES), value=sentence, description="sentence")
         self.typed = widgets.Text(value=typed, description="or type",
                                   placeholder=f"words from: {', '.join(VOCAB)}", continuous_update=False)
-        self.menu.observe(lambda c: c.new is None or setattr(self.typed, "value", ""), names="value")  # a pick wins;
-        self.typed.observe(lambda c: setattr(self.menu, "value", None if c.new.strip() else  # typed words blank the
-                                             self.menu.value or PLAYGROUND_SENTENCES[0]), names="value")  # menu
+        self.menu.observe(lambda c: c.new is None or setattr(self.typed, "value", ""), names="value")   # a pick wins
+        self.typed.observe(lambda c: setattr(self.menu, "value", None if c.new.strip() else self.menu.value or
+                                             PLAYGROUND_SENTENCES[0]), names="value")   # typed: the menu blank
         self.scaled = widgets.Checkbox(value=scaled, description="divide the scores by √d", indent=False)
         self.matrices, self._vectors = widgets.HTML(), _VectorPicture()
         width, height = self._vectors.figure.canvas.get_width_height()   # 1:1 pixels, larger when presenting
