@@ -944,6 +944,13 @@ def test_the_pages_shuffle_order_and_the_pages_head_count_are_named():
     assert "E + sinusoidal_positions(T, d)" in message and "in that order" not in message, message
 
 
+def test_no_drawn_order_makes_the_pages_order_look_like_another_slip():
+    """A drawn order whose inverse is the page's would make Y[ORDER] read as 'the inverse shuffle' (1 draw in 93)."""
+    rng = np.random.default_rng(0)
+    drawn = {tuple(ex08._draw_shuffle(rng, T=5).args[1]) for _ in range(600)}
+    assert len(drawn) > 80 and tuple(np.argsort(ex08.ORDER)) not in drawn and tuple(ex08.ORDER) not in drawn
+
+
 def test_following_a_message_word_for_word_gives_a_right_answer():
     """Where a message says how to fix the slip, doing exactly that passes (or the message names the missing part)."""
     from helpers.attention_torch import causal_mask

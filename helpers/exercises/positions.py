@@ -105,11 +105,11 @@ def _shuffle_case(order=ORDER, seed: int = 8, d_model: int = 6, drawn: str = "",
 
 
 def _draw_shuffle(rng, T=None, wide=False) -> Case:
-    """An order of T words (3 to 8 if None): not the identity, not the page's, not its own inverse (so Y[argsort]
-    shows); `wide`: d_k above T."""
+    """An order of T words (3 to 8 if None): not the identity, not the page's nor its inverse (Y[ORDER] would be the
+    inverse shuffle), not its own inverse (so Y[argsort] shows); `wide`: d_k above T."""
     T = T or int(rng.integers(3, 9))
     order = rng.permutation(T).tolist()
-    while order in (sorted(order), ORDER, np.argsort(order).tolist()):
+    while order in (sorted(order), ORDER, np.argsort(ORDER).tolist(), np.argsort(order).tolist()):
         order = rng.permutation(T).tolist()
     return _shuffle_case(order, seed=int(rng.integers(2**31)), d_model=int(rng.integers(3, 9)),
                          drawn=" (drawn at random)", wide=int(rng.integers(1, 4)) * wide)
