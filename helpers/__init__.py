@@ -20,7 +20,7 @@
     induction         a two-layer attention-only model trained to copy; its heads read  10
                       by scores and switched off (weights and log in helpers/data/)
     plotting          the course's figures: labelled heatmaps, vector arrows            all
-    environment       seeds, versions and devices                                        00-08
+    environment       seeds, versions and devices                                        00-11
     validation        input checks for where a person types, with errors that name what was expected
     exercises/        one checker module per notebook (Feedback, Solution)
     widgets/          thin interactive shells over plain functions; widgets/common: LiveWidget (the base

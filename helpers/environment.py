@@ -21,7 +21,6 @@ def seed_everything(seed: int = 0) -> np.random.Generator:
 def best_device() -> str:
     """'cuda' if an NVIDIA GPU is usable, else 'mps' (Apple silicon), else 'cpu'."""
     import torch
-
     return "cuda" if torch.cuda.is_available() else "mps" if torch.backends.mps.is_available() else "cpu"
 
 
@@ -30,7 +29,6 @@ def environment_report() -> dict[str, str]:
     import ipywidgets
     import matplotlib
     import torch
-
     report = {"python": platform.python_version(), "platform": f"{platform.system()} {platform.machine()}",
               "numpy": np.__version__, "matplotlib": matplotlib.__version__, "torch": torch.__version__,
               "ipywidgets": ipywidgets.__version__, "cpu threads (torch)": str(torch.get_num_threads()),

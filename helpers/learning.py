@@ -275,7 +275,6 @@ def plot_loss_curves(experiment: Experiment, *, title: str = ""):
     import matplotlib.pyplot as plt
 
     from helpers.plotting import COLORS, PALETTE
-
     colors = {PARAMETER_FREE: COLORS["static"], LEARNED: COLORS["contextual"], VALUES_ONLY: PALETTE[5],
               MLP_READOUT: PALETTE[4]}
     _, ax = plt.subplots(figsize=(7.5, 4.2))

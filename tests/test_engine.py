@@ -120,6 +120,17 @@ def test_compare_numbers_compares_shapes_not_sizes():
     assert "shape (1, 6)" in compare_numbers(np.ones((1, 6)), np.ones(6), "y")
 
 
+def test_compare_numbers_names_the_right_numbers_transposed_square_or_not_and_never_a_symmetric_answer():
+    Y, square, symmetric = np.arange(6.0).reshape(2, 3), np.arange(9.0).reshape(3, 3), np.ones((3, 3)) + np.eye(3)
+    assert compare_numbers(Y.T, Y, "Y").endswith("shape (3, 2), expected (2, 3): the numbers are right, transposed "
+                                                 "(rows and columns swapped).")
+    assert compare_numbers(square.T, square, "Y", hint="Look again.") == (
+        "Y has the right shape: the numbers are right, transposed (rows and columns swapped).")
+    assert compare_numbers(symmetric.T, symmetric, "Y") is None
+    assert "transposed" not in compare_numbers(square.T + 1, square, "Y") + compare_numbers(Y.T + 1, Y, "Y")
+    assert "the shape is not" in compare_numbers(Y.reshape(3, 2), Y, "Y")
+
+
 def test_compare_numbers_holds_its_tolerance():
     assert compare_numbers(np.array([1.0 + 9e-7]), np.array([1.0]), "y", atol=1e-6) is None
     assert "wrong values" in compare_numbers(np.array([1.0 + 2e-6]), np.array([1.0]), "y", atol=1e-6)

@@ -42,7 +42,7 @@ def test_longer_not_closer_reference_passes():
 @pytest.mark.parametrize("answer, fragments", [
     (None, ["still None"]),
     ("up", ["should be numbers"]),
-    ([1, 2, 3], ["2-D vector", "(3,)"]),
+    ([1, 2, 3], ["a vector of 2 numbers, shape (2,)", "has shape (3,)"]),
     ([0, 0], ["no direction"]),
     ([6, 1], ["not above a · b = 26", "not below"]),           # b itself: neither
     ([1, 5], ["angle is fine", "multiply v by a number larger than 1.86"]),   # c: angle passes, dot too small
@@ -239,8 +239,9 @@ def test_flows_row_accepts_rounded_answers(answer):
 @pytest.mark.parametrize("answer, fragments", [
     (None, ["None"]),
     ({"a": 1}, ["should be numbers"]),
-    ([0.2, 0.2], ["3 numbers", "(2,)"]),
-    (np.eye(3), ["3 numbers", "(3, 3)"]),
+    ([0.2, 0.2], ["should have shape (3,)", "has shape (2,)"]),
+    (np.eye(3), ["should have shape (3,)", "(3, 3)", "W[2]"]),
+    (pf.reference_flows_row()[None], ["has shape (1, 3), but should have shape (3,)", "a row, W[2]."]),   # W[2:]
     ([0, 1, 5], ["raw scores", "[0, 1, 5]"]),
     ([0.0, 0.5, 2.5], ["scaled scores"]),
     (np.exp([0.0, 0.5, 2.5]), ["exponentials"]),

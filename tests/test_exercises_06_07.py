@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as F
 from verdicts import failing
 
+from helpers import cost
 from helpers.attention_torch import attention_weights, causal_mask
 from helpers.attention_torch import scaled_dot_product_attention as sdpa
 from helpers.exercises import luong as ex06
@@ -77,8 +78,7 @@ def test_luong_context_an_extra_axis_is_named(answer, right, shape):
 
 
 def test_luong_context_wrong_type_and_unsolved():
-    verdict(ex06.check_luong_context(ex06.reference_luong_context(ex06._luong_cases()[0][0],
-                                                                  ex06._luong_cases()[0][1])),
+    verdict(ex06.check_luong_context(ex06.reference_luong_context(*ex06._luong_cases()[0].args)),
             False, "expected a function")
 
     def unsolved(s, H):
@@ -241,7 +241,7 @@ def test_every_drawn_mask_lets_each_query_see_a_key_and_hides_a_pair_and_holds_a
 
 
 def test_an_answer_right_on_the_pages_masks_and_reading_only_1_as_allowed_elsewhere_fails_every_time():
-    page = ex07._mask_cases()
+    page = [case.args[0] for case in ex07._mask_cases()]
 
     def memorised(slip):
         def answer(m):
@@ -298,7 +298,7 @@ def test_additive_mask_any_nonzero_value_means_may_attend():
     verdict(ex07.check_additive_mask(lambda m: torch.where(m.bool(), 0.0, float("-inf"))), True)
     verdict(ex07.check_additive_mask(lambda m: torch.zeros(m.shape).masked_fill(~m.bool(), float("-inf"))), True)
     assert any(not m.dtype.is_floating_point and m.dtype != torch.bool and (m == 2).any()
-               for m in ex07._mask_cases())
+               for m, in (case.args for case in ex07._mask_cases()))
 
 
 def test_the_mask_itself_as_a_condition_is_told_to_compare():
@@ -554,6 +554,30 @@ def test_an_inverted_float_mask_and_a_size_in_mib_are_named():
     verdict(ex07.check_additive_mask(lambda mask: torch.zeros(mask.shape).masked_fill(~mask, float("-inf"))), False,
             "raised TypeError", "~ inverts only bools and integers", "compare first, mask == 0")
     verdict(ex07.check_scores_gb(4096), False, "MiB")
+
+
+def tflops_from_the_course(B, H, T, d_k, milliseconds, causal=False):   # notebook 07 shows cost.attention_flops
+    return cost.attention_flops(T, d_k, batch=B, heads=H, causal=causal)["total"] / (milliseconds / 1e3) / 1e12
+
+
+def test_the_courses_own_flop_count_is_named():
+    verdict(ex07.check_achieved_tflops(tflops_from_the_course), True,
+            "It calls a ready-made attention_flops, though: write it yourself.")
+
+
+def test_the_fixed_cases_are_named_and_a_transposed_y_is_told_so():
+    def wrong_on_the_random_one(s, H):                # right on the story's two steps, 1 % off on the random (3,) s
+        return ex06.reference_luong_context(s, H) * (1.01 if len(s) == 3 else 1.0)
+    verdict(ex06.check_luong_context(wrong_on_the_random_one), False, "the context on a random s (3,) and H (5, 3)")
+    verdict(ex06.check_cross_attention(lambda *a: ex06.reference_cross_attention(*a).T), False,
+            "Y on the story's states, W (4, 4) has shape (4, 2), expected (2, 4): the numbers are right, transposed")
+
+
+def test_a_tensor_of_the_masks_own_dtype_is_told_it_cannot_hold_minus_infinity():
+    def from_long(mask):                     # torch: "value cannot be converted to type int64_t without overflow"
+        return torch.zeros_like(mask.long()).masked_fill(mask == 0, float("-inf"))
+    verdict(ex07.check_additive_mask(from_long), False, "raised RuntimeError", "zeros_like(mask), cannot hold -inf",
+            "fill a float tensor such as torch.zeros(mask.shape)")
 
 
 def test_a_type_error_of_its_own_gets_no_library_hint_and_a_mask_sized_as_square_is_told_its_shape():

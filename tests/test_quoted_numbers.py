@@ -61,6 +61,8 @@ QUOTES = [
     ("10", "the earlier *b*, 12 positions back", r"that letter is (\d+) positions before the last 'b'", "12"),
     ("10", "the fixed-offset model's \"elsewhere\", 2.91, is the only one below ln 20",
      r"one layer, fixed offset [^\n]*elsewhere ([\d.]+)", "2.91"),
+    ("11", "flash holds more (1.13 MiB against 1.03 there); from 2,048 on it holds less (1.64 against 2.03)",
+     r"\n +1024 +[\d.]+ +([\d.]+) +([\d.]+) .*?\n +2048 +[\d.]+ +([\d.]+) +([\d.]+) ", "1.03", "1.13", "2.03", "1.64"),
 ]
 
 

@@ -281,13 +281,11 @@ def not_a_function(answer, expects: str) -> Feedback:
 
 def refused(answer, args, keywords) -> inspect.Signature | None:
     """The answer's signature if it refuses these arguments (`keywords`: {name: value}); None if not, or unreadable."""
+    signature = None
     try:
-        signature = inspect.signature(answer)
-    except (TypeError, ValueError):   # a builtin, or an object without a signature to read
-        return None
-    try:
+        signature = inspect.signature(answer)   # TypeError, ValueError: a builtin, or no signature to read (None)
         signature.bind(*args, **keywords)
-    except TypeError:
+    except (TypeError, ValueError):
         return signature
     return None
 
@@ -465,18 +463,20 @@ def named_slip(got, slips, *, atol: float = 1e-6, right=None) -> str | None:
 def compare_numbers(got, expected, name: str, *, atol: float = 1e-4, rtol: float = 0.0, hint: str = "",
                     slips=()) -> str | None:
     """None if `got` matches `expected` (the same shape, every entry within atol + rtol·|expected|), else how it
-    differs: a wrong shape, a named slip, NaN, or the first entry that is off (without giving the answer away)."""
-    hint = f" {hint}" if hint else ""
+    differs: a wrong shape, transposed, a named slip, NaN, or the first entry off (without giving the answer away)."""
+    hint, turned = f" {hint}" if hint else "", ": the numbers are right, transposed (rows and columns swapped)."
+    turned *= got.ndim == 2 and got.T.shape == expected.shape and np.allclose(got.T, expected, atol=atol, rtol=rtol)
     if got.shape != expected.shape:   # the right numbers in another shape, (1, 4) for (4,): the hint would mislead
         right = got.size == expected.size and np.allclose(got.reshape(expected.shape), expected, atol=atol, rtol=rtol)
-        said = ": the numbers are right, the shape is not." if right else f".{hint}"
+        said = turned or ": the numbers are right, the shape is not." if right or turned else f".{hint}"
         return f"{name} has shape {got.shape}, expected {expected.shape}{said}"
     if (message := named_slip(got, slips, atol=atol, right=expected)) is not None:
         return message
     if not np.all(np.isfinite(got) | ~np.isfinite(expected)):   # -inf is right where the answer is -inf
         return (f"{name} contains NaN or infinity. Look for an exp that overflowed, or a division by zero (0 / 0 "
                 "where every exp fell to 0).")
-    off = ~np.isclose(got, expected, atol=atol, rtol=rtol)
+    if (off := ~np.isclose(got, expected, atol=atol, rtol=rtol)).any() and turned:   # square: the same shape
+        return f"{name} has the right shape{turned}"
     if off.any() and (decimals := rounded(got, expected)) is not None:
         return f"{name} is rounded to {decimals} decimal{'s' * (decimals > 1)}: return the numbers unrounded."
     if off.any():

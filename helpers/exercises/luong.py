@@ -26,7 +26,8 @@ SPIKED = "keys scoring [-3999.5, -2000, -2003, -3999.5, -4000.5] (shift by the l
 def _luong_cases():
     g = torch.Generator().manual_seed(6)
     H_random, s_random = torch.randn(5, 3, generator=g), torch.randn(3, generator=g)
-    return [(decoder_states()[0], encoder_states()), (decoder_states()[1], encoder_states()), (s_random, H_random)]
+    return [Case(s, encoder_states(), what=f"the story's s for '{word}' and H (3, 4)") for s, word in zip(
+        decoder_states(), ("paisa", "badhta"))] + [Case(s_random, H_random, what="a random s (3,) and H (5, 3)")]
 
 
 def _draw_luong(rng, top=0.0, dtype=torch.float64) -> Case:
@@ -69,8 +70,8 @@ def _context_slips(case):
 
 
 check_luong_context = Exercise(reference_luong_context, title="one step of Luong's dot attention",
-    expects="luong_context(s, H) -> context vector of shape (d,)", where="", name="the context", atol=1e-6, atol32=1e-4,
-    cases=lambda: [Case(s, H, what="") for s, H in _luong_cases()], reads="the context", own="luong_dot_attention",
+    expects="luong_context(s, H) -> context vector of shape (d,)", where="", name="the context on {what}", atol=1e-6,
+    cases=_luong_cases, atol32=1e-4, reads="the context", own="luong_dot_attention",
     draw=(_draw_luong, _draw_luong, lambda rng: _draw_luong(rng, top=1000.0),
           lambda rng: _draw_luong(rng, top=float(rng.integers(100, 201)), dtype=torch.float32),
           lambda rng: Case(torch.tensor([-2000.0, 1.0]), SPIKED_KEYS, what=f"s = [-2000, 1] and {SPIKED}")),
@@ -156,12 +157,13 @@ def reference_cross_attention(X_dec, X_enc, W_q, W_k, W_v):
 
 
 def _cross_cases():
-    """[(X_dec, X_enc, W_q, W_k, W_v)]: the story's, W (4, 4); random, W (4, 3); the same with W_v (4, 2): d_v ≠ d_k."""
+    """Cases (X_dec, X_enc, W_q, W_k, W_v): the story's, W (4, 4); random, W (4, 3); the same, W_v (4, 2): d_v ≠ d_k."""
     g = torch.Generator().manual_seed(7)
     rectangular = [torch.randn(4, 3, generator=g) for _ in range(3)]   # W_q, W_k, W_v
-    X_dec, X_enc = torch.randn(4, 4, generator=g), torch.randn(6, 4, generator=g)
-    return [(decoder_states(), encoder_states(), *projections(4, 4, seed=0).values()), (X_dec, X_enc, *rectangular),
-            (X_dec, X_enc, *rectangular[:2], torch.randn(4, 2, generator=g))]
+    X_dec, X_enc, story = torch.randn(4, 4, generator=g), torch.randn(6, 4, generator=g), projections(4, 4, seed=0)
+    return [Case(decoder_states(), encoder_states(), *story.values(), what="the story's states, W (4, 4)"),
+            Case(X_dec, X_enc, *rectangular, what="random X_dec (4, 4), X_enc (6, 4), W (4, 3)"),
+            Case(X_dec, X_enc, *rectangular[:2], torch.randn(4, 2, generator=g), what="W_v (4, 2), the rest as before")]
 
 
 def _cross_attention_slips(X_dec, X_enc, W_q, W_k, W_v):
@@ -227,11 +229,11 @@ def _judge_cross(case, got, expected):
 
 check_cross_attention = Exercise(reference_cross_attention, title="cross-attention with learned projections",
     expects="cross_attention(X_dec, X_enc, W_q, W_k, W_v) -> Y (T_q, d_v)", where="",
-    cases=lambda: [Case(*case, what="") for case in _cross_cases()], reads="Y",
+    cases=_cross_cases, reads="Y", atol=1e-6, atol32=1e-4,
     draw=(_draw_cross, lambda rng: _draw_cross(rng, narrow=True), lambda rng: _draw_cross(rng, spiked=True),
           lambda rng: Case(math.sqrt(2) * torch.tensor([[-2000.0, 1.0]]), SPIKED_KEYS, *[torch.eye(2)] * 3,
                            what=f"X_dec = √2 · [[-2000, 1]], W_q = W_k = W_v = I, and as X_enc, {SPIKED}")),
-    judge=_judge_cross, slips=lambda case: _cross_attention_slips(*case.args), name="Y", atol=1e-6, atol32=1e-4,
+    judge=_judge_cross, slips=lambda case: _cross_attention_slips(*case.args), name="Y on {what}",
     hint="The queries come from the decoder's tokens, the keys and the values from the encoder's; the scale is √d_k.",
     success="queries from the decoder, keys and values from the encoder, one function. "
             "Pass the same sequence as X_dec and X_enc and it is self-attention.")

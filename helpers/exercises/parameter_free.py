@@ -46,7 +46,7 @@ def check_flows_row(w) -> Feedback:
     if problem is not None:
         return problem
     if got.shape != (3,):
-        return wrong(f"w_flows should be 3 numbers (one weight per token), but has shape {got.shape}.")
+        return wrong(f"w_flows has shape {got.shape}, but should have shape (3,), a weight per token: a row, W[2].")
     scaled, not_yet = _fmt_row(S_scaled[_ROW], 1), "The weights come out of softmax: exp, then divide by the sum."
     if (message := named_slip(got, [
         (S[_ROW], f"those are the raw scores e_flows · e_j, {_fmt_row(S[_ROW], 0)}. {not_yet}"),

@@ -32,7 +32,7 @@ def check_longer_not_closer(v) -> Feedback:
     if problem is not None:
         return problem
     if got.shape != (2,):
-        return wrong(f"v should be a 2-D vector such as [2.0, 1.0], but has shape {got.shape}.")
+        return wrong(f"v should be a vector of 2 numbers, shape (2,), such as [2.0, 1.0], but has shape {got.shape}.")
     with np.errstate(over="ignore", invalid="ignore"):
         dot_v = float(A @ got)
     if not np.isfinite(dot_v):
