@@ -105,7 +105,7 @@ IDIOMS = {("piece", "cake"): "very easy", ("break", "leg"): "good luck"}
 FILLERS = ("of", "a", "the", "my", "your", "his", "her", "that")
 TIMES, ENDINGS = ("today", "now", "again", "please", "tonight", "later", "too", "then"), (".", "!", "?", "...")
 VOCAB = HEADS + PARTNERS + FILLERS + TIMES + ENDINGS
-T = 5  # head, filler, partner, time word, ending
+T = 5  # head, filler, partner, closing word, ending
 #: Sentences the figures use; make_dataset keeps them out of the training set.
 EXAMPLES = ("piece of cake today .", "piece of leg today .", "break a leg tonight !", "break a cake tonight !")
 _INDEX = {word: i for i, word in enumerate(VOCAB)}

@@ -1,5 +1,6 @@
 """The checker engine: verdicts, readers, the comparison, and the loop that runs an answer on fixed and drawn cases."""
 import sys
+from functools import partial
 from math import inf, pi
 
 import numpy as np
@@ -52,6 +53,16 @@ def test_a_solution_is_folded_in_html_and_plain_in_text():
     assert solved_by("text", "    x = 1\n")(check).solution().code == "x = 1"   # text is dedented
 
 
+def test_a_reader_given_to_solved_by_reads_the_answer_before_the_checker_sees_it():
+    @solved_by("a number", "x = 2.5", read=partial(one_number, name="x", what="a number such as 2.5"))
+    def check(x):
+        return correct(f"read as {x!r}")
+
+    assert check(np.float32(2.5)).message == "read as 2.5" and check.solution().code == "x = 2.5"
+    assert check("2.5").message.startswith("x is the text '2.5' (a str), not a number")
+    assert check(None).message == "x is still None. Replace None with a number such as 2.5."
+
+
 def test_not_a_function_says_how_to_pass_one():
     feedback = not_a_function(3, "f(x) -> y")
     assert not feedback.passed and "without calling it" in feedback.message and "int" in feedback.message
@@ -68,7 +79,7 @@ def test_the_placeholder_is_told_apart_from_a_library_not_implemented_error():
 
 @pytest.mark.parametrize(
     "value, message",
-    [(None, "x is still None"), ("12", "the text '12'"), (True, "truth value"), ([1.0, 2.0], "list of 2 numbers"),
+    [(None, "x is still None"), ("12", "the text '12'"), (True, "truth value"), ([1.0, 2.0], "list of 2 items"),
      (np.ones(3), "has 3 numbers"), (1 + 2j, "complex"), (float("nan"), "x = nan is not a finite number"),
      ({"a": 1}, "should be one number")],
 )

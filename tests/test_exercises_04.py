@@ -106,7 +106,7 @@ def test_parameter_count_checker_never_raises():
     failing(ex.check_qkv_parameters(lambda m, k: None), "forget to `return`")
     failing(ex.check_qkv_parameters(lambda m, k: "48"), "the text '48'", "Remove the quotes")
     failing(ex.check_qkv_parameters(lambda m, k: True), "a truth value", "whole number")
-    failing(ex.check_qkv_parameters(lambda m, k: [3 * m * k]), "a list of 1 number", "one number")
+    failing(ex.check_qkv_parameters(lambda m, k: [3 * m * k]), "a list of 1 item", "one number")
     failing(ex.check_qkv_parameters(lambda m, k: np.array([m * k, k])), "has 2 numbers", "whole number")
     failing(ex.check_qkv_parameters(48), "expected a function")
     assert isinstance(ex.check_qkv_parameters.solution(), Solution)

@@ -365,7 +365,7 @@ def test_an_answer_that_hard_codes_the_pages_order_for_five_words_fails_every_ti
 
 
 def test_a_function_result_is_named_as_returned():
-    for result, said in (((4.29,), "returned a tuple of 1 number"), ((torch.tensor(4.0),) * 2, "returned a tuple of 2"),
+    for result, said in (((4.29,), "returned a tuple of 1 item"), ((torch.tensor(4.0),) * 2, "returned a tuple of 2"),
                          ("343.6", "returned the text")):
         not_yet(ex07.check_achieved_tflops(lambda *sizes, r=result, **causal: r), said)
     not_yet(ex10.check_induction_score(lambda W, n: math.nan), "returned nan, which is not a finite number")
@@ -1085,3 +1085,33 @@ def test_a_new_note_appears_only_where_its_cause_is():
     with pytest.raises(ValueError) as raised:
         tokenize(["hello"])
     assert "punctuation" not in str(raised.value)
+
+
+def test_a_result_for_the_pages_sizes_returned_again_is_an_ignored_argument_whatever_its_shape():
+    """Right on T = 6, d = 4, then the same (6, 4) on T = 50, d = 16: the arguments were ignored, not the formula."""
+    not_yet(ex08.check_sinusoidal(lambda T, d: sinusoidal_positions(6, 4)), "on T = 50, d = 16: your function "
+            "returned what it returned on T = 6, d = 4, though the inputs differ: does it ignore an argument")
+
+
+def test_split_heads_slips_name_their_input_and_a_pair_of_results_is_two_items():
+    not_yet(ex09.check_split_heads(lambda x, h: x.view(x.shape[0], h, x.shape[1], -1)),
+            "on x of shape (2, 5, 12) with n_heads=3: a view straight to (B, H, T, d_k)", ".transpose(1, 2).")
+
+    def mean_and_every_weight(weights, n):
+        per_query = torch.stack([weights[i, i - n + 1] for i in range(n, 2 * n)])
+        return per_query.mean(), per_query
+    not_yet(ex10.check_induction_score(mean_and_every_weight), "returned a tuple of 2 items: it should be one number")
+
+
+def test_a_rule_or_divisor_with_the_wrong_parameters_is_told_how_it_is_called():
+    def without_k_stop(q_start, q_stop, k_start, T_q, T_k):            # the course's tile_is_future has no k_stop
+        return k_start > q_stop - 1 + T_k - T_q
+    not_yet(ex11.check_tile_is_future(without_k_stop), "your function has the parameters (q_start, q_stop, k_start, "
+            "T_q, T_k), but is called as future(q_start, q_stop, k_start, k_stop, T_q, T_k)")
+    not_yet(ex05.check_divisor(lambda d_model: 8.0), "has the parameters (d_model), but is called as divisor(d_model, "
+            "n_heads).")
+
+
+def test_a_float32_scale_is_shown_as_typed():
+    feedback = ex02.check_scale_for_confidence(np.float32(12.28))
+    assert feedback.passed and "with scale = 12.28 the top weight" in feedback.message, feedback.message

@@ -23,7 +23,7 @@ import textwrap
 import traceback
 import unicodedata
 from dataclasses import dataclass
-from functools import partial
+from functools import partial, wraps
 from itertools import chain
 
 import numpy as np
@@ -69,13 +69,19 @@ class Solution:
                 f"<pre>{html.escape(self.code)}</pre>{note}</details>")
 
 
-def solved_by(title: str, code, explanation: str = ""):
-    """Decorator: `checker.solution()` shows this worked solution; `code` is text, or a function whose source it is."""
+def solved_by(title: str, code, explanation: str = "", read=None):
+    """Decorator: `checker.solution()` shows this worked solution; `code` is text, or a function whose source it is.
+    `read`: a reader (as_numbers, one_number, text_answer: a partial with its names) that the answer passes first; what
+    it refuses is the verdict, what it reads is what the checker gets."""
     code = code if isinstance(code, str) else inspect.getsource(code)
 
     def attach(checker):
-        checker.solution = lambda: Solution(title, code, explanation)
-        return checker
+        @wraps(checker)
+        def check(answer, *more):
+            value, problem = read(answer) if read else (answer, None)
+            return checker(value, *more) if problem is None else problem
+        check.solution = lambda: Solution(title, code, explanation)
+        return check
     return attach
 
 
@@ -176,7 +182,7 @@ class Exercise:
             if self.shapes is not None and got.shape != expected.shape and got.shape in (table := self.shapes(case)):
                 return table[got.shape]
             slips = self.slips(case) if self.slips else ()
-            if twin is not None and got.shape == expected.shape and named_slip(got, slips, atol=self.atol) is None:
+            if twin is not None and named_slip(got, slips, atol=self.atol) is None:   # the same result, other inputs
                 return (f"{where}your function returned what it returned on {twin.what or 'an earlier input'}, though "
                         "the inputs differ: does it ignore an argument, or read a variable of the notebook instead?")
             return compare_numbers(got, expected, self.name.format(what=case.what), atol=self.atol, rtol=self.rtol,
@@ -355,7 +361,7 @@ def one_number(value, name: str, what: str = "a number", *, returned: bool = Fal
     if isinstance(value, (bool, np.bool_)) or (isinstance(value, np.ndarray) and value.dtype == bool):
         return None, wrong(f"{name} {said} {value!r}, a truth value: it should be one number, {what}.")
     if isinstance(value, (list, tuple)):
-        return None, wrong(f"{name} {said} a {kind} of {len(value)} number{'s' * (len(value) != 1)}: "
+        return None, wrong(f"{name} {said} a {kind} of {len(value)} item{'s' * (len(value) != 1)}: "
                            f"it should be one number, {what}.")
     if np.iscomplexobj(value):
         return None, wrong(f"{name} {said} a complex number ({value!r:.40}); it should be one real number.")

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from helpers import validation as check
-from helpers.exercises.engine import Case, Exercise, Refusal, named_slip, raised
+from helpers.exercises.engine import Case, Exercise, Refusal, named_slip, raised, refused
 
 
 # --- Exercise 1: the running softmax, one key at a time ----------------------------------------------------------
@@ -259,8 +259,7 @@ TILE_SLIPS = (
     (lambda qa, qb, ka, kb, T_q, T_k: ka >= qb - 1 + T_k - T_q, "the diagonal tile is skipped when its first key is "
      "exactly the last key its last query may see (off by one): skip only when k_start is AFTER that key (>, not >=)"),
     (lambda qa, qb, ka, kb, T_q, T_k: kb - 1 > qb - 1 + T_k - T_q, "a partly visible tile is skipped: you tested the "
-     "tile's LAST key (k_stop − 1); its earlier keys may still be visible to its last query. Test its first key, "
-     "k_start"),
+     "tile's LAST key (k_stop − 1); its earlier keys may still be visible to its last query. Test k_start"),
     (lambda qa, qb, ka, kb, T_q, T_k: kb - 1 > qa + T_k - T_q, "a partly visible tile is skipped: its first query "
      "cannot see all its keys, but later queries of the tile can. Skip a tile only when even its LAST query sees none "
      "of its keys"),
@@ -302,6 +301,8 @@ def _draw_tiles(rng, tall=False, wide=False) -> Case:
 
 def _run_tiles(answer, case):
     """The answer's rule on every tile of the grid; a rule that returns no truth value is refused."""
+    if misfit := refused(answer, (0, 1, 0, 1, 1, 1), {}):   # the course's own tile_is_future has no k_stop
+        raise Refusal(f"your function has the parameters {misfit}, but is called as {check_tile_is_future.expects}.")
     def rule(*tile):
         said = answer(*tile)
         if math.prod(getattr(said, "shape", ())) != 1:   # a whole mask, not one verdict for the tile

@@ -50,10 +50,11 @@ def _split_slips(case):
     (x, h), (B, T, d_model) = case.args, case.args[0].shape
     d_k = d_model // h
     return [
-        (lambda: x.view(B, h, T, d_k), "a view straight to (B, H, T, d_k) keeps the shape but mixes tokens: head 0 "
-         "gets the first tokens' features, not a slice of every token. View as (B, T, H, d_k), then .transpose(1, 2)"),
-        (lambda: x.view(B, T, d_k, h).permute(0, 3, 1, 2), f"the heads are interleaved (head 0 got features 0, {h}, "
-         f"{2 * h}, …): view as (B, T, H, d_k), so each head gets a block of d_k neighbouring features")]
+        (lambda: x.view(B, h, T, d_k), f"on {case.what}: a view straight to (B, H, T, d_k) keeps the shape but mixes "
+         "tokens: head 0 gets the first tokens' features, not a slice of every token. View as (B, T, H, d_k), then "
+         ".transpose(1, 2)."), (lambda: x.view(B, T, d_k, h).permute(0, 3, 1, 2), f"on {case.what}: the heads are "
+         f"interleaved (head 0 got features 0, {h}, {2 * h}, …): view as (B, T, H, d_k), so each head gets a block of "
+         "d_k neighbouring features.")]
 
 
 check_split_heads = Exercise(reference_split_heads, title="split the heads", own="split_heads", atol=1e-9,

@@ -37,14 +37,12 @@ def _flows_by_hand() -> str:
             f"{_fmt_row(steps['W'][_ROW])}.")
 
 
-@solved_by("the flows row of W in money bank flows", reference_flows_row, _flows_by_hand())
-def check_flows_row(w) -> Feedback:
+@solved_by("the flows row of W in money bank flows", reference_flows_row, _flows_by_hand(),
+           read=partial(engine.as_numbers, name="w_flows"))
+def check_flows_row(got) -> Feedback:
     """Exercise 1: the three weights flows gives to money, bank, flows in "money bank flows"."""
     steps = self_attention_steps(embed(ROW_SENTENCE))
     S, S_scaled, W = steps["S"], steps["S_scaled"], steps["W"]
-    got, problem = engine.as_numbers(w, "w_flows")
-    if problem is not None:
-        return problem
     if got.shape != (3,):
         return wrong(f"w_flows has shape {got.shape}, but should have shape (3,), a weight per token: a row, W[2].")
     scaled, not_yet = _fmt_row(S_scaled[_ROW], 1), "The weights come out of softmax: exp, then divide by the sum."
@@ -121,13 +119,11 @@ def _long_grows_solution() -> str:
 
 @solved_by("whom bank attends to when grows is longer", _long_grows_solution(),
            "Cosine ignores length, so by cosine nothing changed: bank would still be closest to itself. "
-           "The dot product is |a| |b| cos θ, and tripling |e_grows| triples bank's score with grows.")
+           "The dot product is |a| |b| cos θ, and tripling |e_grows| triples bank's score with grows.",
+           read=partial(engine.text_answer, what="one word as a string: 'money', 'bank' or 'grows'"))
 def check_long_grows_prediction(answer) -> Feedback:
     """Exercise 2: whom bank attends to most once e_grows is three times as long."""
-    word, problem = engine.text_answer(answer, "one word as a string: 'money', 'bank' or 'grows'")
-    if problem is not None:
-        return problem
-    if (word := word.lower()) not in PREDICT_WORDS:
+    if (word := answer.lower()) not in PREDICT_WORDS:
         return wrong(f"{answer!r} is not a token of 'money bank grows'. Choose 'money', 'bank' or 'grows'.")
     steps = self_attention_steps(long_grows_matrix())
     s, w, before = steps["S"][1], steps["W"][1], self_attention_steps(embed(SENTENCE_MONEY))["W"][1]

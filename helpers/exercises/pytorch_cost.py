@@ -141,12 +141,9 @@ def reference_scores_gb() -> float:
     heads, T, bytes_per_number = 32, 8192, 2       # bfloat16: 16 bits = 2 bytes
     scores_gb = heads * T**2 * bytes_per_number / 1e9
     # or: cost.score_matrix_bytes(8192, "bfloat16", heads=32) / 1e9   -> 4.29
-    """)
-def check_scores_gb(answer) -> Feedback:
+    """, read=partial(one_number, name="scores_gb", what="your number of GB"))
+def check_scores_gb(value) -> Feedback:
     """Exercise 2: the GB of (T, T) scores for 32 heads, T = 8,192, bfloat16."""
-    value, problem = one_number(answer, "scores_gb", "your number of GB")
-    if problem is not None:
-        return problem
     expected = reference_scores_gb()
     if abs(value - expected) <= 0.004 * expected:   # within 0.4 %: 4.29, 4.3 and bfloat16's 4.28125, not 4.26
         return correct(f"{expected:.2f} GB for one layer's scores at T = 8,192. Double T and it is four "

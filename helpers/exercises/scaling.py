@@ -58,6 +58,8 @@ def check_divisor(divisor) -> Feedback:
     """Exercise 1: divisor(d_model, n_heads) -> c = √(d_model / n_heads), on the page's sizes and four drawn afresh."""
     if not callable(divisor):
         return engine.not_a_function(divisor, "divisor(d_model, n_heads) returning one number")
+    if misfit := engine.refused(divisor, (512, 8), {}):
+        return wrong(f"your function has the parameters {misfit}, but is called as divisor(d_model, n_heads).")
     cases, answers = DIVISOR_CASES + _draw_divisor_cases(np.random.default_rng()), []
     for d_model, n_heads in cases:
         try:

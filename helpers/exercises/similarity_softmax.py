@@ -198,18 +198,18 @@ def _scale_solution() -> str:
 @solved_by("the scale that reaches 0.9", _scale_solution(),
            "The gap between the top score and the others is multiplied by the scale; exp turns a fixed gap into a "
            "fixed ratio, so the top weight climbs toward 1 as the scale grows. Bisection gives the smallest scale: "
-           f"{reference_smallest_scale():.5f}… (rounded up: {quoted_scales()[0]}).")
+           f"{reference_smallest_scale():.5f}… (rounded up: {quoted_scales()[0]}).",
+           read=partial(one_number, name="scale", what="a number such as scale = 5.0"))
 def check_scale_for_confidence(scale) -> Feedback:
     """Exercise 3: a scale at which softmax(scale · [1.0, 1.2, 0.9]) puts >= 0.9 on one token."""
-    scale, problem = one_number(scale, "scale", "a number such as scale = 5.0")
-    if problem is not None:
-        return problem
     smallest = reference_smallest_scale()
     if scale == 0:
         return wrong("with scale = 0 softmax gives the uniform [1/3, 1/3, 1/3]. Try a scale above 1.")
     if scale < 0:
         return wrong("a negative scale favours the LOWEST score (0.9). Use a positive scale.")
-    typed = f"{scale:g}" if float(f"{scale:g}") == scale else repr(scale)   # the exact smallest: all digits
+    short = f"{scale:g}"   # typed as float64 or float32; else (the exact smallest) all digits
+    with np.errstate(over="ignore"):   # 1e300 has no float32
+        typed = short if scale in (float(short), float(np.float32(short))) else repr(scale)
     weight = top_weight(scale)
     if weight < TARGET_TOP_WEIGHT - 1e-15:   # a weight computed another way may differ in its last digit
         shown = next(f"{weight:.{k}f}" for k in (3, 6, 17) if round(weight, k) < TARGET_TOP_WEIGHT)  # not 0.900 < 0.9

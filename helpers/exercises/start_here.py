@@ -1,4 +1,6 @@
 """Exercises of notebook 00: reading the notation."""
+from functools import partial
+
 from helpers.exercises.engine import Feedback, correct, solved_by, text_answer, whole_numbers, wrong
 
 
@@ -31,12 +33,10 @@ def check_sizes(answer) -> Feedback:
     return wrong(f"E is right, but W = {in_W} is not: W has one row and one column per token.")
 
 
-@solved_by("the weights' symbol", 'answer = "W"   # S: scores (T, T), W: weights (T, T), Y: outputs (T, d)')
-def check_weights_symbol(answer) -> Feedback:
+@solved_by("the weights' symbol", 'answer = "W"   # S: scores (T, T), W: weights (T, T), Y: outputs (T, d)',
+           read=partial(text_answer, what='one of the strings "S", "W" or "Y"'))
+def check_weights_symbol(symbol) -> Feedback:
     """Exercise 2: which symbol names the (T, T) matrix of attention weights."""
-    symbol, problem = text_answer(answer, 'one of the strings "S", "W" or "Y"')
-    if problem is not None:
-        return problem
     if symbol == "W":
         return correct("W holds the attention weights: row i says how much token i takes from each token j.")
     not_the_weights = {"S": "S holds the raw scores; the weights come after softmax.",
@@ -45,5 +45,5 @@ def check_weights_symbol(answer) -> Feedback:
     if symbol in ("s", "w", "y"):
         also = "" if symbol == "w" else f" And {not_the_weights[symbol.upper()]}"
         one = "one row (y_i)" if symbol == "y" else "one entry (s_ij or w_ij)"
-        return wrong(f"{answer!r} is lower case, which names {one}; the matrices are capitals.{also}")
-    return wrong(not_the_weights.get(symbol, f'{answer!r} is not one of "S", "W", "Y". Look at the notation table.'))
+        return wrong(f"{symbol!r} is lower case, which names {one}; the matrices are capitals.{also}")
+    return wrong(not_the_weights.get(symbol, f'{symbol!r} is not one of "S", "W", "Y". Look at the notation table.'))

@@ -1,4 +1,6 @@
 """Exercises of notebook 01: static embeddings and hand-made mixtures."""
+from functools import partial
+
 import numpy as np
 
 from helpers.exercises.engine import Feedback, as_numbers, compare_numbers, correct, solved_by, wrong
@@ -23,13 +25,10 @@ def reference_river_bank_mixture() -> np.ndarray:
 @solved_by("E for a five-word sentence", """
     E_mine = np.array([EMBEDDINGS[word] for word in "river bank flows money grows".split()])   # (5, 4)
     # or simply: E_mine = embed("river bank flows money grows")
-    """)
-def check_sentence_matrix(E) -> Feedback:
+    """, read=partial(as_numbers, name="your matrix"))
+def check_sentence_matrix(got) -> Feedback:
     """Exercise 1: the (5, 4) static matrix of MATRIX_SENTENCE."""
     expected, words = reference_sentence_matrix(), MATRIX_SENTENCE.split()
-    got, problem = as_numbers(E, "your matrix")
-    if problem is not None:
-        return problem
     if got.shape == expected.T.shape and np.allclose(got, expected.T):
         return wrong(f"your matrix has shape {got.shape}: the words are columns. Stack them as rows.")
     if got.shape in {(3, 4), (4, 3)}:
@@ -48,13 +47,10 @@ def check_sentence_matrix(E) -> Feedback:
     river, bank, flows = embed("river bank flows")      # three (4,) vectors
     y_bank_mine = 0.3 * river + 0.5 * bank + 0.2 * flows   # (4,)
     # the same as: np.array([0.3, 0.5, 0.2]) @ embed("river bank flows")
-    """)
-def check_river_bank_mixture(y) -> Feedback:
+    """, read=partial(as_numbers, name="your y_bank"))
+def check_river_bank_mixture(got) -> Feedback:
     """Exercise 2: bank's hand-made mixture in "river bank flows"."""
     expected, E = reference_river_bank_mixture(), embed(SENTENCE_RIVER)
-    got, problem = as_numbers(y, "your y_bank")
-    if problem is not None:
-        return problem
     message = compare_numbers(got, expected, "your y_bank", hint="Compute 0.3·river + 0.5·bank + 0.2·flows.", slips=[
         (mix(embed(SENTENCE_MONEY), EXERCISE_WEIGHTS), "that is bank's mixture in the money sentence."),
         (static_vector("bank"), "that is bank's static vector. Mix it with its neighbours."),
