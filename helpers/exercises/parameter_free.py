@@ -39,14 +39,14 @@ def _flows_by_hand() -> str:
 
 @solved_by("the flows row of W in money bank flows", reference_flows_row, _flows_by_hand(),
            read=partial(engine.as_numbers, name="w_flows"))
-def check_flows_row(got) -> Feedback:
+def check_flows_row(w) -> Feedback:
     """Exercise 1: the three weights flows gives to money, bank, flows in "money bank flows"."""
     steps = self_attention_steps(embed(ROW_SENTENCE))
     S, S_scaled, W = steps["S"], steps["S_scaled"], steps["W"]
-    if got.shape != (3,):
-        return wrong(f"w_flows has shape {got.shape}, but should have shape (3,), a weight per token: a row, W[2].")
+    if w.shape != (3,):
+        return wrong(f"w_flows has shape {w.shape}, but should have shape (3,), a weight per token: a row, W[2].")
     scaled, not_yet = _fmt_row(S_scaled[_ROW], 1), "The weights come out of softmax: exp, then divide by the sum."
-    if (message := named_slip(got, [
+    if (message := named_slip(w, [
         (S[_ROW], f"those are the raw scores e_flows · e_j, {_fmt_row(S[_ROW], 0)}. {not_yet}"),
         (S_scaled[_ROW], f"those are the scaled scores {scaled}. {not_yet}"),
         (steps["exp"][_ROW], f"those are the exponentials exp({scaled}); divide them by their sum."),
@@ -62,27 +62,27 @@ def check_flows_row(got) -> Feedback:
            f"order is {', '.join(_ROW_WORDS)}.") for order in permutations(range(3))),   # the right one is no slip
     ], atol=ROUNDING_TOLERANCE, right=W[_ROW])) is not None:   # a slip rounded to two decimals is still named
         return wrong(message)
-    if not np.isclose(got.sum(), 1.0, atol=SUM_TOLERANCE):
-        fix = "Those are percentages: give the fractions." if np.isclose(got.sum(), 100.0, atol=1.5) else (
-            "Divide each exponential by their sum." if np.isfinite(got).all() else "A weight is a number from 0 to 1.")
-        return wrong(f"your weights sum to {got.sum():.4f}, not 1. {fix}")
+    if not np.isclose(w.sum(), 1.0, atol=SUM_TOLERANCE):
+        fix = "Those are percentages: give the fractions." if np.isclose(w.sum(), 100.0, atol=1.5) else (
+            "Divide each exponential by their sum." if np.isfinite(w).all() else "A weight is a number from 0 to 1.")
+        return wrong(f"your weights sum to {w.sum():.4f}, not 1. {fix}")
     # right to two decimals: each entry, rounded half up to hundredths, is W's entry rounded
-    hundredths = np.array_equal(np.floor(got * 100 + 0.5 + 1e-9), np.round(W[_ROW] * 100))
-    if not hundredths and np.allclose(got, W[_ROW], atol=0.05):
-        if np.allclose(got, np.floor(W[_ROW] * 100) / 100, atol=1e-9):
+    hundredths = np.array_equal(np.floor(w * 100 + 0.5 + 1e-9), np.round(W[_ROW] * 100))
+    if not hundredths and np.allclose(w, W[_ROW], atol=0.05):
+        if np.allclose(w, np.floor(W[_ROW] * 100) / 100, atol=1e-9):
             return wrong("close: those are the weights cut off after two decimals. Round each to the nearest "
                          "hundredth instead.")
-        if np.allclose(got, np.round(got, 1), atol=1e-9):
+        if np.allclose(w, np.round(w, 1), atol=1e-9):
             return wrong("close: right to one decimal, but too coarse. Give two decimals.")
         return wrong("close, but not right to two decimals. Keep more digits in the steps by hand (the scores / 2, "
                      "the exponentials, their sum) and round only at the end.")
-    if (message := compare_numbers(got, W[_ROW], "w_flows", atol=0.05, hint=f"Scores / 2 = {scaled}.")) is not None:
+    if (message := compare_numbers(w, W[_ROW], "w_flows", atol=0.05, hint=f"Scores / 2 = {scaled}.")) is not None:
         return wrong(message)   # 0.05 and more off
-    exact, yours = np.round(W[_ROW], 4).tolist(), np.round(got, 6).tolist()   # float32's noise left out
-    given = next((k for k in (2, 3) if np.allclose(got, np.round(got, k), atol=1e-9)), 4)   # decimals given
-    verdict = (f"w_flows = {exact}." if np.allclose(got, W[_ROW], atol=5e-5) else
+    exact, yours = np.round(W[_ROW], 4).tolist(), np.round(w, 6).tolist()   # float32's noise left out
+    given = next((k for k in (2, 3) if np.allclose(w, np.round(w, k), atol=1e-9)), 4)   # decimals given
+    verdict = (f"w_flows = {exact}." if np.allclose(w, W[_ROW], atol=5e-5) else
                f"your {yours} is correct to the precision you gave; to four decimals the row is {exact}."
-               if np.allclose(got, W[_ROW], atol=0.5 * 10.0**-given + 1e-9) else
+               if np.allclose(w, W[_ROW], atol=0.5 * 10.0**-given + 1e-9) else
                f"your {yours} is right to two decimals, as asked; to four decimals the row is {exact}.")
     return correct(f"{verdict} flows keeps {W[_ROW, _ROW]:.4f} of itself: e_flows · e_flows is its largest score.")
 

@@ -26,18 +26,18 @@ def reference_river_bank_mixture() -> np.ndarray:
     E_mine = np.array([EMBEDDINGS[word] for word in "river bank flows money grows".split()])   # (5, 4)
     # or simply: E_mine = embed("river bank flows money grows")
     """, read=partial(as_numbers, name="your matrix"))
-def check_sentence_matrix(got) -> Feedback:
+def check_sentence_matrix(E) -> Feedback:
     """Exercise 1: the (5, 4) static matrix of MATRIX_SENTENCE."""
     expected, words = reference_sentence_matrix(), MATRIX_SENTENCE.split()
-    if got.shape == expected.T.shape and np.allclose(got, expected.T):
-        return wrong(f"your matrix has shape {got.shape}: the words are columns. Stack them as rows.")
-    if got.shape in {(3, 4), (4, 3)}:
-        return wrong(f"your matrix has shape {got.shape}, three words: the sentence has {len(words)}.")
-    if got.shape == expected.shape:
+    if E.shape == expected.T.shape and np.allclose(E, expected.T):
+        return wrong(f"your matrix has shape {E.shape}: the words are columns. Stack them as rows.")
+    if E.shape in {(3, 4), (4, 3)}:
+        return wrong(f"your matrix has shape {E.shape}, three words: the sentence has {len(words)}.")
+    if E.shape == expected.shape:
         for row, word in enumerate(words):   # a row that is another word's vector: the order
-            if not np.allclose(got[row], expected[row]) and any(np.allclose(got[row], other) for other in expected):
+            if not np.allclose(E[row], expected[row]) and any(np.allclose(E[row], other) for other in expected):
                 return wrong(f"row {row} should be the vector of {word!r}. Rows follow the word order.")
-    if (message := compare_numbers(got, expected, "your matrix")) is not None:
+    if (message := compare_numbers(E, expected, "your matrix")) is not None:
         return wrong(message)
     return correct(f"your matrix is {expected.shape}. Its row 1 is the same bank vector as in the three-word "
                    "sentences: the table does not look at the neighbours.")
@@ -48,10 +48,10 @@ def check_sentence_matrix(got) -> Feedback:
     y_bank_mine = 0.3 * river + 0.5 * bank + 0.2 * flows   # (4,)
     # the same as: np.array([0.3, 0.5, 0.2]) @ embed("river bank flows")
     """, read=partial(as_numbers, name="your y_bank"))
-def check_river_bank_mixture(got) -> Feedback:
+def check_river_bank_mixture(y) -> Feedback:
     """Exercise 2: bank's hand-made mixture in "river bank flows"."""
     expected, E = reference_river_bank_mixture(), embed(SENTENCE_RIVER)
-    message = compare_numbers(got, expected, "your y_bank", hint="Compute 0.3·river + 0.5·bank + 0.2·flows.", slips=[
+    message = compare_numbers(y, expected, "your y_bank", hint="Compute 0.3·river + 0.5·bank + 0.2·flows.", slips=[
         (mix(embed(SENTENCE_MONEY), EXERCISE_WEIGHTS), "that is bank's mixture in the money sentence."),
         (static_vector("bank"), "that is bank's static vector. Mix it with its neighbours."),
         (mix(E, HAND_WEIGHTS), "that is the worked example's mixture (0.2, 0.7, 0.1). Use 0.3, 0.5, 0.2."),
