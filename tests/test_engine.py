@@ -138,6 +138,9 @@ def test_compare_numbers_names_the_right_numbers_transposed_square_or_not_and_ne
     assert compare_numbers(square.T, square, "Y", hint="Look again.") == (
         "Y has the right shape: the numbers are right, transposed (rows and columns swapped).")
     assert compare_numbers(symmetric.T, symmetric, "Y") is None
+    batch = np.arange(24.0).reshape(2, 3, 4)                               # (B, T, d): each matrix transposed
+    assert compare_numbers(batch.transpose(0, 2, 1), batch, "Y").endswith("the numbers are right, transposed (rows "
+                                                                          "and columns swapped).")
     assert "transposed" not in compare_numbers(square.T + 1, square, "Y") + compare_numbers(Y.T + 1, Y, "Y")
     assert "the shape is not" in compare_numbers(Y.reshape(3, 2), Y, "Y")
 

@@ -471,7 +471,8 @@ def compare_numbers(got, expected, name: str, *, atol: float = 1e-4, rtol: float
     """None if `got` matches `expected` (the same shape, every entry within atol + rtol·|expected|), else how it
     differs: a wrong shape, transposed, a named slip, NaN, or the first entry off (without giving the answer away)."""
     hint, turned = f" {hint}" if hint else "", ": the numbers are right, transposed (rows and columns swapped)."
-    turned *= got.ndim == 2 and got.T.shape == expected.shape and np.allclose(got.T, expected, atol=atol, rtol=rtol)
+    swapped = np.swapaxes(got, -1, -2) if got.ndim > 1 else got   # each matrix of a batch transposed too
+    turned *= got.ndim > 1 and swapped.shape == expected.shape and np.allclose(swapped, expected, atol=atol, rtol=rtol)
     if got.shape != expected.shape:   # the right numbers in another shape, (1, 4) for (4,): the hint would mislead
         right = got.size == expected.size and np.allclose(got.reshape(expected.shape), expected, atol=atol, rtol=rtol)
         said = turned or ": the numbers are right, the shape is not." if right or turned else f".{hint}"
