@@ -1,4 +1,4 @@
-"""Notebook 10: a two-layer, attention-only transformer trained to copy, and its heads read and switched off.
+"""Notebook 10: a two-layer, attention-only Transformer trained to copy, and its heads read and switched off.
 
     AttentionOnlyTransformer()        tokens (B, T) -> logits (B, T, vocab): embeddings + positions, causal
                                       multi-head attention added to the residual stream, an unembedding

@@ -137,7 +137,10 @@ def test_compare_numbers_names_the_right_numbers_transposed_square_or_not_and_ne
                                                  "(rows and columns swapped).")
     assert compare_numbers(square.T, square, "Y", hint="Look again.") == (
         "Y has the right shape: the numbers are right, transposed (rows and columns swapped).")
-    assert compare_numbers(symmetric.T, symmetric, "Y") is None
+    assert compare_numbers(symmetric.T, symmetric, "Y") is None           # right, though its transpose matches too
+    masked = np.where(np.tril(np.ones((4, 4))) == 1, 0.0, -np.inf)        # -inf where hidden: no "overflow" story
+    assert compare_numbers(masked.T, masked, "S").endswith("the numbers are right, transposed (rows and columns "
+                                                          "swapped).")
     batch = np.arange(24.0).reshape(2, 3, 4)                               # (B, T, d): each matrix transposed
     assert compare_numbers(batch.transpose(0, 2, 1), batch, "Y").endswith("the numbers are right, transposed (rows "
                                                                           "and columns swapped).")

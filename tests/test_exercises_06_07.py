@@ -241,7 +241,7 @@ def test_every_drawn_mask_lets_each_query_see_a_key_and_hides_a_pair_and_holds_a
 
 
 def test_an_answer_right_on_the_pages_masks_and_reading_only_1_as_allowed_elsewhere_fails_every_time():
-    page = [case.args[0] for case in ex07._mask_cases()]
+    page = ex07._mask_cases()
 
     def memorised(slip):
         def answer(m):
@@ -298,7 +298,7 @@ def test_additive_mask_any_nonzero_value_means_may_attend():
     verdict(ex07.check_additive_mask(lambda m: torch.where(m.bool(), 0.0, float("-inf"))), True)
     verdict(ex07.check_additive_mask(lambda m: torch.zeros(m.shape).masked_fill(~m.bool(), float("-inf"))), True)
     assert any(not m.dtype.is_floating_point and m.dtype != torch.bool and (m == 2).any()
-               for m, in (case.args for case in ex07._mask_cases()))
+               for m in ex07._mask_cases())
 
 
 def test_the_mask_itself_as_a_condition_is_told_to_compare():
@@ -568,16 +568,23 @@ def test_the_courses_own_flop_count_is_named():
 def test_the_fixed_cases_are_named_and_a_transposed_y_is_told_so():
     def wrong_on_the_random_one(s, H):                # right on the story's two steps, 1 % off on the random (3,) s
         return ex06.reference_luong_context(s, H) * (1.01 if len(s) == 3 else 1.0)
-    verdict(ex06.check_luong_context(wrong_on_the_random_one), False, "the context on a random s (3,) and H (5, 3)")
+    verdict(ex06.check_luong_context(wrong_on_the_random_one), False, "the context on a random s of 3 numbers and H "
+            "of 5 has the right shape but the wrong values")
     verdict(ex06.check_cross_attention(lambda *a: ex06.reference_cross_attention(*a).T), False,
-            "Y on the story's states, W (4, 4) has shape (4, 2), expected (2, 4): the numbers are right, transposed")
+            "Y on the story with 4 × 4 projections has shape (4, 2), expected (2, 4): the numbers are right, "
+            "transposed")
 
 
-def test_a_tensor_of_the_masks_own_dtype_is_told_it_cannot_hold_minus_infinity():
+def test_minus_infinity_in_an_integer_tensor_is_among_the_causes_named():
     def from_long(mask):                     # torch: "value cannot be converted to type int64_t without overflow"
         return torch.zeros_like(mask.long()).masked_fill(mask == 0, float("-inf"))
-    verdict(ex07.check_additive_mask(from_long), False, "raised RuntimeError", "zeros_like(mask), cannot hold -inf",
+    verdict(ex07.check_additive_mask(from_long), False, "raised RuntimeError", "and an integer tensor cannot hold -inf",
             "fill a float tensor such as torch.zeros(mask.shape)")
+
+    def of_the_masks_dtype(mask):            # bool masks made float; an int mask's own dtype cannot hold -inf
+        return torch.zeros_like(mask.float() if mask.dtype == torch.bool else mask).masked_fill(mask == 0, -math.inf)
+    verdict(ex07.check_additive_mask(of_the_masks_dtype), False, "this mask is torch.int64",
+            "an integer tensor, such as zeros_like(mask), cannot hold -inf.")
 
 
 def test_a_type_error_of_its_own_gets_no_library_hint_and_a_mask_sized_as_square_is_told_its_shape():

@@ -71,15 +71,15 @@ class Solution:
 
 def solved_by(title: str, code, explanation: str = "", read=None):
     """Decorator: `checker.solution()` shows this worked solution; `code` is text, or a function whose source it is.
-    `read`: a reader (as_numbers, one_number, text_answer: a partial with its names) that the answer passes first; what
-    it refuses is the verdict, what it reads is what the checker gets."""
+    `read`: a partial of one_number, as_numbers or text_answer, to read the answer first; what it refuses is wrong."""
     code = code if isinstance(code, str) else inspect.getsource(code)
 
     def attach(checker):
         @wraps(checker)
-        def check(answer, *more):
-            value, problem = read(answer) if read else (answer, None)
-            return checker(value, *more) if problem is None else problem
+        def reading_first(answer):
+            value, problem = read(answer)
+            return checker(value) if problem is None else problem
+        check = reading_first if read else checker
         check.solution = lambda: Solution(title, code, explanation)
         return check
     return attach
@@ -184,7 +184,8 @@ class Exercise:
             slips = self.slips(case) if self.slips else ()
             if twin is not None and named_slip(got, slips, atol=self.atol) is None:   # the same result, other inputs
                 return (f"{where}your function returned what it returned on {twin.what or 'an earlier input'}, though "
-                        "the inputs differ: does it ignore an argument, or read a variable of the notebook instead?")
+                        "the inputs differ: does it ignore an argument, or read a variable of the notebook instead?"
+                        + f" It has shape {got.shape}, not {expected.shape}." * (got.shape != expected.shape))
             return compare_numbers(got, expected, self.name.format(what=case.what), atol=self.atol, rtol=self.rtol,
                                    hint=self.hint, slips=slips)
 
@@ -470,20 +471,20 @@ def compare_numbers(got, expected, name: str, *, atol: float = 1e-4, rtol: float
                     slips=()) -> str | None:
     """None if `got` matches `expected` (the same shape, every entry within atol + rtol·|expected|), else how it
     differs: a wrong shape, transposed, a named slip, NaN, or the first entry off (without giving the answer away)."""
-    hint, turned = f" {hint}" if hint else "", ": the numbers are right, transposed (rows and columns swapped)."
+    hint, transposed = f" {hint}" if hint else "", "the numbers are right, transposed (rows and columns swapped)."
     swapped = np.swapaxes(got, -1, -2) if got.ndim > 1 else got   # each matrix of a batch transposed too
-    turned *= got.ndim > 1 and swapped.shape == expected.shape and np.allclose(swapped, expected, atol=atol, rtol=rtol)
+    turned = swapped.shape == expected.shape and np.allclose(swapped, expected, atol=atol, rtol=rtol) and got.ndim > 1
     if got.shape != expected.shape:   # the right numbers in another shape, (1, 4) for (4,): the hint would mislead
         right = got.size == expected.size and np.allclose(got.reshape(expected.shape), expected, atol=atol, rtol=rtol)
-        said = turned or ": the numbers are right, the shape is not." if right or turned else f".{hint}"
+        said = f": {transposed}" if turned else ": the numbers are right, the shape is not." if right else f".{hint}"
         return f"{name} has shape {got.shape}, expected {expected.shape}{said}"
     if (message := named_slip(got, slips, atol=atol, right=expected)) is not None:
         return message
+    if (off := ~np.isclose(got, expected, atol=atol, rtol=rtol)).any() and turned:   # square; a symmetric one passed
+        return f"{name} has the right shape: {transposed}"
     if not np.all(np.isfinite(got) | ~np.isfinite(expected)):   # -inf is right where the answer is -inf
         return (f"{name} contains NaN or infinity. Look for an exp that overflowed, or a division by zero (0 / 0 "
                 "where every exp fell to 0).")
-    if (off := ~np.isclose(got, expected, atol=atol, rtol=rtol)).any() and turned:   # square: the same shape
-        return f"{name} has the right shape{turned}"
     if off.any() and (decimals := rounded(got, expected)) is not None:
         return f"{name} is rounded to {decimals} decimal{'s' * (decimals > 1)}: return the numbers unrounded."
     if off.any():

@@ -26,8 +26,8 @@ SPIKED = "keys scoring [-3999.5, -2000, -2003, -3999.5, -4000.5] (shift by the l
 def _luong_cases():
     g = torch.Generator().manual_seed(6)
     H_random, s_random = torch.randn(5, 3, generator=g), torch.randn(3, generator=g)
-    return [Case(s, encoder_states(), what=f"the story's s for '{word}' and H (3, 4)") for s, word in zip(
-        decoder_states(), ("paisa", "badhta"))] + [Case(s_random, H_random, what="a random s (3,) and H (5, 3)")]
+    return [Case(s, encoder_states(), what=f"the story's '{word}' step") for s, word in zip(
+        decoder_states(), ("paisa", "badhta"))] + [Case(s_random, H_random, what="a random s of 3 numbers and H of 5")]
 
 
 def _draw_luong(rng, top=0.0, dtype=torch.float64) -> Case:
@@ -161,9 +161,9 @@ def _cross_cases():
     g = torch.Generator().manual_seed(7)
     rectangular = [torch.randn(4, 3, generator=g) for _ in range(3)]   # W_q, W_k, W_v
     X_dec, X_enc, story = torch.randn(4, 4, generator=g), torch.randn(6, 4, generator=g), projections(4, 4, seed=0)
-    return [Case(decoder_states(), encoder_states(), *story.values(), what="the story's states, W (4, 4)"),
-            Case(X_dec, X_enc, *rectangular, what="random X_dec (4, 4), X_enc (6, 4), W (4, 3)"),
-            Case(X_dec, X_enc, *rectangular[:2], torch.randn(4, 2, generator=g), what="W_v (4, 2), the rest as before")]
+    return [Case(decoder_states(), encoder_states(), *story.values(), what="the story with 4 × 4 projections"),
+            Case(X_dec, X_enc, *rectangular, what="random inputs with 4 × 3 projections"),
+            Case(X_dec, X_enc, *rectangular[:2], torch.randn(4, 2, generator=g), what="random inputs with a 4 × 2 W_v")]
 
 
 def _cross_attention_slips(X_dec, X_enc, W_q, W_k, W_v):

@@ -23,8 +23,7 @@ def _mask_cases():
     random01[:, 0] = 1.0  # every query may see at least key 0
     counts = torch.tensor([[2, 0, 1, 0], [1, -1, 0, 0], [0, 0, 2, 1]])  # 2, -1 "may attend" too: any nonzero
     fractions = torch.tensor([[0.1, 0.5, 0.0], [0.25, -0.5, 0.0], [0.0, 3.0, 1.0]])   # and so do 0.1, -0.5 and 3
-    return [Case(causal_mask(4), what="causal_mask(4)"), Case(random01, what="a 0/1 float mask (5, 6)"), Case(
-        counts, what="an int mask of 2s and a -1 (3, 4)"), Case(fractions, what="a float mask of 0.1, -0.5, 3 (3, 3)")]
+    return [causal_mask(4), random01, counts, fractions]
 
 
 def _draw_mask(rng, kind, page=False) -> Case:
@@ -40,14 +39,15 @@ def _draw_mask(rng, kind, page=False) -> Case:
 
 
 def _mask_error(case, error):
-    mask, = case.args
-    no_inf = "" if mask.is_floating_point() else ", and a tensor of its dtype, zeros_like(mask), cannot hold -inf"
+    mask, = case.args   # which of the causes torch refused only its wording says: each is named
+    no_inf = "" if mask.is_floating_point() else "; an integer tensor, such as zeros_like(mask), cannot hold -inf"
     if mask.dtype == torch.bool and type(error) in (RuntimeError, NotImplementedError):   # arithmetic on bools
         return (f"{raised(error).rstrip('.')}. Arithmetic such as 1 - mask is not defined on booleans (causal_mask "
-                f"is torch.bool){no_inf}: compare, mask == 0, and fill a float tensor such as torch.zeros(mask.shape).")
+                "is torch.bool), and an integer tensor cannot hold -inf: compare, mask == 0, and fill a float tensor "
+                "such as torch.zeros(mask.shape).")
     if type(error) is RuntimeError or type(error) is TypeError and mask.is_floating_point():   # where, masked_fill, ~
         return (f"{raised(error).rstrip('.')}. torch.where and masked_fill take a bool condition (and ~ inverts only "
-                f"bools and integers), and this mask is {mask.dtype}{no_inf}: compare first, mask == 0." + (
+                f"bools and integers), and this mask is {mask.dtype}: compare first, mask == 0{no_inf}." + (
                 f" If sizes clash: this mask is {tuple(mask.shape)}, not square." * (len(set(mask.shape)) > 1)))
     return None
 
@@ -117,11 +117,11 @@ def _judge_additive(case, got, expected):
 
 
 check_additive_mask = Exercise(reference_additive_mask, title="the course's mask as an additive float mask",
-    expects="additive_mask(mask) -> float tensor of the same shape", where="", atol=0.0,
-    cases=_mask_cases, errors=_mask_error,
+    expects="additive_mask(mask) -> float tensor of the same shape", where="",
+    cases=lambda: [Case(mask, what="") for mask in _mask_cases()], errors=_mask_error,
     draw=(*(partial(_draw_mask, kind=kind) for kind in ("bool", "int", "float")),
           partial(_draw_mask, kind="bool", page=True)),
-    read=_read_additive, reads="the additive mask", judge=_judge_additive, name="the additive mask for {what}",
+    read=_read_additive, reads="the additive mask", judge=_judge_additive, name="the additive mask", atol=0.0,
     success="0 where allowed, -inf where hidden: added to the scores, softmax gives the hidden pairs "
             "weight exp(-inf) = 0. The same polarity question, answered in numbers.",
     explanation="torch.where(mask == 0, float('-inf'), 0.0) does the same in one line.")

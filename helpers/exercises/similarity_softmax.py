@@ -207,9 +207,8 @@ def check_scale_for_confidence(scale) -> Feedback:
         return wrong("with scale = 0 softmax gives the uniform [1/3, 1/3, 1/3]. Try a scale above 1.")
     if scale < 0:
         return wrong("a negative scale favours the LOWEST score (0.9). Use a positive scale.")
-    short = f"{scale:g}"   # typed as float64 or float32; else (the exact smallest) all digits
-    with np.errstate(over="ignore"):   # 1e300 has no float32
-        typed = short if scale in (float(short), float(np.float32(short))) else repr(scale)
+    with np.errstate(over="ignore"):   # as typed: float32's own digits for a float32 (1e300 has none), 5 for 5.0
+        typed = (str(np.float32(scale)) if float(np.float32(scale)) == scale else repr(scale)).removesuffix(".0")
     weight = top_weight(scale)
     if weight < TARGET_TOP_WEIGHT - 1e-15:   # a weight computed another way may differ in its last digit
         shown = next(f"{weight:.{k}f}" for k in (3, 6, 17) if round(weight, k) < TARGET_TOP_WEIGHT)  # not 0.900 < 0.9
