@@ -1090,7 +1090,8 @@ def test_a_new_note_appears_only_where_its_cause_is():
 def test_a_result_for_the_pages_sizes_returned_again_is_an_ignored_argument_whatever_its_shape():
     """Right on T = 6, d = 4, then the same (6, 4) on T = 50, d = 16: the arguments were ignored, not the formula."""
     not_yet(ex08.check_sinusoidal(lambda T, d: sinusoidal_positions(6, 4)), "on T = 50, d = 16: your function "
-            "returned what it returned on T = 6, d = 4, though the inputs differ: does it ignore an argument")
+            "returned what it returned on T = 6, d = 4, though the inputs differ: does it ignore an argument",
+            "It has shape (6, 4), not (50, 16).")
 
 
 def test_split_heads_slips_name_their_input_and_a_pair_of_results_is_two_items():
