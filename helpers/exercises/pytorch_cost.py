@@ -39,7 +39,7 @@ def _draw_mask(rng, kind, page=False) -> Case:
 
 
 def _mask_error(case, error):
-    mask, = case.args   # which of the causes torch refused only its wording says: each is named
+    mask, = case.args   # only torch's wording would say which cause it was: both are named
     no_inf = "" if mask.is_floating_point() else "; an integer tensor, such as zeros_like(mask), cannot hold -inf"
     if mask.dtype == torch.bool and type(error) in (RuntimeError, NotImplementedError):   # arithmetic on bools
         return (f"{raised(error).rstrip('.')}. Arithmetic such as 1 - mask is not defined on booleans (causal_mask "
