@@ -76,8 +76,8 @@ def solved_by(title: str, code, explanation: str = "", read=None):
 
     def attach(checker):
         @wraps(checker)
-        def reading_first(answer):
-            value, problem = read(answer)
+        def reading_first(*answer, **by_name):   # check(E) or check(E=E), the name help() shows
+            value, problem = read(*answer, *by_name.values())
             return checker(value) if problem is None else problem
         check = reading_first if read else checker
         check.solution = lambda: Solution(title, code, explanation)
