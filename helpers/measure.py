@@ -299,12 +299,12 @@ def run_benchmark(*, device="cpu", dtypes=("float32",), sizes=(256, 512, 1024), 
 
 
 def format_table(rows: list[Row]) -> str:
-    """The rows as an aligned text table (ms, TFLOP/s, peak MiB next to one (T, T) matrix's MiB)."""
+    """The rows as an aligned text table (ms, TFLOP/s, peak MiB next to one (T, T) matrix's MiB: 0.25, not 0.2)."""
     lines = [("impl", "dtype", "T", "ms", "TFLOP/s", "peak MiB", "(T,T) MiB", "SDPA backend / note")]
     lines += [(r.impl, r.dtype, str(r.T), "" if r.ms is None else f"{r.ms:.3f}",
                "" if r.tflops is None else f"{r.tflops:.3g}",
-               "" if r.peak_bytes is None else f"{r.peak_bytes / 2**20:.1f}", f"{r.score_bytes / 2**20:.1f}", r.note)
-              for r in rows]
+               *("" if n is None else f"{n / 2**20:.{1 + (n < 2**20)}f}" for n in (r.peak_bytes, r.score_bytes)),
+               r.note) for r in rows]
     widths = [max(len(line[i]) for line in lines) for i in range(8)]
     out = ["  ".join(c.rjust(w) if 2 <= i <= 6 else c.ljust(w) for i, (c, w) in enumerate(zip(line, widths))).rstrip()
            for line in lines]

@@ -370,7 +370,7 @@ def test_run_benchmark_on_the_cpu():
     assert table.splitlines()[0].split()[:4] == ["impl", "dtype", "T", "ms"]
     assert len(table.splitlines()) == 2 + len(rows)
     naive_line = table.splitlines()[2 + rows.index(naive64)].split()
-    assert naive_line[5:7] == [f"{naive64.peak_bytes / 2**20:.1f}", f"{2 * 64 * 64 * 4 / 2**20:.1f}"]   # in MiB
+    assert naive_line[5:7] == [f"{naive64.peak_bytes / 2**20:.2f}", "0.03"]   # in MiB, two decimals under 1 MiB
     lines = measure.ratios(rows)
     assert len(lines) == 2
     assert lines[0].startswith("T=32 float32: naive ") and lines[0].endswith("the time of sdpa")
@@ -380,6 +380,8 @@ def test_format_table_writes_peak_memory_in_mebibytes():
     row = measure.Row("naive", "float32", 512, flops=1, score_bytes=2**21, ms=1.0, tflops=1.0,
                       peak_bytes=10 * 2**20)
     assert measure.format_table([row]).splitlines()[2].split()[5:7] == ["10.0", "2.0"]   # 1 MiB = 2**20 bytes
+    row.peak_bytes, row.score_bytes = 2**19, 2**18   # under 1 MiB: two decimals, so 0.25 is not shown as 0.2
+    assert measure.format_table([row]).splitlines()[2].split()[5:7] == ["0.50", "0.25"]
 
 
 def test_run_benchmark_causal_halves_the_flops_only_where_hidden_pairs_are_skipped():
