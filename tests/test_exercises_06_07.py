@@ -77,6 +77,12 @@ def test_luong_context_an_extra_axis_is_named(answer, right, shape):
     assert ("the numbers are right" in feedback.message) is right
 
 
+def test_luong_context_an_ignored_argument_names_both_cases():
+    first = ex06.reference_luong_context(*ex06._luong_cases()[0].args)   # the 'paisa' step's context, every time
+    assert ex06.check_luong_context(lambda s, H: first).message.startswith(
+        "on the story's 'badhta' step: your function returned what it returned on the story's 'paisa' step")
+
+
 def test_luong_context_wrong_type_and_unsolved():
     verdict(ex06.check_luong_context(ex06.reference_luong_context(*ex06._luong_cases()[0].args)),
             False, "expected a function")

@@ -183,6 +183,7 @@ class Exercise:
                 return table[got.shape]
             slips = self.slips(case) if self.slips else ()
             if twin is not None and named_slip(got, slips, atol=self.atol) is None:   # the same result, other inputs
+                where = where or case.what and f"on {case.what}: "   # an exercise whose names carry no `where`
                 return (f"{where}your function returned what it returned on {twin.what or 'an earlier input'}, though "
                         "the inputs differ: does it ignore an argument, or read a variable of the notebook instead?"
                         + f" It has shape {got.shape}, not {expected.shape}." * (got.shape != expected.shape))
@@ -377,6 +378,12 @@ def one_number(value, name: str, what: str = "a number", *, returned: bool = Fal
         said = f"returned {number}, which" if returned else f"= {number}"
         return None, wrong(f"{name} {said} is not a finite number: it should be {what}.")
     return number, None
+
+
+def returned_number(result, name: str, what: str, where: str = "", *, finite: bool = True):
+    """A `read` for one number a function returned: (0-d array, None), or (None, `where` + one_number's message)."""
+    value, problem = one_number(result, name, what, returned=True, finite=finite)
+    return (np.asarray(value), None) if problem is None else (None, where + problem.message)
 
 
 def whole_numbers(values):

@@ -7,7 +7,7 @@ import torch
 
 from helpers import induction
 from helpers.attention_torch import causal_mask
-from helpers.exercises.engine import Case, Exercise, Feedback, correct, one_number, solved_by, text_answer, wrong
+from helpers.exercises.engine import Case, Exercise, Feedback, correct, returned_number, solved_by, text_answer, wrong
 from helpers.measure import cpu_threads
 
 
@@ -65,13 +65,9 @@ def _score_slips(case):
           for k in (1, (n - 1) / n)]]]   # its mean, or its sum divided by n
 
 
-def _one(result, case):
-    value, problem = one_number(result, "your function", "the mean weight", returned=True)
-    return (None, f"on {case.what}: {problem.message}") if problem is not None else (np.asarray(value), None)
-
-
 check_induction_score = Exercise(reference_induction_score, title="the induction score from a weight matrix",
-    expects="induction_score(W, n) returning one number", slips=_score_slips, read=_one, reads="the mean weight",
+    expects="induction_score(W, n) returning one number", slips=_score_slips, reads="the mean weight",
+    read=lambda result, case: returned_number(result, "your function", "the mean weight", f"on {case.what}: "),
     cases=lambda: [*(_random_case(n, n) for n in (7, 4, 11)), _ideal(5, 4, "a perfect induction head"),
                    _ideal(5, 1, "a perfect previous-token head")], atol=1e-6, own="induction_score",
     draw=lambda rng: _random_case(int(rng.integers(3, 13)), int(rng.integers(1_000_000)), " (drawn at random)"),

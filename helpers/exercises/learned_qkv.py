@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from helpers.attention_torch import SelfAttention, count_parameters, scaled_dot_product_attention
-from helpers.exercises.engine import Case, Exercise, Refusal, as_numbers, changed_in_place, one_number, placeholder
+from helpers.exercises.engine import Case, Exercise, Refusal, as_numbers, changed_in_place, placeholder, returned_number
 from helpers.learning import soft_lookup
 
 
@@ -106,13 +106,6 @@ def reference_qkv_parameters(d_model: int, d_k: int) -> int:
     return 3 * d_model * d_k
 
 
-def _read_count(result, case):
-    """One number: np.int64(48), np.array([48]) and torch.tensor(48) are read as the number inside."""
-    count, problem = one_number(result, "for d_model={}, d_k={} your function".format(*case.args),
-                                "the count, a whole number such as 48", returned=True)
-    return (None, problem.message) if problem is not None else (np.asarray(count), None)
-
-
 def _judge_count(case, got, expected):
     """Not the exact count (atol=0): the slip it is (a later entry wins where two coincide), or what to count."""
     (d_model, d_k), got, expected = case.args, got.item(), int(expected)
@@ -138,7 +131,9 @@ check_qkv_parameters = Exercise(reference_qkv_parameters, title="the parameter c
     expects="qkv_parameters(d_model, d_k) returning a whole number", where="for {what}: ", reads="the count",
     cases=lambda: [Case(m, k, what=f"d_model={m}, d_k={k}") for m, k in SIZES], own="count_parameters or SelfAttention",
     draw=(_draw_sizes, partial(_draw_sizes, d_model=512), partial(_draw_sizes, d_k=64)), atol=0.0,   # exactly
-    expected=lambda case: count_parameters(SelfAttention(*case.args)), read=_read_count, judge=_judge_count,
+    expected=lambda case: count_parameters(SelfAttention(*case.args)), judge=_judge_count,
+    read=lambda result, case: returned_number(result, "for d_model={}, d_k={} your function".format(*case.args),
+                                              "the count, a whole number such as 48"),   # np.int64(48) too
     success=f"3 · d_model · d_k, checked against count_parameters(SelfAttention(...)) for {', '.join(map(str, SIZES))}"
             f" and three sizes drawn at random. At d_model = 512, d_k = 64 that is {3 * 512 * 64:,} numbers, all "
             "learned from data.",

@@ -84,7 +84,6 @@ check_luong_context = Exercise(reference_luong_context, title="one step of Luong
 
 
 # --- Exercise 2: the shapes of cross-attention -----------------------------------------------------
-SHAPES_SETTING = {"T_q": 5, "T_k": 7, "d_model": 512, "d_k": 64}  #: a Hindi decoder, an English encoder
 _SHAPE_HINTS = {  # what each shape counts, without giving the numbers away
     "Q": "one row per token of the sequence that asks; columns: the dimension of a query after the projection",
     "K": "rows: one key per token of the sequence being looked at; columns: a key's dimension, matching a query's",
@@ -95,7 +94,7 @@ _SHAPE_HINTS = {  # what each shape counts, without giving the numbers away
 
 def reference_cross_attention_shapes() -> dict[str, tuple[int, int]]:
     """Shapes in cross-attention with T_q = 5 decoder tokens, T_k = 7 encoder tokens, d_model 512, d_k = d_v = 64."""
-    T_q, T_k, d_k = SHAPES_SETTING["T_q"], SHAPES_SETTING["T_k"], SHAPES_SETTING["d_k"]
+    T_q, T_k, d_k = 5, 7, 64   # a Hindi decoder, an English encoder; d_model = 512 is projected to d_k
     return {"Q": (T_q, d_k), "K": (T_k, d_k), "V": (T_k, d_k), "W": (T_q, T_k), "Y": (T_q, d_k)}
 
 

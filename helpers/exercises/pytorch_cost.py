@@ -1,5 +1,4 @@
 """Exercises of notebook 07: mask polarity, the memory of the (T, T) matrix, achieved TFLOP/s."""
-import math
 from functools import partial
 
 import numpy as np
@@ -18,8 +17,7 @@ def reference_additive_mask(mask):
 
 
 def _mask_cases():
-    g = torch.Generator().manual_seed(1)
-    random01 = (torch.rand(5, 6, generator=g) > 0.5).float()
+    random01 = (torch.rand(5, 6, generator=torch.Generator().manual_seed(1)) > 0.5).float()
     random01[:, 0] = 1.0  # every query may see at least key 0
     counts = torch.tensor([[2, 0, 1, 0], [1, -1, 0, 0], [0, 0, 2, 1]])  # 2, -1 "may attend" too: any nonzero
     fractions = torch.tensor([[0.1, 0.5, 0.0], [0.25, -0.5, 0.0], [0.0, 3.0, 1.0]])   # and so do 0.1, -0.5 and 3
@@ -128,13 +126,10 @@ check_additive_mask = Exercise(reference_additive_mask, title="the course's mask
 
 
 # --- Exercise 2: how many GB are the (T, T) scores of one layer? -----------------------------------
-SCORES_SETTING = {"heads": 32, "batch": 1, "T": 8192, "bytes_per_number": 2}  #: exercise 2's model, in bfloat16
-
-
 def reference_scores_gb() -> float:
     """32 heads · 8,192² scores · 2 bytes, in GB (10⁹ bytes)."""
-    s = SCORES_SETTING
-    return s["heads"] * s["batch"] * s["T"] ** 2 * s["bytes_per_number"] / 1e9  # 4.294967296
+    heads, batch, T, bytes_per_number = 32, 1, 8192, 2   # exercise 2's model, in bfloat16
+    return heads * batch * T**2 * bytes_per_number / 1e9  # 4.294967296
 
 
 @solved_by("the memory of one layer's score matrices", """
@@ -182,12 +177,10 @@ _TFLOP_CASES = [  # (B, H, T, d_k, ms, causal); in the first, B, H, 4, 2 and T d
 
 
 def _read_tflops(result, case):
-    value, problem = one_number(result, "the function", "the TFLOP/s", finite=False, returned=True)
-    if problem is not None:
-        return None, problem.message
-    if not math.isfinite(value):
-        return None, f"for {case.what} the result is {value}. Check for a division by zero."
-    return np.asarray(value), None
+    got, problem = engine.returned_number(result, "the function", "the TFLOP/s", finite=False)
+    if problem is None and not np.isfinite(got):
+        return None, f"for {case.what} the result is {got.item()}. Check for a division by zero."
+    return got, problem
 
 
 def _judge_tflops(case, got, expected):

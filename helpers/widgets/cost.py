@@ -18,15 +18,14 @@ def _x(n_bytes: float) -> float:
 
 def memory_bar_html(bars, devices) -> str:
     """Horizontal log-scale bars (label, bytes) with a dashed mark at each device's memory."""
-    lines = []
-    for (label, n_bytes), colour in zip(bars, (COLORS["key"], COLORS["query"])):
-        marks = "".join(f"<div title='{html.escape(name)}' style='position:absolute;left:{_x(size):.2f}%;top:0;"
-                        f"bottom:0;border-left:2px dashed currentColor'></div>" for name, size in devices.items())
-        lines.append(f"<div style='display:flex;align-items:center;margin:3px 0'>"
-                     f"<div style='width:230px;text-align:right;padding-right:8px'>{html.escape(label)}</div>"
-                     f"<div style='position:relative;flex:1;height:24px;background:rgba(128,128,128,0.2)'>"
-                     f"<div style='width:{_x(n_bytes):.2f}%;height:100%;background:{colour}'></div>{marks}</div>"
-                     f"<div style='width:200px;padding-left:8px'>{format_bytes(n_bytes)}</div></div>")
+    marks = "".join(f"<div title='{html.escape(name)}' style='position:absolute;left:{_x(size):.2f}%;top:0;"
+                    f"bottom:0;border-left:2px dashed currentColor'></div>" for name, size in devices.items())
+    lines = [f"<div style='display:flex;align-items:center;margin:3px 0'>"
+             f"<div style='width:230px;text-align:right;padding-right:8px'>{html.escape(label)}</div>"
+             f"<div style='position:relative;flex:1;height:24px;background:rgba(128,128,128,0.2)'>"
+             f"<div style='width:{_x(n_bytes):.2f}%;height:100%;background:{colour}'></div>{marks}</div>"
+             f"<div style='width:200px;padding-left:8px'>{format_bytes(n_bytes)}</div></div>"
+             for (label, n_bytes), colour in zip(bars, (COLORS["key"], COLORS["query"]))]
     legend = " · ".join(html.escape(name) for name in sorted(devices, key=devices.get))   # left to right
     ticks = "".join(f"<span style='position:absolute;left:{_x(value):.2f}%;transform:translateX(-50%);"
                     f"white-space:nowrap'>{label}</span>"

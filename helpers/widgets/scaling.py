@@ -71,8 +71,7 @@ class ScalingWidget(LiveWidget):
         self.d_k = offered(widgets.SelectionSlider(options=list(POWERS_OF_TWO), description="d_k"), d_k, "d_k")
         self.scaled = offered(widgets.ToggleButtons(options=[(_MODE_NAME[True], True), (_MODE_NAME[False], False)],
                                                     description="scores"), scaled, "scaled")
-        self.picture = widgets.Image(format="png")
-        self._picture = None                       # drawn at the first update, over the curves of that data
+        self.picture, self._picture = widgets.Image(format="png"), None   # _picture: drawn at the first update
         super().__init__([self.d_k, self.scaled], [self.picture])
         self.reading.layout.margin = "0 0 0 8px"
 
