@@ -382,6 +382,8 @@ def test_format_table_writes_peak_memory_in_mebibytes():
     assert measure.format_table([row]).splitlines()[2].split()[5:7] == ["10.0", "2.0"]   # 1 MiB = 2**20 bytes
     row.peak_bytes, row.score_bytes = 2**19, 2**18   # under 1 MiB: two decimals, so 0.25 is not shown as 0.2
     assert measure.format_table([row]).splitlines()[2].split()[5:7] == ["0.50", "0.25"]
+    row.score_bytes = 2**20                          # 512 × 512 float32: 1 MiB, one decimal as above it
+    assert measure.format_table([row]).splitlines()[2].split()[6] == "1.0"
 
 
 def test_run_benchmark_causal_halves_the_flops_only_where_hidden_pairs_are_skipped():
