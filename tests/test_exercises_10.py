@@ -41,6 +41,11 @@ def test_each_slip_of_the_induction_score_is_named(answer, fragment):
     failing(ex.check_induction_score(answer), fragment)
 
 
+def test_an_answer_that_is_not_one_number_is_told_on_which_input():
+    message = ex.check_induction_score(lambda W, n: "0.9").message
+    assert message.startswith("on random causal weights, n = 7: your function returned the text '0.9'"), message
+
+
 def test_the_induction_score_cannot_be_copied_or_computed_without_n():
     failing(ex.check_induction_score(lambda W, n: 0.66), "is not right: 0.66 is too")   # the page's number
     failing(ex.check_induction_score(lambda W, n: at(W, range(16, 32), 15) if len(W) >= 32 else 0.0))
