@@ -34,6 +34,9 @@ QUOTES = [
                                                        r"softmax\(s / 2\) = \[[\d.]+ ([\d.]+)", "0.58", "0.45"),
     ("05", r"dropped from about 0.53 to about $6\times10^{-9}$", r"scale   1: [^\n]*‖∂L/∂z‖ = (\S+).*?"
                                                                r"scale 100: [^\n]*‖∂L/∂z‖ = (\S+)", "0.53", "6e-9"),
+    ("05", "In float16, whose largest number is 65,504", r"float16 holds numbers up to ([\d,]+)", "65,504"),
+    ("05", r"$\sigma^2\sqrt{d_k}$ = 80,000 before the division, and at $\sigma^2$ = 10,000 after it",
+     r"\(σ²√d_k = ([\d,]+)\), [\d,]+ after \(σ² = ([\d,]+)\)", "80,000", "10,000"),
     ("05", "a standard deviation of about 32, the line above", r"the scores' standard deviation is ([\d.]+)", "32"),
     ("05", "about 96 % of the gradient reaching the scores lands on each query's two highest-scoring keys",
      r"\n +1024 +(\d+)% +\d+% +\d+% +\d+%", "96"),
