@@ -197,3 +197,9 @@ def test_the_notebook_11_plan_quotes_the_stored_run_s_ratio_to_sdpa():
     stored = re.search(r"\nflash +[\d.]+ ms [^\n]* ([\d.]+)x the time of sdpa", printed("11"))[1]
     plans = " ".join((ROOT / "notebooks" / "LESSON_PLANS.md").read_text(encoding="utf-8").split())
     assert f"(the stored run: {stored} with $B \\cdot H$ = 4 on 2 cores;" in plans
+
+
+def test_the_notebook_05_plan_quotes_the_float16_aside_as_printed():
+    pct, rows = re.search(r"product, then divide: (\d+)% of the scores are inf; (\d+) of 16", printed("05")).groups()
+    plans = " ".join((ROOT / "notebooks" / "LESSON_PLANS.md").read_text(encoding="utf-8").split())
+    assert f"65,504 ({pct} % of the scores inf, {rows} of 16 rows NaN)" in plans
