@@ -62,6 +62,8 @@ def test_a_reader_given_to_solved_by_reads_the_answer_before_the_checker_sees_it
     assert check("2.5").message.startswith("x is the text '2.5' (a str), not a number")
     assert check(None).message == "x is still None. Replace None with a number such as 2.5."
     assert check(x=2.5).message == "read as 2.5"   # by the name help(check) shows
+    with pytest.raises(TypeError, match="argument: 'x'"):
+        check(y=2.5)                               # a name it does not have: a TypeError naming the one it has
 
 
 def test_not_a_function_says_how_to_pass_one():

@@ -76,8 +76,8 @@ def solved_by(title: str, code, explanation: str = "", read=None):
 
     def attach(checker):
         @wraps(checker)
-        def reading_first(*answer, **by_name):   # check(E) or check(E=E), the name help() shows
-            value, problem = read(*answer, *by_name.values())
+        def reading_first(*args, **kwargs):   # check(E) or check(E=E), the name help() shows
+            value, problem = read(*inspect.signature(checker).bind(*args, **kwargs).arguments.values())
             return checker(value) if problem is None else problem
         check = reading_first if read else checker
         check.solution = lambda: Solution(title, code, explanation)
@@ -381,7 +381,7 @@ def one_number(value, name: str, what: str = "a number", *, returned: bool = Fal
 
 
 def returned_number(result, name: str, what: str, where: str = "", *, finite: bool = True):
-    """A `read` for one number a function returned: (0-d array, None), or (None, `where` + one_number's message)."""
+    """One number a function returned, for an exercise's `read`: (0-d array, None), or (None, `where` + why not)."""
     value, problem = one_number(result, name, what, returned=True, finite=finite)
     return (np.asarray(value), None) if problem is None else (None, where + problem.message)
 
