@@ -34,6 +34,11 @@ QUOTES = [
                                                        r"softmax\(s / 2\) = \[[\d.]+ ([\d.]+)", "0.58", "0.45"),
     ("05", r"dropped from about 0.53 to about $6\times10^{-9}$", r"scale   1: [^\n]*‖∂L/∂z‖ = (\S+).*?"
                                                                r"scale 100: [^\n]*‖∂L/∂z‖ = (\S+)", "0.53", "6e-9"),
+    ("03", "The recurrent network's 15 hops are 15 steps that run one after another; the convolution's 8 are 8",
+     r"t − 1\) +token 0 reaches position \d+ in +(\d+) hops\ncausal convolution of width \d +token 0 reaches "
+     r"position \d+ in +(\d+) hops", "15", "8"),
+    ("05", "leaves every weight where it was: on average 0.84 on one key of 16", r"output / √d_k \(a slip\) +([\d.]+)",
+     "0.84"),
     ("05", "In float16, whose largest number is 65,504", r"float16 holds numbers up to ([\d,]+)", "65,504"),
     ("05", r"$\sigma^2\sqrt{d_k}$ = 80,000 before the division, and at $\sigma^2$ = 10,000 after it",
      r"\(σ²√d_k = ([\d,]+)\), [\d,]+ after \(σ² = ([\d,]+)\)", "80,000", "10,000"),
@@ -203,3 +208,16 @@ def test_the_notebook_05_plan_quotes_the_float16_aside_as_printed():
     pct, rows = re.search(r"product, then divide: (\d+)% of the scores are inf; (\d+) of 16", printed("05")).groups()
     plans = " ".join((ROOT / "notebooks" / "LESSON_PLANS.md").read_text(encoding="utf-8").split())
     assert f"65,504 ({pct} % of the scores inf, {rows} of 16 rows NaN)" in plans
+
+
+def test_the_misconceptions_table_quotes_the_stored_outputs():
+    """The lesson plans' table of misconceptions quotes notebooks 04, 05 and 09 as they printed."""
+    plans = " ".join((ROOT / "notebooks" / "LESSON_PLANS.md").read_text(encoding="utf-8").split())
+    money, bank = re.search(r"money asks bank : q·k = (\S+) +bank asks money: q·k = (\S+)", printed("04")).groups()
+    assert f"*money* asks *bank* {money}, *bank* asks *money* {bank.replace('-', '−')}" in plans
+    top = re.search(r"output / √d_k \(a slip\) +([\d.]+)", printed("05"))[1]
+    assert f"leaves the top weight at {top}" in plans
+    sums = re.search(r"rows after zeroing sum to: \[([\d.]+) +([\d.]+) +([\d.]+) *\]", printed("09")).groups()
+    assert "the rows sum to {}, {} and {}".format(*(f"{float(x):g}" for x in sums)) in plans
+    gaps = re.search(r"WITHOUT the causal mask, positions 0 to 4: \[([^\]]+)\]", printed("09"))[1].split()
+    assert f"off by up to {max(map(float, gaps)):.2f}" in plans
