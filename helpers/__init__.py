@@ -14,7 +14,7 @@
     cost              parameters, FLOPs and memory of attention, as arithmetic           07, 09, 11
     fast_attention    the same attention with less memory traffic (lean, tiled), and      07, 11
                       FlashAttention: tiles of keys, a running softmax, a recomputing backward
-    measure           time and peak memory of a call on CPU or CUDA; the benchmark      03, 07, 11, benchmarks/
+    measure           time and peak memory of a call on CPU or CUDA; the benchmark      03, 07, 09, 11, benchmarks/
     positions         word order: sinusoidal and learned positions, the offset rotation  08
     heads             many heads, padding masks, a KV cache, dropout on the weights      09-11
     induction         a two-layer attention-only model trained to copy; its heads read  10

@@ -35,10 +35,13 @@ QUOTES = [
     ("05", r"dropped from about 0.53 to about $6\times10^{-9}$", r"scale   1: [^\n]*‖∂L/∂z‖ = (\S+).*?"
                                                                r"scale 100: [^\n]*‖∂L/∂z‖ = (\S+)", "0.53", "6e-9"),
     ("03", "The recurrent network's 15 hops are 15 steps that run one after another; the convolution's 8 are 8",
-     r"t − 1\) +token 0 reaches position \d+ in +(\d+) hops\ncausal convolution of width \d +token 0 reaches "
+     r"t − 1\) +token 0 reaches position \d+ in +(\d+) hops\nconvolution of width \d +token 0 reaches "
      r"position \d+ in +(\d+) hops", "15", "8"),
     ("05", "leaves every weight where it was: on average 0.84 on one key of 16", r"output / √d_k \(a slip\) +([\d.]+)",
      "0.84"),
+    ("05", "(the rule's $y$ is shorter too, 3.07,", r"scores / √d_k \(the rule\) +[\d.]+ +([\d.]+)", "3.07"),
+    ("06", "(256 MiB against the dot product's 4 MiB at $T$ = 1,024, $d_a$ = 64)",
+     r"the additive features ([\d,]+) MiB, the dot product's scores ([\d,]+) MiB", "256", "4"),
     ("05", "In float16, whose largest number is 65,504", r"float16 holds numbers up to ([\d,]+)", "65,504"),
     ("05", r"$\sigma^2\sqrt{d_k}$ = 80,000 before the division, and at $\sigma^2$ = 10,000 after it",
      r"\(σ²√d_k = ([\d,]+)\), [\d,]+ after \(σ² = ([\d,]+)\)", "80,000", "10,000"),
@@ -219,5 +222,17 @@ def test_the_misconceptions_table_quotes_the_stored_outputs():
     assert f"leaves the top weight at {top}" in plans
     sums = re.search(r"rows after zeroing sum to: \[([\d.]+) +([\d.]+) +([\d.]+) *\]", printed("09")).groups()
     assert "the rows sum to {}, {} and {}".format(*(f"{float(x):g}" for x in sums)) in plans
-    gaps = re.search(r"WITHOUT the causal mask, positions 0 to 4: \[([^\]]+)\]", printed("09"))[1].split()
-    assert f"off by up to {max(map(float, gaps)):.2f}" in plans
+    for layers, typed in (("one layer", "the earlier outputs move (off by up to {:.2f})"),
+                          ("two layers", "the newest too (off by up to {:.2f})")):
+        gaps = re.search(layers + r", no mask +positions 0 to 4: \[([^\]]+)\]", printed("09"))[1].split()
+        assert typed.format(max(map(float, gaps))) in plans
+
+
+def test_prose_that_quotes_another_notebook_quotes_it_as_printed():
+    """04's 'money gives grows 0.2741 and grows gives money 0.2119' (notebook 03's W, a row and a column); 05's
+    weight of notebook 10's previous-token head."""
+    rows = dict(re.findall(r"\n(money|grows) +([\d.]+ +[\d.]+ +[\d.]+)\n", printed("03")))
+    money_to_grows, grows_to_money = rows["money"].split()[2], rows["grows"].split()[0]
+    assert f"*money* gives *grows* {money_to_grows} and *grows* gives *money* {grows_to_money}" in prose("04")
+    previous = re.search(r"head 0\.1: previous-token ([\d.]+)", printed("10"))[1]
+    assert f"(notebook 10's previous-token head puts {previous} of its weight on one key)" in prose("05")
