@@ -61,3 +61,4 @@ def test_the_course_total_is_the_sum_of_the_plans_and_of_the_summary_table():
     summary = {number: int(minutes) for number, minutes in rows}
     assert summary == per_plan, "the table at the top and the plans' headings disagree"
     assert sum(per_plan.values()) == stated
+    assert f"twelve sessions of {min(per_plan.values())} to {max(per_plan.values())} minutes" in text
