@@ -716,6 +716,11 @@ def _scaled_after_softmax(Q, K):
      "√d_model"),
     (ex04.check_attention_forward, lambda E, W_q, W_k, W_v: ex04.reference_attention_forward(
         E, W_q, W_k, W_v) / math.sqrt(W_q.shape[1]), "you divided both the scores and Y by √d_k"),
+    (ex04.check_attention_forward, lambda E, W_q, W_k, W_v: ex04.reference_attention_forward(
+        E, W_q * math.sqrt(W_q.shape[1]), W_k, W_v) / math.sqrt(W_v.shape[1]),
+     "you divided Y (or V, or the weights) by √d_v"),
+    (ex06.check_cross_attention, lambda X_dec, X_enc, W_q, W_k, W_v: ex06.reference_cross_attention(
+        X_dec, X_enc, W_q * math.sqrt(W_q.shape[1]), W_k, W_v) / math.sqrt(W_q.shape[1]), "Y was divided by √d_k"),
     (ex04.check_self_attention_module, student_module(lambda Q, K, V: torch.softmax(
         Q @ K.transpose(-2, -1), -1) @ V / math.sqrt(Q.shape[-1])), "you divided Y (or V, or the weights)"),
     (ex04.check_self_attention_module, _ValuesFromTheKeys, "the values were made with W_k"),

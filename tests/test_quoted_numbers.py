@@ -42,6 +42,7 @@ QUOTES = [
     ("05", "(the rule's $y$ is shorter too, 3.07,", r"scores / √d_k \(the rule\) +[\d.]+ +([\d.]+)", "3.07"),
     ("06", "(256 MiB against the dot product's 4 MiB at $T$ = 1,024, $d_a$ = 64)",
      r"the additive features ([\d,]+) MiB, the dot product's scores ([\d,]+) MiB", "256", "4"),
+    ("04", "(width 0.5 fits best, error 0.45)", r"error by width: 0\.1: [\d.]+, 0\.5: ([\d.]+), 2: [\d.]+", "0.45"),
     ("05", "In float16, whose largest number is 65,504", r"float16 holds numbers up to ([\d,]+)", "65,504"),
     ("05", r"$\sigma^2\sqrt{d_k}$ = 80,000 before the division, and at $\sigma^2$ = 10,000 after it",
      r"\(σ²√d_k = ([\d,]+)\), [\d,]+ after \(σ² = ([\d,]+)\)", "80,000", "10,000"),

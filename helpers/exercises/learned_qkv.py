@@ -187,7 +187,8 @@ def _attention_slips(Q, K, V, d_model) -> list[tuple[torch.Tensor, str]]:
         (torch.softmax(A, -2) @ V, "softmax ran over the queries (dim=-2): each query's ROW must sum to 1, use dim=-1"),
         (A @ V, "softmax is missing: the raw scores were used as weights"),
         *[(torch.softmax(S, -1) @ V / c, f"you divided Y (or V, or the weights) by {n}: divide the scores, before the "
-           "softmax, by √d_k") for c, n in ((math.sqrt(d_k), "√d_k"), (d_k, "d_k"), (d_model**0.5, "√d_model"))],
+           "softmax, by √d_k") for c, n in ((math.sqrt(d_k), "√d_k"), (d_k, "d_k"), (d_model**0.5, "√d_model"),
+                                            (d_v**0.5, "√d_v"), (T**0.5, "√T"))],
         (torch.softmax(A, -1) @ V / math.sqrt(d_k), "you divided both the scores and Y by √d_k: only the scores"),
         (torch.softmax(K @ Q.transpose(-2, -1) / math.sqrt(d_k), -1) @ V,
          "queries and keys are swapped: the scores are Q @ K.T (row i = query i), not K @ Q.T"),

@@ -176,6 +176,7 @@ def _cross_attention_slips(X_dec, X_enc, W_q, W_k, W_v):
         (lambda: sdpa(X_dec, X_enc, X_enc), "no projections were applied: apply W_q, W_k, W_v first."),
         (lambda: sdpa(Q, K, X_enc), "the values are the raw encoder states: V = X_enc @ W_v."),
         (lambda: torch.softmax(S, -1) @ V, "the 1/√d_k scale is missing (notebook 05)."),
+        (lambda: torch.softmax(S, -1) @ V / math.sqrt(d_k), "Y was divided by √d_k: divide the scores before softmax."),
         (lambda: torch.softmax(S * (1 / d_k), -1) @ V, f"the scores were divided by d_k = {d_k}, not by √d_k."),
         (lambda: torch.softmax(S * math.sqrt(d_k), -1) @ V, "the scores were multiplied by √d_k: divide instead."),
         (lambda: torch.softmax(S * (1 / math.sqrt(V.shape[1])), -1) @ V, f"the scores were divided by √d_v = "
