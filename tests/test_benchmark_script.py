@@ -16,7 +16,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from helpers import cost, measure
+from helpers import measure
 
 ROOT = Path(__file__).resolve().parents[1]
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -133,6 +133,7 @@ def test_script_sweeps_flash_tiles_against_the_matrix_products(capsys):
     assert [line.split()[0] for line in out.splitlines() if line.startswith(("flash", "mm"))][:4] == [
         "flash", "mm", "flash:16x32", "flash:48x48"]
     assert re.search(r"T=48 float32: of mm's rate \(\d+ GFLOP/s\), flash \d\.\d\d, sdpa \d\.\d\d, flash:16x32", out)
+    assert re.search(r"T=48 float32: flash \S+x, flash:16x32 \S+x, flash:48x48 \S+x the time of sdpa\n", out)  # not mm
     gaps = re.search(r"T=48 float32: max \|impl - sdpa\| flash (\S+), flash:16x32 (\S+), flash:48x48 (\S+)", out)
     assert gaps and all(float(g.rstrip(",")) < 1e-6 for g in gaps.groups())
 
@@ -144,11 +145,16 @@ def test_script_rejects_a_bad_tile_size(text, capsys):
     assert "expected tile sizes as QUERIESxKEYS" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("batch_heads, T, d_k", [(8, 2048, 64), (2, 48, 8), (8, 1000, 64)])
-def test_the_limit_is_one_square_matrix_product_with_attentions_flops(batch_heads, T, d_k):
-    Q, K, V = measure.make_qkv(batch_heads, T, d_k)
-    N = load_script().matmul_only(Q, K, V)().shape[0]
-    assert abs(2 * N**3 / cost.attention_flops(T, d_k, heads=batch_heads)["total"] - 1) < 1e-2
+@pytest.mark.parametrize("batch_heads, T, d_k, N", [(8, 2048, 64, 1600), (4, 2048, 64, 1280), (2, 48, 8, 64),
+                                                   (8, 1000, 64, 1024)])
+def test_the_limit_is_one_square_product_a_multiple_of_64_wide_that_counts_its_own_flops(batch_heads, T, d_k, N):
+    Q, K, V = measure.make_qkv(batch_heads, T, d_k)   # N: the multiple of 64 nearest (4·B·H·T²·d_k / 2) ** (1/3)
+    call = load_script().matmul_only(Q, K, V)
+    assert call().shape == (N, N) and call.flops == 2 * N**3
+    rows = measure.run_benchmark(sizes=T, batch_heads=batch_heads, d_k=d_k, impls=("mm",), repeats=1, memory=False,
+                                 implementations={"mm": ("", load_script().matmul_only)}) if T < 100 else []
+    assert all(row.flops == 2 * N**3 and row.tflops == pytest.approx(row.flops / row.samples_ms[0] / 1e9)
+               for row in rows)
 
 
 # ---------------------------------------------------------------- SDPA forced to one backend

@@ -1,7 +1,8 @@
 """Every notebook as slides (`make slides`: Voilà's reveal template, tools/slides.sh) in headless Chromium.
 
 At 1024x768, a classroom projector's screen, the test opens each notebook's slides, steps through every slide,
-and checks what a room would see: no cell shows an error, every widget renders as a widget on its own slide,
+and checks what a room would see: no cell shows an error, every sub-slide fits the screen (but a printed function
+longer than one, which scrolls), every widget renders as a widget on its own slide,
 moving a slider redraws it (and does not change the slide), and no request the page makes leaves 127.0.0.1.
 Screenshots go to artifacts/browser/ (three a notebook; SLIDES_SCREENSHOTS=all saves every slide).
 """
@@ -144,6 +145,12 @@ def test_slides_show_every_widget_working_and_nothing_from_outside(slides, brows
                 tall, scrolls = current.evaluate("s => [s.scrollHeight > s.clientHeight + 1, "
                                                  "getComputedStyle(s).overflowY === 'auto']")
                 assert scrolls or not tall, f"slide {h}.{v} is taller than the screen but cannot scroll"
+                below, alone = current.evaluate(  # how far its last cell ends below the screen; one printed function?
+                    "s => { s.scrollTop = 0; const top = s.getBoundingClientRect().top, cells = [...s.querySelectorAll("
+                    "'.jp-Cell')]; return [Math.max(0, ...cells.map(c => c.getBoundingClientRect().bottom - top)) - "
+                    "s.clientHeight, cells.length === 1 && /^(def |class |@)/.test(cells[0].innerText.trim())]; }")
+                assert below <= 12 or alone, f"slide {h}.{v} ends {below:.0f} px below the screen (only a printed " \
+                                            "function longer than a screen may: it scrolls)"
                 wide = current.evaluate("s => [...s.querySelectorAll('.jp-OutputArea-output, .jp-OutputArea-output "
                                         "pre')].filter(e => e.scrollWidth > e.clientWidth + 1).length")
                 assert not wide, f"{wide} printed result(s) on slide {h}.{v} scroll sideways"
