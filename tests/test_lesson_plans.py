@@ -62,3 +62,7 @@ def test_the_course_total_is_the_sum_of_the_plans_and_of_the_summary_table():
     assert summary == per_plan, "the table at the top and the plans' headings disagree"
     assert sum(per_plan.values()) == stated
     assert f"twelve sessions of {min(per_plan.values())} to {max(per_plan.values())} minutes" in text
+    hours, minutes = divmod(stated, 60)                         # 640 -> "about ten hours and forty minutes"
+    number = dict(enumerate("zero one two three four five six seven eight nine ten eleven twelve".split()))
+    number |= {20: "twenty", 30: "thirty", 40: "forty", 50: "fifty"}
+    assert f"(about {number[hours]} hours and {number[minutes]} minutes:" in text
