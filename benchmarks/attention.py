@@ -203,6 +203,8 @@ def main(argv=None) -> int:
     dtypes = args.dtype or measure.default_dtypes(device)
     threads = (args.threads or torch.get_num_threads()) if device.type == "cpu" else None
     print(measure.header(device, threads, args.batch_heads, args.d_k, args.causal))
+    if "mm" in args.impl:
+        print("mm: one square N x N product, N the multiple of 64 nearest attention's FLOPs, rated by its own 2*N^3")
     found = implementations(args.blocks)
     impls = [*args.impl, *(f"flash:{q}x{k}" for q, k in args.blocks)]
     rows = measure.run_benchmark(device=device, dtypes=dtypes, sizes=args.sizes, batch_heads=args.batch_heads,

@@ -253,7 +253,8 @@ def run_benchmark(*, device="cpu", dtypes=("float32",), sizes=(256, 512, 1024), 
     """Time (and measure the peak memory of) each implementation at each size and dtype: one Row each.
     `memory`: True at every size, False at none, or a collection of sizes. An implementation that runs out of GPU
     memory gets the note 'out of memory' and is skipped at larger sizes; one that cannot run these inputs gets its
-    error as the note. FLOPs: 4·B·H·T²·d_k, halved when causal for tiled, flash, fused SDPA (naive, lean: all T²)."""
+    error as the note. FLOPs: 4·B·H·T²·d_k, halved when causal for tiled, flash, fused SDPA (naive, lean: all T²);
+    a call with `flops` of its own (the benchmark's mm) counts those."""
     device, sizes = resolve_device(device), ((sizes,) if isinstance(sizes, int) else sizes)   # one size, or several
     impls = (impls,) if isinstance(impls, str) else impls   # one name, or several
     if unknown := [name for name in impls if name not in implementations]:

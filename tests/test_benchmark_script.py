@@ -130,7 +130,8 @@ def test_script_sweeps_flash_tiles_against_the_matrix_products(capsys):
                         "--threads", "1", "--no-memory", "--impl", "flash", "sdpa", "mm", "--blocks", "16x32",
                         "48x48"]) == 0
     out = capsys.readouterr().out
-    assert [line.split()[0] for line in out.splitlines() if line.startswith(("flash", "mm"))][:4] == [
+    assert "mm: one square N x N product" in out
+    assert [line.split()[0] for line in out.splitlines() if line.startswith(("flash ", "mm ", "flash:"))][:4] == [
         "flash", "mm", "flash:16x32", "flash:48x48"]
     assert re.search(r"T=48 float32: of mm's rate \(\d+ GFLOP/s\), flash \d\.\d\d, sdpa \d\.\d\d, flash:16x32", out)
     assert re.search(r"T=48 float32: flash \S+x, flash:16x32 \S+x, flash:48x48 \S+x the time of sdpa\n", out)  # not mm
