@@ -248,6 +248,6 @@ def test_notebook_07_says_how_the_stored_8_mib_fills_went():
     faults, fresh, reused = re.search(r" 8 MiB, 2,048 pages of 4 KiB: a fresh fill takes ([\d,]+) page faults on "
                                       r"average and ([\d.]+) ms, a reused one ([\d.]+) ms", printed("07")).groups()
     assert int(faults.replace(",", "")) < 2048 / 4 and 0 <= float(fresh) - float(reused) < 0.1
-    assert ("in the run saved with this notebook a fresh 8 MiB fill took far fewer faults than its 2,048 pages, "
-            "since most calls were handed back the block the call before had freed, and hundredths of a millisecond "
+    assert ("in the run saved with this notebook a fresh 8 MiB fill took far fewer faults than its 2,048 pages (the "
+            "calls were handed back the block the call before had freed), and at most hundredths of a millisecond "
             "more than the reused fill") in prose("07")
