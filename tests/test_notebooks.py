@@ -83,6 +83,16 @@ def test_links_between_notebooks_resolve(path):
         assert (path.parent / target).exists(), f"{path.name} links to missing {target}"
 
 
+@pytest.mark.parametrize("path", [*NOTEBOOKS, ROOT / "notebooks" / "LESSON_PLANS.md"],
+                         ids=[*ids(NOTEBOOKS), "LESSON_PLANS"])
+def test_math_survives_viewers_that_read_markdown_first(path):
+    """GitHub's viewer runs markdown over the math: \\, \\! \\; become ',' '!' ';' and \\\\ one backslash, so the
+    math spells them \\thinspace, \\negthinspace, \\ (a space) and \\cr (JupyterLab renders both spellings alike)."""
+    text = path.read_text(encoding="utf-8") if path.suffix == ".md" else "\n".join(
+        source(c) for c in load(path)["cells"] if c["cell_type"] == "markdown")
+    assert re.findall(r".{0,30}\\[,!;\\].{0,10}", text) == []
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
 def test_exercises_figures_and_widgets(path):
     nb = load(path)
