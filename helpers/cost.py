@@ -107,8 +107,7 @@ def format_count(n: float) -> str:
     return f"{n:,.0f}"
 
 
-def kv_cache_bytes(n_layers: int, n_heads: int, d_k: int, dtype="float16", *, tokens: int = 1,
-                   batch: int = 1) -> int:
+def kv_cache_bytes(n_layers: int, n_heads: int, d_k: int, dtype="float16", *, tokens: int = 1, batch: int = 1) -> int:
     """Bytes of a KV cache: a key and a value (2) per layer, head and token -> 2·n_layers·n_heads·d_k·bytes·tokens·B."""
     require_sizes(n_layers=n_layers, n_heads=n_heads, d_k=d_k, tokens=tokens, batch=batch)
     return 2 * n_layers * n_heads * d_k * bytes_per_number(dtype) * tokens * batch

@@ -74,7 +74,7 @@ def heatmap(M, row_labels=None, col_labels=None, *, title: str = "", ax=None,
         span = (vmax - vmin) or 1.0
         for (i, j), value in np.ndenumerate(M):
             ax.text(j, i, fmt.format(value) if "{" in fmt else format(value, fmt), ha="center", va="center",
-                    color="white" if (value - vmin) / span < 0.55 else "black", fontsize=plt.rcParams["font.size"] - 1)
+                    color="white" if (value - vmin) / span < 0.43 else "black", fontsize=plt.rcParams["font.size"] - 1)
     ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
     return ax
 

@@ -161,11 +161,11 @@ def test_weights_table_marks_only_the_heads_switched_off():
 
 
 def test_weights_table_colours_the_query_letter():
-    from helpers.plotting import COLORS
+    from helpers.plotting import INK
     from helpers.widgets.induction import weights_table
     data = {"letters": "abcab", "position": 3, "earlier": 0, "weights": np.full((1, 5), 0.2)}
     heads = re.findall(r"<th style='([^']*)'>[a-t]</th>", weights_table(data, ["head 0.0"], [False]))
-    assert [COLORS["key"] in s for s in heads] == [False, False, False, True, False]
+    assert [INK["key"] in s for s in heads] == [False, False, False, True, False]   # text: the darker ink
 
 
 def test_induction_reading_gives_each_heads_weight_on_the_letter_after_the_copy(model):
@@ -444,7 +444,7 @@ def test_flash_widget_names_only_the_tiles_its_map_draws():
     w.causal.value = False
     assert "orange" not in w.reading.value and "mid blue, this query's tiles to come" in w.reading.value
     w.causal.value = True
-    assert "orange, on the diagonal" in w.reading.value and "grey, skipped" in w.reading.value
+    assert "orange, on the diagonal" in w.reading.value and "×, skipped" in w.reading.value
 
 
 def test_induction_reading_gives_no_weight_to_a_head_switched_off(model):

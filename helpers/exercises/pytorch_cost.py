@@ -145,8 +145,7 @@ def check_scores_gb(value) -> Feedback:
     if abs(value - expected) <= 0.004 * expected:   # within 0.4 %: 4.29, 4.3 and bfloat16's 4.28125, not 4.26
         return correct(f"{expected:.2f} GB for one layer's scores at T = 8,192. Double T and it is four "
                        "times as much: that is the T² in the cost table.")
-    slips = [
-        (expected * 1e9, "that is the number of bytes. Divide by 10⁹ for GB."),
+    slips = [(expected * 1e9, "that is the number of bytes. Divide by 10⁹ for GB."),
         (expected * 1e9 / 2**30, f"{value:g} is the size in GiB (2³⁰ bytes){', or GB rounded off' * (value % 1 == 0)}: "
                                  "GB are 10⁹ bytes, so divide the bytes by 1e9 (and keep two decimals)."),
         (expected * 1e3, "that is MB (10⁶ bytes). GB are 10⁹ bytes: divide the bytes by 1e9."),

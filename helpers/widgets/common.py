@@ -56,7 +56,7 @@ def html_heatmap(M, row_labels, col_labels, *, title: str = "", fmt: str = "{:.2
             + "".join(f"<th style='{head}'>{html.escape(str(c))}</th>" for c in col_labels) + "</tr>"]
     for label, values in zip(row_labels, M):
         tds = [f"<td style='{cell}background:{viridis_css((v - lo) / span)};"
-               f"color:{'white' if (v - lo) / span < 0.55 else 'black'}'>{fmt.format(v)}</td>" for v in values]
+               f"color:{'white' if (v - lo) / span < 0.43 else 'black'}'>{fmt.format(v)}</td>" for v in values]
         rows.append(f"<tr><th style='{head}text-align:right'>{html.escape(str(label))}</th>{''.join(tds)}</tr>")
     caption = (f"<div style='font-weight:bold;margin-bottom:4px;font-size:{px(16)}px'>{html.escape(title)}</div>"
                if title else "")

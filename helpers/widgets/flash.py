@@ -10,14 +10,14 @@ from matplotlib.colors import ListedColormap
 from matplotlib.patches import Rectangle
 
 from helpers.fast_attention import running_softmax_trace, tile_map
-from helpers.plotting import COLORS
+from helpers.plotting import COLORS, INK
 from helpers.validation import count
 from helpers.widgets.common import FastFigure, LiveWidget, offered, reading_style
 
-_TEXT, _SMALL = 13, 11   # this picture's own fixed sizes (see common.TEXT)
+_TEXT, _SMALL = 13, 12   # this picture's own fixed sizes (see common.TEXT)
 #: Tile colours: skipped, computed (another query's row), on the diagonal, this row to come, this row done.
-_TILES = ListedColormap(["#f2f2f2", "#c9d6ea", "#f3d9bf", "#9fb6db", COLORS["static"]])
-_ENTRY_COLORS = [COLORS["static"], COLORS["contextual"], COLORS["query"], COLORS["value"]]
+_TILES = ListedColormap(["#f2f2f2", "#c9d6ea", "#f3d9bf", "#56b4e9", COLORS["static"]])
+_ENTRIES = list(zip([COLORS["static"], COLORS["contextual"], COLORS["query"], COLORS["value"]], "os^D"))   # + marker
 
 
 def demo_inputs(T: int = 32, d: int = 4, seed: int = 0):
@@ -47,37 +47,37 @@ class _Picture:
         self.ax_map, self.ax_ml, self.ax_y = (fig.add_subplot(grid[i]) for i in (np.s_[:, 0], np.s_[0, 1], np.s_[1, 1]))
         self.ax_l, ax = self.ax_ml.twinx(), self.ax_map
         self.image = ax.imshow(np.zeros((n_tiles, n_tiles)), cmap=_TILES, vmin=-0.5, vmax=4.5, interpolation="nearest")
-        ax.set_xticks(np.arange(-0.5, n_tiles), minor=True)
-        ax.set_yticks(np.arange(-0.5, n_tiles), minor=True)
-        ax.grid(which="minor", color="white", lw=1.5)
-        ax.tick_params(which="minor", length=0)
+        edges, span = np.arange(0.5, n_tiles - 1), (-0.5, n_tiles - 0.5)   # white lines between tiles, drawn over them
+        self.grid = [ax.hlines(edges, *span, color="white"), ax.vlines(edges, *span, color="white")]
         ax.set(xticks=range(n_tiles), yticks=range(n_tiles))
         ax.set_xlabel("key tile", fontsize=_SMALL)
         ax.set_ylabel("query tile", fontsize=_SMALL)
         self.frame = ax.add_patch(Rectangle((-0.5, -0.5), 1, 1, fill=False, lw=2.5, ec="black"))
-        for axis, key, label, color in ((self.ax_ml, "m", "m", COLORS["key"]), (self.ax_y, "y", "o / ℓ", "black"),
-                                        (self.ax_l, "l", "ℓ", COLORS["contextual"])):   # ℓ shares m's x axis
+        self.skipped = ax.scatter([], [], s=40, marker="x", color="#777777")   # not by its pale colour alone
+        for axis, key, label, color in ((self.ax_ml, "m", "m", INK["key"]), (self.ax_y, "y", "o / ℓ", "black"),
+                                        (self.ax_l, "l", "ℓ", INK["contextual"])):   # ℓ shares m's x axis
             axis.set(xlim=(-0.3, n_tiles + 0.3), xticks=np.arange(n_tiles + 1), ylim=limits[key])
             axis.tick_params(labelsize=_SMALL)
             axis.set_ylabel(label, fontsize=_SMALL, color=color)
-        self.ax_l.tick_params(colors=COLORS["contextual"])
+        self.ax_l.tick_params(colors=INK["contextual"])
         self.ax_y.set_xlabel("key tiles processed", fontsize=_SMALL)
         (self.m_line,) = self.ax_ml.plot([], [], "o-", color=COLORS["key"], lw=2, ms=4)
         (self.l_line,) = self.ax_l.plot([], [], "s-", color=COLORS["contextual"], lw=2, ms=4)
-        self.y_lines = [self.ax_y.plot([], [], "o-", color=c, lw=2, ms=3)[0] for c in _ENTRY_COLORS[:d_v]]
-        self.exact = [self.ax_y.axhline(0, color=c, ls="--", lw=1.2) for c in _ENTRY_COLORS[:d_v]]
+        self.y_lines = [self.ax_y.plot([], [], "-", marker=k, color=c, lw=2, ms=4)[0] for c, k in _ENTRIES[:d_v]]
+        self.exact = [self.ax_y.plot([0, n_tiles], [0, 0], "--", c=c, marker=k)[0] for c, k in _ENTRIES[:d_v]]
         self.cursors = [axis.axvline(0, color="#444444", lw=1, ls=":") for axis in (self.ax_ml, self.ax_y)]
         self.ax_map.set_title("tiles: this query's row dark", fontsize=_TEXT)
         self.ax_ml.set_title("m (left) and ℓ (right)", fontsize=_TEXT)
         self.ax_y.set_title("output row, exact dashed", fontsize=_TEXT)
-        self.figure.set_dynamic([self.image, self.frame, self.m_line, self.l_line, *self.y_lines, *self.exact,
-                                 *self.cursors])
+        self.figure.set_dynamic([self.image, *self.grid, self.frame, self.skipped, self.m_line, self.l_line,
+                                 *self.y_lines, *self.exact, *self.cursors])
 
     def png(self, data: dict) -> bytes:
         done, row = data["tiles_done"], data["query"] // data["block"]
         shade = np.where(data["tiles"] == 0, 0, np.where(data["tiles"] == 1, 2, 1))   # skipped, diagonal, whole
         shade[row] = np.where(data["tiles"][row] == 0, 0, np.where(np.arange(shade.shape[1]) < done, 4, 3))
         self.image.set_data(shade)
+        self.skipped.set_offsets(np.argwhere(shade == 0)[:, ::-1])
         self.frame.set_xy((min(done, data["computed"]) - 1.5, row - 0.5) if done else (-10, -10))   # not a skipped one
         steps = np.arange(done + 1)
         self.m_line.set_data(steps[1:], data["m"][1:done + 1])
@@ -129,5 +129,5 @@ class FlashTilesWidget(LiveWidget):
             f"<b>{done} of {n_tiles}</b> key tiles ({block} keys each): m = <b>{data['m'][done]:.3f}</b>, ℓ = "
             f"<b>{data['l'][done]:.3f}</b>. Output row o / ℓ = [{row}]; exact [{exact}]: {gap}.{note} When m grows, ℓ "
             "and o are first multiplied by exp(m_old − m_new). Map: light blue, computed whole" + "; orange, on the "
-            "diagonal (masked inside); grey, skipped" * self.causal.value + "; mid blue, this query's tiles to come; "
+            "diagonal (masked inside); ×, skipped" * self.causal.value + "; mid blue, this query's tiles to come; "
             "dark, its tiles so far; the frame, the latest computed.</div>")

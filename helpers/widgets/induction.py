@@ -9,7 +9,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from helpers.induction import CONTEXT, LETTERS, encode, load_trained_model, prediction_data
-from helpers.plotting import COLORS
+from helpers.plotting import COLORS, INK
 from helpers.widgets.common import FastFigure, LiveWidget, offered, picture, px, reading_style, viridis_css
 
 
@@ -21,7 +21,7 @@ def weights_table(data: dict, heads: list[str], off: list[bool]) -> str:
         return (f"outline:3px solid {COLORS['key']}" if j == p
                 else "outline:2px dashed #888" if e is not None and j == e + 1 else "")
     top = "".join(f"<th style='{cell}font-family:monospace;font-size:{px(14)}px;color:"
-                  f"{COLORS['key'] if j == p else 'inherit'}'>{html.escape(c)}</th>" for j, c in enumerate(text))
+                  f"{INK['key'] if j == p else 'inherit'}'>{html.escape(c)}</th>" for j, c in enumerate(text))
     rows = []
     for name, w, is_off in zip(heads, data["weights"], off):
         tds = "".join(f"<td style='{cell}background:{viridis_css(v)};{edge(j)}'></td>" for j, v in enumerate(w))
@@ -39,10 +39,10 @@ class _Bars:
         self.figure = FastFigure(figsize=(7.4, 2.3), dpi=80)   # 592 px: full size beside the file browser
         ax = self.figure.fig.subplots(gridspec_kw=dict(left=0.1, right=0.98, top=0.84, bottom=0.16))
         self.bars = ax.bar(range(len(LETTERS)), np.zeros(len(LETTERS)), color=COLORS["static"])
-        ax.set_xticks(range(len(LETTERS)), list(LETTERS), fontsize=11, family="monospace")
+        ax.set_xticks(range(len(LETTERS)), list(LETTERS), fontsize=12, family="monospace")
         ax.set_ylim(0, 1)
-        ax.set_ylabel("probability", fontsize=11)
-        ax.tick_params(axis="y", labelsize=11)
+        ax.set_ylabel("probability", fontsize=12)
+        ax.tick_params(axis="y", labelsize=12)
         self.title = ax.set_title(" ", fontsize=13)
         self.figure.set_dynamic([*self.bars, self.title])
 
