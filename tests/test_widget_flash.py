@@ -55,3 +55,16 @@ def test_the_frame_stays_on_the_last_tile_computed_when_the_rest_are_skipped():
     assert w.result["computed"] == 1 and w._picture.frame.get_xy()[0] == -0.5   # around tile 0, not tile 7
     w.causal.value = False
     assert w._picture.frame.get_xy()[0] == 8 - 1.5
+
+
+def test_skipped_tiles_are_marked_and_each_exact_value_carries_its_entrys_marker():
+    """Not by colour alone: a × on every skipped tile (none without causal), and each dashed exact line ends in the
+    marker of the output entry it belongs to."""
+    w = FlashTilesWidget(tiles_done=2, query=21, causal=True)
+    marks = {tuple(xy) for xy in w._picture.skipped.get_offsets().tolist()}
+    assert marks == {(float(j), float(i)) for i, j in np.argwhere(w.result["tiles"] == 0)} and len(marks) == 28
+    w.causal.value = False
+    assert len(w._picture.skipped.get_offsets()) == 0
+    pairs = [(line.get_marker(), line.get_color(), exact.get_marker(), exact.get_color())
+             for line, exact in zip(w._picture.y_lines, w._picture.exact)]
+    assert len({m for m, *_ in pairs}) == 4 and all(m == m2 and c == c2 for m, c, m2, c2 in pairs)
