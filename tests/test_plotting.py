@@ -226,3 +226,14 @@ def test_the_numbers_in_a_heatmap_read_on_every_cell_colour():
     cells = re.findall(r"background:rgb\((\d+),(\d+),(\d+)\);color:(\w+)", html_heatmap(values, ["r"], range(101)))
     assert len(cells) == 101
     assert min(_contrast(np.array(rgb, dtype=float) / 255, colour) for *rgb, colour in cells) >= 4.5
+
+
+def test_exercise_feedback_brings_its_own_light_box_so_it_reads_in_a_dark_theme_too():
+    """The verdict's coloured label and its text sit on the box's own background, 4.5:1 at least (on a dark theme's
+    #111111 the red label alone would be 2.9:1)."""
+    from helpers.exercises.engine import Feedback
+    for passed in (True, False):
+        style, label = re.search(r'<div style="([^"]*)"><b style="color:([^"]*)">', Feedback(passed, "m")._repr_html_()
+                                 ).groups()
+        box = dict(part.split(":", 1) for part in style.split(";"))
+        assert _contrast(label, box["background"]) >= 4.5 and _contrast(box["color"], box["background"]) >= 4.5

@@ -47,7 +47,8 @@ class Feedback:
 
     def _repr_html_(self) -> str:
         colour, mark = ("#1b7f3b", "✅ Correct:") if self.passed else ("#b3261e", "❌ Not yet:")
-        return (f'<div style="border-left:5px solid {colour};padding:6px 10px;margin:4px 0;font-size:1.05em">'
+        return (f'<div style="border-left:5px solid {colour};padding:6px 10px;margin:4px 0;font-size:1.05em;'
+                'background:#fafafa;color:#1f1f1f">'   # a light box in a dark theme too: the colours keep 5:1
                 f'<b style="color:{colour}">{mark}</b> {html.escape(self.message)}</div>')
 
 
