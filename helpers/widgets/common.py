@@ -26,6 +26,8 @@ from helpers.plotting import is_presenter_mode
 PRESENTER_SCALE = 1.4
 #: Font sizes (points) in widget pictures, fixed: in presenter mode FastFigure grows the whole picture (higher dpi).
 TEXT, SMALL = 13, 12
+#: Red for what went wrong: JupyterLab's, which keeps 5:1 in its light and dark themes; elsewhere the course's own.
+ALARM = "var(--jp-error-color1,#b3261e)"
 _VIRIDIS = matplotlib.colormaps["viridis"]
 
 
@@ -153,7 +155,7 @@ class LiveWidget(widgets.VBox):
         for output in self.outputs:   # taken out beside the error: no picture of the last input, the error up top
             output.layout.display = "none" if failure else None
         if failure is not None:
-            self.result, self.reading.value = None, (f"<div style='{reading_style()}'><b style='color:#b3261e'>"
+            self.result, self.reading.value = None, (f"<div style='{reading_style()}'><b style='color:{ALARM}'>"
                                                      f"{html.escape(str(failure))}</b></div>")
             return
         self.show(data)

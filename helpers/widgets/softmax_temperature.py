@@ -6,7 +6,7 @@ import numpy as np
 
 from helpers.plotting import COLORS
 from helpers.temperature import MAX_SCORES, label_y, parse_scores, softmax_at_scale
-from helpers.widgets.common import SMALL, TEXT, FastFigure, LiveWidget, offered, reading_style
+from helpers.widgets.common import ALARM, SMALL, TEXT, FastFigure, LiveWidget, offered, reading_style
 
 
 def _line(label: str, value: str) -> str:
@@ -79,7 +79,7 @@ class SoftmaxTemperatureWidget(LiveWidget):
 
     def show(self, data: dict) -> None:
         self.picture.value = self._bars.png(data)
-        naive = _fmt(data["naive"]) + (f" <b style='color:#b3261e'>{html.escape(data['naive_why'])}</b>"
+        naive = _fmt(data["naive"]) + (f" <b style='color:{ALARM}'>{html.escape(data['naive_why'])}</b>"
                                        if data["naive_why"] else "")   # NaN on the naive line: say why
         self.reading.value = (
             f"<div style='{reading_style()}'>" + _line("λ · scores", _fmt(data["scaled"], ".7g")) + "<br>"
