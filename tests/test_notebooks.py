@@ -11,6 +11,7 @@ import importlib
 import json
 import re
 import struct
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -88,9 +89,33 @@ def test_links_between_notebooks_resolve(path):
 def test_math_survives_viewers_that_read_markdown_first(path):
     """GitHub's viewer runs markdown over the math: \\, \\! \\; become ',' '!' ';' and \\\\ one backslash, so the
     math spells them \\thinspace, \\negthinspace, \\ (a space) and \\cr (JupyterLab renders both spellings alike)."""
-    text = path.read_text(encoding="utf-8") if path.suffix == ".md" else "\n".join(
+    text = path.read_text(encoding="utf-8") if path.suffix == ".md" else "\n\n".join(
         source(c) for c in load(path)["cells"] if c["cell_type"] == "markdown")
     assert re.findall(r".{0,30}\\[,!;\\].{0,10}", text) == []
+    blocks = re.split(r"\n\s*\n|\n(?=\s*(?:[-*+]|\d+\.)\s)", text)         # paragraphs, list items, table cells
+    cells = [c for b in blocks for c in (re.split(r"(?<!\\)\|", b) if b.lstrip().startswith("|") else [b])]
+    assert [pair for cell in cells for pair in _italics_made_of_math(cell)] == []
+
+
+def _italics_made_of_math(block: str) -> list[str]:
+    """The _…_ pairs that CommonMark's rules for '_' would turn into italics, one of whose underscores is inside
+    $…$ math: `\\mathrm{head}_0, …, \\mathrm{head}_{H-1}` on a viewer that reads the markdown first (write `}_ 0`)."""
+    def punctuation(ch):
+        return ch == "" or unicodedata.category(ch)[0] in "PS"
+    block = re.sub(r"`[^`]*`", lambda m: "c" * len(m.group()), block)            # code spans hold no emphasis
+    math = [m.span() for m in re.finditer(r"\$\$.+?\$\$|\$[^$]+\$", block, re.S)]
+    openers, pairs = [], []
+    for run in re.finditer(r"(?<!\\)_+", block):
+        (i, j), before, after = run.span(), block[run.start() - 1:run.start()], block[run.end():run.end() + 1]
+        left = after.strip() != "" and (not punctuation(after) or before.strip() == "" or punctuation(before))
+        right = before.strip() != "" and (not punctuation(before) or after.strip() == "" or punctuation(after))
+        if right and (not left or punctuation(after)) and openers:
+            start = openers.pop()
+            if any(a <= k < b for a, b in math for k in (start, i)):
+                pairs.append(block[start:j])
+        elif left and (not right or punctuation(before)):
+            openers.append(i)
+    return pairs
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
