@@ -70,7 +70,7 @@ def gravity_plot(E, Y, labels, *, basis=None, ax=None, title: str = "", color=No
     ax, end_color = (plt.subplots(figsize=(6.5, 6))[1] if ax is None else ax), color or COLORS["contextual"]
     corners = convex_hull(Pe)
     if hull and len(corners) >= 3:
-        ax.fill(corners[:, 0], corners[:, 1], color=end_color, alpha=0.18, lw=0)
+        ax.fill(corners[:, 0], corners[:, 1], color=end_color, alpha=0.12, lw=0)
         ax.plot(*np.vstack([corners, corners[:1]]).T, color=end_color, lw=1.5, ls="--")   # outline, closed
     for (x0, y0), (x1, y1) in zip(Pe, Py):
         ax.annotate("", xy=(x1, y1), xytext=(x0, y0),

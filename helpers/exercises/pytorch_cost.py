@@ -25,14 +25,14 @@ def _mask_cases():
 
 
 def _draw_mask(rng, kind, page=False) -> Case:
-    """A bool, int (-1 to 3) or float (-1, 0, 0.5, 1, one below 0.1) mask: a key seen by every query; a 0, a 2 (0.5), a
-    -1, a 3 (10⁻⁶ to 10⁻¹: |mask| < 0.1 is no test for 0). `page`: 4 × 4, the size of the page's causal mask."""
+    """A bool, int (-1 to 3) or float (-1, 0, 0.5, 1, one below 10⁻⁶) mask: a key seen by every query; a 0, a 2 (0.5),
+    a -1, a 3 (1 to 9 · 10⁻⁷: |mask| < ε is no test for 0). `page`: 4 × 4, the size of the page's causal mask."""
     T_q, T_k = (4, 4) if page else (int(rng.integers(2, 9)), int(rng.integers(3, 9)))
     mask = torch.from_numpy(rng.integers(-1, 3, size=(T_q, T_k)))
     mask[:, seen := rng.integers(1, T_k)] = 1   # a key every query may see, never key 0 (never causal_mask(4))
     where = rng.choice([p for p in range(T_q * T_k) if p % T_k != seen], 4, replace=False)   # ... a 0, 2, -1, 3
     mask.view(-1)[where] = torch.tensor([0, 2, -1, 3])
-    small = float(10 ** -rng.uniform(1, 6))
+    small = float(rng.uniform(1, 9)) * 1e-7
     mask = mask.bool() if kind == "bool" else mask.float().masked_fill(mask == 2, 0.5).masked_fill(
         mask == 3, small) if kind == "float" else mask
     return Case(mask, what=f"{'an' if kind == 'int' else 'a'} {kind} mask of shape ({T_q}, {T_k}), drawn at random")
@@ -106,7 +106,8 @@ def _judge_additive(case, got, expected):
         off = allowed & (got != 0)                       # allowed pairs that got something other than 0
         if np.all(values[off] != 1) and np.all(np.isneginf(got[off])):
             return (f"on {article} {kind} mask, the pairs where the mask is {values[off][0]:g} are hidden, but any "
-                    "nonzero value means 'may attend'. Test mask == 0 (hidden), not mask == 1, mask >= 1 or mask > 0.")
+                    "nonzero value means 'may attend'. Test mask == 0 (hidden), not mask == 1, mask >= 1, mask > 0 or "
+                    "|mask| < a small number.")
         return f"on {article} {kind} mask, an allowed pair has a nonzero value: put exactly 0.0 wherever mask != 0."
     if not np.all(got[~allowed] <= -1e4):
         return "a hidden pair is not pushed to -inf, so softmax still gives it weight."

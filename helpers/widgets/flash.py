@@ -64,7 +64,8 @@ class _Picture:
         (self.m_line,) = self.ax_ml.plot([], [], "o-", color=COLORS["key"], lw=2, ms=4)
         (self.l_line,) = self.ax_l.plot([], [], "s-", color=COLORS["contextual"], lw=2, ms=4)
         self.y_lines = [self.ax_y.plot([], [], "-", marker=k, color=c, lw=2, ms=4)[0] for c, k in _ENTRIES[:d_v]]
-        self.exact = [self.ax_y.plot([0, n_tiles], [0, 0], "--", c=c, marker=k)[0] for c, k in _ENTRIES[:d_v]]
+        self.exact = [self.ax_y.plot([0, n_tiles], [0, 0], "--", c=c, marker=k, markevery=[1])[0]   # marked at the end
+                      for c, k in _ENTRIES[:d_v]]
         self.cursors = [axis.axvline(0, color="#444444", lw=1, ls=":") for axis in (self.ax_ml, self.ax_y)]
         self.ax_map.set_title("tiles: this query's row dark", fontsize=_TEXT)
         self.ax_ml.set_title("m (left) and ℓ (right)", fontsize=_TEXT)
@@ -103,9 +104,8 @@ class FlashTilesWidget(LiveWidget):
         self.causal = offered(widgets.ToggleButtons(options=[("all keys", False), ("causal", True)],
                                                     description="mask"), causal, "causal")
         traces = [flash_widget_data(self.Q, self.K, self.V, i, n_tiles, c, block) for i in range(T) for c in (0, 1)]
-        limits = {}
-        for key in ("m", "l", "y"):   # each curve's range over every query, causal or not, padded; ℓ from 0
-            values = np.concatenate([t[key][1:].ravel() for t in traces])
+        limits = {}   # each curve's range over every query, causal or not, padded; ℓ from 0
+        for key, values in ((k, np.concatenate([t[k][1:].ravel() for t in traces])) for k in ("m", "l", "y")):
             pad = 0.08 * (float(values.max() - values.min()) or 1.0)
             limits[key] = (0 if key == "l" else float(values.min()) - pad, float(values.max()) + pad)
         self.picture, self._picture = widgets.Image(format="png"), _Picture(limits, n_tiles, self.V.shape[1])
