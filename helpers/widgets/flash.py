@@ -50,8 +50,8 @@ class _Picture:
         edges, span = np.arange(0.5, n_tiles - 1), (-0.5, n_tiles - 0.5)   # white lines between tiles, drawn over them
         self.grid = [ax.hlines(edges, *span, color="white"), ax.vlines(edges, *span, color="white")]
         ax.set(xticks=range(n_tiles), yticks=range(n_tiles))
-        ax.set_xlabel("key tile", fontsize=_SMALL)
-        ax.set_ylabel("query tile", fontsize=_SMALL)
+        ax.tick_params(labelsize=_SMALL)   # fixed, like every size here: presenter mode grows the whole picture
+        ax.set_xlabel("key tile", fontsize=_SMALL), ax.set_ylabel("query tile", fontsize=_SMALL)
         self.frame = ax.add_patch(Rectangle((-0.5, -0.5), 1, 1, fill=False, lw=2.5, ec="black"))
         self.skipped = ax.scatter([], [], s=40, marker="x", color="#777777")   # not by its pale colour alone
         for axis, key, label, color in ((self.ax_ml, "m", "m", INK["key"]), (self.ax_y, "y", "o / ℓ", "black"),
