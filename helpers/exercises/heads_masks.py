@@ -213,4 +213,5 @@ check_combined_mask = Exercise(reference_combined_mask, title="padding combined 
     slips=lambda case: [(v, f"for {case.what}: {m}.") for v, m in _combined_slips(case)],
     name="the mask for {what}", atol=0.5, hint="A key is allowed if it is a real token AND not in the future.",
     success="padding AND causal, (B, 1, T, T): it broadcasts over the heads, and each real token sees itself and "
-            "the real tokens before it.", explanation="With the helpers: padding_mask(lengths, T) & causal_mask(T).")
+            "the real tokens before it.",
+    explanation="With the helpers: padding_mask(lengths, T) & causal_mask(T).")

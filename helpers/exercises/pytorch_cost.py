@@ -32,9 +32,8 @@ def _draw_mask(rng, kind, page=False) -> Case:
     mask[:, seen := rng.integers(1, T_k)] = 1   # a key every query may see, never key 0 (never causal_mask(4))
     where = rng.choice([p for p in range(T_q * T_k) if p % T_k != seen], 4, replace=False)   # ... a 0, 2, -1, 3
     mask.view(-1)[where] = torch.tensor([0, 2, -1, 3])
-    small = float(rng.uniform(1, 9)) * 1e-7
-    mask = mask.bool() if kind == "bool" else mask.float().masked_fill(mask == 2, 0.5).masked_fill(
-        mask == 3, small) if kind == "float" else mask
+    floats = mask.float().masked_fill(mask == 2, 0.5).masked_fill(mask == 3, float(rng.uniform(1, 9)) * 1e-7)
+    mask = mask.bool() if kind == "bool" else floats if kind == "float" else mask
     return Case(mask, what=f"{'an' if kind == 'int' else 'a'} {kind} mask of shape ({T_q}, {T_k}), drawn at random")
 
 
@@ -146,7 +145,8 @@ def check_scores_gb(value) -> Feedback:
     if abs(value - expected) <= 0.004 * expected:   # within 0.4 %: 4.29, 4.3 and bfloat16's 4.28125, not 4.26
         return correct(f"{expected:.2f} GB for one layer's scores at T = 8,192. Double T and it is four "
                        "times as much: that is the T² in the cost table.")
-    slips = [(expected * 1e9, "that is the number of bytes. Divide by 10⁹ for GB."),
+    slips = [
+        (expected * 1e9, "that is the number of bytes. Divide by 10⁹ for GB."),
         (expected * 1e9 / 2**30, f"{value:g} is the size in GiB (2³⁰ bytes){', or GB rounded off' * (value % 1 == 0)}: "
                                  "GB are 10⁹ bytes, so divide the bytes by 1e9 (and keep two decimals)."),
         (expected * 1e3, "that is MB (10⁶ bytes). GB are 10⁹ bytes: divide the bytes by 1e9."),
