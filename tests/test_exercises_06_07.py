@@ -247,7 +247,7 @@ def test_every_drawn_mask_lets_each_query_see_a_key_and_hides_a_pair_and_holds_a
             assert kind == "int" or ((mask > 0) & (mask < 1e-6)).any()   # a threshold near 0 is no test for 0
 
 
-def test_an_answer_right_on_the_pages_masks_and_reading_only_1_as_allowed_elsewhere_fails_every_time():
+def test_an_answer_right_on_the_pages_masks_and_wrong_on_other_values_fails_every_time():
     page = ex07._mask_cases()
 
     def memorised(slip):
