@@ -64,8 +64,8 @@ class _Picture:
         (self.m_line,) = self.ax_ml.plot([], [], "o-", color=COLORS["key"], lw=2, ms=4)
         (self.l_line,) = self.ax_l.plot([], [], "s-", color=COLORS["contextual"], lw=2, ms=4)
         self.y_lines = [self.ax_y.plot([], [], "-", marker=k, color=c, lw=2, ms=4)[0] for c, k in _ENTRIES[:d_v]]
-        self.exact = [self.ax_y.plot([0, n_tiles], [0, 0], "--", c=c, marker=k, markevery=[1])[0]   # marked at the end
-                      for c, k in _ENTRIES[:d_v]]
+        self.exact = [self.ax_y.plot([0, n_tiles], [0, 0], "--", c=c, lw=1.5, marker=k, markevery=[1])[0]
+                      for c, k in _ENTRIES[:d_v]]   # each exact value dashed, marked at the end like its entry
         self.cursors = [axis.axvline(0, color="#444444", lw=1, ls=":") for axis in (self.ax_ml, self.ax_y)]
         self.ax_map.set_title("tiles: this query's row dark", fontsize=_TEXT)
         self.ax_ml.set_title("m (left) and ℓ (right)", fontsize=_TEXT)
