@@ -122,15 +122,16 @@ def _causal_slips(case):
                                                   "it: the diagonal is T_k - T_q, not one more")]
 
 
-def _draw_causal(rng) -> Case:
-    T_q, T_k = sorted(int(n) for n in rng.choice(range(2, 10), size=2, replace=False))   # 2+ queries, more keys
+def _draw_causal(rng, shortest=2, longest=9) -> Case:
+    T_q, T_k = sorted(int(n) for n in rng.choice(range(shortest, longest + 1), size=2, replace=False))   # T_q < T_k
     return Case(T_q, T_k, what=f"T_q={T_q}, T_k={T_k} (drawn at random)")
 
 
 check_causal_mask = Exercise(reference_causal_mask, title="the bottom-right causal mask",
     expects="causal(T_q, T_k) returning a (T_q, T_k) mask", where="for {what}: ", name="the mask for {what}",
     cases=lambda: [Case(T_q, T_k, what=f"T_q={T_q}, T_k={T_k}") for T_q, T_k in ((4, 4), (2, 5), (1, 6), (3, 7))],
-    draw=_draw_causal, read=_read_mask, slips=lambda case: [(v, f"{m}.") for v, m in _causal_slips(case)],
+    draw=(_draw_causal, _draw_causal, partial(_draw_causal, shortest=10, longest=40)), read=_read_mask,
+    slips=lambda case: [(v, f"{m}.") for v, m in _causal_slips(case)],
     hint="Query i may attend to keys 0 … T_k − T_q + i.", reads="the mask", atol=0.5, errors=_mask_error,
     success="bottom-right aligned: with 2 queries over 5 keys, query 0 is token 3 and sees keys 0 … 3. The same "
             "mask serves a square sequence and a generation step with a KV cache.", own="causal_mask",
@@ -197,10 +198,10 @@ def _combined_slips(case):
          "empty: a token may attend to itself (j <= i, tril() with diagonal 0)")]
 
 
-def _draw_combined(rng, T=None) -> Case:
+def _draw_combined(rng, T=None, B=2) -> Case:
     """A batch whose longest sentence, 2 … T − 1 tokens, is shorter than T (so T = max(lengths) shows: its mask,
-    at least 2 wide, cannot broadcast), in another order; `T`: the page's 5, say, two sentences of other lengths."""
-    B, T = (2, T) if T else (int(rng.integers(2, 5)), int(rng.integers(4, 9)))
+    at least 2 wide, cannot broadcast), in another order; `T`: the page's 5, say, B sentences of other lengths."""
+    B, T = (B, T) if T else (int(rng.integers(2, 5)), int(rng.integers(4, 9)))
     lengths = [int(n) for n in rng.integers(1, T, size=B)]
     lengths[int(rng.integers(B))] = int(rng.integers(2, T))
     return Case(torch.tensor(lengths), T, what=f"lengths={lengths}, T={T} (drawn at random)")
@@ -209,7 +210,8 @@ def _draw_combined(rng, T=None) -> Case:
 check_combined_mask = Exercise(reference_combined_mask, title="padding combined with causal",
     expects="combined(lengths, T) returning a (B, 1, T, T) mask", where="for {what}: ", errors=_mask_error,
     cases=lambda: [Case(torch.tensor(n), T, what=f"lengths={n}, T={T}") for n, T in (([3, 5], 5), ([2, 4, 1], 4))],
-    draw=(_draw_combined, _draw_combined, partial(_draw_combined, T=5)), read=_read_combined, reads="the mask",
+    draw=(_draw_combined, lambda rng: _draw_combined(rng, int(rng.integers(9, 21)), int(rng.integers(5, 8))),
+          partial(_draw_combined, T=5)), read=_read_combined, reads="the mask",
     slips=lambda case: [(v, f"for {case.what}: {m}.") for v, m in _combined_slips(case)],
     name="the mask for {what}", atol=0.5, hint="A key is allowed if it is a real token AND not in the future.",
     success="padding AND causal, (B, 1, T, T): it broadcasts over the heads, and each real token sees itself and "

@@ -70,7 +70,8 @@ check_induction_score = Exercise(reference_induction_score, title="the induction
     read=lambda result, case: returned_number(result, "your function", "the mean weight", f"on {case.what}: "),
     cases=lambda: [*(_random_case(n, n) for n in (7, 4, 11)), _ideal(5, 4, "a perfect induction head"),
                    _ideal(5, 1, "a perfect previous-token head")], atol=1e-6, own="induction_score",
-    draw=lambda rng: _random_case(int(rng.integers(3, 13)), int(rng.integers(1_000_000)), " (drawn at random)"),
+    draw=tuple(lambda rng, n=n: _random_case(int(rng.integers(*n)), int(rng.integers(1_000_000)), " (drawn at random)")
+               for n in ((3, 13), (3, 13), (13, 41))),
     hint="Average, over the second copy's queries, the weight on the token just after its first occurrence.",
     success="the mean weight on the token after the earlier copy: 1 for a perfect induction head, 0 for a "
             "previous-token head, whatever n is.",
@@ -88,8 +89,8 @@ def reference_worst_head(scores):
 
 #: W_q scales per head, (layer 0's, layer 1's) as trained: none; layer 1's doubled (sharper induction heads); the
 #: previous-token head flattened and every other head sharpened, so that its previous-token score no longer tops
-#: every score, nor is its induction score the lowest.
-SCALES = (((1.0, 1.0), (1.0, 1.0)), ((1.0, 1.0), (2.0, 2.0)), ((3.0, 0.4), (8.0, 8.0)))
+#: every score (0.44, under one half), nor is its induction score the lowest.
+SCALES = (((1.0, 1.0), (1.0, 1.0)), ((1.0, 1.0), (2.0, 2.0)), ((3.0, 0.25), (8.0, 8.0)))
 SCALED = {SCALES[1]: ", layer {}'s W_q doubled", SCALES[2]: ", the previous-token head flattened, the others sharpened"}
 
 

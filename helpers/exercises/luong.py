@@ -195,10 +195,10 @@ def _cross_attention_slips(X_dec, X_enc, W_q, W_k, W_v):
 
 
 def _draw_cross(rng, spiked=False, narrow=False) -> Case:
-    """Sizes that differ, float64; `narrow`: d = 2, below d_k; `spiked`: the story's sizes (W (4, 4)), query i's
-    scaled scores with keys j, k: near 1,000 and 1 less (a spare dim), k's other features 3 above j's."""
+    """Sizes that differ, float64; `narrow`: d = 2, below d_k, and T_k = T_q; `spiked`: the story's sizes (W (4, 4)),
+    query i's scaled scores with keys j, k: near 1,000 and 1 less (a spare dim), k's other features 3 above j's."""
     T_q, T_k, d = (int(n) for n in rng.choice([2, 3, 5, 6, 7, 9], 3))
-    d = 2 if narrow else d   # every d_k then lies above d
+    d, T_k = (2, T_q) if narrow else (d, T_k)   # every d_k then lies above d; X_enc as long as X_dec
     d_k, d_v = (int(n) for n in rng.choice([n for n in (2, 3, 5, 6, 7) if d not in (n, n * n)], 2, replace=False))
     if spiked:   # an answer that swaps in the story's W at its size fails
         (T_q, d), T_k, d_k, d_v = decoder_states().shape, len(encoder_states()), 4, 4

@@ -61,19 +61,20 @@ def _sinusoid_shapes(case):
                     "transpose, or parameters in the order (d, T)? The call is sinusoidal(T, d)."}
 
 
-#: (T, d); the last is longer than any table the notebook prints, and one drawn T is longer still (401 to 999).
+#: (T, d); the last is longer than any table the notebook prints; one drawn T is longer still (401 to 999), its d 22+.
 SINUSOID_CASES = ((6, 4), (50, 16), (100, 8), (300, 10))
 
 
-def _draw_sinusoid(rng, shortest=2, longest=400) -> Case:
-    T, d = int(rng.integers(shortest, longest)), int(rng.choice([2, 6, 8, 10, 12, 18, 20]))
+def _draw_sinusoid(rng, shortest=2, longest=400, widths=(2, 6, 8, 10, 12, 18, 20)) -> Case:
+    T, d = int(rng.integers(shortest, longest)), int(rng.choice(widths))
     return Case(T, d, what=f"T = {T}, d = {d} (drawn at random)")
 
 
 check_sinusoidal = Exercise(reference_sinusoidal, title="the sinusoidal encoding",
     expects="sinusoidal(T, d) returning a (T, d) tensor",
     cases=lambda: [Case(T, d, what=f"T = {T}, d = {d}") for T, d in SINUSOID_CASES], own="sinusoidal_positions",
-    draw=(partial(_draw_sinusoid, longest=50), _draw_sinusoid, partial(_draw_sinusoid, shortest=401, longest=1000)),
+    draw=(partial(_draw_sinusoid, longest=50), _draw_sinusoid,
+          partial(_draw_sinusoid, shortest=401, longest=1000, widths=(22, 34, 66, 130))),
     expected=lambda case: sinusoidal_positions(*case.args, dtype=torch.float64), shapes=_sinusoid_shapes,
     slips=lambda case: [(v, f"on {case.what}: {m}.") for v, m in _sinusoid_slips(*case.args)],
     name="PE on {what}", atol=1e-5, atol32=1e-4,   # float32's angles at T = 1,000 are off by 3e-5
@@ -166,8 +167,8 @@ def _add_case(E, drawn="") -> Case:
     return Case(E, what=f"E of shape {tuple(E.shape)}{drawn}")
 
 
-def _draw_add(rng) -> Case:
-    T, d = int(rng.integers(2, 12)), int(rng.choice([2, 8, 10, 12]))
+def _draw_add(rng, shortest=2, longest=12, widths=(2, 8, 10, 12)) -> Case:
+    T, d = int(rng.integers(shortest, longest)), int(rng.choice(widths))
     return _add_case(torch.from_numpy(rng.normal(size=(T, d))), " (drawn at random)")
 
 
@@ -175,8 +176,9 @@ check_add_positions = Exercise(reference_add_positions, title="adding the positi
     expects="add_positions(E) returning a (T, d) tensor", slips=_add_slips, name="the result on {what}", atol=1e-5,
     cases=lambda: [_add_case(torch.tensor([[1.0, 0, 1, 0], [1, 1, 0, 0], [0, 1, 1, 1]], dtype=torch.float64)),
                    _add_case(torch.randn(7, 6, generator=torch.Generator().manual_seed(3), dtype=torch.float64))],
-    draw=(_draw_add, _draw_add, lambda rng: _add_case(torch.from_numpy(rng.normal(size=(3, 4))), " (drawn at random, "
-                                                       "the size of 'money bank grows')")), shapes=_add_shapes,
+    draw=(_draw_add, partial(_draw_add, shortest=13, longest=80, widths=(8, 22, 66)),
+          lambda rng: _add_case(torch.from_numpy(rng.normal(size=(3, 4))), " (drawn at random, the size of 'money bank "
+                                "grows')")), shapes=_add_shapes,
     hint="Add E + sinusoidal_positions(T, d), with E's own T (its rows, the tokens) and d (its columns, the features).",
     success="E + PE: each token's vector now depends on where it stands. The same word at two positions "
             "gets two different vectors.",
