@@ -1,7 +1,6 @@
 """What attention costs: parameters, FLOPs and memory, as plain arithmetic.
 
     projection_parameters(d_model, d_k)        W_q, W_k, W_v sizes -> 3 · d_model · d_k
-    matmul_flops(m, n, p)                      (m, n) @ (n, p) -> 2 · m · n · p
     projection_flops(T, d_model, d_k)          Q = X W_q, K = X W_k, V = X W_v
     attention_flops(T, d_k)                    Q Kᵀ and W V -> 4 · B · H · T² · d_k (forward)
     score_matrix_bytes(T, dtype)               one (T, T) matrix -> T² · bytes per number
@@ -54,16 +53,10 @@ def projection_parameters(d_model: int, d_k: int) -> dict[str, int]:
     return dict.fromkeys(("W_q", "W_k", "W_v"), d_model * d_k) | {"total": 3 * d_model * d_k}
 
 
-def matmul_flops(m: int, n: int, p: int) -> int:
-    """FLOPs of an (m, n) @ (n, p) product: m·p outputs, each n multiplies and n adds -> 2·m·n·p."""
-    require_sizes(m=m, n=n, p=p)
-    return 2 * m * n * p
-
-
 def projection_flops(T: int, d_model: int, d_k: int, *, batch: int = 1) -> dict[str, int]:
-    """FLOPs of Q = X W_q, K = X W_k, V = X W_v for X of shape (batch, T, d_model)."""
+    """FLOPs of Q = X W_q, K = X W_k, V = X W_v for X (batch, T, d_model): 2·T·d_model·d_k each, per sequence."""
     require_sizes(T=T, d_model=d_model, d_k=d_k, batch=batch)
-    one = batch * matmul_flops(T, d_model, d_k)
+    one = 2 * batch * T * d_model * d_k                      # (T, d_model) @ (d_model, d_k): 2·m·n·p
     return {"Q = X W_q": one, "K = X W_k": one, "V = X W_v": one, "total": 3 * one}
 
 
@@ -74,7 +67,7 @@ def attention_flops(T: int, d_k: int, *, T_k: int | None = None, batch: int = 1,
     With T_k = T the total is 4·B·H·T²·d_k. `causal=True` halves it: the pairs a fused kernel
     skips (FlashAttention's convention; an unfused version still computes all T² scores)."""
     require_sizes(T=T, d_k=d_k, T_k=T_k, batch=batch, heads=heads)
-    one = batch * heads * matmul_flops(T, d_k, T if T_k is None else T_k) // (2 if flag(causal, "causal") else 1)
+    one = 2 * batch * heads * T * d_k * (T if T_k is None else T_k) // (2 if flag(causal, "causal") else 1)
     return {"S = Q Kᵀ": one, "Y = W V": one, "total": 2 * one}
 
 

@@ -152,15 +152,13 @@ def demo_model(d_model: int = D_MODEL, n_heads: int = N_HEADS, seed: int = 0, st
     return mha
 
 
-def padded_batch(sentences=BATCH_SENTENCES):
-    """Sentences -> (padded word lists, lengths (B,), X (B, T_max, d_model)), padded at the end with PAD. X is float64:
-    a fixed random vector per word of BATCH_SENTENCES, zeros for PAD."""
-    rows = [s.split() for s in ([sentences] if isinstance(sentences, str) else sentences)]   # a str: one sentence
+def padded_batch():
+    """BATCH_SENTENCES -> (padded word lists, lengths (B,), X (B, T_max, d_model)), padded at the end with PAD. X is
+    float64: a fixed random vector per word, zeros for PAD."""
+    rows = [s.split() for s in BATCH_SENTENCES]
     T = max(len(r) for r in rows)
     words = [r + [PAD] * (T - len(r)) for r in rows]
-    vocabulary = sorted({w for s in BATCH_SENTENCES for w in s.split()})   # (V,) words; PAD: a zero row after them
-    if unknown := sorted({w for r in rows for w in r} - set(vocabulary)):
-        raise ValueError(f"{unknown[0]!r} has no vector: the table holds only BATCH_SENTENCES' words, {vocabulary}.")
+    vocabulary = sorted({w for r in rows for w in r})   # (V,) words; PAD: a zero row after them
     table = torch.cat([torch.from_numpy(random_table(len(vocabulary), D_MODEL, 9)), torch.zeros(1, D_MODEL).double()])
     ids = torch.tensor([[vocabulary.index(w) if w != PAD else -1 for w in r] for r in words])   # (B, T_max)
     return words, torch.tensor([len(r) for r in rows]), table[ids]

@@ -188,18 +188,11 @@ def load_record(path=WEIGHTS) -> dict:
     return torch.load(path, weights_only=True)
 
 
-def model_from(record: dict, name: str = TWO_LAYERS) -> AttentionOnlyTransformer:
-    """One of the record's models, in eval mode."""
+def load_trained_model(name: str = TWO_LAYERS, record: dict | None = None) -> AttentionOnlyTransformer:
+    """TWO_LAYERS, ONE_LAYER or FIXED_OFFSET from `record` (None: the committed one, load_record()), in eval mode."""
     model = AttentionOnlyTransformer(n_layers=RECIPES[name][0])
-    model.load_state_dict(record["models"][name])
+    model.load_state_dict((load_record() if record is None else record)["models"][name])
     return model.eval()
-
-
-def load_trained_model(name: str = TWO_LAYERS) -> AttentionOnlyTransformer:
-    """The committed trained model (TWO_LAYERS, ONE_LAYER or FIXED_OFFSET), in eval mode."""
-    if name not in RECIPES:
-        raise ValueError(f"name should be one of {tuple(RECIPES)}, but got {name!r:.40}.")
-    return model_from(load_record(), name)
 
 
 # --- reading the heads -----------------------------------------------------------------------------
@@ -295,8 +288,6 @@ def prediction_data(model, letters: str, position: int, off=()) -> dict:
     stretch of the same letters, the latest if tied; None if there is none)}."""
     tokens = encode(letters)                                                  # (1, T), a named error if mistyped
     text, T = letters.replace(" ", ""), tokens.size(1)
-    if not 0 <= position < T:
-        raise ValueError(f"position should be 0 to {T - 1} (the {T} letters typed), but got {position}.")
     with heads_off(model, off), torch.no_grad(), cpu_threads(1):
         probabilities = F.softmax(model(tokens)[0, position], dim=-1)         # (vocab,)
     weights = torch.stack([layer.last_weights[0, :, position] for layer in model.layers])   # (n_layers, H, T)

@@ -7,7 +7,6 @@ import numpy as np
 
 from helpers.running_example import MAX_WORDS, VOCAB, embed, static_vector, tokenize
 from helpers.similarity import cosine
-from helpers.validation import fraction
 
 
 def mix(E, weights) -> np.ndarray:
@@ -17,17 +16,15 @@ def mix(E, weights) -> np.ndarray:
 
 def static_and_mixed(sentence, word: str = "bank", self_weight: float = 0.7) -> dict:
     """`word`'s static vector and a mixture in `sentence` where it keeps `self_weight`, the rest shared equally."""
-    tokens, self_weight = tokenize(sentence), fraction(self_weight, "self_weight (the share the word keeps)")
+    tokens = tokenize(sentence)
     if word not in tokens:
         raise ValueError(f"{word!r} is not in the sentence {' '.join(tokens)!r}.")
     if not 2 <= (T := len(tokens)) <= MAX_WORDS:      # another word to mix in; a sentence the legend can hold
         raise ValueError(f"the sentence {' '.join(tokens)!r} has {T} word{'s' * (T > 1)}: give 2 to {MAX_WORDS} words.")
     weights = np.full(T, (1.0 - self_weight) / (T - 1))
     weights[tokens.index(word)] = self_weight
-    E, static = embed(tokens), static_vector(word)
-    mixed = mix(E, weights)
-    return {"tokens": tokens, "E": E, "weights": weights, "static": static, "mixed": mixed,
-            "cosine_static_mixed": cosine(static, mixed)}
+    E = embed(tokens)
+    return {"tokens": tokens, "E": E, "weights": weights, "static": static_vector(word), "mixed": mix(E, weights)}
 
 
 def two_mixtures(sentence_a, sentence_b, word: str = "bank", self_weight: float = 0.7) -> dict:

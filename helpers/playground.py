@@ -9,7 +9,6 @@ import numpy as np
 from helpers.attention import self_attention_steps
 from helpers.plotting import projection_basis
 from helpers.running_example import MAX_WORDS, SENTENCE_MONEY, SENTENCE_RIVER, embed, embedding_table, tokenize
-from helpers.similarity import cosine_matrix
 
 #: Sentences offered in the playground's menu (all built from the course vocabulary).
 PLAYGROUND_SENTENCES: tuple[str, ...] = (SENTENCE_MONEY, SENTENCE_RIVER, "river money bank", "bank bank bank",
@@ -33,5 +32,4 @@ def playground_data(sentence, scaled: bool = True) -> dict:
     E, W, Y, basis = steps["E"], steps["W"], steps["Y"], playground_basis()
     return {"words": words, "E": E, "S": steps["S_scaled"], "divisor": 1.0 / steps["scale"], "W": W, "Y": Y,
             "top": [" and ".join(dict.fromkeys(words[j] for j in np.flatnonzero(np.isclose(w, w.max())))) for w in W],
-            "cos_before": cosine_matrix(E), "cos_after": cosine_matrix(Y), "moved": np.linalg.norm(Y - E, axis=1),
             "P_before": E @ basis, "P_after": Y @ basis}

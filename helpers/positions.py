@@ -86,8 +86,6 @@ def position_snapshot(p: int, d: int, T: int = 48) -> dict:
     """Notebook 08's widget data: the (T, d) encoding and position p's dot product with every position. Returns PE
     (T, d), similarity (T,) = PE @ PE[p], the offsets' range of similarity (for a fixed axis), the nearest other
     positions, and the wavelengths (d/2,) 2π / ω_m."""
-    T = count(T, "T (the number of positions)")
-    p = count(p, "p (a position)", 0, T - 1)
     PE = sinusoidal_positions(T, d, dtype=torch.float64)     # (T, d)
     similarity = PE @ PE[p]                                  # (T,) = Σ_m cos((p′ − p) ω_m): depends on p′ − p only
     offsets = torch.arange(-(T - 1), T, dtype=torch.float64)[:, None]  # (2T − 1, 1)

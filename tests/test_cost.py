@@ -41,15 +41,11 @@ def test_parameters_match_the_module():
     assert counts["total"] == count_parameters(SelfAttention(512, 64))
 
 
-def test_matmul_flops_counts_a_multiply_and_an_add():
-    assert cost.matmul_flops(2, 3, 4) == 48          # 2·3·4 = 24 multiply-adds, 2 FLOPs each
-    A, B = torch.randn(2, 3), torch.randn(3, 4)
-    with FlopCounterMode(display=False) as counter:  # PyTorch's own count of the same product
-        A @ B
-    assert counter.get_total_flops() == cost.matmul_flops(2, 3, 4)
-    with FlopCounterMode(display=False) as counter:
+def test_a_product_counts_a_multiply_and_an_add():
+    assert cost.projection_flops(2, 3, 4)["Q = X W_q"] == 48   # 2·3·4 = 24 multiply-adds, 2 FLOPs each
+    with FlopCounterMode(display=False) as counter:              # PyTorch's own count of the same product
         torch.randn(5, 7) @ torch.randn(7, 11)
-    assert counter.get_total_flops() == cost.matmul_flops(5, 7, 11) == 2 * 5 * 7 * 11
+    assert counter.get_total_flops() == cost.projection_flops(5, 7, 11)["Q = X W_q"] == 2 * 5 * 7 * 11
 
 
 def test_attention_flops_is_four_B_H_T_squared_d():

@@ -128,12 +128,6 @@ check_additive_mask = Exercise(reference_additive_mask, title="the course's mask
 
 
 # --- Exercise 2: how many GB are the (T, T) scores of one layer? -----------------------------------
-def reference_scores_gb() -> float:
-    """32 heads · 8,192² scores · 2 bytes, in GB (10⁹ bytes)."""
-    heads, batch, T, bytes_per_number = 32, 1, 8192, 2   # exercise 2's model, in bfloat16
-    return heads * batch * T**2 * bytes_per_number / 1e9  # 4.294967296
-
-
 @solved_by("the memory of one layer's score matrices", """
     heads, T, bytes_per_number = 32, 8192, 2       # bfloat16: 16 bits = 2 bytes
     scores_gb = heads * T**2 * bytes_per_number / 1e9
@@ -141,7 +135,7 @@ def reference_scores_gb() -> float:
     """, read=partial(one_number, name="scores_gb", what="your number of GB"))
 def check_scores_gb(value) -> Feedback:
     """Exercise 2: the GB of (T, T) scores for 32 heads, T = 8,192, bfloat16."""
-    expected = reference_scores_gb()
+    expected = 32 * 8192**2 * 2 / 1e9   # 32 heads · T² scores · 2 bytes (bfloat16), in GB (10⁹ bytes): 4.294967296
     if abs(value - expected) <= 0.004 * expected:   # within 0.4 %: 4.29, 4.3 and bfloat16's 4.28125, not 4.26
         return correct(f"{expected:.2f} GB for one layer's scores at T = 8,192. Double T and it is four "
                        "times as much: that is the T² in the cost table.")

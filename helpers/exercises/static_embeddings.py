@@ -12,23 +12,13 @@ HAND_WEIGHTS, EXERCISE_WEIGHTS = (0.2, 0.7, 0.1), (0.3, 0.5, 0.2)   # the worked
 MATRIX_SENTENCE = "river bank flows money grows"
 
 
-def reference_sentence_matrix() -> np.ndarray:
-    """E for MATRIX_SENTENCE: one row per word, looked up in the table. (5, 4)"""
-    return embed(MATRIX_SENTENCE)
-
-
-def reference_river_bank_mixture() -> np.ndarray:
-    """bank in "river bank flows" as 0.3·river + 0.5·bank + 0.2·flows. (4,)"""
-    return mix(embed(SENTENCE_RIVER), EXERCISE_WEIGHTS)
-
-
 @solved_by("E for a five-word sentence", """
     E_mine = np.array([EMBEDDINGS[word] for word in "river bank flows money grows".split()])   # (5, 4)
     # or simply: E_mine = embed("river bank flows money grows")
     """, read=partial(as_numbers, name="your matrix"))
 def check_sentence_matrix(E) -> Feedback:
     """Exercise 1: the (5, 4) static matrix of MATRIX_SENTENCE."""
-    expected, words = reference_sentence_matrix(), MATRIX_SENTENCE.split()
+    expected, words = embed(MATRIX_SENTENCE), MATRIX_SENTENCE.split()   # (5, 4): one row per word
     if E.shape == expected.T.shape and np.allclose(E, expected.T):
         return wrong(f"your matrix has shape {E.shape}: the words are columns. Stack them as rows.")
     if E.shape in {(3, 4), (4, 3)}:
@@ -50,7 +40,8 @@ def check_sentence_matrix(E) -> Feedback:
     """, read=partial(as_numbers, name="your y_bank"))
 def check_river_bank_mixture(y) -> Feedback:
     """Exercise 2: bank's hand-made mixture in "river bank flows"."""
-    expected, E = reference_river_bank_mixture(), embed(SENTENCE_RIVER)
+    E = embed(SENTENCE_RIVER)
+    expected = mix(E, EXERCISE_WEIGHTS)   # (4,): 0.3·river + 0.5·bank + 0.2·flows
     message = compare_numbers(y, expected, "your y_bank", hint="Compute 0.3·river + 0.5·bank + 0.2·flows.", slips=[
         (mix(embed(SENTENCE_MONEY), EXERCISE_WEIGHTS), "that is bank's mixture in the money sentence."),
         (static_vector("bank"), "that is bank's static vector. Mix it with its neighbours."),

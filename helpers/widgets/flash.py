@@ -12,9 +12,8 @@ from matplotlib.patches import Rectangle
 from helpers.fast_attention import running_softmax_trace, tile_map
 from helpers.plotting import COLORS, INK
 from helpers.validation import count
-from helpers.widgets.common import FastFigure, LiveWidget, offered, reading_style
+from helpers.widgets.common import SMALL, TEXT, FastFigure, LiveWidget, offered, reading_style
 
-_TEXT, _SMALL = 13, 12   # this picture's own fixed sizes (see common.TEXT)
 #: Tile colours: skipped, computed (another query's row), on the diagonal, this row to come, this row done.
 _TILES = ListedColormap(["#f2f2f2", "#c9d6ea", "#f3d9bf", "#56b4e9", COLORS["static"]])
 _ENTRIES = list(zip([COLORS["static"], COLORS["contextual"], COLORS["query"], COLORS["value"]], "os^D"))   # + marker
@@ -50,26 +49,26 @@ class _Picture:
         edges, span = np.arange(0.5, n_tiles - 1), (-0.5, n_tiles - 0.5)   # white lines between tiles, drawn over them
         self.grid = [ax.hlines(edges, *span, color="white"), ax.vlines(edges, *span, color="white")]
         ax.set(xticks=range(n_tiles), yticks=range(n_tiles))
-        ax.tick_params(labelsize=_SMALL)   # fixed, like every size here: presenter mode grows the whole picture
-        ax.set_xlabel("key tile", fontsize=_SMALL), ax.set_ylabel("query tile", fontsize=_SMALL)
+        ax.tick_params(labelsize=SMALL)   # fixed, like every size here: presenter mode grows the whole picture
+        ax.set_xlabel("key tile", fontsize=SMALL), ax.set_ylabel("query tile", fontsize=SMALL)
         self.frame = ax.add_patch(Rectangle((-0.5, -0.5), 1, 1, fill=False, lw=2.5, ec="black"))
         self.skipped = ax.scatter([], [], s=40, marker="x", color="#777777")   # not by its pale colour alone
         for axis, key, label, color in ((self.ax_ml, "m", "m", INK["key"]), (self.ax_y, "y", "o / ℓ", "black"),
                                         (self.ax_l, "l", "ℓ", INK["contextual"])):   # ℓ shares m's x axis
             axis.set(xlim=(-0.3, n_tiles + 0.3), xticks=np.arange(n_tiles + 1), ylim=limits[key])
-            axis.tick_params(labelsize=_SMALL)
-            axis.set_ylabel(label, fontsize=_SMALL, color=color)
+            axis.tick_params(labelsize=SMALL)
+            axis.set_ylabel(label, fontsize=SMALL, color=color)
         self.ax_l.tick_params(colors=INK["contextual"])
-        self.ax_y.set_xlabel("key tiles processed", fontsize=_SMALL)
+        self.ax_y.set_xlabel("key tiles processed", fontsize=SMALL)
         (self.m_line,) = self.ax_ml.plot([], [], "o-", color=COLORS["key"], lw=2, ms=4)
         (self.l_line,) = self.ax_l.plot([], [], "s-", color=COLORS["contextual"], lw=2, ms=4)
         self.y_lines = [self.ax_y.plot([], [], "-", marker=k, color=c, lw=2, ms=4)[0] for c, k in _ENTRIES[:d_v]]
         self.exact = [self.ax_y.plot([0, n_tiles], [0, 0], "--", c=c, lw=1.5, marker=k, markevery=[1])[0]
                       for c, k in _ENTRIES[:d_v]]   # each exact value dashed, marked at the end like its entry
         self.cursors = [axis.axvline(0, color="#444444", lw=1, ls=":") for axis in (self.ax_ml, self.ax_y)]
-        self.ax_map.set_title("tiles: this query's row dark", fontsize=_TEXT)
-        self.ax_ml.set_title("m (left) and ℓ (right)", fontsize=_TEXT)
-        self.ax_y.set_title("output row, exact dashed", fontsize=_TEXT)
+        self.ax_map.set_title("tiles: this query's row dark", fontsize=TEXT)
+        self.ax_ml.set_title("m (left) and ℓ (right)", fontsize=TEXT)
+        self.ax_y.set_title("output row, exact dashed", fontsize=TEXT)
         self.figure.set_dynamic([self.image, *self.grid, self.frame, self.skipped, self.m_line, self.l_line,
                                  *self.y_lines, *self.exact, *self.cursors])
 
