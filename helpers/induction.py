@@ -28,7 +28,7 @@ from helpers.attention_torch import causal_mask
 from helpers.heads import MultiHeadAttention, split_heads
 from helpers.measure import cpu_threads
 from helpers.positions import LearnedPositions
-from helpers.validation import count
+from helpers.validation import count, head_pairs
 
 LETTERS = "abcdefghijklmnopqrst"                 # token id i is LETTERS[i]
 CONTEXT, D_MODEL, N_HEADS, SEGMENT = 32, 64, 2, (4, 16)   # SEGMENT: shortest and longest repeated segment
@@ -242,8 +242,7 @@ def heads_off(model, heads=()):
     """Inside the block, each (layer, head) in `heads` adds nothing: its d_k slice of the concatenated head
     outputs, merge_heads(Y), is set to zero before W_o mixes them (a forward pre-hook on that layer's W_o).
     """
-    heads = [heads] if len(heads := list(heads)) == 2 and torch.numel(torch.as_tensor(heads[0])) == 1 else heads
-    heads = [(count(l, "layer", 0, model.n_layers - 1), count(h, "head", 0, model.n_heads - 1)) for l, h in heads]
+    heads = head_pairs(heads, model.n_layers, model.n_heads)            # [(layer, head), ...], each one checked
     def zero(layer, h):
         def hook(_, args):
             Y = args[0].clone()                                           # (B, T, H · d_k)

@@ -97,6 +97,19 @@ def count(value, name: str, low: int = 1, high: int | None = None) -> int:
     return int(value)
 
 
+def head_pairs(heads, n_layers: int, n_heads: int) -> list[tuple[int, int]]:
+    """One (layer, head) pair or a collection of them -> [(layer, head), ...], each inside the model's sizes."""
+    try:
+        items = list(heads)   # a generator read once
+        pairs = [items] if len(items) == 2 and np.ndim(items[0]) == 0 else [tuple(p) for p in items]
+    except TypeError:   # a number, or numbers that are not pairs
+        pairs = [()]
+    if any(len(pair) != 2 for pair in pairs):
+        raise TypeError(f"heads should be one (layer, head) pair or a list of them, such as [(1, 0)], but got "
+                        f"{heads!r:.60}.")
+    return [(count(l, "layer", 0, n_layers - 1), count(h, "head", 0, n_heads - 1)) for l, h in pairs]
+
+
 def fraction(value, name: str, *, one: bool = True) -> float:
     """A real number from 0 to 1 (`one=False`: below 1): a weight, a probability."""
     if not isinstance(value, (numbers.Real, np.floating, np.integer)) or isinstance(value, (bool, np.bool_)) or not (

@@ -125,6 +125,9 @@ def _qkv():
     (lambda: measure.time_calls({"sdpa": torch.ones(2) @ torch.ones(2)}), TypeError, "functions should map names "
      "to functions of no arguments, {'name': lambda: f(Q, K, V)}, but got {'sdpa': 'Tensor'}"),   # not "not callable"
     (lambda: measure.time_calls(lambda: None), TypeError, "but got function."),   # not "'function' is not iterable"
+    (lambda: induction.heads_off(induction.load_trained_model(), 1).__enter__(), TypeError, "heads should be one "
+     "(layer, head) pair or a list of them, such as [(1, 0)], but got 1."),       # not "'int' object is not iterable"
+    (lambda: induction.heads_off(induction.load_trained_model(), [1, 0, 1]).__enter__(), TypeError, "[1, 0, 1]."),
     (lambda: scaling.variance_table([0, 64], n_pairs=10), ValueError, "each d (a vector size) should be a whole number "
                                                                      "of at least 1, but got 0"),   # not d = 64's row
     (lambda: luong.qkv_attention(luong.decoder_states(), luong.encoder_states(), {
@@ -207,11 +210,11 @@ def test_what_a_student_may_type_instead_is_taken():
     assert torch.equal(heads.padding_mask(3, 5), heads.padding_mask([3], 5))
     model, (tokens, copy) = induction.load_trained_model(), induction.repeated_batch(20, torch.Generator())
     losses = []
-    for off in ((1, 0), [(1, 0)], torch.tensor([1, 0]), {(1, 0)}, ((1, 0), (0, 1)), ()):   # a pair, or pairs
+    for off in ((1, 0), [(1, 0)], torch.tensor([1, 0]), {(1, 0)}, iter([(1, 0)]), ((1, 0), (0, 1)), ()):   # pairs
         with induction.heads_off(model, off):
             losses.append(induction.copy_loss(model, tokens, copy))
-    assert losses[0] == losses[1] == losses[2] == losses[3] not in (losses[4], losses[5])
-    assert losses[5] == induction.copy_loss(model, tokens, copy)   # nothing switched off
+    assert losses[0] == losses[1] == losses[2] == losses[3] == losses[4] not in (losses[5], losses[6])
+    assert losses[6] == induction.copy_loss(model, tokens, copy)   # nothing switched off
     assert luong.qkv_attention(torch.randn(2, 6), torch.randn(3, 4), {"W_q": torch.randn(6, 3), "W_k": torch.randn(
         4, 3), "W_v": torch.randn(4, 2)})["Y"].shape == (2, 2)    # cross-attention between widths 6 and 4
     assert labelled_table(np.eye(2), (w for w in "ab"), iter("cd")).split() == ["c", "d", "a", "1.0000", "0.0000",

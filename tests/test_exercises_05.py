@@ -61,6 +61,8 @@ def test_divisor_reference_passes():
     (lambda d_model, n_heads: math.sqrt(64), ["returned 8 for every input", "read the notebook's d_k?"]),
     (lambda d_model, n_heads: 3.0 + (d_model == 96), ["divisor(512, 8) returned 3, not the divisor of 8 heads "
                                                       "sharing d_model = 512"]),
+    (lambda d_model, n_heads: math.sqrt(d_model / n_heads) + 1e-4, ["divisor(512, 8) returned 8.0001, near √(512 / 8) "
+                                                                    "= 8 but not equal to it", "unrounded"]),
     (lambda d_model, n_heads: [8.0, 8.0], ["a list of 2 items", "one number"]),
     (lambda d_model, n_heads: None, ["returned None", "return"]),
     (lambda d_model, n_heads: "eight", ["text", "not a number"]),

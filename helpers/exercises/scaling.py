@@ -84,7 +84,10 @@ def check_divisor(divisor) -> Feedback:
     if len(set(answers)) == 1:
         return wrong(f"your function returned {answers[0]:.4g} for every input, divisor{cases[0]} to divisor"
                      f"{cases[-1]}: does it ignore its arguments, or read the notebook's d_k? Compute it from them.")
-    return wrong(f"divisor({d_model}, {n_heads}) returned {failed[0][1]:.4g}, not the divisor of {n_heads} heads "
+    if math.isclose(got := failed[0][1], right := reference_divisor(d_model, n_heads), rel_tol=1e-3):
+        return wrong(f"divisor({d_model}, {n_heads}) returned {got:.9g}, near √({d_model} / {n_heads}) = {right:.9g} "
+                     "but not equal to it: return the square root as it comes, unrounded.")
+    return wrong(f"divisor({d_model}, {n_heads}) returned {got:.4g}, not the divisor of {n_heads} heads "
                  f"sharing d_model = {d_model}. Compute the per-head size d_k first, then take its square root.")
 
 
