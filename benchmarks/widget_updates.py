@@ -61,7 +61,7 @@ def notebook_widgets():
     yield "06", "LineupWidget", LineupWidget()
     yield "07", "CostWidget", CostWidget()
     yield "08", "PositionsWidget", PositionsWidget(p=10, d=16)
-    yield "09", "HeadsWidget", HeadsWidget("money bank grows", head=1, mask_type="none")
+    yield "09", "HeadsWidget", HeadsWidget("money bank grows", head=0, mask_type="none")
     yield "10", "InductionWidget", InductionWidget("thebankisrichthebankis")
     yield "11", "FlashTilesWidget", FlashTilesWidget(tiles_done=2, query=21, causal=False)
 

@@ -70,7 +70,7 @@ QUOTES = [
     ("07", "while $Q, K, V$ are 77 MB", r"Q, K and V together \(d_k = 64\): +([\d.]+) MB", "77"),
     ("08", "(9,647 · 2π at $d = 512$)", r"the last is ([\d,]+) · 2π", "9,647"),
     ("08", "(786,432 for GPT-2 small)", r"T_max = 1,024 and d = 768: ([\d,]+) parameters", "786,432"),
-    ("10", "the earlier *b*, 12 positions back", r"that letter is (\d+) positions before the last 'b'", "12"),
+    ("10", "the earlier *b*, 12 positions back", r"after the earlier 'b', (\d+) positions back", "12"),
     ("10", "the fixed-offset model's \"elsewhere\", 2.91, is the only one below ln 20",
      r"one layer, fixed offset [^\n]*elsewhere ([\d.]+)", "2.91"),
     ("11", "flash holds more (1.13 MiB against 1.03 there); from 2,048 on it holds less (1.64 against 2.03)",
@@ -159,7 +159,7 @@ def test_notebook_05_scaled_gradient_stays_near_its_quoted_value():
 
 
 def test_notebook_10_says_when_its_heads_formed_as_its_output_printed():
-    """Cell 28's steps: the two scores cross 0.4 one check (25 steps) apart, previous-token first; the loss follows."""
+    """Cell 29's steps: the two scores cross 0.4 one check (25 steps) apart, previous-token first; the loss follows."""
     text = printed("10")
     drop = int(re.search(r"falls halfway from ln 20 to its final value at step (\d+)", text)[1])
     formed = {kind: int(re.search(rf"best {kind} score first reaches 0.4 at step (\d+)", text)[1])

@@ -56,17 +56,17 @@ class _Picture:
         for axis, key, label, color in ((self.ax_ml, "m", "m", INK["key"]), (self.ax_y, "y", "o / ℓ", "black"),
                                         (self.ax_l, "l", "ℓ", INK["contextual"])):   # ℓ shares m's x axis
             axis.set(xlim=(-0.3, n_tiles + 0.3), xticks=np.arange(n_tiles + 1), ylim=limits[key])
-            axis.tick_params(labelsize=SMALL)
-            axis.set_ylabel(label, fontsize=SMALL, color=color)
+            axis.tick_params(labelsize=SMALL), axis.spines["right"].set(visible=axis is self.ax_l, ec=color)
+            axis.set_ylabel(label, fontsize=SMALL, color=color, labelpad=6)
         self.ax_l.tick_params(colors=INK["contextual"])
         self.ax_y.set_xlabel("key tiles processed", fontsize=SMALL)
-        (self.m_line,) = self.ax_ml.plot([], [], "o-", color=COLORS["key"], lw=2, ms=4)
-        (self.l_line,) = self.ax_l.plot([], [], "s-", color=COLORS["contextual"], lw=2, ms=4)
+        (self.m_line,) = self.ax_ml.plot([], [], "o-", color=COLORS["key"], lw=2, ms=5)
+        (self.l_line,) = self.ax_l.plot([], [], "s-", color=COLORS["contextual"], lw=2, ms=5)
         self.y_lines = [self.ax_y.plot([], [], "-", marker=k, color=c, lw=2, ms=4)[0] for c, k in _ENTRIES[:d_v]]
         self.exact = [self.ax_y.plot([0, n_tiles], [0, 0], "--", c=c, lw=1.5, marker=k, markevery=[1])[0]
                       for c, k in _ENTRIES[:d_v]]   # each exact value dashed, marked at the end like its entry
         self.cursors = [axis.axvline(0, color="#444444", lw=1, ls=":") for axis in (self.ax_ml, self.ax_y)]
-        self.ax_map.set_title("tiles: this query's row dark", fontsize=TEXT)
+        self.ax_map.set_title("tiles: this query's row, done dark", fontsize=TEXT)
         self.ax_ml.set_title("m (left) and ℓ (right)", fontsize=TEXT)
         self.ax_y.set_title("output row, exact dashed", fontsize=TEXT)
         self.figure.set_dynamic([self.image, *self.grid, self.frame, self.skipped, self.m_line, self.l_line,
