@@ -1131,3 +1131,36 @@ def test_a_rule_or_divisor_with_the_wrong_parameters_is_told_how_it_is_called():
 def test_a_float32_scale_is_shown_as_typed():
     feedback = ex02.check_scale_for_confidence(np.float32(12.28))
     assert feedback.passed and "with scale = 12.28 the top weight" in feedback.message, feedback.message
+
+
+def test_answers_built_on_a_fixed_buffer_fail_on_the_longer_drawn_sizes():
+    """Right up to a size the page never passes, wrong past it: each checker draws one case past it on every call."""
+    table = {d: sinusoidal_positions(12, d, dtype=torch.float64) for d in range(2, 13, 2)}   # 12 positions, d <= 12
+
+    def ten_pairs(T, d):                                     # at most 10 frequencies: wrong for d >= 22
+        angles = torch.arange(T, dtype=torch.float64)[:, None] / 10000 ** (torch.arange(10.0)[:d // 2] * 2 / d)
+        return torch.stack([angles.sin(), angles.cos()], dim=-1).flatten(1)
+
+    def combined_on_8(lengths, T):                           # an 8 x 8 buffer, cut to T
+        keys = torch.arange(8)[None, :] < lengths[:, None]
+        return (keys[:, None, None, :] & torch.ones(8, 8, dtype=torch.bool).tril())[..., :T, :T]
+
+    def self_when_as_long(X_dec, X_enc, W_q, W_k, W_v):      # X_enc ignored whenever it is as long as X_dec
+        return ex06.reference_cross_attention(X_dec, X_dec if X_dec.shape == X_enc.shape else X_enc, W_q, W_k, W_v)
+
+    for _ in range(3):
+        not_yet(ex08.check_sinusoidal(ten_pairs), "(drawn at random)")
+        not_yet(ex08.check_add_positions(lambda E: E + table[E.shape[1]][:E.shape[0]]), "(drawn at random)")
+        not_yet(ex09.check_causal_mask(lambda T_q, T_k: torch.ones(9, 9).tril()[T_k - T_q:T_k, :T_k].bool()),
+                "(drawn at random)")
+        not_yet(ex09.check_combined_mask(combined_on_8), "(drawn at random)")
+        not_yet(ex10.check_induction_score(lambda W, n: W[torch.arange(n, n + min(n, 12)), torch.arange(1, 1 + min(
+            n, 12))].mean()), "n = ")                       # the first 12 queries only
+        not_yet(ex06.check_cross_attention(self_when_as_long), "K and V come from X_enc")
+
+
+def test_a_threshold_of_one_half_on_the_previous_token_score_does_not_find_the_head():
+    """The flattened copy's previous-token head scores 0.44: "the head above 0.5" finds none, "the highest" finds it."""
+    def above_half(scores):
+        return next((l, h) for l in range(scores.size(1)) for h in range(scores.size(2)) if scores[0, l, h] > 0.5)
+    not_yet(ex10.check_worst_head(above_half, "b"), "flattened")
