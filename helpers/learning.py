@@ -275,11 +275,12 @@ def plot_loss_curves(experiment: Experiment, *, title: str = ""):
     import matplotlib.pyplot as plt
 
     from helpers.plotting import COLORS, PALETTE
-    colors = {PARAMETER_FREE: COLORS["static"], LEARNED: COLORS["contextual"], VALUES_ONLY: PALETTE[5],
-              MLP_READOUT: PALETTE[4]}
+    colors = {PARAMETER_FREE: (COLORS["static"], "--"), LEARNED: (COLORS["contextual"], "-"),   # colour, line style
+              VALUES_ONLY: (PALETTE[5], "-."), MLP_READOUT: (PALETTE[4], ":")}
     _, ax = plt.subplots(figsize=(7.5, 4.2))
     for name, run in experiment.runs.items():
-        ax.plot(run.loss, lw=2.5, color=colors[name], label=f"{name}: test accuracy {run.test_accuracy:.1%}")
+        color, style = colors[name]
+        ax.plot(run.loss, style, lw=2.5, color=color, label=f"{name}: test accuracy {run.test_accuracy:.1%}")
     ax.axhline(np.log(2), color="#888888", lw=1, ls=":")
     ax.text(experiment.steps, np.log(2) / 1.12, "ln 2: guessing", ha="right", va="top", color="#666666",
             fontsize=plt.rcParams["font.size"] - 2)

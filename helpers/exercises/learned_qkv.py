@@ -1,6 +1,5 @@
 """Exercises of notebook 04: a soft lookup, the parameter count, the forward pass with W_q, W_k, W_v, the module.
 The course's layout: Q = E W_q with W_q of shape (d_model, d_k), tokens as rows (nn.Linear's .weight is W_qᵀ)."""
-import inspect
 import math
 from functools import partial
 
@@ -391,9 +390,24 @@ check_self_attention_module = Exercise(SelfAttention, title="the module",
     success="your module gives SelfAttention's outputs with the same weights, on a batch of 2 and of 1, with scores "
             "in the thousands, with scores all far below 0, and on three drawn at random: you have built the layer "
             "the rest of the course uses.",
-    shown="from helpers.attention_torch import attention_weights, check_tokens\nfrom helpers.validation import count"
-          "\n\n\n" + inspect.getsource(SelfAttention).replace("class SelfAttention(", "class MySelfAttention(", 1),
-    explanation="self.W_q(x) is X W_q (nn.Linear's .weight is W_qᵀ). attention_weights(Q, K, mask) holds your two "
-                "middle lines, softmax(Q @ K.transpose(-2, -1) / √d_k), and sets hidden pairs to −inf (masks: notebook "
-                "07, 09); count(...) and check_tokens(x, self, mask), the check lines, name a size or an input the "
-                "module cannot take.")
+    shown="""import math
+
+
+class MySelfAttention(nn.Module):
+    def __init__(self, d_model, d_k):
+        super().__init__()
+        self.d_k = d_k
+        self.W_q = nn.Linear(d_model, d_k, bias=False)          # .weight is W_qᵀ, (d_k, d_model)
+        self.W_k = nn.Linear(d_model, d_k, bias=False)
+        self.W_v = nn.Linear(d_model, d_k, bias=False)
+
+    def forward(self, x):
+        \"\"\"x (B, T, d_model) -> (B, T, d_k).\"\"\"
+        Q, K, V = self.W_q(x), self.W_k(x), self.W_v(x)          # each (B, T, d_k)
+        S = Q @ K.transpose(-2, -1) / math.sqrt(self.d_k)        # (B, T, T): K.T would reverse every axis
+        W = torch.softmax(S, dim=-1)                             # (B, T, T), each row sums to 1
+        return W @ V                                             # (B, T, d_k)
+""",
+    explanation="self.W_q(x) is X W_q. The course's SelfAttention computes the same: it adds a check line, "
+                "check_tokens(x, self, mask), and an optional mask, and its attention_weights(Q, K, mask) holds the "
+                "two middle lines, with hidden pairs set to −inf (masks: notebooks 07 and 09).")
