@@ -19,8 +19,8 @@ class _LossPicture:
         self.figure = FastFigure(figsize=(6.6, 3.4), dpi=90)   # 594 px: full size beside the file browser
         ax = self.figure.fig.subplots(gridspec_kw=dict(left=0.12, right=0.98, top=0.88, bottom=0.17))
         for name in self.names:
-            ax.plot(experiment[name].loss, color=_MODEL_COLOR[name], lw=2.5, label=name)
-            (self.markers[name],) = ax.plot([], [], "o", ms=10, color=_MODEL_COLOR[name])
+            ax.plot(experiment[name].loss, "-" if name == LEARNED else "--", c=_MODEL_COLOR[name], lw=2.5, label=name)
+            (self.markers[name],) = ax.plot([], [], "o" if name == LEARNED else "s", ms=10, color=_MODEL_COLOR[name])
         ax.set_yscale("log")
         ax.set_xlabel("training step", fontsize=TEXT)
         ax.set_ylabel("training loss (log scale)", fontsize=TEXT)

@@ -27,7 +27,7 @@ class _Picture:
         ax.set(xlim=(0.3, T + 0.7), xticks=[1, *range(4, T + 1, 4)], ylim=(0, 1.0))
         ax = self.ax_g
         for scaled, (d, grad) in curves.items():
-            ax.plot(d, grad, "o-", ms=5, lw=2, color=_MODE_COLOR[scaled], label=_MODE_NAME[scaled])
+            ax.plot(d, grad, "o-" if scaled else "s--", ms=5, lw=2, color=_MODE_COLOR[scaled], label=_MODE_NAME[scaled])
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xticks(POWERS_OF_TWO[::2], [str(t) for t in POWERS_OF_TWO[::2]])
