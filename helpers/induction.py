@@ -190,6 +190,8 @@ def load_record(path=WEIGHTS) -> dict:
 
 def load_trained_model(name: str = TWO_LAYERS, record: dict | None = None) -> AttentionOnlyTransformer:
     """TWO_LAYERS, ONE_LAYER or FIXED_OFFSET from `record` (None: the committed one, load_record()), in eval mode."""
+    if name not in RECIPES:   # a notebook cell a student may edit
+        raise ValueError(f"name should be one of {tuple(RECIPES)}, but got {name!r:.40}.")
     model = AttentionOnlyTransformer(n_layers=RECIPES[name][0])
     model.load_state_dict((load_record() if record is None else record)["models"][name])
     return model.eval()

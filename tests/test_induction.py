@@ -270,6 +270,11 @@ def test_the_record_loads_with_weights_only_and_says_which_torch_made_it(record)
     assert induction.WEIGHTS.stat().st_size < 500_000
 
 
+def test_load_trained_model_names_what_it_has():
+    with pytest.raises(ValueError, match="name should be one of"):
+        load_trained_model("three layers")
+
+
 # ---------------------------------------------------------------- the widget's data and the widget
 
 def test_prediction_data_copies_and_breaks_without_the_previous_token_head(model, record):
