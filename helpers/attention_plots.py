@@ -60,8 +60,8 @@ def inside_hull(points, hull, tol: float = 1e-9) -> np.ndarray:
 
 
 def gravity_plot(E, Y, labels, *, basis=None, ax=None, title: str = "", color=None, hull: bool = True,
-                 start_label: str | None = "static e", end_label: str | None = "contextual y"):
-    """Static points e_i, their hull, an arrow e_i -> y_i per token; call twice on one Axes to compare."""
+                 start_label: str | None = "static e", end_label: str | None = "contextual y", end_marker: str = "D"):
+    """Static points e_i, their hull, an arrow e_i -> y_i each; call twice on one Axes (other color, end_marker)."""
     E, Y = np.asarray(E, dtype=float), np.asarray(Y, dtype=float)
     if not len(E) == len(Y) == len(labels := list(labels)):
         raise ValueError(f"E, Y and labels should have one row per token, but have {len(E)}, {len(Y)}, {len(labels)}.")
@@ -76,7 +76,7 @@ def gravity_plot(E, Y, labels, *, basis=None, ax=None, title: str = "", color=No
         ax.annotate("", xy=(x1, y1), xytext=(x0, y0),
                     arrowprops=dict(arrowstyle="-|>", color=end_color, lw=2, shrinkA=4, shrinkB=4))
     ax.scatter(Pe[:, 0], Pe[:, 1], s=80, color=COLORS["static"], zorder=3, label=start_label or "_nolegend_")
-    ax.scatter(Py[:, 0], Py[:, 1], s=80, color=end_color, marker="D", zorder=3, label=end_label or "_nolegend_")
+    ax.scatter(Py[:, 0], Py[:, 1], s=80, color=end_color, marker=end_marker, zorder=3, label=end_label or "_nolegend_")
     for (x, y), up, word in zip(Pe, Pe[:, 1] >= Pe[:, 1].mean(), labels):   # above or below: away from the arrows
         if not any(t.get_text() == word and np.allclose(t.xy, (x, y)) for t in ax.texts if hasattr(t, "xy")):   # once
             ax.annotate(word, (x, y), xytext=(6, 6 if up else -6), textcoords="offset points", color=COLORS["static"],
@@ -89,8 +89,8 @@ def gravity_plot(E, Y, labels, *, basis=None, ax=None, title: str = "", color=No
 def timing_plot(results: dict, *, ax=None, title: str = ""):
     """Seconds against T on log-log axes: results = {method name: (Ts, seconds)}. Returns the Axes."""
     ax = plt.subplots(figsize=(7.5, 4.8))[1] if ax is None else ax
-    for k, (name, (Ts, seconds)) in enumerate(results.items()):
-        ax.loglog(Ts, np.asarray(seconds) * 1000, "o-", color=PALETTE[k % len(PALETTE)], lw=2, label=name)
+    for k, (name, (Ts, secs)) in enumerate(results.items()):
+        ax.loglog(Ts, 1e3 * np.asarray(secs), marker="os^Dv"[k % 5], color=PALETTE[k % len(PALETTE)], lw=2, label=name)
     ax.set(xlabel="sentence length T (tokens)", ylabel="time per call (ms)", title=title)
     ax.grid(True, which="major", alpha=0.3)
     ax.legend()

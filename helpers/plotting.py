@@ -80,8 +80,8 @@ def heatmap(M, row_labels=None, col_labels=None, *, title: str = "", ax=None,
 
 
 def heatmaps(matrices: Sequence, titles: Sequence[str], row_labels=None, col_labels=None, *,
-             suptitle: str = "", shared_scale: bool = False, fmt: str = "{:.2f}", xlabel: str = "", ylabel: str = ""):
-    """Several heatmaps side by side, one title each (or None), the labels shared. Returns (fig, axes)."""
+             suptitle: str = "", shared_scale: bool = False, fmt="{:.2f}", xlabel: str = "", ylabel: str = ""):
+    """Several heatmaps side by side, one title (or None) and fmt (or one for all) each, labels shared: (fig, axes)."""
     arrays = [check.matrix(M, f"matrices[{i}]", "(rows, cols)", finite=False) for i, M in enumerate(matrices)]
     vmin, vmax = (min(a.min() for a in arrays), max(a.max() for a in arrays)) if shared_scale else (None, None)
     width, height = sum(1.0 * a.shape[1] + 1.6 for a in arrays), max(0.75 * a.shape[0] + 1.6 for a in arrays)
@@ -89,8 +89,9 @@ def heatmaps(matrices: Sequence, titles: Sequence[str], row_labels=None, col_lab
     fig, axes = plt.subplots(1, len(arrays), figsize=(width * shrink, height * max(shrink, 0.8)), squeeze=False)
     points = FontProperties(size=plt.rcParams["axes.titlesize"]).get_size_in_points()
     chars = int((width * shrink / len(arrays) - 0.8) * 72 / (0.6 * points))   # what fits above one panel
-    for ax, M, title in zip(axes[0], arrays, [""] * len(arrays) if titles is None else titles):   # each line wrapped
-        heatmap(M, row_labels, col_labels, ax=ax, fmt=fmt, vmin=vmin, vmax=vmax, xlabel=xlabel, ylabel=ylabel,
+    fmts = [fmt] * len(arrays) if isinstance(fmt, str) else fmt
+    for ax, M, title, f in zip(axes[0], arrays, [""] * len(arrays) if titles is None else titles, fmts):   # wrapped
+        heatmap(M, row_labels, col_labels, ax=ax, fmt=f, vmin=vmin, vmax=vmax, xlabel=xlabel, ylabel=ylabel,
                 title="\n".join(textwrap.fill(line, chars) for line in (title or "").split("\n")))
     if suptitle:
         fig.suptitle(suptitle)

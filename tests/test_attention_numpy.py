@@ -206,8 +206,11 @@ def test_gravity_and_timing_plots_draw():
         assert np.sign(label.xyann[1]) == (1 if label.get_va() == "bottom" else -1)
     gravity_plot(steps["E"], steps["Y"], ["money", "bank", "grows"], basis=plane, ax=ax)   # the same points again
     assert [t.get_text() for t in ax.texts if t.get_text()] == ["money", "bank", "grows"]   # labelled once
-    ax = timing_plot({"matrix": ([16, 64], [1e-4, 1e-3])})
-    assert ax.get_xscale() == "log" and len(ax.lines) == 1
+    gravity_plot(steps["E"], steps["Y"], ["money", "bank", "grows"], basis=plane, ax=ax, end_marker="s")
+    diamond, square = (ax.collections[k].get_paths()[0].vertices for k in (1, -1))   # the ends: first, last call
+    assert not np.array_equal(diamond, square)                                         # told apart by shape too
+    ax = timing_plot({"matrix": ([16, 64], [1e-4, 1e-3]), "loops": ([16, 64], [1e-2, 1e-1])})
+    assert ax.get_xscale() == "log" and [line.get_marker() for line in ax.lines] == ["o", "s"]   # not colour alone
     plt.close("all")
 
 

@@ -1,9 +1,15 @@
+import contextlib
+import io
+import re
+
 import numpy as np
 import pytest
 
 from helpers.exercises import start_here as ex00
 from helpers.exercises import static_embeddings as ex01
+from helpers.mixing import mix
 from helpers.running_example import EMBEDDINGS, SENTENCE_MONEY, SENTENCE_RIVER, embed, static_vector
+from helpers.similarity import cosine
 
 
 def test_sizes():
@@ -87,8 +93,12 @@ def test_river_bank_mixture_feedback(answer, message):
 
 
 def test_solutions_01_compute_what_they_show():
-    namespace = {"np": np, "embed": embed, "EMBEDDINGS": EMBEDDINGS}
+    namespace = {"np": np, "embed": embed, "EMBEDDINGS": EMBEDDINGS, "cosine": cosine,
+                 "y_bank_river": mix(embed(SENTENCE_RIVER), ex01.HAND_WEIGHTS)}   # as notebook 01 has them
     exec(ex01.check_sentence_matrix.solution().code, namespace)
-    exec(ex01.check_river_bank_mixture.solution().code, namespace)
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        exec(ex01.check_river_bank_mixture.solution().code, namespace)
     assert ex01.check_sentence_matrix(namespace["E_mine"]).passed
-    assert ex01.check_river_bank_mixture(namespace["y_bank_mine"]).passed
+    assert (feedback := ex01.check_river_bank_mixture(namespace["y_bank_mine"])).passed
+    mine, theirs = re.search(r"river: (0\.\d+), against (0\.\d+) for section 4", feedback.message).groups()
+    assert printed.getvalue() == f"cos with river: {mine}, section 4's {theirs}\n"   # the answer to "which is closer?"

@@ -59,6 +59,15 @@ def test_heatmaps_share_scale_and_check_titles():
     assert plotting.heatmap(np.eye(2), vmin=0, vmax=1).images[0].get_clim() == (0, 1)
 
 
+def test_heatmaps_write_each_panel_in_its_own_format_or_one_for_all():
+    M = np.array([[2.0, 1.0]])
+    _, axes = plotting.heatmaps([M, M / 3], ["S", "W"], fmt=["{:.0f}", "{:.2f}"])
+    assert [[t.get_text() for t in ax.texts] for ax in axes] == [["2", "1"], ["0.67", "0.33"]]
+    _, axes = plotting.heatmaps([M, M / 3], ["S", "W"], fmt="{:.1f}")
+    assert [[t.get_text() for t in ax.texts] for ax in axes] == [["2.0", "1.0"], ["0.7", "0.3"]]
+    plt.close("all")
+
+
 def test_projection_basis_is_orthonormal_and_deterministic():
     X = np.array([[1.0, 0, 1, 0], [1, 1, 0, 0], [0, 1, 1, 1]])
     B = plotting.projection_basis(X)

@@ -27,8 +27,10 @@ QUOTES = [
     ("02", r"$\cos(a, b) = 0.956$", r"\n +b +26 +[\d.]+ +([\d.]+)", "0.956"),
     ("03", "it gives *flows* 0.5065 and itself only 0.3072", r"weights W:\n.*?\nriver +([\d.]+) +[\d.]+ +([\d.]+)",
      "0.3072", "0.5065"),
-    ("03", "with itself is about $64 / 8 = 8$, the others about $0 \\pm 1$ (the `T = 3000, S / √d` line above)",
+    ("03", "score with itself is about $64 / 8 = 8$, its scores with other tokens about $0 \\pm 1$",
      r"with itself ([\d.]+) on average; with another, mean \S+ and spread ([\d.]+)", "8", "1"),
+    ("03", "keep all its weight at $T$ = 3 and only 0.41 of it at $T$ = 3,000",
+     r"T = +3: .*?itself: ([\d.]+) on average\n+T = 3000: .*?itself: ([\d.]+) on average", "1", "0.41"),
     ("03", "their cosine, 0.8165, is twice", r"cos\(grows, river\) = ([\d.]+), cos\(grows, money\) = [\d.]+", "0.8165"),
     ("05", "*bank* keeps 0.45 for itself instead of 0.58", r"softmax\(s\) += \[[\d.]+ ([\d.]+).*?"
                                                        r"softmax\(s / 2\) = \[[\d.]+ ([\d.]+)", "0.58", "0.45"),

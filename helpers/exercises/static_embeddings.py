@@ -37,6 +37,8 @@ def check_sentence_matrix(E) -> Feedback:
     river, bank, flows = embed("river bank flows")      # three (4,) vectors
     y_bank_mine = 0.3 * river + 0.5 * bank + 0.2 * flows   # (4,)
     # the same as: np.array([0.3, 0.5, 0.2]) @ embed("river bank flows")
+    print(f"cos with river: {cosine(y_bank_mine, river):.3f}, section 4's {cosine(y_bank_river, river):.3f}")
+    # yours is closer: more of river and of flows (which points much like river), less of bank
     """, read=partial(as_numbers, name="your y_bank"))
 def check_river_bank_mixture(y) -> Feedback:
     """Exercise 2: bank's hand-made mixture in "river bank flows"."""

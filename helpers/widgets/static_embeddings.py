@@ -26,8 +26,8 @@ class SentenceExplorer(LiveWidget):
         x = np.arange(4)   # d = 4
         self.static = ax.bar(x - _WIDTH, np.zeros(4), width=_WIDTH, color=COLORS["static"],
                              label="static bank (both sentences)")
-        self.mixed = [ax.bar(x + shift, np.zeros(4), width=_WIDTH, color=colour, label=" ")
-                      for shift, colour in ((0.0, COLORS["contextual"]), (_WIDTH, COLORS["query"]))]
+        self.mixed = [ax.bar(x + shift, np.zeros(4), width=_WIDTH, color=colour, hatch=hatch, label=" ")
+                      for shift, colour, hatch in ((0.0, COLORS["contextual"], None), (_WIDTH, COLORS["query"], "//"))]
         ax.set(xticks=x, xticklabels=[f"dim {i}" for i in x], ylim=(0, 2.1))   # the vocabulary's largest entry is 2
         ax.tick_params(labelsize=12)   # fixed sizes: in presenter mode FastFigure grows the whole picture
         ax.set_ylabel("value", fontsize=13)
