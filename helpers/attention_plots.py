@@ -33,10 +33,8 @@ def convex_hull(P) -> np.ndarray:
     points = sorted({(round(float(x), 12), round(float(y), 12)) for x, y in P})
     if len(points) <= 2:
         return np.array(points)
-
     def cross(o, a, b):
         return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
-
     def half(ordered):  # the lower hull for points left to right, the upper for right to left
         chain = []
         for p in ordered:
@@ -44,7 +42,6 @@ def convex_hull(P) -> np.ndarray:
                 chain.pop()
             chain.append(p)
         return chain[:-1]
-
     return np.array(half(points) + half(reversed(points)))
 
 

@@ -141,17 +141,13 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
 class SelfAttention(nn.Module):
     """Single-head scaled dot-product self-attention: (B, T, d_model) -> (B, T, d_k).
 
-    Parameters: 3 · d_model · d_k (no biases). nn.Linear stores its weight as
-    (d_k, d_model), the transpose of W_q in Q = X W_q. After a call, `last_weights` holds
-    the (B, T, T) weights that call used.
-    """
+    Parameters: 3 · d_model · d_k (no biases). nn.Linear stores its weight as (d_k, d_model), the transpose of W_q
+    in Q = X W_q. After a call, `last_weights` holds the (B, T, T) weights that call used."""
 
     def __init__(self, d_model: int, d_k: int):
         super().__init__()
         self.d_model, self.d_k = count(d_model, "d_model"), count(d_k, "d_k")   # whole sizes, or a named error
-        self.W_q = nn.Linear(d_model, d_k, bias=False)
-        self.W_k = nn.Linear(d_model, d_k, bias=False)
-        self.W_v = nn.Linear(d_model, d_k, bias=False)
+        self.W_q, self.W_k, self.W_v = (nn.Linear(d_model, d_k, bias=False) for _ in range(3))
 
     def forward(self, x, mask=None):
         check_tokens(x, self, mask)                        # x: (B, T, d_model), the weights' dtype

@@ -144,11 +144,9 @@ def make_dataset(task: str = "idiom", seed: int = 0) -> Dataset:
         test += held + rest[: half - len(held)]
         train += rest[half - len(held):]
     train = [train[i] for i in rng.permutation(len(train))]
-
     def encode(sentences):   # -> ids (N, T), labels (N,)
         return (np.array([[_INDEX[w] for w in s] for s in sentences], dtype=np.int64),
                 np.array([label_of(s, task) for s in sentences], dtype=np.int64))
-
     return Dataset(*encode(train), *encode(test))
 
 

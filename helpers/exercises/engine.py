@@ -74,7 +74,6 @@ def solved_by(title: str, code, explanation: str = "", read=None):
     """Decorator: `checker.solution()` shows this worked solution; `code` is text, or a function whose source it is.
     `read`: a partial of one_number, as_numbers or text_answer, to read the answer first; what it refuses is wrong."""
     code = code if isinstance(code, str) else inspect.getsource(code)
-
     def attach(checker):
         @wraps(checker)
         def reading_first(*args, **kwargs):   # check(E) or check(E=E), the name help() shows

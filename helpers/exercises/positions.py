@@ -25,10 +25,8 @@ def reference_sinusoidal(T, d):
 def _sinusoid_slips(T: int, d: int) -> list[tuple[torch.Tensor, str]]:
     """[(what a slip returns, what the slip is)]."""
     p, m = torch.arange(T, dtype=torch.float64)[:, None], torch.arange(d // 2, dtype=torch.float64)   # (T, 1), (d/2,)
-
     def interleave(sin, cos):   # (T, d/2) each -> (T, d): sin in the even columns, cos in the odd ones
         return torch.stack([sin, cos], dim=-1).reshape(T, d)
-
     right = p / 10000 ** (2 * m / d)
     return [(interleave(torch.cos(right), torch.sin(right)),
              "sin and cos are swapped: even columns 2m hold sin, odd columns 2m+1 hold cos"),
