@@ -26,7 +26,7 @@ DECODER_STATES = {"paisa": (1.0, 0.2, 0.8, 0.0), "badhta": (0.0, 0.6, 0.8, 1.0)}
 D_MODEL = 4
 
 #: The four mechanisms the two differences span: (learned projections?, one sequence?) -> name.
-MECHANISMS = {(False, False): "Luong-style attention (no projections, two sequences)",
+MECHANISMS = {(False, False): "Luong-style attention (no projections, two sequences, but divided by √d_k)",
               (False, True): "parameter-free self-attention (notebook 03)",
               (True, False): "cross-attention (learned projections, two sequences)",
               (True, True): "self-attention (learned projections, one sequence)"}
