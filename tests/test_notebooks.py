@@ -238,3 +238,15 @@ def test_readme_links_every_notebook():
         assert f"notebooks/{path.name}" in readme
     for target in re.findall(r"\]\((notebooks/[^)]+)\)", readme):
         assert (ROOT / target).exists(), f"README links to missing {target}"
+
+
+def test_every_digression_is_folded_and_the_readme_names_their_notebooks():
+    """A '### Going deeper' or '### Aside' heading opens folded in JupyterLab; the README lists where they are."""
+    where = []
+    for path in NOTEBOOKS:
+        headings = [c for c in load(path)["cells"] if c["cell_type"] == "markdown"
+                    and re.match(r"### (Going deeper|Aside)\b", source(c))]
+        assert all(c["metadata"].get("jp-MarkdownHeadingCollapsed") for c in headings), path.name
+        where += [path.name[:2]] * bool(headings)
+    listed = ", ".join(where[:-1]) + f" and {where[-1]}"
+    assert f"*Aside* headings (notebooks {listed}):" in (ROOT / "README.md").read_text(encoding="utf-8")

@@ -134,7 +134,7 @@ def test_weights_table_dashes_the_letter_after_the_earlier_copy():
     assert "solid" in tds[3]
 
 
-def test_bars_colour_the_letter_copying_predicts():
+def test_bars_colour_and_hatch_the_letter_copying_predicts():
     from helpers.induction import LETTERS
     from helpers.plotting import COLORS
     from helpers.widgets.induction import _Bars
@@ -142,7 +142,8 @@ def test_bars_colour_the_letter_copying_predicts():
     bars.png({"earlier": 0, "letters": "abcab", "probabilities": np.full(len(LETTERS), 1 / len(LETTERS)),
               "prediction": "b"})
     orange = [k for k, bar in enumerate(bars.bars) if bar.get_facecolor() == to_rgba(COLORS["contextual"])]
-    assert orange == [LETTERS.index("b")]
+    hatched = [k for k, bar in enumerate(bars.bars) if bar.get_hatch()]          # not by its colour alone
+    assert orange == hatched == [LETTERS.index("b")]
 
 
 def test_induction_slider_at_the_end_follows_a_longer_text(model):

@@ -51,7 +51,8 @@ class _Bars:
         copy = None if e is None else LETTERS.index(text[e + 1])
         for k, (bar, height) in enumerate(zip(self.bars, data["probabilities"])):
             bar.set_height(height)
-            bar.set_color(COLORS["contextual"] if k == copy else COLORS["static"])
+            bar.set(fc=COLORS["contextual" if k == copy else "static"], ec="black" if k == copy else "none",
+                    hatch="//" * (k == copy))   # the copied letter: not by its colour alone
         self.title.set_text(f"next letter: {data['prediction']!r} ({data['probabilities'].max():.0%})")
         return self.figure.png()
 
