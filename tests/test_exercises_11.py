@@ -553,7 +553,7 @@ def test_a_lazy_maximum_is_told_the_exercise_returns_the_largest_score():
                 l, o, m = l * math.exp(m - float(s)), o * math.exp(m - float(s)), float(s)
             l, o = l + math.exp(float(s) - m), o + math.exp(float(s) - m) * v
         return m, l, o
-    not_yet(ex11.check_running_softmax(lazy), "o / l is right", "is not the largest score", "lazy m")
+    not_yet(ex11.check_running_softmax(lazy), "o / l is right", "is not the largest score", "flash_forward starts at 0")
 
 
 def test_a_start_left_none_or_a_fixed_d_v_gets_a_hint_and_a_rule_that_never_skips_the_condition():

@@ -210,8 +210,8 @@ def _judge_state(case, got, expected):
     if got[0] > expected[0]:   # a lazy m is never above the largest score
         return f"on {case.what}: m = {got[0]:.6g} is above every score, not the largest one seen: start m at −∞."
     if got[0] != expected[0] and np.allclose(got[2:] / got[1], expected[2:] / expected[1], atol=1e-9):
-        return (f"on {case.what}: o / l is right, but m = {got[0]:.6g} is not the largest score: a lazy m (section 3) "
-                "keeps o / l right, but this exercise returns m = the largest score, and l and o kept against it.")
+        return (f"on {case.what}: o / l is right, but m = {got[0]:.6g} is not the largest score: any m (flash_forward "
+                "starts at 0) keeps o / l right, but this exercise returns m = the largest score, l and o against it.")
     i = int(np.argmax(~np.isclose(got, expected, atol=1e-9, rtol=0)))
     names = ["m", "l", *(f"o[{k}]" for k in range(got.size - 2))]
     return (f"(m, l, o) on {case.what} has the right shape but the wrong values: {names[i]} = {got[i]:.6g} is too "
@@ -238,8 +238,8 @@ check_running_softmax = Exercise(reference_running_softmax, title="the running s
     hint="When a larger score arrives, rescale what was summed against the old m before adding the new key.",
     success="one key at a time: the largest score so far, and two sums kept against it, rescaled by exp(m_old − m_new) "
             "whenever it grows. o / l is the attention output; m + log l the log-sum-exp a backward pass keeps.",
-    explanation="flash_attention does the same for a whole tile of keys at once, with s.max() of the tile and sums "
-                "over its keys (helpers.fast_attention.online_softmax_step).")
+    explanation="online_softmax_step (section 2) does the same for a tile of keys at once, with s.max() of the tile "
+                "and sums over its keys; plain_flash (section 3) for a tile of queries too.")
 
 
 # --- Exercise 2: which causal tiles to skip ----------------------------------------------------------------------

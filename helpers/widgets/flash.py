@@ -60,9 +60,9 @@ class _Picture:
             axis.set_ylabel(label, fontsize=SMALL, color=color, labelpad=6)
         self.ax_l.tick_params(colors=INK["contextual"])
         self.ax_y.set_xlabel("key tiles processed", fontsize=SMALL)
-        (self.m_line,) = self.ax_ml.plot([], [], "o-", color=COLORS["key"], lw=2, ms=5)
-        (self.l_line,) = self.ax_l.plot([], [], "s-", color=COLORS["contextual"], lw=2, ms=5)
-        self.y_lines = [self.ax_y.plot([], [], "-", marker=k, color=c, lw=2, ms=4)[0] for c, k in _ENTRIES[:d_v]]
+        (self.m_line,) = self.ax_ml.plot([], [], "o-", color=COLORS["key"], lw=2, ms=7)
+        (self.l_line,) = self.ax_l.plot([], [], "s--", color=COLORS["contextual"], lw=2, ms=7)
+        self.y_lines = [self.ax_y.plot([], [], "-", marker=k, color=c, lw=2, ms=6)[0] for c, k in _ENTRIES[:d_v]]
         self.exact = [self.ax_y.plot([0, n_tiles], [0, 0], "--", c=c, lw=1.5, marker=k, markevery=[1])[0]
                       for c, k in _ENTRIES[:d_v]]   # each exact value dashed, marked at the end like its entry
         self.cursors = [axis.axvline(0, color="#444444", lw=1, ls=":") for axis in (self.ax_ml, self.ax_y)]

@@ -96,7 +96,7 @@ class InductionWidget(LiveWidget):
             heads = ", ".join(f"{layer}.{h}: " + ("off" if o else f"{w[e + 1]:.2f}")   # an off head adds nothing
                               for (layer, h), w, o in zip(self.heads, data["weights"], off))
             story = (f"{text[p]!r} came before at position {e}, followed by {text[e + 1]!r} (dashed): copying "
-                     f"predicts {text[e + 1]!r} (orange bar). Weight on it, head by head: {heads}.")
+                     f"predicts {text[e + 1]!r} (the orange, hatched bar). Weight on it, head by head: {heads}.")
         names = [s.description for s, is_off in zip(self.switches, off) if is_off]
         state = f"Switched off: {', '.join(names)}." if names else "All heads on: untick one to switch it off."
         self.reading.value = (f"<div style='{reading_style()}'>{html.escape(story)} The model predicts "

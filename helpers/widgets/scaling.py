@@ -49,7 +49,7 @@ class _Picture:
         for bar, w in zip(self.bars, data["mean_sorted_weights"], strict=True):
             bar.set_height(w)
             bar.set_color(color)
-        self.title_w.set_text(f"spread over ≈ {data['effective_keys']:.1f} keys (mean of 2^H)")
+        self.title_w.set_text(f"{_MODE_NAME[data['scaled']]}: spread ≈ {data['effective_keys']:.1f} keys")  # mean 2^H
         self.marker.set_data([data["d_k"]], [data["grad_median"]])
         self.title_g.set_text(f"gradient to scores: {data['grad_median']:.2g}")
         return self.figure.png()
