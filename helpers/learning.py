@@ -279,8 +279,8 @@ def plot_loss_curves(experiment: Experiment, *, title: str = ""):
     for name, run in experiment.runs.items():
         color, style = colors[name]
         ax.plot(run.loss, style, lw=2.5, color=color, label=f"{name}: test accuracy {run.test_accuracy:.1%}")
-    ax.axhline(np.log(2), color="#888888", lw=1, ls=":")
-    ax.text(experiment.steps, np.log(2) / 1.12, "ln 2: guessing", ha="right", va="top", color="#666666",
+    ax.axhline(np.log(2), color="#555555", lw=1.2, ls=":", zorder=3)   # above the curve that sits on it
+    ax.text(experiment.steps, np.log(2) / 1.3, "ln 2: guessing", ha="right", va="top", color="#666666",
             fontsize=plt.rcParams["font.size"] - 2)
     ax.set(yscale="log", xlabel="training step (one full pass over the 512 training sentences)",
            ylabel="training loss (log scale)", title=title)
