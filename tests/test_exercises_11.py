@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from helpers.exercises import flash as ex11
-from helpers.fast_attention import online_softmax_step
+from helpers.fast_attention import online_softmax_step, tile_is_future, tile_map
 
 
 def passed(feedback):
@@ -52,6 +52,18 @@ def test_the_reference_and_the_library_step_pass():
         return m, l, o
     assert "a ready-made online_softmax_step" in ex11.check_running_softmax(one_key_a_step).message
     passed(ex11.check_running_softmax(one_key_a_step))
+
+
+def test_a_tile_rule_read_off_the_course_s_own_functions_is_told_so():
+    """Section 4 prints tile_map's codes, not tile_is_future's body: either one called is a ready-made answer."""
+    def from_the_map(q_start, q_stop, k_start, k_stop, T_q, T_k):   # 1 x 1 tiles: the last query against the first key
+        return bool(tile_map(T_q, T_k, 1, 1, causal=True)[q_stop - 1, k_start] == 0)
+
+    def wrapped(q_start, q_stop, k_start, k_stop, T_q, T_k):
+        return tile_is_future(q_start, q_stop, k_start, T_q, T_k)
+    for answer, name in ((from_the_map, "tile_map"), (wrapped, "tile_is_future")):
+        feedback = ex11.check_tile_is_future(answer)
+        assert feedback.passed and f"a ready-made {name}, though" in feedback.message
 
 
 def running(update, start=-math.inf, divide=False):

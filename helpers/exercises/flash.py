@@ -340,9 +340,9 @@ def _judge_tiles(case, got, expected):
 
 
 check_tile_is_future = Exercise(reference_tile_is_future, title="the causal skip condition",
-    expects="future(q_start, q_stop, k_start, k_stop, T_q, T_k) returning True or False",
+    expects="future(q_start, q_stop, k_start, k_stop, T_q, T_k) returning True or False", call=_run_tiles,
     cases=lambda: [_tile_case(*c) for c in TILE_CASES], where="for {what}: ", name="the tiles skipped (1) for {what}",
-    own="tile_is_future", call=_run_tiles, expected=lambda case: tile_grid(reference_tile_is_future, *case.args),
+    own="tile_is_future or tile_map", expected=lambda case: tile_grid(reference_tile_is_future, *case.args),
     draw=(_draw_tiles, partial(_draw_tiles, wide=True), partial(_draw_tiles, tall=True)), atol=0.5, judge=_judge_tiles,
     slips=lambda case: [(lambda r=rule: tile_grid(r, *case.args), f"for {case.what}: {message}.")
                         for rule, message in TILE_SLIPS if hasattr(case, "fixed_grids") and all(
