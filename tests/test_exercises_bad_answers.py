@@ -1164,3 +1164,75 @@ def test_a_threshold_of_one_half_on_the_previous_token_score_does_not_find_the_h
     def above_half(scores):
         return next((l, h) for l in range(scores.size(1)) for h in range(scores.size(2)) if scores[0, l, h] > 0.5)
     not_yet(ex10.check_worst_head(above_half, "b"), "flattened")
+
+
+def test_a_size_made_with_a_true_division_is_named():
+    """d_model / n_heads is a float in Python 3: view and reshape refuse it, and the checker says why."""
+    def divided(x, n_heads):
+        B, T, d_model = x.shape
+        return x.view(B, T, n_heads, d_model / n_heads).transpose(1, 2)
+    not_yet(ex09.check_split_heads(divided), "raised TypeError", "/ always gives a float", "d_model // n_heads")
+
+
+def test_writing_into_what_float_or_asarray_gave_back_is_explained():
+    """.float() of a float32 mask and np.asarray of a float array are the argument itself: the message says so."""
+    def filled(mask):
+        out = mask.float()
+        out[mask == 0] = float("-inf")
+        out[mask != 0] = 0.0
+        return out
+
+    def shifted(x):
+        x = np.asarray(x, dtype=float)
+        x -= x.max(axis=-1, keepdims=True)
+        return np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True)
+    not_yet(ex07.check_additive_mask(filled), "changed its argument mask in place", ".float(), .to() and np.asarray "
+            "give back mask itself")
+    not_yet(ex02.check_stable_softmax(shifted), "changed its argument x in place", "give back x itself")
+
+
+def test_ready_made_attention_is_named_in_every_attention_exercise():
+    """PyTorch's fused attention or nn.MultiheadAttention (identity projections) passes, but is told to write it."""
+    def identity(mha):   # one head whose projections are all the identity: plain attention on its inputs
+        with torch.no_grad():
+            mha.in_proj_weight.copy_(torch.eye(mha.embed_dim).repeat(3, 1))
+            mha.out_proj.weight.copy_(torch.eye(mha.embed_dim))
+        return mha
+
+    def mha_03(E):
+        x = torch.as_tensor(E, dtype=torch.float64)[None]
+        mha = identity(torch.nn.MultiheadAttention(x.shape[-1], 1, bias=False, batch_first=True).double())
+        return mha(x, x, x, need_weights=False)[0][0].detach().numpy()
+
+    def mha_05(Q, K):
+        Q, K = torch.as_tensor(Q)[None], torch.as_tensor(K)[None]
+        mha = identity(torch.nn.MultiheadAttention(Q.shape[-1], 1, bias=False, batch_first=True).double())
+        return mha(Q, K, K)[1][0].detach()
+
+    def sdpa_05(Q, K):
+        Q, K = torch.as_tensor(Q), torch.as_tensor(K)
+        return torch.nn.functional.scaled_dot_product_attention(Q, K, torch.eye(K.shape[0], dtype=Q.dtype))
+    for check, answer, word in ((ex03.check_self_attention, mha_03, "MultiheadAttention"),
+                                (ex05.check_scaled_weights, mha_05, "MultiheadAttention"),
+                                (ex05.check_scaled_weights, sdpa_05, "scaled_dot_product_attention")):
+        feedback = check(answer)
+        assert feedback.passed and f"It calls a ready-made {word}, though" in feedback.message, feedback
+
+
+def test_a_position_table_of_64_rows_fails_on_the_long_drawn_sentence():
+    """E + PE[:T] from a table of 64 positions is right only up to T = 64; one draw is always longer."""
+    table = {d: sinusoidal_positions(64, d, dtype=torch.float64) for d in (2, 4, 6, 8, 10, 12, 22, 66)}
+    for _ in range(3):
+        not_yet(ex08.check_add_positions(lambda E: E + table[E.shape[1]][:E.shape[0]]), "(drawn at random)")
+
+
+def test_a_lower_case_key_is_named_alone_and_the_lookup_hint_gives_the_scores_order():
+    """One lower-case key: only it is quoted. Scores as query @ keys fail on the non-square draw, hint keys @ query."""
+    shapes = {"q": (2, 3), "K": (3, 3), "V": (3, 4), "W": (2, 3), "Y": (2, 4)}
+    not_yet(ex06.check_cross_attention_shapes(shapes), "(not 'q').")
+
+    def query_first(query, keys, values):
+        scores = query @ keys
+        weights = np.exp(scores - scores.max())
+        return float(weights / weights.sum() @ values)
+    not_yet(ex04.check_soft_lookup(query_first), "keys @ query, one score per key")

@@ -277,7 +277,9 @@ def same(a: np.ndarray, b: np.ndarray) -> bool:
 def changed_in_place(who: str, name: str, kind: str = "tensor") -> str:
     """The message for an answer (`who`: "your function", "forward") that changed its argument `name` in place."""
     how, new = ((f"{name}.sort(), .append(), {name}[…] = …", f"sorted({name}), {name} + […]") if kind == "list"
-                else (f"{name} += …, {name}[…] = … or a method ending in _, such as .div_()", f"{name} = {name} + …"))
+                else (f"{name} += …, {name}[…] = … or a method ending in _, such as .div_()", f"{name} = {name} + …, "
+                      f"or a copy: .clone(), .copy(); .float(), .to() and np.asarray give back {name} itself if it has "
+                      "that dtype already"))
     return (f"{who} changed its argument {name} in place ({how}), so the caller's {name} changes too: compute a new "
             f"one ({new}).")
 

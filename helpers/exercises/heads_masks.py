@@ -57,6 +57,13 @@ def _split_slips(case):
          "d_k neighbouring features.")]
 
 
+def _split_error(case, error):
+    """After a TypeError (the signature fits): most often a size made with /, which Python makes a float."""
+    if type(error) is TypeError:
+        return (f"on {case.what}: {raised(error)}. If a size comes from /: in Python / always gives a float (12 / 3 = "
+                "4.0), and view and reshape take whole numbers: d_k = d_model // n_heads.")
+
+
 check_split_heads = Exercise(reference_split_heads, title="split the heads", own="split_heads", atol=1e-9,
     expects="split_heads(x, n_heads) returning a (B, H, T, d_k) tensor", shapes=_split_shapes, slips=_split_slips,
     cases=lambda: [_split_case(*case) for case in ((2, 5, 12, 3), (1, 3, 8, 2))],   # T, H and d_k all differ
@@ -64,7 +71,7 @@ check_split_heads = Exercise(reference_split_heads, title="split the heads", own
     hint="View as (B, T, n_heads, d_model // n_heads), each size read from x and n_heads, then .transpose(1, 2).",
     success="view as (B, T, H, d_k), then transpose to (B, H, T, d_k): every head sees every token, each through "
             "its own d_k features.",
-    explanation="merge_heads undoes it: Y.transpose(1, 2).contiguous().view(B, T, H * d_k).")
+    explanation="merge_heads undoes it: Y.transpose(1, 2).contiguous().view(B, T, H * d_k).", errors=_split_error)
 
 
 # --- Exercise 2: the bottom-right causal mask ---------------------------------------------------

@@ -90,8 +90,8 @@ check_soft_lookup = Exercise(reference_soft_lookup, title="a soft dictionary loo
     expects="soft_lookup(query, keys, values) returning one number", success=_lookup_verdict, own="soft_lookup",
     cases=lambda: [Case(*args, what=what) for *args, what in _lookup_cases()], read=_read_blend,
     draw=(_draw_lookup, partial(_draw_lookup, square=True), partial(_draw_lookup, long=True)),
-    slips=lambda case: [(v, f"on {case.what}: {m}.") for v, m in _lookup_slips(*case.args)],
-    name="the blend on {what}", hint="Score each key against the query, softmax the scores, blend the values by them.",
+    slips=lambda case: [(v, f"on {case.what}: {m}.") for v, m in _lookup_slips(*case.args)], name="the blend on {what}",
+    hint="Score each key against the query (keys @ query, one score per key), softmax, blend the values by them.",
     explanation="Make the query 10 times longer and the weights approach [1, 0, 0]: the hard lookup d['a'] = 1 is "
                 "the limit of the soft one.")
 
@@ -266,8 +266,8 @@ def _forward_shapes(case):
 check_attention_forward = Exercise(reference_attention_forward, title="the forward pass",
     expects="attention_forward(E, W_q, W_k, W_v) returning Y", reads="Y", shapes=_forward_shapes,
     cases=lambda: [*(_forward(*case) for case in FORWARD_CASES), _large_forward(), _large_forward(sunk=True)],
-    draw=(_draw_forward, _draw_forward, partial(_draw_forward, spiked=True)), name="Y on {what}",
-    errors=_forward_error, own="scaled_dot_product_attention or attention_weights or SelfAttention",
+    draw=(_draw_forward, _draw_forward, partial(_draw_forward, spiked=True)), name="Y on {what}", errors=_forward_error,
+    own="scaled_dot_product_attention or attention_weights or SelfAttention or MultiheadAttention",
     atol=1e-5, atol32=1e-4,   # float32 is right too: its rounding reached 2.1e-5 over 6,000 drawn cases
     expected=lambda case: scaled_dot_product_attention(*(case.args[0] @ W for W in case.args[1:])),
     slips=lambda case: [(v, f"on {case.what} {m}.") for v, m in _attention_slips(
@@ -377,8 +377,8 @@ def _module_slips_of(case):
     return [(v, f"on {case.what}: {m}.") for v, m in slips]
 
 
-check_self_attention_module = Exercise(SelfAttention, title="the module",
-    expects="the class MySelfAttention itself", own="SelfAttention or scaled_dot_product_attention",
+check_self_attention_module = Exercise(SelfAttention, title="the module", expects="the class MySelfAttention itself",
+    own="SelfAttention or scaled_dot_product_attention or MultiheadAttention",
     cases=lambda: [*(_module_case(*case) for case in MODULE_CASES), _module_case(*MODULE_CASES[0], scale=100.0),
                    _module_case(*MODULE_CASES[1], sunk=True)],
     draw=(_draw_module, _draw_module, partial(_draw_module, tied=True)), name="the output on {what}",

@@ -116,7 +116,7 @@ def check_cross_attention_shapes(shapes) -> Feedback:
         return wrong(f"expected a dict like {{'Q': (rows, columns), ...}}, but got {type(shapes).__name__}.")
     if missing := [k for k in expected if k not in shapes]:
         if all(k.lower() in shapes for k in missing):
-            return wrong(f"the keys are upper case: 'Q', 'K', 'V', 'W', 'Y' (not {', '.join(map(repr, shapes))}).")
+            return wrong(f"the keys are upper case: 'Q', 'K', 'V', 'W', 'Y' (not {repr(missing)[1:-1].lower()}).")
         return wrong(f"the dictionary is missing {', '.join(missing)}: give a shape for each of Q, K, V, W, Y.")
     for name, shape in expected.items():
         if getattr(shapes[name], "ndim", 0) > 1 and math.prod(shapes[name].shape) > 2:

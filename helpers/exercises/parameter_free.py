@@ -243,7 +243,7 @@ check_self_attention = Exercise(
     expected=lambda case: self_attention(*case.args), slips=_attention_slips, name="Y on {what}", reads="Y",
     atol=1e-5, atol32=1e-4,   # float32 is right too: in torch its error reached 3.3e-5 over 20,000 drawn cases
     own="self_attention or attend or attention_weights or scaled_dot_product_attention or ParameterFreeAttention "
-        "or flash_attention or tiled_attention or lean_attention",
+        "or flash_attention or tiled_attention or lean_attention or MultiheadAttention",
     hint="Recipe: every pair's score, divided by √d; a softmax along each row; each output a weighted sum of E's rows.",
     success=f"your self_attention matches helpers.attention.self_attention on all {len(_cases())} fixed inputs and on "
             "three drawn at random.")

@@ -174,7 +174,7 @@ check_add_positions = Exercise(reference_add_positions, title="adding the positi
     expects="add_positions(E) returning a (T, d) tensor", slips=_add_slips, name="the result on {what}", atol=1e-5,
     cases=lambda: [_add_case(torch.tensor([[1.0, 0, 1, 0], [1, 1, 0, 0], [0, 1, 1, 1]], dtype=torch.float64)),
                    _add_case(torch.randn(7, 6, generator=torch.Generator().manual_seed(3), dtype=torch.float64))],
-    draw=(_draw_add, partial(_draw_add, shortest=13, longest=80, widths=(8, 22, 66)),
+    draw=(_draw_add, partial(_draw_add, shortest=65, longest=300, widths=(8, 22, 66)),
           lambda rng: _add_case(torch.from_numpy(rng.normal(size=(3, 4))), " (drawn at random, the size of 'money bank "
                                 "grows')")), shapes=_add_shapes,
     hint="Add E + sinusoidal_positions(T, d), with E's own T (its rows, the tokens) and d (its columns, the features).",

@@ -294,10 +294,10 @@ def _weights_verdict(answer) -> str:
             f"head size of d_k = {OTHER_D_K}, with scores all far below 0, and on three sizes drawn at random.")
 
 
-check_scaled_weights = Exercise(reference_scaled_weights, title="softmax(Q Kᵀ / √d_k)",
-    expects="scaled_weights(Q, K) returning a (T_q, T_k) array",
+check_scaled_weights = Exercise(reference_scaled_weights, title="softmax(Q Kᵀ / √d_k)", success=_weights_verdict,
+    expects="scaled_weights(Q, K) returning a (T_q, T_k) array",   # atol32: float32 near a drawn tie: 4.4e-5 in 3,000
     cases=_weights_cases, draw=(_draw_weights, _draw_weights, partial(_draw_weights, wide=True)), judge=_judge_weights,
-    success=_weights_verdict, own="attention_weights", atol32=1e-4,   # float32 near a drawn tie: 4.4e-5 in 3,000
+    atol32=1e-4, own="attention_weights or scaled_dot_product_attention or MultiheadAttention",
     hint="Q is (T_q, d_k), K is (T_k, d_k): the scores are Q @ K.T, (T_q, T_k) (NumPy's K.transpose(-2, -1) is K "
          "itself); a row-wise max or sum needs keepdims=True, shape (T_q, 1), to stretch across each row.",
     explanation="d_k is read from the shapes (the last axis of Q), so the same function works for any head size. "
