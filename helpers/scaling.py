@@ -169,7 +169,7 @@ def score_divisor(d_model: int, n_heads: int) -> float:
 def constant_comparison(d_model: int = 512, n_heads: int = 8, *, T: int = 16, n_queries: int = 512,
                         seed: int = 0) -> dict:
     """What three divisors do to one head's weights: none (c = 1), right (√d_k), wrong (√d_model). Returns d_model,
-    n_heads, d_k, T, max_entropy_bits, example_scores (query 0's raw q·k) and rows (weight statistics per divisor)."""
+    n_heads, d_k, T, example_scores (query 0's raw q·k) and rows (weight statistics per divisor)."""
     d_k = per_head_dim(d_model, n_heads)
     (S, G), rows = _scores_and_upstream(d_k, T, n_queries, seed), []
     for label, c in (("no scaling (c = 1)", 1.0), (f"c = √d_k = √{d_k}", math.sqrt(d_k)),
@@ -178,4 +178,4 @@ def constant_comparison(d_model: int = 512, n_heads: int = 8, *, T: int = 16, n_
         rows.append({"label": label, "c": c, **{k: summary[k] for k in ("score_var", "max_weight", "entropy_bits",
                      "effective_keys", "mean_sorted_weights", "example_weights", "grad_median")}})
     return {"d_model": d_model, "n_heads": n_heads, "d_k": d_k, "T": T,
-            "max_entropy_bits": math.log2(T), "example_scores": S[0].copy(), "rows": rows}
+            "example_scores": S[0].copy(), "rows": rows}

@@ -123,6 +123,7 @@ def test_cost_widget_fits_counts_the_scores_alone_as_its_text_says():
     data = cost.cost_widget_data(T, 64)
     assert sum(size for _, size in data["bars"]) > 80e9              # with Q, K, V the A100 would be over
     assert data["fits"]["A100 (80 GB)"]
+    assert not cost.cost_widget_data(T + 1, 64)["fits"]["A100 (80 GB)"]   # 80.0007 GB: over 80 · 10⁹ bytes, not 80 GiB
     assert "the (T, T) scores fit in: A100 (80 GB), H200 (141 GB)" in table_html(data, 512, 64, 1, "float32")
     huge = cost.cost_widget_data(10**6, 64)                          # 4 TB: no device holds it
     assert "the (T, T) scores fit in: none of these devices" in table_html(huge, 512, 64, 1, "float32")
@@ -138,6 +139,22 @@ def test_memory_bar_html_places_bars_on_a_log_axis():
     assert "A100 (80 GB)" in html
     sizes = [int(n) for n in re.findall(r"font-size:(\d+)px", html)]
     assert sizes and min(sizes) >= 14
+
+
+def test_the_ticks_are_powers_of_1000_and_a_gigabyte_bar_ends_at_its_tick():
+    html = memory_bar_html([("scores", 1e9)], {})
+    ticks = dict(re.findall(r"left:([\d.]+)%;[^>]*>(1 [kMGT]B)<", html))
+    at = {label: float(left) for left, label in ticks.items()}
+    assert list(at) == ["1 kB", "1 MB", "1 GB", "1 TB"] and len({round(b - a, 6) for a, b in zip(
+        list(at.values()), list(at.values())[1:])}) == 1                  # evenly spaced on the log axis: 10³ apart
+    assert f"width:{at['1 GB']:.2f}%" in html                            # 10⁹ bytes reach the 1 GB tick exactly
+
+
+def test_the_qkv_row_counts_every_head_and_sequence_and_matches_its_bar():
+    rows = {r["quantity"]: r["value"] for r in cost.cost_table(1_000, 512, 64, heads=8, batch=3)}
+    assert rows["memory Q, K, V"] == 3 * (3 * 8 * 1_000 * 64) * 4        # Q, K, V: (B, H, T, d_k) float32 each
+    one = {r["quantity"]: r["value"] for r in cost.cost_table(1_000, 512, 64, heads=8)}
+    assert one["memory Q, K, V"] == dict(cost.cost_widget_data(1_000, 64, heads=8)["bars"])["Q, K, V"]
 
 
 def test_table_html_shows_the_table_in_readable_text():

@@ -1,4 +1,5 @@
 """helpers.learning (notebook 04's lookup and experiment) and its widget, helpers.widgets.learning."""
+import dataclasses
 import math
 import re
 
@@ -306,6 +307,8 @@ def test_experiment_table_and_lookup(experiment):
         run = experiment[name]                                            # the lookup: by name, each its own run
         assert run is experiment.runs[name] and run.name == name
         assert row.split()[-3:] == [f"{run.parameters:,}", f"{run.loss[-1]:.3f}", f"{run.test_accuracy:.1%}"]
+    ended = dataclasses.replace(experiment[LEARNED], loss=np.array([0.9, 0.25]))   # the last loss, not one before it
+    assert dataclasses.replace(experiment, runs={LEARNED: ended}).table().splitlines()[1].split()[-2] == "0.250"
     with pytest.raises(KeyError):
         experiment["no such model"]
 

@@ -132,6 +132,7 @@ def test_widget_updates_when_slider_moves():
 
     w.children[0].value = "5, 5, 1, 0"                             # a different number of bars
     assert len(w.result["weights"]) == 4 and w.last_update_ms > 0
+    assert list(w._bars.uniform.get_ydata()) == [0.25, 0.25] and w._bars.uniform_text.get_text().endswith("1/4")
     assert "update took" not in w.children[3].value and " ms" not in w.children[3].value   # measured, not shown
 
 
