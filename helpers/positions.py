@@ -74,8 +74,8 @@ def four_terms(E: torch.Tensor, P: torch.Tensor) -> dict[str, torch.Tensor]:
     """(e_i + PE(i))·(e_j + PE(j)) as four terms, content and position, for all pairs: E, P (T, d) -> 4 × (T, T)."""
     if not (isinstance(E, torch.Tensor) and isinstance(P, torch.Tensor) and (E.shape, E.dtype) == (P.shape, P.dtype)):
         raise ValueError(f"E and P should be tensors of one shape (T, d) and one dtype, but got {describe(E)} "
-                         f"{getattr(E, 'dtype', '')} and {describe(P)} {getattr(P, 'dtype', '')}: make P for E's "
-                         "own T, d and dtype, P = sinusoidal_positions(T, d, dtype=E.dtype).")
+                         f"{getattr(E, 'dtype', '')} and {describe(P)} {getattr(P, 'dtype', '')}: E = torch.tensor(E) "
+                         "first for a NumPy array, then P = sinusoidal_positions(T, d, dtype=E.dtype) for its T and d.")
     return {"content-content": E @ E.T,                      # (T, T) what the words are
             "content-position": E @ P.T,                     # (T, T) word i against position j
             "position-content": P @ E.T,                     # (T, T) position i against word j

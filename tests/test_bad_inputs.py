@@ -203,6 +203,11 @@ def test_four_terms_refuses_what_would_be_silently_wrong():
             positions.four_terms(E, P)                               # (3, 5) terms, or a dtype error, before
     with pytest.raises(ValueError, match=r"\(3, 4\) torch.float64 and Tensor of shape \(3, 4\) torch.float32"):
         positions.four_terms(E, positions.sinusoidal_positions(3, 4))   # the shapes agree: the dtypes are named
+    with pytest.raises(ValueError, match=r"E = torch.tensor\(E\) first for a NumPy array") as refused:
+        positions.four_terms(E.numpy(), positions.sinusoidal_positions(3, 4))
+    E = torch.tensor(E.numpy())                                       # the advice, followed: it runs
+    assert "torch.tensor(E)" in str(refused.value) and positions.four_terms(E, positions.sinusoidal_positions(
+        3, 4, dtype=E.dtype))["position-position"].shape == (3, 3)
 
 
 def test_what_a_student_may_type_instead_is_taken():
