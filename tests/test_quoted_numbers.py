@@ -78,7 +78,8 @@ QUOTES = [
     ("03", "went 1.7321, 0.4939, 0.0124, 0.0000", r"passes: 0 +largest distance between two tokens: ([\d.]+)\n"
      r"passes: 1 [^\n]*: ([\d.]+)\npasses: 2 [^\n]*: ([\d.]+)\npasses: 3 [^\n]*: ([\d.]+)",
      "1.7321", "0.4939", "0.0124", "0.0000"),
-    ("03", "(0.67 at $d$ = 4, 0.91 at 16, 1.00 at 64; section 8)", r"d = +4: each token's weight on itself ([\d.]+).*?"
+    ("03", "among 3,000 tokens the others dilute it, to 0.41", r"T = 3000: [^\n]*itself: ([\d.]+) on average", "0.41"),
+    ("03", "0.67 at $d$ = 4, 0.91 at 16, 1.00 at 64 for 3 tokens", r"d = +4: each token's weight on itself ([\d.]+).*?"
      r"d = +16: [^\n]*itself ([\d.]+).*?d = +64: [^\n]*itself ([\d.]+)", "0.67", "0.91", "1.00"),
     ("06", "a rectangular $W$ of shape (2, 3),", r"\ncross-attention [^\n]*W \((\d), (\d)\)",
      "2", "3"),
