@@ -93,6 +93,7 @@ QUOTES = [
     ("09", "under such a mask: `[0.49 0. 0.5 0.01 0.]`",
      r"under the added mask: \[([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+) *\]",
      "0.49", "0.", "0.5", "0.01", "0."),
+    ("09", "4× less with 8 key-value heads for 32 query heads", r"grouped-query[^\n]*context, (\d+)× less", "4"),
     ("11", "(0.501 of them above)", r"causal computes ([\d.]+) of the tiles", "0.501"),
     ("11", "512 KiB whatever $T$ is", r"in [\d.]+ kB \(([\d.]+) KiB\) of scores at a time", "512"),
     ("11", "flash holds more (1.13 MiB against 1.03 there); from 2,048 on it holds less (1.64 against 2.03)",
