@@ -75,6 +75,9 @@ QUOTES = [
     ("10", "the earlier *b*, 12 positions back", r"after the earlier 'b', (\d+) positions back", "12"),
     ("10", "the fixed-offset model's \"elsewhere\", 2.91, is the only one below ln 20",
      r"one layer, fixed offset [^\n]*elsewhere ([\d.]+)", "2.91"),
+    ("02", "as for $[1.0, 1.2, 0.9]$, $[0.320, 0.391, 0.289]$", r"\nweights = \[([\d.]+) ([\d.]+) ([\d.]+)\]",
+     "0.320", "0.391", "0.289"),
+    ("02", "$e^{5 \\cdot 0.2} = e^1$, about 2.718", r"exp\(s\) += \[([\d.]+) ", "2.718"),
     ("03", "went 1.7321, 0.4939, 0.0124, 0.0000", r"passes: 0 +largest distance between two tokens: ([\d.]+)\n"
      r"passes: 1 [^\n]*: ([\d.]+)\npasses: 2 [^\n]*: ([\d.]+)\npasses: 3 [^\n]*: ([\d.]+)",
      "1.7321", "0.4939", "0.0124", "0.0000"),
