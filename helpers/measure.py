@@ -152,6 +152,8 @@ def paired_ratio(timings: dict[str, Timing], numerator: str, denominator: str) -
 def cpu_peak_bytes(fn: Callable) -> int:
     """Peak extra bytes torch's CPU allocator held during one call of `fn`: the profiler stamps every allocation and
     free with the allocator's running total, and the peak is the largest total less the one before the first."""
+    if not callable(fn):   # cpu_peak_bytes(f(Q, K, V)): the call already ran, before the measurement began
+        raise TypeError(f"fn should be a function of no arguments, lambda: f(Q, K, V), but got {type(fn).__name__}.")
     saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)   # C-level stderr silenced: the profiler prints a
     os.dup2(null, 2)                                              # timestamped line each time it starts and stops
     try:

@@ -125,6 +125,8 @@ def _qkv():
     (lambda: measure.time_calls({"sdpa": torch.ones(2) @ torch.ones(2)}), TypeError, "functions should map names "
      "to functions of no arguments, {'name': lambda: f(Q, K, V)}, but got {'sdpa': 'Tensor'}"),   # not "not callable"
     (lambda: measure.time_calls(lambda: None), TypeError, "but got function."),   # not "'function' is not iterable"
+    (lambda: measure.cpu_peak_bytes(torch.ones(2) @ torch.ones(2)), TypeError, "fn should be a function of no "
+     "arguments, lambda: f(Q, K, V), but got Tensor."),                # not "'Tensor' object is not callable"
     (lambda: induction.heads_off(induction.load_trained_model(), 1).__enter__(), TypeError, "heads should be one "
      "(layer, head) pair or a list of them, such as [(1, 0)], but got 1."),       # not "'int' object is not iterable"
     (lambda: induction.heads_off(induction.load_trained_model(), [1, 0, 1]).__enter__(), TypeError, "[1, 0, 1]."),
