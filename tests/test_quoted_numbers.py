@@ -20,6 +20,10 @@ ROOT = Path(__file__).resolve().parents[1]
 QUOTES = [
     ("01", "in 4-D they are 18° apart", r"flows-river: true angle ([\d.]+)°", "18"),
     ("01", "draws *flows* exactly on top of *river*", r"flows-river: true angle [^\n]*, drawn ([\d.]+)°", "0"),
+    ("01", "1. 1.0000, the static baseline", r"static bank vs static bank: cos = ([\d.]+)", "1.0000"),
+    ("01", r"$2 \cdot [0.9, 0.8, 0.3, 0.1] = [1.8, 1.6, 0.6, 0.2]$, and the cosine stays 0.9192",
+     r"y_bank, money sentence: \[([\d.]+) ([\d.]+) ([\d.]+) ([\d.]+)\]\n.*?mixed bank  vs mixed bank:  cos = ([\d.]+)",
+     "0.9", "0.8", "0.3", "0.1", "0.9192"),
     ("02", "so `river · flows` = 3 beats `river · river` = 2", r"river · flows = (\S+), river · river = (\S+)",
      "3", "2"),
     ("02", "(same cosine, 0.956), but its dot product doubles to 52", r"\n +2b +(\d+) +[\d.]+ +([\d.]+)",
