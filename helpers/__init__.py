@@ -7,7 +7,7 @@
     attention         self-attention in NumPy: loops, rows, matrices                     03
     attention_plots   hulls, gravity pictures and timing plots                           03
     playground        the data behind the attention playground                           03
-    attention_torch   scaled dot-product attention and SelfAttention in PyTorch         03, 04, 06-11
+    attention_torch   scaled dot-product attention and SelfAttention in PyTorch         03-11
     learning          learned vs parameter-free attention on a small task                04
     scaling           why √d_k: variance, saturation, gradients                          05
     luong             Luong attention, cross- and self-attention side by side            06

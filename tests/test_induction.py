@@ -12,6 +12,7 @@ from helpers import induction
 from helpers.attention_torch import attention_weights, causal_mask, count_parameters
 from helpers.heads import split_heads
 from helpers.induction import (
+    LETTERS,
     AttentionOnlyTransformer,
     attention_patterns,
     heads_off,
@@ -54,6 +55,27 @@ def test_parameter_count_is_the_formula():
         assert count_parameters(model) == sum(counted.values()) == induction.parameter_count(20, 32, 64, n_layers)
         assert sum(n for name, n in counted.items() if name.startswith("layers.")) == n_layers * 4 * 64 ** 2
     assert induction.parameter_count(20, 32, 64, 2) == 20 * 64 + 32 * 64 + 2 * 4 * 64 ** 2 + 64 * 20 == 37_376
+    one = [count_parameters(load_trained_model(name)) for name in (induction.ONE_LAYER, induction.FIXED_OFFSET)]
+    assert one == [induction.parameter_count(20, 32, 64, 1)] * 2
+    assert f"= {one[0]:,}: one `MultiHeadAttention`" in prose("10")   # Check yourself, section 5
+
+
+def test_notebook_10_answers_its_widget_questions(model):
+    """Section 11's folded answers: no key stands out where nothing repeats; a copy at the very start is less sure."""
+    def last_query(text):   # layer 1's largest weights for the last query, and the surest next letter
+        tokens = induction.encode(text)
+        with torch.no_grad():
+            p = torch.softmax(model(tokens)[0, -1], dim=-1)
+        return attention_patterns(model, tokens)[1, 0, :, -1].amax(-1).tolist(), LETTERS[int(p.argmax())], p.max()
+    (w0, w1), _, sure = last_query("abcdefghijklmnopqrst")
+    assert f"is {w0:.2f} in head 1.0 and {w1:.2f} in head 1.1" in prose("10") and max(w0, w1) < 0.4
+    assert f"surest next letter gets {sure:.0%}".replace("%", " %") in prose("10")
+    (w0, w1), letter, sure = last_query("thebankisrichthebankis")
+    assert letter == "r" and f"put {w0:.2f} and {w1:.2f} on one key, and the model gives the copied letter, " \
+                             f"*{letter}*, {sure:.0%}".replace("%", " %") in prose("10")
+    for text, copied in (("abcdabc", "d"), ("bankban", "k")):
+        _, letter, sure = last_query(text)
+        assert letter == copied and f'"{text}" the model gives *{letter}* {sure:.0%}'.replace("%", " %") in prose("10")
 
 
 def test_a_later_token_changes_no_earlier_logit(model):
