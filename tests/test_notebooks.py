@@ -250,3 +250,21 @@ def test_every_digression_is_folded_and_the_readme_names_their_notebooks():
         where += [path.name[:2]] * bool(headings)
     listed = ", ".join(where[:-1]) + f" and {where[-1]}"
     assert f"*Aside* headings (notebooks {listed}):" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_every_notebook_after_the_first_asks_check_yourself_questions_with_folded_answers():
+    """The README's promise: questions answered from the page, each set on its own sub-slide, its answer folded;
+    and the notebook's lesson plan says how many there are."""
+    plans = (ROOT / "notebooks" / "LESSON_PLANS.md").read_text(encoding="utf-8")
+    for path in NOTEBOOKS[1:]:
+        checks = [c for c in load(path)["cells"] if source(c).startswith("**Check yourself.**")]
+        assert checks, f"{path.name} has no Check yourself"
+        for cell in checks:
+            assert cell["cell_type"] == "markdown" and cell["metadata"]["slideshow"]["slide_type"] == "subslide"
+            folded = r"\n\n<details><summary><b>Show the answer</b></summary>\n\n.+\n\n</details>$"
+            assert re.search(r"\*\*Check yourself\.\*\* .+" + folded, source(cell), re.S), \
+                f"{path.name}: questions, then their folded answer"
+        plan = plans.split(f"## {path.name[:2]} · ")[1].split("\n## ")[0]
+        assert ("**Check yourself** (two:" in plan) == (len(checks) == 2) and "**Check yourself** (" in plan
+    assert "Every notebook after the first also has a **Check yourself**" in (ROOT / "README.md").read_text(
+        encoding="utf-8")
