@@ -7,6 +7,7 @@ import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from stored_notebooks import prose
 
 from helpers.attention_torch import (
     SelfAttention,
@@ -392,3 +393,22 @@ def test_a_mask_that_would_add_axes_to_the_scores_is_refused():
         with pytest.raises(ValueError, match=r"= \(2, 5, 5\) but turns it into \(2, 2, 5, 5\)"):
             attend()
     assert scaled_dot_product_attention(x, x, x, pad[:, 0]).shape == (2, 5, 16)   # (B, 1, T): one mask a sentence
+
+
+@pytest.mark.skipif(not torch.__version__.startswith("2.13."), reason="notebook 07 says what torch 2.13 does")
+def test_notebook_07s_flipped_mask_as_torch_2_13_treats_it():
+    """The colleague's causal mask read as True = hidden: the last row has no key. torch 2.13's MultiheadAttention
+    gives it zeros with need_weights=False while training, NaN with need_weights=True, and NaN in eval() under
+    no_grad (the module's faster path), as 07's Check yourself says."""
+    torch.manual_seed(0)
+    mha, x = nn.MultiheadAttention(8, 2, batch_first=True), torch.randn(1, 5, 8)
+    flipped = torch.ones(5, 5).tril().bool()                   # True = hidden to the module: the last row sees nothing
+
+    def last_row(need_weights):
+        return mha(x, x, x, attn_mask=flipped, need_weights=need_weights)[0][0, -1]
+    assert (last_row(False) == 0).all() and last_row(True).isnan().all()
+    mha.eval()
+    with torch.no_grad():
+        assert last_row(False).isnan().all()
+    assert "torch 2.13 gives NaN with `need_weights=False` too once the model is in `eval()` under `torch.no_grad()`" \
+        in prose("07")
