@@ -398,17 +398,18 @@ def test_a_mask_that_would_add_axes_to_the_scores_is_refused():
 @pytest.mark.skipif(not torch.__version__.startswith("2.13."), reason="notebook 07 says what torch 2.13 does")
 def test_notebook_07s_flipped_mask_as_torch_2_13_treats_it():
     """The colleague's causal mask read as True = hidden: the last row has no key. torch 2.13's MultiheadAttention
-    gives it zeros with need_weights=False while training, NaN with need_weights=True, and NaN in eval() under
-    no_grad (the module's faster path), as 07's Check yourself says."""
+    gives it zeros with need_weights=False, NaN with need_weights=True; and NaN with need_weights=False too on its
+    faster path (eval() under no_grad, two heads with biases, batch_first), not with section 3's one head without
+    biases: as 07's Check yourself says."""
     torch.manual_seed(0)
-    mha, x = nn.MultiheadAttention(8, 2, batch_first=True), torch.randn(1, 5, 8)
-    flipped = torch.ones(5, 5).tril().bool()                   # True = hidden to the module: the last row sees nothing
+    x, flipped = torch.randn(1, 5, 8), torch.ones(5, 5).tril().bool()   # True = hidden: the last row sees nothing
+    fast, section_3 = (nn.MultiheadAttention(8, 2, batch_first=True),
+                       nn.MultiheadAttention(8, num_heads=1, bias=False, batch_first=True))
 
-    def last_row(need_weights):
+    def last_row(mha, need_weights=False):
         return mha(x, x, x, attn_mask=flipped, need_weights=need_weights)[0][0, -1]
-    assert (last_row(False) == 0).all() and last_row(True).isnan().all()
-    mha.eval()
+    assert (last_row(fast) == 0).all() and last_row(fast, need_weights=True).isnan().all()
     with torch.no_grad():
-        assert last_row(False).isnan().all()
-    assert "torch 2.13 gives NaN with `need_weights=False` too once the model is in `eval()` under `torch.no_grad()`" \
-        in prose("07")
+        assert last_row(fast.eval()).isnan().all() and (last_row(section_3.eval()) == 0).all()
+    assert ("two heads with biases and `batch_first=True` take it; section 3's one head without biases does not, and "
+            "gives zeros either way") in prose("07")

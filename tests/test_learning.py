@@ -377,7 +377,8 @@ def test_notebook_04_answers_its_twenty_step_question(experiment):
     short = run_experiment("idiom", LEARNED, steps=20, seed=5)[LEARNED]
     assert np.isclose(short.weights[0][0, 2], at_20) and short.weights[1][0, 2] < 0.01
     assert f"*piece* already puts {at_20:.2f} of its weight on *cake*" in prose("04")
-    assert f"a 20-step run tests at {100 * short.test_accuracy:.1f} % (loss {short.loss[-1]:.3f})" in prose("04")
+    assert f"a 20-step run tests at {100 * short.test_accuracy:.1f} % (training loss {short.loss[-1]:.3f})" in prose(
+        "04")
 
 
 def test_training_snapshot_follows_the_step(experiment):
