@@ -4,6 +4,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from stored_notebooks import printed, prose
 from verdicts import failing, verdict
 
 from helpers.attention_torch import SelfAttention
@@ -16,7 +17,7 @@ from helpers.positions import (
     shift_matrix,
     sinusoidal_positions,
 )
-from helpers.running_example import embed
+from helpers.running_example import SENTENCE_MONEY, embed
 from helpers.widgets.positions import PositionsWidget, _Picture
 
 # ----------------------------------------------------------------------------- the encoding
@@ -283,3 +284,18 @@ def test_position_snapshot_nearest_value_is_the_nearest_other_position_not_p_its
     for p, d in ((10, 16), (10, 8), (30, 64)):
         a = position_snapshot(p, d)
         assert a["nearest_value"] == pytest.approx(a["similarity"][a["nearest"][0]]) and a["nearest_value"] < a["self"]
+
+
+def test_notebook_08_quotes_how_far_the_seed_moves_bank():
+    """Section 5: bank's two outputs, with positions, in "money bank grows" and "grows bank money", one untrained
+    SelfAttention(4, 4) per seed as section 1 makes it; seed 0 is the page's own run."""
+    E, order, P = torch.tensor(embed(SENTENCE_MONEY)), [2, 1, 0], sinusoidal_positions(3, 4, dtype=torch.float64)
+    distances = []
+    for seed in range(20):
+        torch.manual_seed(seed)
+        attention = SelfAttention(d_model=4, d_k=4).double()
+        with torch.no_grad():
+            Z, Z_shuffled = attention((E + P)[None])[0], attention((E[order] + P)[None])[0]
+        distances.append(torch.linalg.vector_norm(Z[1] - Z_shuffled[1]).item())
+    assert f"distance between the two y_bank: {distances[0]:.4f}" in printed("08")
+    assert f"seeds 0 to 19 give distances from {min(distances):.3f} to {max(distances):.2f}" in prose("08")
