@@ -110,8 +110,9 @@ QUOTES = [
     ("02", "as for $[1.0, 1.2, 0.9]$, $[0.320, 0.391, 0.289]$", r"\nweights = \[([\d.]+) ([\d.]+) ([\d.]+)\]",
      "0.320", "0.391", "0.289"),
     ("02", "$e^{5 \\cdot 0.2} = e^1$, about 2.718", r"exp\(s\) += \[([\d.]+) ", "2.718"),
-    ("03", "went 1.7321, 0.4939, 0.0124, 0.0000", r"passes: 0 +largest distance between two tokens: ([\d.]+)\n"
-     r"passes: 1 [^\n]*: ([\d.]+)\npasses: 2 [^\n]*: ([\d.]+)\npasses: 3 [^\n]*: ([\d.]+)",
+    ("03", "went 1.7321, 0.4939, 0.0124, 0.0000", r"passes: 0 +largest distance between two tokens: ([\d.]+) [^\n]*\n"
+     r"passes: 1 [^\n]*?tokens: ([\d.]+) [^\n]*\npasses: 2 [^\n]*?tokens: ([\d.]+) [^\n]*\n"
+     r"passes: 3 [^\n]*?tokens: ([\d.]+)",
      "1.7321", "0.4939", "0.0124", "0.0000"),
     ("03", "among 3,000 tokens the others dilute it, to 0.41", r"T = 3000: [^\n]*itself: ([\d.]+) on average", "0.41"),
     ("03", "0.67 at $d$ = 4, 0.91 at 16, 1.00 at 64 for 3 tokens", r"d = +4: each token's weight on itself ([\d.]+).*?"
