@@ -91,9 +91,9 @@ def check_mask(mask, scores: tuple, what: str = "The mask") -> None:
     rows = mask.reshape((1,) * (2 - mask.dim()) + tuple(mask.shape))  # at least (T_q or 1, T_k or 1)
     blind = (rows == 0).all(dim=-1)                                    # (..., T_q or 1) in the mask's own rows
     if blind.any():
-        row = torch.nonzero(blind)[0].tolist()
-        raise ValueError(f"{what} hides every key from query row {row[-1]} (index {tuple(row)}): softmax over "
-                         "nothing is 0/0 = NaN. Every query must be allowed to attend to at least one key "
+        *lead, row = torch.nonzero(blind)[0].tolist()                 # lead: the axes before the rows, (b, h) or ()
+        raise ValueError(f"{what} hides every key from query row {row}{f' of mask[{str(lead)[1:-1]}]' * bool(lead)}: "
+                         "softmax over nothing is 0/0 = NaN. Every query must be allowed to attend to at least one key "
                          "(mask == 0 means 'may not').")
 
 

@@ -107,6 +107,7 @@ def attend_with_cache(mha: MultiHeadAttention, x_new, cache=None):
     cache: None or (K, V), each (B, H, T_past, d_k). Returns (y_new (B, T_new, d_model), the cache with
     the new keys and values appended). The mask is causal_mask(T_new, T_past + T_new): bottom-right.
     """
+    check_tokens(x_new, mha)                                      # a named error for an x_new the layer cannot take
     H = mha.n_heads
     Q = split_heads(mha.W_q(x_new), H)                            # (B, H, T_new, d_k)
     K = split_heads(mha.W_k(x_new), H)                            # (B, H, T_new, d_k)
@@ -121,7 +122,7 @@ def attend_with_cache(mha: MultiHeadAttention, x_new, cache=None):
 
 def decode_with_cache(mha: MultiHeadAttention, x, prompt: int = 1):
     """Read the first `prompt` tokens at once, then one token per step with a KV cache: (B, T, d_model) -> same."""
-    check_tokens(x, mha)                                          # checked once, not at every step
+    check_tokens(x, mha)                                          # before x is cut into steps
     prompt = count(prompt, "prompt (the tokens read at once)", 1, x.size(1))
     y, cache = attend_with_cache(mha, x[:, :prompt])              # (B, prompt, d_model)
     outputs = [y]

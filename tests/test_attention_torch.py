@@ -175,7 +175,7 @@ def test_a_fully_masked_row_raises_instead_of_nan():
     mask[1] = False
     with pytest.raises(ValueError, match=r"hides every key from query row 1.*NaN"):
         scaled_dot_product_attention(Q, K, V, mask)
-    with pytest.raises(ValueError, match="hides every key"):
+    with pytest.raises(ValueError, match=r"hides every key from query row 0: softmax"):   # no batch axes to name
         SelfAttention(4, 4)(torch.randn(3, 4), torch.zeros(3, 3))
 
 
@@ -183,8 +183,12 @@ def test_a_fully_masked_row_in_a_batch_names_its_index():
     Q, K, V = qkv(2, T=3)
     mask = causal_mask(3).repeat(2, 1, 1)
     mask[1, 2] = False
-    with pytest.raises(ValueError, match=r"query row 2 \(index \(1, 2\)\)"):
+    with pytest.raises(ValueError, match=r"query row 2 of mask\[1\]: softmax"):
         scaled_dot_product_attention(Q, K, V, mask)
+    mask = torch.ones(2, 3, 1, 3, dtype=torch.bool)   # (B, H, T_q, T_k): sentence 1's head 2 sees no key
+    mask[1, 2] = False
+    with pytest.raises(ValueError, match=r"query row 0 of mask\[1, 2\]: softmax"):
+        scaled_dot_product_attention(*qkv(2, 3, T=3), mask)
 
 
 @pytest.mark.parametrize("need_weights", [True, False])

@@ -31,6 +31,13 @@ def _qkv():
      ValueError, "prompt (the tokens read at once) should be a whole number from 1 to 5"),
     (lambda: heads.decode_with_cache(heads.demo_model(), torch.randn(1, 5, 16, dtype=torch.float64), prompt=6),
      ValueError, "from 1 to 5"),
+    # notebook 09's two-layer cell calls attend_with_cache itself: a float32 x, one sentence or the wrong width
+    (lambda: heads.attend_with_cache(heads.demo_model(), torch.randn(1, 1, 16)), TypeError,
+     "x is torch.float32 on cpu but the module's weights are torch.float64"),
+    (lambda: heads.attend_with_cache(heads.demo_model(), torch.randn(1, 16, dtype=torch.float64)), ValueError,
+     "(one sentence of shape (T, d_model): x[None])"),
+    (lambda: heads.attend_with_cache(heads.demo_model(), torch.randn(1, 1, 8, dtype=torch.float64)), ValueError,
+     "x should be a torch.Tensor of shape (B, T, d_model) = (B, T, 16)"),
     (lambda: heads.padding_mask([2.5], 4), ValueError, "each length should be a whole number from 1 to 4"),
     (lambda: heads.padding_mask([5], 4), ValueError, "from 1 to 4"),
     (lambda: measure.run_benchmark(sizes=64, impls=("flash",)), ValueError, "implementations=measure.WITH_FLASH"),
