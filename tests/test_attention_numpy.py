@@ -219,3 +219,20 @@ def test_attend_rows_gives_attends_float64_numbers():
     Y = attend_rows(Q, K, V)
     assert Y.dtype == np.float64
     np.testing.assert_allclose(Y, attend(Q, K, V), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("residual", [False, True])
+def test_repeated_passes_close_the_tokens_in_relative_to_their_length(residual):
+    """Notebook 03's experiment: without the residual the distances vanish; with it they stop shrinking while the
+    lengths about double every pass, so distance over length still falls (the residual is only part of the cure)."""
+    Z, spreads, lengths = embed("money bank grows"), [], []
+    for _ in range(6):
+        spreads.append(max(np.linalg.norm(a - b) for a in Z for b in Z))
+        lengths.append(np.linalg.norm(Z, axis=1).mean())
+        Z = Z + self_attention(Z) if residual else self_attention(Z)
+    ratio = np.array(spreads) / np.array(lengths)
+    assert (np.diff(ratio) < 0).all() and ratio[-1] < 0.15 * ratio[0]
+    if residual:
+        assert (np.diff(spreads) >= 0).all() and all(1.7 < b / a < 2.2 for a, b in zip(lengths[1:], lengths[2:]))
+    else:
+        assert spreads[-1] < 1e-4
