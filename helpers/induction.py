@@ -145,9 +145,9 @@ def copy_loss(model, tokens, copy) -> float:
 
 # --- training --------------------------------------------------------------------------------------
 def train(n_layers: int = 2, offset: int | None = None, steps: int = 1500, *, seed: int = SEED, every: int = 25):
-    """AdamW (lr LR, batch BATCH) from `seed`, on one CPU thread (tiny tensors: the fastest, and the same sums on
-    every machine). Returns the model in eval mode and its log: the mean loss at the copy and at the other positions
-    on each step's batch (before its update), both scores of every head every `every` steps, and the seconds taken."""
+    """AdamW (lr LR, batch BATCH) from `seed`, on one CPU thread (one order of summing: a re-run gives the same
+    sums). Returns the model in eval mode and its log: the mean loss at the copy and at the other positions on each
+    step's batch (before its update), both scores of every head every `every` steps, and the seconds taken."""
     torch.manual_seed(seed)
     generator, probe_set = torch.Generator().manual_seed(seed), probes(batch_size=20)
     model = AttentionOnlyTransformer(n_layers=n_layers)

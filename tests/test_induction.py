@@ -251,7 +251,7 @@ def test_the_committed_weights_still_give_the_stored_scores(record):
     probe_set = record["probes"]
     assert sorted(probe_set) == list(induction.PROBE_HALVES)
     for name in induction.RECIPES:
-        with cpu_threads(1):                                          # tiny tensors: one thread is the fastest
+        with cpu_threads(1):                                          # as train() runs: one order of summing
             scores = induction.head_scores(load_trained_model(name, record), probe_set)
         torch.testing.assert_close(scores, record["logs"][name]["final_scores"], rtol=0, atol=1e-4)
 

@@ -299,3 +299,4 @@ def test_notebook_08_quotes_how_far_the_seed_moves_bank():
         distances.append(torch.linalg.vector_norm(Z[1] - Z_shuffled[1]).item())
     assert f"distance between the two y_bank: {distances[0]:.4f}" in printed("08")
     assert f"seeds 0 to 19 give distances from {min(distances):.3f} to {max(distances):.2f}" in prose("08")
+    assert f"seeds 0 to 19: distances from {min(distances):.3f} (seed" in printed("08")   # the cell below it
