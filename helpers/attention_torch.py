@@ -92,9 +92,9 @@ def check_mask(mask, scores: tuple, what: str = "The mask") -> None:
     blind = (rows == 0).all(dim=-1)                                    # (..., T_q or 1) in the mask's own rows
     if blind.any():
         *lead, row = torch.nonzero(blind)[0].tolist()                 # lead: the axes before the rows, (b, h) or ()
-        raise ValueError(f"{what} hides every key from query row {row}{f' of mask[{str(lead)[1:-1]}]' * bool(lead)}: "
-                         "softmax over nothing is 0/0 = NaN. Every query must be allowed to attend to at least one key "
-                         "(mask == 0 means 'may not').")
+        who = (f"query row {row}" if rows.size(-2) > 1 else "every query") + f" of mask[{str(lead)[1:-1]}]" * bool(lead)
+        raise ValueError(f"{what} hides every key from {who}: softmax over nothing is 0/0 = NaN. Every query must be "
+                         "allowed to attend to at least one key (mask == 0 means 'may not').")
 
 
 def check_tokens(x, module: nn.Module, mask=None) -> None:

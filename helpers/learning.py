@@ -210,7 +210,7 @@ def train_model(name: str, dataset: Dataset, *, steps: int = 150, lr: float = 0.
     E_examples = table[torch.tensor([[_INDEX[w] for w in s.split()] for s in EXAMPLES])]  # (4, T, d)
     losses, accuracies, snap_steps, snaps = [], [], [], []
     frozen = count_parameters(model.attention) == 0  # nothing in the attention can change: average it once
-    with cpu_threads(1):  # tiny tensors: one thread is fastest and gives the same sums everywhere
+    with cpu_threads(1):  # one thread, one order of summing: a re-run gives the same sums
         if frozen:
             with torch.no_grad():
                 pooled = model.attention(E_train).mean(dim=-2)  # (N, T, d_out) -> (N, d_out)

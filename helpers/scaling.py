@@ -124,7 +124,7 @@ def gradient_measurements(d_values=POWERS_OF_TWO, scaled: bool = True, *, n_seq:
     G = torch.from_numpy(base.standard_normal((n_seq, T, T)))         # (n_seq, T, T)
     x_norm = x.norm(dim=-1).reshape(-1)                                # (n_seq*T,)
     out = {}
-    with cpu_threads(1):   # tiny tensors: one thread is fastest, and the sums never depend on the machine
+    with cpu_threads(1):   # one thread, one order of summing: a re-run gives the same sums
         for d_k in d_values:
             draws = np.random.default_rng([seed, d_k, d_model]).standard_normal((2, d_model, d_k)) / math.sqrt(d_model)
             W_q, W_k = (torch.from_numpy(w).requires_grad_() for w in draws)   # (d_model, d_k) each

@@ -185,9 +185,9 @@ def test_a_fully_masked_row_in_a_batch_names_its_index():
     mask[1, 2] = False
     with pytest.raises(ValueError, match=r"query row 2 of mask\[1\]: softmax"):
         scaled_dot_product_attention(Q, K, V, mask)
-    mask = torch.ones(2, 3, 1, 3, dtype=torch.bool)   # (B, H, T_q, T_k): sentence 1's head 2 sees no key
+    mask = torch.ones(2, 3, 1, 3, dtype=torch.bool)   # (B, H, 1, T_k): sentence 1's head 2 sees no key, from any query
     mask[1, 2] = False
-    with pytest.raises(ValueError, match=r"query row 0 of mask\[1, 2\]: softmax"):
+    with pytest.raises(ValueError, match=r"hides every key from every query of mask\[1, 2\]: softmax"):
         scaled_dot_product_attention(*qkv(2, 3, T=3), mask)
 
 
@@ -357,7 +357,7 @@ def test_inputs_on_two_devices_are_named():
 @pytest.mark.parametrize("mask", [torch.zeros(3), torch.tensor(0.0)])
 def test_a_one_dimensional_mask_that_hides_every_key_is_named(mask):
     Q = torch.randn(3, 4)
-    with pytest.raises(ValueError, match="hides every key"):
+    with pytest.raises(ValueError, match="hides every key from every query: softmax"):   # no row axis: all of them
         scaled_dot_product_attention(Q, Q, Q, mask)
 
 
