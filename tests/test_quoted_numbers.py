@@ -69,7 +69,7 @@ QUOTES = [
     ("05", "it returns NaN too, on the same 14 of 16 rows",
      r"(\d+) of 16 rows of weights are NaN\n(?:[^\n]*\n)*?[^\n]*attention on float16 inputs: (\d+) of",
      "14", "14"),
-    ("05", "This PyTorch's own function returns no NaN row (the last",
+    ("05", "The installed PyTorch's function returns no NaN row (the last",
      r"PyTorch's F.scaled_dot_product_attention on the same inputs: (\d+) of 16 rows NaN", "0"),
     ("05", "In float16, whose largest number is 65,504", r"float16 holds numbers up to ([\d,]+)", "65,504"),
     ("05", r"$\sigma^2\sqrt{d_k}$ = 80,000 before the division, and at $\sigma^2$ = 10,000 after it",
