@@ -254,9 +254,10 @@ def test_the_readme_and_the_lesson_plans_quote_the_stored_run_s_timings():
                      (ROOT / "README.md", ROOT / "notebooks" / "LESSON_PLANS.md"))
     total = sum(map(sum, seconds))
     assert abs(total - int(re.search(r"\(all twelve in about (\d+) s\)", readme)[1])) <= 0.15 * total
-    first = float(re.search(r"the first imports torch and matplotlib, in under ([\d.]+) s", readme)[1])
-    assert max(times[0] for times in seconds) < first and f"matplotlib in under {first} s" in readme
-    assert max(s for times in seconds for s in times[1:]) < 2 and "no cell but the first takes more than 2 s" in readme
+    first = re.search(r"the first imports torch and matplotlib, in under ([\d.]+) s", readme)[1]
+    assert max(times[0] for times in seconds) < float(first) and f"matplotlib in under {first} s" in readme
+    other = re.search(r"no cell but the first takes more than ([\d.]+) s", readme)[1]
+    assert max(s for times in seconds for s in times[1:]) < float(other) and f"first runs in under {other} s" in readme
     whole = int(re.search(r"in under (\d+) s of cell time", readme)[1])
     assert max(map(sum, seconds)) < whole and f"the kernel's start (under {whole} s of cell time" in readme
     assert f"(under {whole} s on a quiet 2-core CPU" in plans
@@ -308,7 +309,7 @@ def test_notebook_07_says_how_the_stored_8_mib_fills_went():
     varies, so the claim is held against what it stored)."""
     faults, fresh, reused = re.search(r" 8 MiB, 2,048 pages of 4 KiB: a fresh fill takes ([\d,]+) page faults on "
                                       r"average and ([\d.]+) ms, a reused one ([\d.]+) ms", printed("07")).groups()
-    assert int(faults.replace(",", "")) < 2048 / 4 and 0 <= float(fresh) - float(reused) < 0.1
+    assert int(faults.replace(",", "")) < 2048 / 4 and 0 <= float(fresh) - float(reused) < 0.5
     assert ("in the run saved with this notebook a fresh 8 MiB fill took far fewer faults than its 2,048 pages (the "
-            "calls were handed back the block the call before had freed), and at most hundredths of a millisecond "
-            "more than the reused fill") in prose("07")
+            "calls were handed back the block the call before had freed), and under half a millisecond more than "
+            "the reused fill") in prose("07")
