@@ -132,6 +132,7 @@ def test_slides_show_every_widget_working_and_nothing_from_outside(slides, brows
             for v in range(stack):
                 page.evaluate(f"Reveal.slide({h}, {v})")
                 page.wait_for_function(f"Reveal.getIndices().h === {h} && (Reveal.getIndices().v || 0) === {v}")
+                page.evaluate("document.fonts.ready.then(() => true)")   # heights measured in the fonts that stay
                 slides_seen += 1
                 current = page.evaluate_handle("Reveal.getCurrentSlide()").as_element()
                 views = current.query_selector_all(".jp-OutputArea-output > .jupyter-widgets")
