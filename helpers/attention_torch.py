@@ -121,8 +121,7 @@ def check_tokens(x, module: nn.Module, mask=None) -> None:
 def attention_weights(Q, K, mask=None):
     """W = softmax(Q Kᵀ / √d_k): (..., T_q, d_k), (..., T_k, d_k) -> (..., T_q, T_k), rows summing to 1.
 
-    The one home of the scale, the mask and the softmax; it checks nothing (its callers have checked once).
-    """
+    The one home of the scale, the mask and the softmax; it checks nothing (its callers have checked once)."""
     scores = (Q @ K.transpose(-2, -1)) / math.sqrt(Q.size(-1))  # (..., T_q, T_k)
     if mask is not None:
         scores = scores.masked_fill(mask == 0, float("-inf"))   # hidden pairs: weight exp(-inf) = 0
@@ -132,8 +131,7 @@ def attention_weights(Q, K, mask=None):
 def scaled_dot_product_attention(Q, K, V, mask=None):
     """Attention(Q, K, V) = softmax(Q Kᵀ / √d_k) V, one output row per query.
 
-    Q (..., T_q, d_k), K (..., T_k, d_k), V (..., T_k, d_v) -> (..., T_q, d_v); mask == 0 means "may not attend".
-    """
+    Q (..., T_q, d_k), K (..., T_k, d_k), V (..., T_k, d_v) -> (..., T_q, d_v); mask == 0 means "may not attend"."""
     check_attention_inputs(Q, K, V, mask)      # a named error, not a broadcast error or NaN
     return attention_weights(Q, K, mask) @ V   # (..., T_q, T_k) @ (..., T_k, d_v) -> (..., T_q, d_v)
 

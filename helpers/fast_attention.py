@@ -125,8 +125,7 @@ def flash_attention(Q, K, V, mask=None, causal=False, block_q: int = 256, block_
     """softmax(Q Kᵀ / √d_k) V, block_q queries × block_k keys at a time, never holding more scores than one tile.
     (..., T_q, d_k), (..., T_k, d_k), (..., T_k, d_v) -> (..., T_q, d_v). mask == 0: may not attend; `causal` adds
     causal_mask(T_q, T_k) (bottom-right) and skips the tiles wholly in the future. Differentiable (autograd keeps
-    every tile; RecomputingFlashAttention keeps none).
-    """
+    every tile; RecomputingFlashAttention keeps none)."""
     check_flash_inputs(Q, K, V, mask, causal, block_q, block_k)   # named errors, a query that sees no key too
     return flash_forward(Q, K, V, mask, causal, block_q, block_k)[0]
 

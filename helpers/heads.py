@@ -105,8 +105,7 @@ def attend_with_cache(mha: MultiHeadAttention, x_new, cache=None):
     """New tokens x_new (B, T_new, d_model) attend to the cached tokens and to themselves (causally).
 
     cache: None or (K, V), each (B, H, T_past, d_k). Returns (y_new (B, T_new, d_model), the cache with
-    the new keys and values appended). The mask is causal_mask(T_new, T_past + T_new): bottom-right.
-    """
+    the new keys and values appended). The mask is causal_mask(T_new, T_past + T_new): bottom-right."""
     check_tokens(x_new, mha)                                      # a named error for an x_new the layer cannot take
     H = mha.n_heads
     Q = split_heads(mha.W_q(x_new), H)                            # (B, H, T_new, d_k)

@@ -45,8 +45,7 @@ NAMED_AT = 0.4
 class AttentionOnlyTransformer(nn.Module):
     """tokens (B, T) -> logits (B, T, vocab). No MLP and no LayerNorm: every computation is attention.
 
-    Parameters: vocab · d_model (embed) + context · d_model (positions) + n_layers · 4 · d_model² + d_model · vocab.
-    """
+    Parameters: vocab · d_model (embed) + context · d_model (positions) + n_layers · 4 · d_model² + d_model · vocab."""
 
     def __init__(self, vocab_size: int = len(LETTERS), context_length: int = CONTEXT, d_model: int = D_MODEL,
                  n_layers: int = 2, n_heads: int = N_HEADS):
@@ -101,8 +100,7 @@ def repeated_batch(batch_size: int, generator: torch.Generator, offset: int | No
     """Random tokens in which a segment of L tokens appears again D = offset tokens later, from position b on.
 
     offset None: drawn per sequence, L in SEGMENT, then b in [L, T − L], then D in [L, b]. A fixed offset: b = D,
-    L as long as fits. Returns tokens (B, T) and copy (B, T − 1): True where token i and token i + 1 are copies.
-    """
+    L as long as fits. Returns tokens (B, T) and copy (B, T − 1): True where token i and token i + 1 are copies."""
     tokens = torch.randint(0, len(LETTERS), (batch_size, T), generator=generator)      # (B, T)
     u = torch.rand(batch_size, 3, generator=generator)                                 # three draws per row
     if offset is None:
@@ -213,8 +211,7 @@ def previous_token_score(W) -> torch.Tensor:
 
 def induction_score(W, n: int) -> torch.Tensor:
     """(..., 2n, 2n) weights on a repeated half -> (...): the mean weight query i gives key i − n + 1 (the token
-    after the earlier copy of token i), over the second half's queries i = n … 2n − 1.
-    """
+    after the earlier copy of token i), over the second half's queries i = n … 2n − 1."""
     if W.shape[-2:] != (2 * count(n, "n"), 2 * n):
         raise ValueError(f"W should be (..., 2n, 2n) weights on n = {n} tokens said twice, but is {tuple(W.shape)}.")
     i = torch.arange(n, 2 * n)
@@ -242,8 +239,7 @@ def head_names(scores) -> dict:
 @contextlib.contextmanager
 def heads_off(model, heads=()):
     """Inside the block, each (layer, head) in `heads` adds nothing: its d_k slice of the concatenated head
-    outputs, merge_heads(Y), is set to zero before W_o mixes them (a forward pre-hook on that layer's W_o).
-    """
+    outputs, merge_heads(Y), is set to zero before W_o mixes them (a forward pre-hook on that layer's W_o)."""
     heads = head_pairs(heads, model.n_layers, model.n_heads)            # [(layer, head), ...], each one checked
     def zero(layer, h):
         def hook(_, args):

@@ -33,8 +33,7 @@ def frequencies(d: int, dtype=torch.float64) -> torch.Tensor:
 def sinusoidal_positions(T: int, d: int, dtype=torch.float32) -> torch.Tensor:
     """The encoding of "Attention Is All You Need": T positions, d dimensions -> (T, d).
 
-    PE[p, 2m] = sin(p / 10000^(2m/d)),  PE[p, 2m+1] = cos(p / 10000^(2m/d)).
-    """
+    PE[p, 2m] = sin(p / 10000^(2m/d)),  PE[p, 2m+1] = cos(p / 10000^(2m/d))."""
     T, d, dtype = count(T, "T (the number of positions)"), even(d), floating(dtype)
     p = torch.arange(T, dtype=torch.float64)[:, None]        # (T, 1) positions 0 … T − 1
     angles = p * frequencies(d)[None, :]                     # (T, d/2) angle p ω_m of pair m

@@ -54,8 +54,7 @@ def softmax(x, axis: int = -1) -> np.ndarray:
     """Numerically stable softmax along `axis`: (..., n) -> (..., n), rows sum to 1.
 
     Subtracting the row maximum first leaves the result unchanged (it cancels
-    in the ratio) but keeps every exponent <= 0, so exp never overflows.
-    """
+    in the ratio) but keeps every exponent <= 0, so exp never overflows."""
     x = check.as_array(x, "x")
     if x.size == 0 or not np.isfinite(top := x.max(axis=axis)).all():   # a NaN makes its row's max NaN
         held = "no score" if x.size == 0 else "NaN" if np.isnan(top).any() else "+inf" if (top == np.inf).any() \

@@ -103,6 +103,7 @@ def test_one_number_accepts_scalars_of_every_kind():
     (np.array([1.0, 2.0]) + 1j, "complex number"), ([None, 1.0], "holds None"),
     ((torch.ones(3, 4), None), "came as a tuple of 2: Tensor of shape (3, 4), NoneType (None). Keep only the array"),
     ((np.ones(4), np.ones(3)), "tuple of 2: ndarray of shape (4,), ndarray of shape (3,)"),
+    (torch.empty(3, device="meta"), "meta tensor"),   # a tensor with no numbers to copy: named, not raised
 ])
 def test_as_numbers_refuses_what_is_not_numbers(value, says):
     got, problem = as_numbers(value, "w")

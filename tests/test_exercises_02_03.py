@@ -1,4 +1,5 @@
 """The exercise checkers of notebooks 02 and 03: the reference passes, typical slips get their own message."""
+import functools
 import math
 import re
 import types
@@ -468,6 +469,15 @@ def test_the_courses_softmax_passed_as_it_is_or_imported_under_another_name_gets
     assert "calls a ready-made softmax" in ss.check_stable_softmax(softmax).message
     for answer in (_module_softmax, _layer_softmax):
         assert "calls a ready-made softmax" in ss.check_stable_softmax(answer).message, answer.__name__
+
+
+def test_the_courses_softmax_reached_through_the_package_or_a_partial_gets_the_nudge():
+    import helpers.similarity
+
+    def dotted(x):
+        return helpers.similarity.softmax(x)
+    for answer in (dotted, functools.partial(helpers.similarity.softmax, axis=-1)):
+        assert "calls a ready-made softmax" in ss.check_stable_softmax(answer).message, answer
 
 
 def test_a_value_error_on_a_matrix_names_both_usual_causes():

@@ -383,7 +383,8 @@ def test_a_module_that_looks_up_the_fixed_cases_and_skips_the_row_max_elsewhere_
     class Memorised(Naive):
         def forward(self, x):
             key = tuple(x.flatten().tolist())
-            return stored[key] + 0 * self.W_q.weight.sum() if key in stored else super().forward(x)   # with grad
+            grad = 0 * sum(layer.weight.sum() for layer in (self.W_q, self.W_k, self.W_v))   # a gradient reaches all
+            return stored[key] + grad if key in stored else super().forward(x)
     for _ in range(20):
         failing(ex.check_self_attention_module(Memorised), "drawn at random", "near 1,000 and 1 less", "NaN or inf")
 
@@ -549,10 +550,22 @@ def test_one_layer_under_three_names_is_told_so_not_that_forward_changed_weights
 
 
 @pytest.mark.parametrize("finish", [lambda y: y.detach().numpy(), lambda y: y.tolist(), lambda y: list(y),
-                                    lambda y: y.detach(), lambda y: torch.tensor(y.tolist(), dtype=y.dtype)])
+                                    lambda y: y.detach(), lambda y: torch.tensor(y.tolist(), dtype=y.dtype),
+                                    lambda y: y.detach().requires_grad_(),   # a leaf of its own: still no gradient
+                                    lambda y: torch.tensor(y.tolist(), dtype=y.dtype, requires_grad=True)])
 def test_a_forward_that_returns_numbers_without_autograd_is_refused(finish):
     class Untrainable(student_module(None)):
         def forward(self, x):
             Q, K, V = self.W_q(x), self.W_k(x), self.W_v(x)
             return finish(torch.softmax(Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1]), -1) @ V)
-    failing(ex.check_self_attention_module(Untrainable), "is cut from autograd", "could not learn")
+    message = failing(ex.check_self_attention_module(Untrainable), "is cut from autograd", "could not learn")
+    assert "cut from autograd," in message   # no layer named: none of them gets a gradient
+
+
+@pytest.mark.parametrize("frozen", ["W_q", "W_v"])
+def test_a_module_with_a_frozen_layer_is_refused(frozen):
+    class Frozen(student_module(lambda Q, K, V: torch.softmax(Q @ K.transpose(-2, -1) / Q.shape[-1] ** 0.5, -1) @ V)):
+        def __init__(self, d_model, d_k):
+            super().__init__(d_model, d_k)
+            getattr(self, frozen).weight.requires_grad_(False)
+    failing(ex.check_self_attention_module(Frozen), f"cut from autograd at {frozen},", "requires_grad on")

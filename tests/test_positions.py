@@ -172,6 +172,16 @@ def test_sinusoidal_checker_names_the_slips():
     failing(ex.check_sinusoidal(_pe(6, 4)), "expected a function")
 
 
+def _pe_without_the_column(T, d):   # positions (T,) against frequencies (d / 2,): NumPy cannot broadcast them
+    return _pe(T, d, exponent=lambda i, d: 2 * i[:, None] / d)
+
+
+@pytest.mark.parametrize("answer", [_pe_without_the_column,   # and d angles, np.arange(d), for the d / 2 columns:
+                                    lambda T, d: _pe(T, d, exponent=lambda i, d: 2 * np.arange(d) / d)])
+def test_a_broadcast_error_from_an_answer_given_only_sizes_gets_the_shapes_to_build(answer):
+    failing(ex.check_sinusoidal(answer), "raised ValueError", "as a column (T, 1)", "(T, d / 2) angles")
+
+
 def test_shuffled_outputs_checker():
     assert verdict(ex.check_shuffled_outputs(ex.reference_shuffled_outputs))[0]
     assert verdict(ex.check_shuffled_outputs(lambda Y, order: Y.numpy()[order]))[0]

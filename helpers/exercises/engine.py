@@ -234,7 +234,8 @@ class Exercise:
         given = [f"{name} {tuple(x.shape)}" for name, x in zip(inspect.signature(self.reference).parameters, case.args)
                  if hasattr(x, "shape")]
         shapes = type(error) in (ValueError, RuntimeError, IndexError, getattr(np, "exceptions", np).AxisError)
-        return given and shapes and f" (it was given {', '.join(given)}). {self.hint}".rstrip() or ""
+        said = f" (it was given {', '.join(given)})." if given else "." * (not str(error).rstrip().endswith("."))
+        return shapes and f"{said} {self.hint}".rstrip() or ""
 
     def where_of(self, case: Case) -> str:
         """The prefix of this case's messages: the exercise's `where`, or the case's own."""
@@ -341,7 +342,7 @@ def as_numbers(value, name: str):
                            "or float64: no .half(), .bfloat16() or np.float16.")
     try:
         return check.as_array(value, name), None
-    except TypeError as error:
+    except Exception as error:   # not numbers (TypeError), or an object that cannot give them (a meta tensor)
         if isinstance(value, tuple) and any(v is None or hasattr(v, "shape") for v in value):   # return Y, W
             return None, wrong(f"{name} should be one array, but came as a tuple of {len(value)}: "
                                f"{', '.join(map(_kind, value))}. Keep only the array asked for.")
@@ -418,12 +419,13 @@ def text_answer(answer, what: str, name: str = "answer"):
 def _a_library(thing) -> bool:
     """Whether `thing` (a function, class or module) is torch's, scipy's or the course's helpers' (exercises aside)."""
     module = str((thing.__name__ if inspect.ismodule(thing) else getattr(thing, "__module__", None)) or "")
-    return module.split(".")[0] in {"torch", "scipy"} or module.startswith("helpers.") and ".exercises" not in module
+    return module.split(".")[0] in {"torch", "scipy", "helpers"} and ".exercises" not in module   # helpers.x.f too
 
 
 def calls_library(function, word: str) -> bool:
     """Whether the function is torch's, scipy's or the course's, or its own code (comments aside) calls one of theirs
     whose name holds `word`: "softmax" finds torch.softmax, F.softmax, nn.Softmax, x.softmax, the course's softmax."""
+    function = getattr(function, "func", function)   # a functools.partial: the function it calls
     if _a_library(function) or any(c.__module__.startswith("helpers.") for c in getattr(function, "__mro__", ())):
         return True                          # check(softmax) with the course's own, check(torch.softmax), a subclass
     try:

@@ -144,8 +144,7 @@ check_qkv_parameters = Exercise(reference_qkv_parameters, title="the parameter c
 def reference_attention_forward(E, W_q, W_k, W_v):
     """Self-attention with learned projections: E (T, d_model) -> Y (T, d_v).
 
-    W_q, W_k: (d_model, d_k); W_v: (d_model, d_v). Tokens are the rows of E, so Q = E W_q.
-    """
+    W_q, W_k: (d_model, d_k); W_v: (d_model, d_v). Tokens are the rows of E, so Q = E W_q."""
     Q = E @ W_q                                      # (T, d_model) @ (d_model, d_k) -> (T, d_k)
     K = E @ W_k                                      # (T, d_k)  one key per token
     V = E @ W_v                                      # (T, d_v)  one value per token
@@ -352,9 +351,15 @@ def _run_module(student_class, case):
     if changed or not torch.equal(x, case.args[0]):
         raise Refusal(f"on {case.what}: " + (changed_in_place("forward", "x") if not changed else "forward "
                       f"changed the module's own weights ({changed[0]}): leave them, and scale the scores instead."))
-    if isinstance(result, (np.ndarray, list)) or torch.is_tensor(result) and not model(x).requires_grad:   # grad on
-        raise Refusal(f"on {case.what}: forward's {type(result).__name__} is cut from autograd, so the layer could not "
-                      "learn: return the tensor its layers computed (no .detach(), .numpy(), .tolist(), torch.tensor).")
+    if torch.is_tensor(result) and (y := model(x)).requires_grad:   # a gradient must reach the layers
+        y.sum().backward()
+    frozen = [name for name, layer in layers.items() if not layer.weight.requires_grad]   # a layer left unused: a slip
+    if isinstance(result, (np.ndarray, list)) or torch.is_tensor(result) and (frozen or all(
+            layer.weight.grad is None for layer in layers.values())):
+        at = f" at {', '.join(frozen)}" * (0 < len(frozen) < 3)   # named, where the others learn
+        raise Refusal(f"on {case.what}: forward's {type(result).__name__} is cut from autograd{at}, so the layer could "
+                      "not learn: return the tensor its layers computed (no .detach(), .numpy(), .tolist(), "
+                      "torch.tensor), every weight with requires_grad on.")
     return result
 
 

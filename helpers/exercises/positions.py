@@ -76,7 +76,8 @@ check_sinusoidal = Exercise(reference_sinusoidal, title="the sinusoidal encoding
     expected=lambda case: sinusoidal_positions(*case.args, dtype=torch.float64), shapes=_sinusoid_shapes,
     slips=lambda case: [(v, f"on {case.what}: {m}.") for v, m in _sinusoid_slips(*case.args)],
     name="PE on {what}", atol=1e-5, atol32=1e-4,   # float32's angles at T = 1,000 are off by 3e-5
-    hint="Angle = p / 10000 ** (2m / d) (in Python ^ is XOR); sin in column 2m, cos in column 2m+1.",
+    hint="Angle = p / 10000 ** (2m / d) (in Python ^ is XOR): the positions p as a column (T, 1) against the "
+         "d / 2 values of m as a row give (T, d / 2) angles; sin in column 2m, cos in column 2m+1.",
     success="your encoding matches sinusoidal_positions for (T, d) = (6, 4), (50, 16), (100, 8), (300, 10) and three "
             "sizes drawn at random. Row 0 is 0, 1, 0, 1, …: position 0 has every angle at 0.",
     explanation="Slicing with 0::2 and 1::2 puts the sines in the even columns and the cosines in the odd ones; "
