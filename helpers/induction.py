@@ -28,7 +28,7 @@ from helpers.attention_torch import causal_mask
 from helpers.heads import MultiHeadAttention, split_heads
 from helpers.measure import cpu_threads
 from helpers.positions import LearnedPositions
-from helpers.validation import count, head_pairs
+from helpers.validation import count, describe, head_pairs
 
 LETTERS = "abcdefghijklmnopqrst"                 # token id i is LETTERS[i]
 CONTEXT, D_MODEL, N_HEADS, SEGMENT = 32, 64, 2, (4, 16)   # SEGMENT: shortest and longest repeated segment
@@ -69,11 +69,11 @@ class AttentionOnlyTransformer(nn.Module):
 
 def check_token_ids(tokens, model) -> None:
     """A named error for tokens the model cannot read: (B, T) integers in 0 … vocab − 1, T ≤ context_length."""
-    if (not isinstance(tokens, torch.Tensor) or tokens.dim() != 2 or tokens.is_floating_point()
+    if (not isinstance(tokens, torch.Tensor) or tokens.dim() != 2 or tokens.dtype not in (torch.int64, torch.int32)
             or tokens.size(1) > model.context_length or (tokens.numel() and not 0 <= tokens.min() <= tokens.max()
                                                          < model.vocab_size)):
-        raise ValueError(f"tokens should be a (B, T) tensor of whole numbers 0 … {model.vocab_size - 1} with T ≤ "
-                         f"{model.context_length} (the positions the model learned), but got "
+        raise ValueError(f"tokens should be a (B, T) tensor of whole numbers 0 … {model.vocab_size - 1} (int64: "
+                         f".long()) with T ≤ {model.context_length} (the positions the model learned), but got "
                          f"{type(tokens).__name__} {tuple(getattr(tokens, 'shape', ()))} "
                          f"{getattr(tokens, 'dtype', '')}. encode('abc') gives tensor([[0, 1, 2]]).")
 
@@ -135,10 +135,13 @@ def next_token_losses(model, tokens):
 
 def copy_loss(model, tokens, copy) -> float:
     """Mean next-token loss at the positions a copy can predict (copy (B, T - 1) True)."""
-    if not torch.as_tensor(copy).any():
-        raise ValueError("copy marks no position: there is no copy to predict, and the mean over nothing is NaN.")
     with torch.no_grad():
-        return next_token_losses(model, tokens)[copy].mean().item()
+        losses = next_token_losses(model, tokens)                     # (B, T - 1), the tokens checked
+    if not (isinstance(copy, torch.Tensor) and copy.dtype == torch.bool and copy.shape == losses.shape and copy.any()):
+        raise ValueError(f"copy should be a bool tensor of shape {tuple(losses.shape)} (B, T − 1), True where a copy "
+                         f"can be predicted and so somewhere (the mean over no position is NaN), but got "
+                         f"{describe(copy)} {getattr(copy, 'dtype', '')}. A 0/1 tensor would pick rows: .bool() it.")
+    return losses[copy].mean().item()
 
 
 # --- training --------------------------------------------------------------------------------------

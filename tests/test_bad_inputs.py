@@ -142,7 +142,11 @@ def _qkv():
     (lambda: luong.qkv_attention(luong.decoder_states(), luong.encoder_states(), {
         **luong.projections(), "W_v": torch.ones(3, 3)}), ValueError, "as P['W_v'] is (3, 3)"),   # not "mat1 and mat2"
     (lambda: induction.copy_loss(induction.load_trained_model(), torch.zeros(1, 32, dtype=torch.long),
-                                 torch.zeros(1, 31, dtype=torch.bool)), ValueError, "copy marks no position"),
+                                 torch.zeros(1, 31, dtype=torch.bool)), ValueError, "the mean over no position is NaN"),
+    (lambda: induction.copy_loss(induction.load_trained_model(), torch.zeros(2, 32, dtype=torch.long),
+                                 torch.ones(2, 31, dtype=torch.long)), ValueError, "0/1 tensor would pick rows"),
+    (lambda: induction.copy_loss(induction.load_trained_model(), torch.zeros(2, 32, dtype=torch.long),
+                                 torch.ones(2, 32, dtype=torch.bool)), ValueError, "bool tensor of shape (2, 31)"),
 ])
 def test_a_bad_input_is_named(call, error, says):
     with pytest.raises(error, match=None) as raised:

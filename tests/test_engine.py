@@ -6,6 +6,7 @@ from math import inf, pi
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 
 from helpers.attention_torch import SelfAttention
 from helpers.exercises.engine import (
@@ -441,6 +442,8 @@ def test_a_type_error_names_the_library_of_the_inputs():
     message = torch_check(lambda x: 2 * torch.from_numpy(x)).message
     assert "raised TypeError" in message and "The inputs are torch tensors: use torch's functions on them" in message
     assert "torch writes S.amax(dim=-1, keepdim=True)" in message
+    message = numpy_check(lambda x: 2 * F.softmax(x, dim=-1)).message   # torch's function on an array: AttributeError
+    assert "raised AttributeError" in message and "torch's functions need torch.as_tensor(x) first" in message
 
 
 def test_a_builtin_without_a_readable_signature_gets_its_own_error_not_a_parameter_list():

@@ -90,7 +90,8 @@ def test_a_later_token_changes_no_earlier_logit(model):
 
 def test_tokens_the_model_cannot_read_get_a_named_error(model):
     for bad in (torch.tensor([[0, 20]]), torch.tensor([[-1, 3]]), torch.zeros(1, 33, dtype=torch.long),
-                torch.zeros(1, 4), torch.tensor([1, 2, 3]), [[1, 2]]):
+                torch.zeros(1, 4), torch.tensor([1, 2, 3]), [[1, 2]], torch.tensor([[1, 2]], dtype=torch.uint8),
+                torch.tensor([[True, False]])):   # the record's probes are uint8: nn.Embedding takes int64 or int32
         with pytest.raises(ValueError, match=r"tokens should be a \(B, T\) tensor of whole numbers 0 … 19"):
             model(bad)
     with pytest.raises(ValueError, match=r"tokens should be a \(B, T\) tensor"):   # one sentence without its batch

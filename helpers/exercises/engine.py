@@ -254,8 +254,8 @@ NUMPY_INPUTS = " The inputs are NumPy arrays: torch's functions need torch.as_te
 
 def code_hints(answer, args, error: Exception) -> str:
     """After the answer raised, what the code it ran shows (its own and its helpers', not a library's): a ^ (XOR, not a
-    power); after a TypeError, TORCH_INPUTS or NUMPY_INPUTS if it is, or names, the other library (np, torch, F), its
-    keywords (axis, keepdims; dim, keepdim) or a max without .values. "" if none: a TypeError of its own needs none."""
+    power); after a TypeError or AttributeError (F.softmax of an array), TORCH_INPUTS or NUMPY_INPUTS if it is, or
+    names, the other library (np, torch, F), its keywords (axis, keepdims; dim, keepdim) or a max without .values."""
     kinds = {hasattr(x, "detach") for x in args if hasattr(x, "shape")}   # {True}: torch's tensors; {False}: NumPy's
     codes = [f.f_code for f, _ in traceback.walk_tb(error.__traceback__) if str(f.f_globals.get("__name__")).split(
         ".")[0] not in {*sys.stdlib_module_names, "helpers", "torch", "numpy", "scipy"}]   # the student's frames
@@ -266,8 +266,8 @@ def code_hints(answer, args, error: Exception) -> str:
              }[kinds.pop()] if len(kinds) == 1 else set()
     xor = any(i.opname in ("BINARY_XOR", "INPLACE_XOR") or i.argrepr in ("^", "^=") for c in codes
               for i in dis.get_instructions(c))
-    return (TORCH_INPUTS if "np" in other else NUMPY_INPUTS) * (type(error) is TypeError and bool(other & names)) + (
-        " In Python ^ is XOR, not a power: write x ** 2 (x ** 0.5 for a root)." * xor)
+    return (TORCH_INPUTS if "np" in other else NUMPY_INPUTS) * (type(error) in (TypeError, AttributeError) and bool(
+        other & names)) + " In Python ^ is XOR, not a power: write x ** 2 (x ** 0.5 for a root)." * xor
 
 
 def same(a: np.ndarray, b: np.ndarray) -> bool:
