@@ -141,7 +141,6 @@ class SelfAttention(nn.Module):
 
     Parameters: 3 · d_model · d_k (no biases). nn.Linear stores its weight as (d_k, d_model), the transpose of W_q
     in Q = X W_q. After a call, `last_weights` holds the (B, T, T) weights that call used."""
-
     def __init__(self, d_model: int, d_k: int):
         super().__init__()
         self.d_model, self.d_k = count(d_model, "d_model"), count(d_k, "d_k")   # whole sizes, or a named error

@@ -62,7 +62,6 @@ class MultiHeadAttention(nn.Module):
 
     Parameters: 4 · d_model² (+ 4 · d_model with bias), the same as one head with d_k = d_model plus W_o.
     After a call, `last_weights` holds the (B, H, T, T) weights that call used."""
-
     def __init__(self, d_model: int, n_heads: int, bias: bool = False):
         super().__init__()
         check_heads(d_model, n_heads)

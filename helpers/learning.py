@@ -40,7 +40,6 @@ def soft_lookup(query, keys, values) -> tuple[np.ndarray, float]:
 # ---------------------------------------------------------------- attempt 1 as a module
 class ParameterFreeAttention(nn.Module):
     """Attempt 1 in PyTorch: Y = softmax(E Eᵀ / √d) E, (..., T, d) -> (..., T, d). No parameters."""
-
     def forward(self, E: torch.Tensor) -> torch.Tensor:
         if not isinstance(E, torch.Tensor) or E.dim() < 2 or not E.is_floating_point():
             raise TypeError(f"E should be a float torch.Tensor (..., T, d), such as (T, d), but got {check.describe(E)}"
@@ -59,7 +58,6 @@ class ParameterFreeAttention(nn.Module):
 
 class FixedAttentionLearnedValues(ParameterFreeAttention):
     """A control: attempt 1's weights, but mixing learned values e_j W_v. (B, T, d) -> (B, T, d_v)."""
-
     def __init__(self, d_model: int, d_v: int):
         super().__init__()
         self.W_v = nn.Linear(d_model, d_v, bias=False)
@@ -70,7 +68,6 @@ class FixedAttentionLearnedValues(ParameterFreeAttention):
 
 class SentenceClassifier(nn.Module):
     """attention -> average over T -> linear readout, or with `hidden` a small MLP: (B, T, d) -> (B, 2)."""
-
     def __init__(self, attention: nn.Module, d_out: int, n_classes: int = 2, hidden: int | None = None):
         super().__init__()
         self.attention = attention
@@ -119,7 +116,6 @@ def label_of(words, task: str = "idiom") -> int:
 @dataclass(frozen=True)
 class Dataset:
     """Sentences as word indices into VOCAB: ids (N, T) and labels (N,), for training and for testing."""
-
     train_ids: np.ndarray
     train_labels: np.ndarray
     test_ids: np.ndarray
@@ -159,7 +155,6 @@ def idiom_rate_by_word(dataset: Dataset, words: Sequence[str] = HEADS + PARTNERS
 @dataclass(frozen=True)
 class ModelRun:
     """One model's training, as plain numbers."""
-
     name: str
     parameters: int  # learnable numbers in the whole model
     attention_parameters: int  # of which in the attention layer
@@ -180,7 +175,6 @@ class ModelRun:
 @dataclass(frozen=True)
 class Experiment:
     """Several models trained on one dataset with one budget. experiment[name] -> ModelRun."""
-
     task: str
     steps: int
     examples: tuple[str, ...]

@@ -115,7 +115,6 @@ def one_sample(fn: Callable, device, number: int) -> float:
 @dataclass
 class Timing:
     """Seconds per call: the samples, their median in seconds and in milliseconds."""
-
     samples: list[float] = field(default_factory=list)
     median, ms = property(lambda self: statistics.median(self.samples)), property(lambda self: self.median * 1e3)
 
@@ -235,7 +234,6 @@ def is_out_of_memory(error: BaseException) -> bool:
 @dataclass
 class Row:
     """One implementation at one size: time, achieved TFLOP/s, peak memory, SDPA backend or a note."""
-
     impl: str
     dtype: str
     T: int

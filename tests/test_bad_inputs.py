@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from helpers import cost, heads, induction, learning, luong, measure, positions, scaling, temperature
-from helpers.attention import self_attention_steps
+from helpers.attention import self_attention, self_attention_steps
 from helpers.attention_plots import gravity_plot, labelled_table
 from helpers.attention_torch import SelfAttention, causal_mask, scaled_dot_product_attention
 from helpers.fast_attention import flash_attention, tile_map, tiled_attention
@@ -116,7 +116,8 @@ def _qkv():
     (lambda: luong.qkv_attention([[1.0, 2, 3, 4]], luong.encoder_states(), luong.projections()), TypeError,
      "X_q should be a torch.float32 tensor (T, 4), as P['W_q'] is (4, 4), but got list of length 1."),
     (lambda: softmax([np.inf, 1.0]), ValueError, "needs a finite largest score in each row of x (axis -1), but a row "
-                                                 "has +inf"),
+                                                 "has +inf (a score beyond float64's 1.8e308: its inputs grew too"),
+    (lambda: self_attention(np.full((3, 4), 1e160)), ValueError, "has +inf (a score beyond float64's 1.8e308"),  # E Eᵀ
     (lambda: softmax([[0.0, 1.0], [-np.inf, -np.inf]]), ValueError, "a row has only -inf (every score hidden)"),
     (lambda: softmax([[4.0, -np.inf], [1.0, -np.inf]], axis=0), ValueError, "(axis 0), but a row has only -inf"),
     (lambda: softmax([np.nan, 1.0]), ValueError, "a row has NaN"),

@@ -192,6 +192,12 @@ def test_the_roles_colours_stay_apart_for_the_red_green_colour_blind():
     assert np.linalg.norm(_lab("#c44e52", deutan) - _lab("#55a868", deutan)) < 15   # the check can fail
 
 
+@pytest.mark.parametrize("titles, fmt", [(["a", "b"], "{:.2f}"), ("abc", "{:.2f}"), (["a", "b", "c"], ["{:.1f}"])])
+def test_heatmaps_name_a_title_or_format_missing_for_a_panel(titles, fmt):   # that panel would stay blank
+    with pytest.raises(ValueError, match=r"3 matrices need a list of 3 titles \(or None\) and one fmt or a list of 3"):
+        plotting.heatmaps([np.eye(2)] * 3, titles, fmt=fmt)
+
+
 def test_heatmaps_take_their_titles_as_an_array_too():
     fig, axes = plotting.heatmaps([np.ones((2, 2))] * 2, np.array(["left", "right"]))
     assert [ax.get_title() for ax in axes] == ["left", "right"]

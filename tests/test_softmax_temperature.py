@@ -104,6 +104,14 @@ def test_weights_bars():
     plt.close("all")
 
 
+def test_weights_bars_take_one_row_and_its_title_and_name_a_missing_title():
+    fig, axes = weights_bars(np.array([0.2, 0.8]), "one row")          # not a list of rows, not a list of titles
+    assert len(axes) == 1 and axes[0].get_title() == "one row" and len(axes[0].patches) == 2
+    plt.close(fig)
+    with pytest.raises(ValueError, match=r"2 rows of weights need 2 titles, but got 1: \['x'\]"):
+        weights_bars([[0.2, 0.8], [0.5, 0.5]], ["x"])                   # the second panel would have stayed blank
+
+
 def test_a_value_label_the_dashed_line_would_cross_is_lifted_above_the_line():
     """A label is 0.1 tall: 0.170's label, from 0.19 to 0.29, would be crossed by the line at 1/4."""
     _, axes = weights_bars([[0.17, 0.33, 0.25, 0.25]], ["a"])

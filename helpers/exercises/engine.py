@@ -34,7 +34,6 @@ from helpers import validation as check
 @dataclass(frozen=True)
 class Feedback:
     """The verdict on one answer: `.passed` says whether it is right; `if feedback:` is refused as ambiguous."""
-
     passed: bool
     message: str
 
@@ -57,7 +56,6 @@ correct, wrong = partial(Feedback, True), partial(Feedback, False)   # correct(m
 
 class Solution:
     """A worked solution: folded in the notebook (click to open), plain text elsewhere."""
-
     def __init__(self, title: str, code: str, explanation: str = ""):
         self.title, self.code, self.explanation = title, textwrap.dedent(code).strip(), explanation
 
@@ -88,7 +86,6 @@ def solved_by(title: str, code, explanation: str = "", read=None):
 class Case:
     """One input for the student's function: the arguments (each call gets fresh copies), `what` (how a message
     names this input, with any sizes drawn at random), what its slips need (case.d_k) and any own atol32."""
-
     def __init__(self, *args, what: str, **sizes):
         self.args, self.what = args, what
         self.__dict__.update(sizes)
@@ -97,10 +94,8 @@ class Case:
 class Placeholder(Exception):
     """The exercise's own `raise NotImplementedError` line is still there."""
 
-
 class Refusal(Exception):
     """Raised by an exercise's `call` hook to stop with its message (an answer that cannot even be run)."""
-
 
 class Exercise:
     """An exercise whose answer is a function (or a class), judged against `reference` case by case.
@@ -118,7 +113,6 @@ class Exercise:
     templates with {what}: the prefix of a case's messages and the result's name. `success`: text, or a function of
     the answer giving it; `own`: the course's function ("a or b": several) the student is to write, named in the
     success message if called (calls_library). `check.solution()`: `shown`, or else `reference`'s source."""
-
     def __init__(self, reference, *, title, expects, cases, draw, success, explanation="", draws=3, atol=1e-6,
                  rtol=0.0, name="the result on {what}", where="on {what}: ", hint="", slips=None, judge=None,
                  errors=None, read=None, call=None, expected=None, reads="the result", shapes=None, atol32=None,

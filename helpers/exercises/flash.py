@@ -92,7 +92,6 @@ _HOLDERS = (Sequence, Mapping, Set)   # whose len() is their entries (list, dequ
 class _Watch(torch.overrides.TorchFunctionMode):
     """Inside it: `most`, the most numbers in one tensor that a torch function or method returned; `alive`, those
     tensors (and NumPy arrays, from .numpy()) still in use (weakly held); `kept`, `bytes`, `sizes`: see _stream."""
-
     def __init__(self):
         super().__init__()
         self.most, self.kept, self.bytes, self.sizes, self.alive = 0, 0, 0, {}, weakref.WeakValueDictionary()

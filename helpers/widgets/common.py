@@ -69,7 +69,6 @@ def html_heatmap(M, row_labels, col_labels, *, title: str = "", fmt: str = "{:.2
 class FastFigure:
     """A figure outside pyplot that re-renders to PNG fast by blitting: draw on `fig`,
     name what changes with `set_dynamic(artists)`, render with `png()` (`png(key)`: one background per key)."""
-
     def __init__(self, figsize: tuple[float, float], dpi: int = 80):
         self.fig = Figure(figsize=figsize, dpi=px(dpi))   # presenting: the whole picture, text included, grows
         self.canvas = FigureCanvasAgg(self.fig)
@@ -136,7 +135,6 @@ class LiveWidget(widgets.VBox):
     than the cell (fit_width). Under them, `reading` (HTML): what `show` writes, or compute()'s TypeError or ValueError
     (a typed input it cannot read), the outputs hidden then. `.result`: the latest data, None after such an error;
     `.last_update_ms`: the last update's time (for tests)."""
-
     def __init__(self, controls: list, outputs: list):
         self.result, self.last_update_ms, self.outputs, self.reading = None, float("nan"), outputs, widgets.HTML()
         super().__init__([*controls, *outputs, self.reading])

@@ -48,7 +48,6 @@ def table_html(data: dict, d_model: int, d_k: int, heads: int, dtype: str) -> st
 class CostWidget(LiveWidget):
     """T on a log slider (10² to 10⁶), d_k, heads and dtype over cost_widget_data: the table and the memory bar.
     [0] T, [1] d_k, [2] heads, [3] dtype, [4] the reading. `.result`: the latest cost_widget_data dict."""
-
     def __init__(self, d_model: int = 512):
         self.d_model = d_model
         self.T = widgets.FloatLogSlider(value=1e5, base=10, min=2, max=6, step=0.25, description="T",

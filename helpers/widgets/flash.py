@@ -93,7 +93,6 @@ class _Picture:
 class FlashTilesWidget(LiveWidget):
     """[0] key tiles processed, [1] the query, [2] causal or not, [3] the picture, [4] the numbers.
     `.result`: the latest flash_widget_data dict."""
-
     def __init__(self, tiles_done: int = 2, query: int = 21, causal: bool = False, T: int = 32, block: int = 4):
         self.Q, self.K, self.V = demo_inputs(T)
         self.block, n_tiles = count(block, "block (keys per tile)"), -(-T // block)

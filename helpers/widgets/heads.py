@@ -12,7 +12,6 @@ from helpers.widgets.common import LiveWidget, html_heatmap, offered, reading_st
 class HeadsWidget(LiveWidget):
     """Pick a sentence, a head and a mask type; see that head's attention weights. [0] sentence, [1] head slider,
     [2] mask buttons, [3] the heatmap and its reading. `.result`: the latest head_pattern_data dict."""
-
     def __init__(self, sentence: str = BATCH_SENTENCES[1], head: int = 0, mask_type: str = "none", model=None):
         self.model = demo_model() if model is None else model
         self.sentence = offered(widgets.Dropdown(options=BATCH_SENTENCES, description="sentence",

@@ -34,7 +34,6 @@ def weights_table(data: dict, heads: list[str], off: list[bool]) -> str:
 
 class _Bars:
     """The next-letter probabilities: the axes drawn once; an update redraws only the bars and the title."""
-
     def __init__(self):
         self.figure = FastFigure(figsize=(7.4, 2.3), dpi=80)   # 592 px: full size beside the file browser
         ax = self.figure.fig.subplots(gridspec_kw=dict(left=0.1, right=0.98, top=0.84, bottom=0.16))
@@ -60,7 +59,6 @@ class _Bars:
 class InductionWidget(LiveWidget):
     """[0] the letters, [1] the query position, [2] a switch per head, [3] the weights, [4] the bars, [5] the
     reading. `.result`: the latest prediction_data dict."""
-
     def __init__(self, letters: str = "thebankisrichthebankis", position: int | None = None, model=None):
         self.model = load_trained_model() if model is None else model
         self.heads = [(layer, h) for layer in range(self.model.n_layers) for h in range(self.model.n_heads)]

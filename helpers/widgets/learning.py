@@ -13,7 +13,6 @@ _MODEL_COLOR = {PARAMETER_FREE: COLORS["static"], LEARNED: COLORS["contextual"]}
 
 class _LossPicture:
     """Both loss curves, drawn once; a step redraws only the cursor, the markers and the title."""
-
     def __init__(self, experiment: Experiment):
         self.names, self.markers = (PARAMETER_FREE, LEARNED), {}
         self.figure = FastFigure(figsize=(6.6, 3.4), dpi=90)   # 594 px: full size beside the file browser
@@ -41,7 +40,6 @@ class _LossPicture:
 class TrainingWidget(LiveWidget):
     """Step through training over a finished experiment: [0] training step, [1] sentence, [2] the loss curves,
     [3] both models' weights and the reading. example: the first sentence's index. `.result`: training_snapshot's."""
-
     def __init__(self, experiment: Experiment, step: int | None = None, example: int = 0):
         if missing := [name for name in (PARAMETER_FREE, LEARNED) if name not in experiment.runs]:
             raise ValueError(f"the widget shows {LEARNED!r} beside {PARAMETER_FREE!r}, but this experiment did not "

@@ -22,7 +22,6 @@ def description_html(data: dict) -> str:
 class LineupWidget(LiveWidget):
     """Toggle the two differences; see the mechanism's name, shapes, parameter count and weights W.
     [0] projections, [1] sequences, [2] the reading. `.result`: the latest lineup_data dict."""
-
     def __init__(self):
         style = {"button_width": "230px"}
         self.projections = widgets.ToggleButtons(options=list(PROJECTIONS), description="difference 1", style=style)
@@ -52,7 +51,6 @@ def lookup_html(data: dict) -> str:
 class DictionaryWidget(LiveWidget):
     """Sliders for the value stored under 'c' and the query's noise; the three lookups' weights and answers.
     [0] value of c, [1] query noise, [2] the reading. `.result`: the latest dictionary_lookup dict."""
-
     def __init__(self, value_c: float = 4.0, noise: float = 1.0):
         style = {"description_width": "90px"}
         self.value_c = offered(widgets.FloatSlider(min=0.0, max=40.0, step=1.0, description="value of c",

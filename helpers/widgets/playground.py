@@ -15,7 +15,6 @@ from helpers.widgets.common import SMALL, TEXT, FastFigure, LiveWidget, html_hea
 
 class _VectorPicture:
     """One persistent figure of the vectors in the fixed 2-D view; updates redraw only what moves."""
-
     def __init__(self):
         words, table = embedding_table()
         P = table @ playground_basis()                          # (V, 2) every word's static position
@@ -59,7 +58,6 @@ class _VectorPicture:
 class PlaygroundWidget(LiveWidget):
     """The attention playground: sentence menu, typed words, √d toggle, S and W (.matrices) beside .picture,
     a reading. sentence: a menu entry or your own words from the vocabulary. `.result`: a playground_data dict."""
-
     def __init__(self, sentence: str = PLAYGROUND_SENTENCES[0], scaled: bool = True):
         typed = ""
         if sentence not in PLAYGROUND_SENTENCES:   # your own words: checked now, shown in the "or type" box

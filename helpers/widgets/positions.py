@@ -58,7 +58,6 @@ class _Picture:
 class PositionsWidget(LiveWidget):
     """Sliders for p and d over position_snapshot: [0] position p, [1] dimension d, [2] the picture,
     [3] the numbers. `.result`: the latest position_snapshot dict."""
-
     def __init__(self, p: int = 10, d: int = 16, T: int = 48):
         self.T = T
         self.p = offered(widgets.IntSlider(min=0, max=T - 1, description="position p", style={

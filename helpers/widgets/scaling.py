@@ -15,7 +15,6 @@ _TEXT, _SMALL = 14, 12   # this picture's own fixed sizes (see common.TEXT)
 
 class _Picture:
     """Two panels; an update redraws only the bars, the marker and the titles (FastFigure blitting)."""
-
     def __init__(self, curves: dict, T: int):
         self.figure = FastFigure(figsize=(7.4, 4.0), dpi=80)   # 592 px: full size beside JupyterLab's file browser
         self.ax_w, self.ax_g = self.figure.fig.subplots(1, 2, gridspec_kw=dict(left=0.1, right=0.99, top=0.87,
@@ -65,7 +64,6 @@ def _gradient_curves(T: int, n_queries: int, seed: int) -> dict:
 class ScalingWidget(LiveWidget):
     """A d_k slider and a scaling toggle over attention_snapshot: [0] d_k, [1] scores, [2] the picture,
     [3] the numbers. `.result`: the latest attention_snapshot dict."""
-
     def __init__(self, d_k: int = 64, scaled: bool = True, *, T: int = 16, n_queries: int = 512, seed: int = 0):
         self._options = {"T": count(T, "T (keys)"), "n_queries": count(n_queries, "n_queries"), "seed": seed}
         self.d_k = offered(widgets.SelectionSlider(options=list(POWERS_OF_TWO), description="d_k"), d_k, "d_k")

@@ -21,7 +21,6 @@ def _fmt(x, spec: str = ".3f") -> str:
 class _Bars:
     """A persistent bar chart for 2 to MAX_SCORES scores. Everything that depends on the scores, their
     number included (bars, labels, token names, the uniform line), is redrawn over a fixed background."""
-
     def __init__(self):
         self.figure = FastFigure(figsize=(6.0, 3.4), dpi=80)
         ax = self.ax = self.figure.fig.subplots(gridspec_kw=dict(left=0.13, right=0.98, top=0.88, bottom=0.14))
@@ -64,7 +63,6 @@ class _Bars:
 class SoftmaxTemperatureWidget(LiveWidget):
     """Scores typed as text and a log slider for the scale λ: [0] scores, [1] scale λ, [2] the bars,
     [3] the numbers. `.result`: the latest softmax_at_scale dict, None after unreadable scores."""
-
     def __init__(self, scores: str = "1.0, 1.2, 0.9", scale: float = 1.0):
         self.scores = widgets.Text(value=scores, description="scores", continuous_update=False)
         self.scale = offered(widgets.FloatLogSlider(base=10, min=-2, max=3, step=0.05, description="scale λ",

@@ -11,7 +11,6 @@ from helpers.widgets.common import FastFigure, LiveWidget, picture, reading_styl
 class PullSliderWidget(LiveWidget):
     """[0] amount, [1] bars of (1 - amount)·e_word + amount·e_target, [2] the cosines with target and other.
     `.result`: the latest helpers.mixing.pull_toward dict."""
-
     def __init__(self, word: str = "bank", target: str = "money", other: str = "river"):
         self.word, self.target, (self.other,) = word, target, tokenize([other])   # a word of the table, or named
         self.amount = widgets.FloatSlider(min=0.0, max=1.0, step=0.05, description="amount", readout_format=".2f")

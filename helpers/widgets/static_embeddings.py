@@ -13,7 +13,6 @@ _WIDTH = 0.27   # of each of the three bars per dimension
 class SentenceExplorer(LiveWidget):
     """[0], [1] two sentences (menu or typed; punctuation ignored), [2] how much bank keeps, [3] bars, [4] cosines.
     `.result`: the latest helpers.mixing.two_mixtures dict, None after a sentence it cannot read."""
-
     def __init__(self, sentence_a: str = SENTENCES[0], sentence_b: str = SENTENCES[1], self_weight: float = 0.7):
         self.boxes = [widgets.Combobox(value=value, options=list(SENTENCES), description=label, ensure_option=False,
                                        continuous_update=False, placeholder="words from: " + ", ".join(VOCAB))
