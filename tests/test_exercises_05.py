@@ -74,6 +74,18 @@ def test_divisor_mistakes_get_specific_feedback(answer, phrases):
     fails(check_divisor(answer), *phrases)
 
 
+n_heads = 8   # as the notebook sets it
+
+
+def _reads_the_notebooks_n_heads(d_model, heads):
+    return math.sqrt(d_model / n_heads)
+
+
+def test_a_divisor_that_reads_the_notebooks_n_heads_is_told_so():
+    fails(check_divisor(_reads_the_notebooks_n_heads), "divisor(128, 2) returned 4",
+          "Your function reads the notebook's n_heads: use the arguments it is given.")
+
+
 def test_a_divisor_that_special_cases_the_pages_8_heads_fails_every_time():
     for _ in range(5):   # one drawn case always has 8 heads and a d_k other than 64
         fails(check_divisor(lambda d_model, n_heads: 8.0 if n_heads == 8 else math.sqrt(d_model / n_heads)),

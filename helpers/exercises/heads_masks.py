@@ -54,7 +54,8 @@ def _split_slips(case):
          "tokens: head 0 gets the first tokens' features, not a slice of every token. View as (B, T, H, d_k), then "
          ".transpose(1, 2)."), (lambda: x.view(B, T, d_k, h).permute(0, 3, 1, 2), f"on {case.what}: the heads are "
          f"interleaved (head 0 got features 0, {h}, {2 * h}, …): view as (B, T, H, d_k), so each head gets a block of "
-         "d_k neighbouring features.")]
+         "d_k neighbouring features."), (lambda: reference_split_heads(x, h).floor(), f"on {case.what}: the numbers "
+         "lost their fractions (x holds 0.5, 1.5, …): a .long(), .int() or int() made them whole. Keep x's dtype.")]
 
 
 def _split_error(case, error):

@@ -173,6 +173,8 @@ def _cross_attention_slips(X_dec, X_enc, W_q, W_k, W_v):
         (lambda: sdpa(Q, X_dec @ W_k, X_dec @ W_v), "self-attention over the decoder: K and V come from X_enc."),
         (lambda: sdpa(Q, X_enc @ W_v, X_enc @ W_k), "W_k and W_v are swapped: K = X_enc @ W_k, V = X_enc @ W_v."),
         (lambda: sdpa(Q, X_enc @ W_q, V), "the keys were made with W_q: K = X_enc @ W_k, each projection its own."),
+        (lambda: sdpa(X_dec @ W_k, K, V), "the queries were made with W_k: Q = X_dec @ W_q, each projection its own."),
+        (lambda: sdpa(Q, K, X_enc @ W_k), "the values were made with W_k: V = X_enc @ W_v, each projection its own."),
         (lambda: sdpa(X_dec, X_enc, X_enc), "no projections were applied: apply W_q, W_k, W_v first."),
         (lambda: sdpa(Q, K, X_enc), "the values are the raw encoder states: V = X_enc @ W_v."),
         (lambda: torch.softmax(S, -1) @ V, "the 1/√d_k scale is missing (notebook 05)."),

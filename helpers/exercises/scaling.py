@@ -87,8 +87,9 @@ def check_divisor(divisor) -> Feedback:
     if math.isclose(got := failed[0][1], right := reference_divisor(d_model, n_heads), rel_tol=1e-3):
         return wrong(f"divisor({d_model}, {n_heads}) returned {got:.9g}, near √({d_model} / {n_heads}) = {right:.9g} "
                      "but not equal to it: return the square root as it comes, unrounded.")
-    return wrong(f"divisor({d_model}, {n_heads}) returned {got:.4g}, not the divisor of {n_heads} heads "
-                 f"sharing d_model = {d_model}. Compute the per-head size d_k first, then take its square root.")
+    return wrong(f"divisor({d_model}, {n_heads}) returned {got:.4g}, not the divisor of {n_heads} heads sharing "
+                 f"d_model = {d_model}. Compute the per-head size d_k first, then take its square root."
+                 + engine.notebook_data(divisor))   # the notebook's n_heads or d_k, read instead of an argument
 
 
 # ----------------------------------------------------------------------------- Exercise 2: predict the variance
