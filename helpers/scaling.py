@@ -38,7 +38,7 @@ def variance_table(d_values=POWERS_OF_TWO, n_pairs: int = 50_000, sigma: float =
     Columns, one entry per d: d, var, predicted, ratio (var / predicted), noise (relative standard error of var),
     var_scaled (variance of q·k / √d); also sigma, n_pairs, samples (n_pairs, len(d))."""
     d = np.array([count(n, "each d (a vector size)") for n in np.atleast_1d(d_values)])   # (len(d),), d = 0 refused
-    g, walks = torch.Generator().manual_seed(seed), []
+    g, walks, n_pairs = torch.Generator().manual_seed(seed), [], count(n_pairs, "n_pairs (a variance needs two)", 2)
     for start in range(0, n_pairs, 5_000):   # 5,000 pairs at a time: about 100 MB, not 1 GB
         q, k = sigma * torch.randn(2, min(5_000, n_pairs - start), int(d.max()), generator=g)   # (n, d_max) each
         walks.append((q * k).cumsum(-1)[:, d - 1])                         # (n, len(d)): q·k over the first d
@@ -119,6 +119,8 @@ def gradient_measurements(d_values=POWERS_OF_TWO, scaled: bool = True, *, n_seq:
     x (n_seq, T, d_model) ~ N(0, 1), W_q, W_k ~ N(0, 1/d_model), z = Q Kᵀ (/ √d_k if scaled), L = Σ softmax(z) · G for a
     fixed random G; the same draws with and without scaling. Returns d, scaled and, per d_k: score_std (Q Kᵀ), scores_*
     (||∂L/∂z_i||), wq_* (||x_i|| ||∂L/∂q_i||), wq_total, wq_top10_share, gap_top10, gap_rest, top2_share, max_weight."""
+    n_seq, T, d_model = count(n_seq, "n_seq"), count(T, "T (two keys at least: a query's top two are compared)", 2), \
+        count(d_model, "d_model")
     base = np.random.default_rng([seed, d_model, T, n_seq])
     x = torch.from_numpy(base.standard_normal((n_seq, T, d_model)))   # (n_seq, T, d_model)
     G = torch.from_numpy(base.standard_normal((n_seq, T, T)))         # (n_seq, T, T)

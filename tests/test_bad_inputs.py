@@ -115,10 +115,19 @@ def _qkv():
      ValueError, "X_kv should be a torch.float32 tensor (T, 4)"),   # not "mat1 and mat2 shapes cannot be multiplied"
     (lambda: luong.qkv_attention([[1.0, 2, 3, 4]], luong.encoder_states(), luong.projections()), TypeError,
      "X_q should be a torch.float32 tensor (T, 4), as P['W_q'] is (4, 4), but got list of length 1."),
+    (lambda: luong.qkv_attention(luong.decoder_states(), luong.encoder_states(), tuple(luong.projections().values())),
+     TypeError, "P should be a dict {'W_q': …, 'W_k': …, 'W_v': …} as projections(d, d_k) makes, but got tuple of"),
+    (lambda: luong.qkv_attention(luong.decoder_states(), luong.encoder_states(), {"W_q": torch.eye(4)}), TypeError,
+     "with keys ['W_q']."),
     (lambda: softmax([np.inf, 1.0]), ValueError, "needs a finite largest score in each row of x (axis -1), but a row "
                                                  "has +inf (a score beyond float64's 1.8e308: its inputs grew too"),
     (lambda: self_attention(np.full((3, 4), 1e160)), ValueError, "has +inf (a score beyond float64's 1.8e308"),  # E Eᵀ
     (lambda: softmax([[0.0, 1.0], [-np.inf, -np.inf]]), ValueError, "a row has only -inf (every score hidden)"),
+    # notebook 05's cells invite other sizes: one token has no second-best key, 1e5 is a float, one pair no variance
+    (lambda: scaling.gradient_measurements([4], n_seq=2, T=1), ValueError, "T (two keys at least: a query's top two"),
+    (lambda: scaling.gradient_measurements([4], n_seq=0), ValueError, "n_seq should be a whole number of at least 1"),
+    (lambda: scaling.variance_table([64], n_pairs=1e5), ValueError, "n_pairs (a variance needs two) should be a whole"),
+    (lambda: scaling.variance_table([64], n_pairs=1), ValueError, "at least 2, but got 1."),
     (lambda: softmax([[4.0, -np.inf], [1.0, -np.inf]], axis=0), ValueError, "(axis 0), but a row has only -inf"),
     (lambda: softmax([np.nan, 1.0]), ValueError, "a row has NaN"),
     (lambda: softmax([]), ValueError, "a row has no score"),   # not "zero-size array to reduction …"
