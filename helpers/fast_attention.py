@@ -103,6 +103,7 @@ def tile_map(T_q, T_k, block_q, block_k, causal=False):
     """(query tiles, key tiles) int: 0 skipped (wholly in the future), 1 computed, masked (crosses the diagonal),
     2 computed whole. Without `causal` every tile is 2."""
     count(block_q, "block_q (queries per tile)"), count(block_k, "block_k (keys per tile)")   # typed in notebook 11
+    count(T_q, "T_q"), count(T_k, "T_k"), causal and check_causal(T_q, T_k)   # as flash would refuse
     i, j = torch.tensor(range(0, T_q, block_q))[:, None], torch.tensor(range(0, T_k, block_k))   # first query, key
     masked = (j + block_k).clamp(max=T_k) - 1 > i + T_k - T_q     # last key hidden from the first query: 1; future: 0
     return 2 - bool(causal) * (masked.long() + tile_is_future(i, (i + block_q).clamp(max=T_q), j, T_q, T_k).long())

@@ -83,6 +83,8 @@ def _qkv():
     (lambda: tokenize("bank's river"), ValueError, "'s' is not in the course vocabulary (money, bank, grows, river, "
                                                    "flows). Build sentences from these words (punctuation is"),
     (lambda: tile_map(16, 16, 0, 4), ValueError, "block_q (queries per tile) should be a whole number of at least 1"),
+    (lambda: tile_map(32, 12, 4, 4, causal=True), ValueError, "the first 20 queries would see no key"),   # as flash
+    (lambda: tile_map(1e5, 12, 4, 4), ValueError, "T_q should be a whole number of at least 1, but got 100000.0."),
     (lambda: scaled_dot_product_attention(torch.ones(3, 4), torch.ones(0, 4), torch.ones(0, 4)), ValueError,
      "K has no keys (shape (0, 4))"),                               # not a (3, 4) of zeros
     (lambda: scaled_dot_product_attention(*_qkv(), mask=torch.tensor([0, -100, 0, 0, 0, 0])), ValueError,
