@@ -137,10 +137,12 @@ def copy_loss(model, tokens, copy) -> float:
     """Mean next-token loss at the positions a copy can predict (copy (B, T - 1) True)."""
     with torch.no_grad():
         losses = next_token_losses(model, tokens)                     # (B, T - 1), the tokens checked
-    if not (isinstance(copy, torch.Tensor) and copy.dtype == torch.bool and copy.shape == losses.shape and copy.any()):
+    if not ((mask := isinstance(copy, torch.Tensor) and copy.dtype == torch.bool and copy.shape == losses.shape)
+            and copy.any()):
+        got = "one that marks no position (the mean over none is NaN)" if mask else f"{describe(copy)} " \
+            f"{getattr(copy, 'dtype', '')}".rstrip() + " (0/1 integers would pick rows: .bool() makes a mask)"
         raise ValueError(f"copy should be a bool tensor of shape {tuple(losses.shape)} (B, T − 1), True where a copy "
-                         f"can be predicted and so somewhere (the mean over no position is NaN), but got "
-                         f"{describe(copy)} {getattr(copy, 'dtype', '')}. A 0/1 tensor would pick rows: .bool() it.")
+                         f"can be predicted, but got {got}.")
     return losses[copy].mean().item()
 
 

@@ -66,8 +66,8 @@ def qkv_attention(X_q, X_kv, P: dict | None = None) -> dict[str, torch.Tensor]:
         Q, K, V = X_q, X_kv, X_kv                                        # (T_q, d), (T_k, d), (T_k, d)
     else:
         if not isinstance(P, dict) or {"W_q", "W_k", "W_v"} - set(P):   # a tuple (W_q, W_k, W_v), a key missing
-            raise TypeError(f"P should be a dict {{'W_q': …, 'W_k': …, 'W_v': …}} as projections(d, d_k) makes, but "
-                            f"got {describe(P)}" + (f" with keys {sorted(P)}" if isinstance(P, dict) else "") + ".")
+            raise TypeError(f"P should be a dict {{'W_q': …, 'W_k': …, 'W_v': …}} as projections(d_model, d_k) makes, "
+                            f"but got {describe(P)}{f' with keys {sorted(P)}' if isinstance(P, dict) else ''}.")
         like = X_q.dtype if torch.is_tensor(X_q) else None   # a hand-made P's NumPy arrays or lists: in X_q's dtype
         P = {k: P[k] if torch.is_tensor(P[k]) else torch.as_tensor(P[k], dtype=like) for k in ("W_q", "W_k", "W_v")}
         for name, X, (key, W) in zip(("X_q", "X_kv", "X_kv"), (X_q, X_kv, X_kv), P.items()):   # each fits its W

@@ -83,10 +83,11 @@ def heatmaps(matrices: Sequence, titles: Sequence[str], row_labels=None, col_lab
              suptitle: str = "", shared_scale: bool = False, fmt="{:.2f}", xlabel: str = "", ylabel: str = ""):
     """Several heatmaps side by side, one title (or None) and fmt (or one for all) each, labels shared: (fig, axes)."""
     arrays = [check.matrix(M, f"matrices[{i}]", "(rows, cols)", finite=False) for i, M in enumerate(matrices)]
+    titles = [titles] * len(arrays) if isinstance(titles, str) and len(arrays) == 1 else titles   # one title, one panel
     if isinstance(titles, str) or titles is not None and len(titles) != len(arrays) or (  # a panel without a title
             not isinstance(fmt, str) and len(fmt) != len(arrays)):                     # would stay blank
-        raise ValueError(f"{len(arrays)} matrices need a list of {len(arrays)} titles (or None) and one fmt or a list "
-                         f"of {len(arrays)}, but got titles {titles!r:.60} and fmt {fmt!r:.40}.")
+        raise ValueError(f"one panel per matrix: give {len(arrays)} titles (or titles=None) and {len(arrays)} fmts (or "
+                         f"one for all), but got titles {titles!r:.60} and fmt {fmt!r:.40}.")
     vmin, vmax = (min(a.min() for a in arrays), max(a.max() for a in arrays)) if shared_scale else (None, None)
     width, height = sum(1.0 * a.shape[1] + 1.6 for a in arrays), max(0.75 * a.shape[0] + 1.6 for a in arrays)
     shrink = min(1.0, MAX_FIGURE_WIDTH / width)

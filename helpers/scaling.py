@@ -119,8 +119,7 @@ def gradient_measurements(d_values=POWERS_OF_TWO, scaled: bool = True, *, n_seq:
     x (n_seq, T, d_model) ~ N(0, 1), W_q, W_k ~ N(0, 1/d_model), z = Q Kᵀ (/ √d_k if scaled), L = Σ softmax(z) · G for a
     fixed random G; the same draws with and without scaling. Returns d, scaled and, per d_k: score_std (Q Kᵀ), scores_*
     (||∂L/∂z_i||), wq_* (||x_i|| ||∂L/∂q_i||), wq_total, wq_top10_share, gap_top10, gap_rest, top2_share, max_weight."""
-    n_seq, T, d_model = count(n_seq, "n_seq"), count(T, "T (two keys at least: a query's top two are compared)", 2), \
-        count(d_model, "d_model")
+    n_seq, T = count(n_seq, "n_seq"), count(T, "T (two keys at least: a query's top two are compared)", 2)
     base = np.random.default_rng([seed, d_model, T, n_seq])
     x = torch.from_numpy(base.standard_normal((n_seq, T, d_model)))   # (n_seq, T, d_model)
     G = torch.from_numpy(base.standard_normal((n_seq, T, T)))         # (n_seq, T, T)

@@ -57,8 +57,8 @@ def softmax(x, axis: int = -1) -> np.ndarray:
     in the ratio) but keeps every exponent <= 0, so exp never overflows."""
     x = check.as_array(x, "x")
     if x.size == 0 or not np.isfinite(top := x.max(axis=axis)).all():   # a NaN makes its row's max NaN
-        held = "no score" if x.size == 0 else "NaN" if np.isnan(top).any() else "+inf (a score beyond float64's " \
-            "1.8e308: its inputs grew too large)" if (top == np.inf).any() else "only -inf (every score hidden)"
+        held = "no score" if x.size == 0 else "NaN" if np.isnan(top).any() else "+inf (typed, or a number that " \
+            "overflowed: its inputs grew too large)" if (top == np.inf).any() else "only -inf (every score hidden)"
         raise ValueError(f"softmax needs a finite largest score in each row of x (axis {axis}), but a row has {held}.")
     shifted = x - x.max(axis=axis, keepdims=True)
     exps = np.exp(shifted)

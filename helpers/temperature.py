@@ -64,9 +64,9 @@ def label_y(weight: float, uniform: float, gap: float) -> float:
 def weights_bars(rows, titles, *, suptitle: str = ""):
     """Rows of weights (one row, or a list) as bar charts side by side, a title each, values on the bars, a dashed
     line at 1/n. Returns (fig, axes)."""
-    rows, titles = [rows] if np.ndim(rows[0]) == 0 else rows, [titles] if isinstance(titles, str) else titles  # one
-    if len(rows) != len(titles):   # a panel without a title would stay blank
-        raise ValueError(f"{len(rows)} rows of weights need {len(rows)} titles, but got {len(titles)}: {titles!r:.60}.")
+    rows, given = [rows] if np.ndim(rows[0]) == 0 else rows, titles   # one row of weights, or a list of rows
+    if len(titles := [titles] if isinstance(titles, str) else titles) != len(rows):   # a panel would have no title
+        raise ValueError(f"{len(rows)} rows of weights need {len(rows)} titles, but got {len(titles)}: {given!r:.60}.")
     grow = plt.rcParams["font.size"] / 13   # larger fonts (presenter mode) get a larger figure
     fig, axes = plt.subplots(1, len(rows), figsize=(4.2 * grow * len(rows), 3.9 * grow), sharey=True, squeeze=False)
     for ax, w, title in zip(axes[0], rows, titles):

@@ -118,12 +118,13 @@ def _qkv():
     (lambda: luong.qkv_attention([[1.0, 2, 3, 4]], luong.encoder_states(), luong.projections()), TypeError,
      "X_q should be a torch.float32 tensor (T, 4), as P['W_q'] is (4, 4), but got list of length 1."),
     (lambda: luong.qkv_attention(luong.decoder_states(), luong.encoder_states(), tuple(luong.projections().values())),
-     TypeError, "P should be a dict {'W_q': …, 'W_k': …, 'W_v': …} as projections(d, d_k) makes, but got tuple of"),
+     TypeError, "P should be a dict {'W_q': …, 'W_k': …, 'W_v': …} as projections(d_model, d_k) makes, but got tuple"),
     (lambda: luong.qkv_attention(luong.decoder_states(), luong.encoder_states(), {"W_q": torch.eye(4)}), TypeError,
      "with keys ['W_q']."),
     (lambda: softmax([np.inf, 1.0]), ValueError, "needs a finite largest score in each row of x (axis -1), but a row "
-                                                 "has +inf (a score beyond float64's 1.8e308: its inputs grew too"),
-    (lambda: self_attention(np.full((3, 4), 1e160)), ValueError, "has +inf (a score beyond float64's 1.8e308"),  # E Eᵀ
+                                                 "has +inf (typed, or a number that overflowed"),
+    (lambda: self_attention(np.full((3, 4), 1e160)), ValueError, "+inf (typed, or a number that overflowed: its inputs "
+                                                                 "grew too large)"),   # E Eᵀ past float64's 1.8e308
     (lambda: softmax([[0.0, 1.0], [-np.inf, -np.inf]]), ValueError, "a row has only -inf (every score hidden)"),
     # notebook 05's cells invite other sizes: one token has no second-best key, 1e5 is a float, one pair no variance
     (lambda: scaling.gradient_measurements([4], n_seq=2, T=1), ValueError, "T (two keys at least: a query's top two"),
@@ -154,9 +155,11 @@ def _qkv():
     (lambda: luong.qkv_attention(luong.decoder_states(), luong.encoder_states(), {
         **luong.projections(), "W_v": torch.ones(3, 3)}), ValueError, "as P['W_v'] is (3, 3)"),   # not "mat1 and mat2"
     (lambda: induction.copy_loss(induction.load_trained_model(), torch.zeros(1, 32, dtype=torch.long),
-                                 torch.zeros(1, 31, dtype=torch.bool)), ValueError, "the mean over no position is NaN"),
+                                 torch.zeros(1, 31, dtype=torch.bool)),
+     ValueError, "but got one that marks no position (the mean over none is NaN)."),
     (lambda: induction.copy_loss(induction.load_trained_model(), torch.zeros(2, 32, dtype=torch.long),
-                                 torch.ones(2, 31, dtype=torch.long)), ValueError, "0/1 tensor would pick rows"),
+                                 torch.ones(2, 31, dtype=torch.long)),
+     ValueError, "torch.int64 (0/1 integers would pick rows: .bool() makes a mask)."),
     (lambda: induction.copy_loss(induction.load_trained_model(), torch.zeros(2, 32, dtype=torch.long),
                                  torch.ones(2, 32, dtype=torch.bool)), ValueError, "bool tensor of shape (2, 31)"),
 ])

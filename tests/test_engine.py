@@ -444,6 +444,8 @@ def test_a_type_error_names_the_library_of_the_inputs():
     assert "torch writes S.amax(dim=-1, keepdim=True)" in message
     message = numpy_check(lambda x: 2 * F.softmax(x, dim=-1)).message   # torch's function on an array: AttributeError
     assert "raised AttributeError" in message and "torch's functions need torch.as_tensor(x) first" in message
+    message = numpy_check(lambda x: 2 * torch.as_tensor(x).numpyy()).message   # a typo: no array has .numpyy
+    assert "raised AttributeError" in message and "as_tensor(x) first" not in message
 
 
 def test_a_builtin_without_a_readable_signature_gets_its_own_error_not_a_parameter_list():

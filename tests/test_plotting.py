@@ -194,8 +194,12 @@ def test_the_roles_colours_stay_apart_for_the_red_green_colour_blind():
 
 @pytest.mark.parametrize("titles, fmt", [(["a", "b"], "{:.2f}"), ("abc", "{:.2f}"), (["a", "b", "c"], ["{:.1f}"])])
 def test_heatmaps_name_a_title_or_format_missing_for_a_panel(titles, fmt):   # that panel would stay blank
-    with pytest.raises(ValueError, match=r"3 matrices need a list of 3 titles \(or None\) and one fmt or a list of 3"):
+    with pytest.raises(ValueError, match=r"one panel per matrix: give 3 titles \(or titles=None\) and 3 fmts \(or one "
+                                         r"for all\), but got titles"):
         plotting.heatmaps([np.eye(2)] * 3, titles, fmt=fmt)
+    _, axes = plotting.heatmaps([np.eye(2)], "one title")   # one matrix: its title as a string too
+    assert [ax.get_title() for ax in axes] == ["one title"]
+    plt.close("all")
 
 
 def test_heatmaps_take_their_titles_as_an_array_too():

@@ -110,6 +110,8 @@ def test_weights_bars_take_one_row_and_its_title_and_name_a_missing_title():
     plt.close(fig)
     with pytest.raises(ValueError, match=r"2 rows of weights need 2 titles, but got 1: \['x'\]"):
         weights_bars([[0.2, 0.8], [0.5, 0.5]], ["x"])                   # the second panel would have stayed blank
+    with pytest.raises(ValueError, match=r"need 2 titles, but got 1: 'x'\.$"):
+        weights_bars([[0.2, 0.8], [0.5, 0.5]], "x")
 
 
 def test_a_value_label_the_dashed_line_would_cross_is_lifted_above_the_line():

@@ -94,8 +94,10 @@ class Case:
 class Placeholder(Exception):
     """The exercise's own `raise NotImplementedError` line is still there."""
 
+
 class Refusal(Exception):
     """Raised by an exercise's `call` hook to stop with its message (an answer that cannot even be run)."""
+
 
 class Exercise:
     """An exercise whose answer is a function (or a class), judged against `reference` case by case.
@@ -248,20 +250,24 @@ NUMPY_INPUTS = " The inputs are NumPy arrays: torch's functions need torch.as_te
 
 def code_hints(answer, args, error: Exception) -> str:
     """After the answer raised, what the code it ran shows (its own and its helpers', not a library's): a ^ (XOR, not a
-    power); after a TypeError or AttributeError (F.softmax of an array), TORCH_INPUTS or NUMPY_INPUTS if it is, or
-    names, the other library (np, torch, F), its keywords (axis, keepdims; dim, keepdim) or a max without .values."""
+    power); after a TypeError, or an AttributeError for what the other library's array has (F.softmax asks a NumPy
+    array for .softmax), TORCH_INPUTS or NUMPY_INPUTS if it is, or names, the other library (np, torch, F), its
+    keywords (axis, keepdims; dim, keepdim) or a max without .values."""
     kinds = {hasattr(x, "detach") for x in args if hasattr(x, "shape")}   # {True}: torch's tensors; {False}: NumPy's
     codes = [f.f_code for f, _ in traceback.walk_tb(error.__traceback__) if str(f.f_globals.get("__name__")).split(
         ".")[0] not in {*sys.stdlib_module_names, "helpers", "torch", "numpy", "scipy"}]   # the student's frames
     names = {n for c in codes for n in (*c.co_names, *chain(*(t for t in c.co_consts if type(t) is tuple)))}
     names -= {"max"} if {"values", "indices"} & names else set()   # torch's S.max(dim).values, read as a pair
     names.add(str(getattr(getattr(answer, "func", answer), "__module__", "")).split(".")[0])   # torch.softmax itself
+    kind = kinds.pop() if len(kinds) == 1 else None
     other = {True: {"np", "numpy", "from_numpy", "axis", "keepdims", "max"}, False: {"torch", "F", "dim", "keepdim"}
-             }[kinds.pop()] if len(kinds) == 1 else set()
+             }.get(kind, set())
+    theirs = getattr(sys.modules.get("torch"), "Tensor", None) if kind is False else np.ndarray   # the other's array
+    typed = type(error) is TypeError or type(error) is AttributeError and hasattr(theirs, str(error.name))
     xor = any(i.opname in ("BINARY_XOR", "INPLACE_XOR") or i.argrepr in ("^", "^=") for c in codes
               for i in dis.get_instructions(c))
-    return (TORCH_INPUTS if "np" in other else NUMPY_INPUTS) * (type(error) in (TypeError, AttributeError) and bool(
-        other & names)) + " In Python ^ is XOR, not a power: write x ** 2 (x ** 0.5 for a root)." * xor
+    return (TORCH_INPUTS if "np" in other else NUMPY_INPUTS) * (typed and bool(other & names)) + (
+        " In Python ^ is XOR, not a power: write x ** 2 (x ** 0.5 for a root)." * xor)
 
 
 def same(a: np.ndarray, b: np.ndarray) -> bool:
@@ -322,7 +328,7 @@ def raised(error: Exception, raiser: str = "") -> str:
                 if raiser else "the function still raises NotImplementedError. Replace that line with your code.")
     if isinstance(error, SystemExit):
         return "your function called exit(), which ends the program (SystemExit). Return the result instead."
-    return f"your function raised {type(error).__name__}: {error}"
+    return f"your function raised {type(error).__name__}: {str(error).rstrip()}"
 
 
 # --- readers: what came, read as what was asked for ------------------------------------------------

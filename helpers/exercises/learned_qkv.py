@@ -351,15 +351,26 @@ def _run_module(student_class, case):
     if changed or not torch.equal(x, case.args[0]):
         raise Refusal(f"on {case.what}: " + (changed_in_place("forward", "x") if not changed else "forward "
                       f"changed the module's own weights ({changed[0]}): leave them, and scale the scores instead."))
-    if torch.is_tensor(result) and (y := model(x)).requires_grad:   # a gradient must reach the layers
-        y.sum().backward()
-    frozen = [name for name, layer in layers.items() if not layer.weight.requires_grad]   # a layer left unused: a slip
-    if isinstance(result, (np.ndarray, list)) or torch.is_tensor(result) and (frozen or all(
-            layer.weight.grad is None for layer in layers.values())):
-        at = f" at {', '.join(frozen)}" * (0 < len(frozen) < 3)   # named, where the others learn
-        raise Refusal(f"on {case.what}: forward's {type(result).__name__} is cut from autograd{at}, so the layer could "
-                      "not learn: return the tensor its layers computed (no .detach(), .numpy(), .tolist(), "
-                      "torch.tensor), every weight with requires_grad on.")
+    if isinstance(result, (np.ndarray, list)) or torch.is_tensor(result) and not (y := model(x)).requires_grad:
+        raise Refusal(f"on {case.what}: forward's {type(result).__name__} is cut from autograd, so the layer could not "
+                      "learn: return the tensor its layers computed (no .detach(), .numpy(), .tolist(), torch.tensor).")
+    if not (torch.is_tensor(result) and result.shape == (expected := _module_expected(case)).shape and torch.allclose(
+            result.double(), expected, rtol=1e-3, atol=1e-3 * expected.abs().max().item())):
+        return result                                  # not the right numbers: the slips are named first
+    try:
+        y.sum().backward()                             # the gradients a training step would give each layer
+    except RuntimeError as error:
+        raise Refusal(f"on {case.what}: forward gives the right numbers, but autograd cannot go back through them ("
+                      f"{str(error).split(':')[0]}): write e = e / s, not e /= s, once e is used.") from None
+    (reference := _reference_module(case))(x).sum().backward()    # SelfAttention's gradients, the same weights
+    right = {name: getattr(reference, name).weight.grad for name in layers}
+    floor = 1e-4 * max(g.abs().max().item() for g in right.values())   # a layer whose gradient is ~0 (saturated)
+    if off := [name for name, layer in layers.items() if layer.weight.grad is None or not torch.allclose(
+            layer.weight.grad.double(), right[name], rtol=0.02, atol=0.02 * right[name].abs().max().item() + floor)]:
+        names, one = f"{', '.join(off[:-1])}{' and ' * (len(off) > 1)}{off[-1]}", len(off) == 1
+        raise Refusal(f"on {case.what}: forward gives the right numbers, but {names} get{'s' * one} no gradient or the "
+                      f"wrong one, so training could not change {'it' if one else 'them'}: nothing on their path to "
+                      "the output may stop autograd (.detach(), .data, torch.no_grad(), requires_grad_(False)).")
     return result
 
 
