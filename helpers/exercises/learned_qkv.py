@@ -403,9 +403,9 @@ check_self_attention_module = Exercise(SelfAttention, title="the module", expect
     shapes=lambda case: {(*case.args[0].shape[:2], case.args[0].shape[1]): f"on {case.what} you returned a (B, T, T) "
                          "tensor: that is the weights. Finish with their product with V."},
     hint="The layers make Q, K and V from x; then exercise 3's lines, with K.transpose(-2, -1) for a batch.",
-    success="your module gives SelfAttention's outputs with the same weights, on a batch of 2 and of 1, with scores "
-            "in the thousands, with scores all far below 0, and on three drawn at random: you have built the layer "
-            "the rest of the course uses.",
+    success="your module gives SelfAttention's outputs and gradients with the same weights, on a batch of 2 and of "
+            "1, with scores in the thousands, with scores all far below 0, and on three drawn at random: you have "
+            "built the layer the rest of the course uses.",
     shown="""import math
 
 
