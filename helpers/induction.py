@@ -3,7 +3,7 @@
     AttentionOnlyTransformer()        tokens (B, T) -> logits (B, T, vocab): embeddings + positions, causal
                                       multi-head attention added to the residual stream, an unembedding
     repeated_batch(B, g, offset)      random tokens with a repeated segment -> tokens (B, T), copy (B, T - 1)
-    probe_tokens(n, B)                a random half of n tokens, then the same half again: (B, 2n)
+    probe_tokens(n, B)                n distinct random letters, then the same n again: (B, 2n)
     next_token_losses(model, tokens)  (B, T) -> (B, T - 1) cross-entropy of every next-token prediction
     train(n_layers, offset)           AdamW from a fixed seed -> (model, log); train_all(): the three models
     load_trained_model(name)          the committed weights (helpers/data/induction.pt), in eval mode
@@ -117,8 +117,9 @@ def repeated_batch(batch_size: int, generator: torch.Generator, offset: int | No
 
 
 def probe_tokens(n: int = CONTEXT // 2, batch_size: int = 100, seed: int = PROBE_SEED) -> torch.Tensor:
-    """(B, 2n): n random tokens, then the same n again. Induction sends query i ≥ n to key i − n + 1."""
-    half = torch.randint(0, len(LETTERS), (batch_size, n), generator=torch.Generator().manual_seed(seed + n))
+    """(B, 2n): n distinct random letters, then the same n again: for query i ≥ n, key i − n + 1 alone is right."""
+    n, g = count(n, "n (distinct letters in a half)", high=len(LETTERS)), torch.Generator().manual_seed(seed + n)
+    half = torch.rand(batch_size, len(LETTERS), generator=g).argsort(dim=-1)[:, :n]   # (B, n) letters shuffled, cut
     return torch.cat([half, half], dim=1)
 
 

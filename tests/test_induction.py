@@ -162,9 +162,14 @@ def test_a_fixed_offset_repeats_the_first_half():
         assert torch.equal(tokens[:, offset:offset + L], tokens[:, :L]) and copy.sum(1).tolist() == [L - 1] * 8
 
 
-def test_probes_repeat_their_first_half():
+def test_probes_repeat_a_first_half_of_different_letters():
+    """No letter twice in a half: for each query of the second half, key i − n + 1 is the one right key."""
     for n, tokens in induction.probes(batch_size=4).items():
         assert tokens.shape == (4, 2 * n) and torch.equal(tokens[:, n:], tokens[:, :n])
+        assert all(len(set(row.tolist())) == n for row in tokens[:, :n]), n
+    assert len({tuple(row) for row in induction.probe_tokens(16, batch_size=50).tolist()}) == 50   # drawn, not fixed
+    with pytest.raises(ValueError, match=r"n \(distinct letters in a half\) should be a whole number from 1 to 20"):
+        induction.probe_tokens(21)
 
 
 # ---------------------------------------------------------------- scores on hand-built weights

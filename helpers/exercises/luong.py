@@ -226,7 +226,6 @@ def _judge_cross(case, got, expected):
         return f"you returned the weights transposed, W.T ({T_k}, {T_q}). Finish with Y = W @ V, one row per query."
     if got.shape == (T_k, expected.shape[1]) and T_k != T_q:
         return f"Y has {T_k} rows, one per encoder token: the queries come from the decoder, X_dec @ W_q."
-    return None
 
 
 check_cross_attention = Exercise(reference_cross_attention, title="cross-attention with learned projections",
