@@ -119,11 +119,11 @@ def test_cost_widget_data():
 
 
 def test_cost_widget_fits_counts_the_scores_alone_as_its_text_says():
-    T = 141_421                                                    # T² · 4 bytes = 79.9996 GB: just under 80 GB
+    T = 146_542                                                    # T² · 4 bytes = 85.8982 · 10⁹: just under 80 GiB
     data = cost.cost_widget_data(T, 64)
-    assert sum(size for _, size in data["bars"]) > 80e9              # with Q, K, V the A100 would be over
+    assert sum(size for _, size in data["bars"]) > 80 * 2**30         # with Q, K, V the A100 would be over
     assert data["fits"]["A100 (80 GB)"]
-    assert not cost.cost_widget_data(T + 1, 64)["fits"]["A100 (80 GB)"]   # 80.0007 GB: over 80 · 10⁹ bytes, not 80 GiB
+    assert not cost.cost_widget_data(T + 1, 64)["fits"]["A100 (80 GB)"]   # over 80 GiB, the A100's 81,920 MiB
     assert "the (T, T) scores fit in: A100 (80 GB), H200 (141 GB)" in table_html(data, 512, 64, 1, "float32")
     huge = cost.cost_widget_data(10**6, 64)                          # 4 TB: no device holds it
     assert "the (T, T) scores fit in: none of these devices" in table_html(huge, 512, 64, 1, "float32")

@@ -267,11 +267,10 @@ def test_notebook_10_reads_the_loss_curves_as_the_record_has_them(record):
     while the previous-token head sharpens; the fixed-offset model's is the only final 'elsewhere' below ln 20."""
     two, k, w = record["logs"][induction.TWO_LAYERS], 25, 150          # the plot's smoothing; a 150-step window
     assert two["other"].unfold(0, k, 1).mean(1).min() > math.log(20)
-    copy = two["copy"].unfold(0, k, 1).mean(1)                          # entry i: the mean of steps i … i + 24
-    first = 500 + int((copy[500:-w] - copy[500 + w:]).argmax())         # the steepest 150 steps after step 500
-    assert 1000 <= first + k + w // 2 <= 1200 and "slower drop follows near step 1,100" in prose("10")
-    previous = two["scores"][:, 0, 0].max(-1).values[(two["score_steps"] >= first + k) &
-                                                      (two["score_steps"] <= first + k + w)]
+    copy = two["copy"].unfold(0, k, 1).mean(1)          # entry i: the mean of steps i … i + 24, drawn at i + 12
+    first = 500 + int((copy[500:-w] - copy[500 + w:]).argmax()) + k // 2   # the steepest 150 steps after step 500
+    assert 1000 <= first + w // 2 <= 1200 and "slower drop follows near step 1,100" in prose("10")
+    previous = two["scores"][:, 0, 0].max(-1).values[(two["score_steps"] >= first) & (two["score_steps"] <= first + w)]
     assert previous[-1] > previous[0] + 0.02                             # "as the previous-token head sharpens"
     below = [name for name, log in record["logs"].items() if log["other"][-100:].mean() < math.log(20)]
     assert below == [induction.FIXED_OFFSET]

@@ -182,7 +182,8 @@ def test_notebook_10_head_claims():
     text = printed("10")
     off = dict(re.findall(r"head (1\.[01]) off, induction head: +([\d.]+)", text))
     assert float(off["1.0"]) > float(off["1.1"]) and "Head 1.0 carries more of the copying than head 1.1" in prose("10")
-    back = [float(w) for w in re.search(r"mean weight on key i − k:((?: +k=\d: [\d.]+)+)", text)[1].split()[1::2]]
+    back = re.search(r"mean weight on key i − k \(queries 4 on\):((?: +k=\d: [\d.]+)+)", text)[1].split()[1::2]
+    back = [float(w) for w in back]
     assert max(range(len(back)), key=back.__getitem__) == 2 and "Head 0.0 looks **two** letters back" in prose("10")
     rows = re.findall(r"\n +(?:token|position|head 0\.[01]) +((?:-?[\d.]+ +){3}-?[\d.]+)", text)   # 4 rows a head
     totals = re.findall(r"the 16 pieces add up to ([\d.]+)", text)
