@@ -24,7 +24,7 @@ _ALIASES = {"fp64": "float64", "double": "float64", "fp32": "float32", "float": 
             "fp16": "float16", "half": "float16", "fp8": "float8", "float8_e4m3fn": "float8", "float8_e5m2": "float8"}
 
 #: Memory of some devices a student may meet, in bytes (for the widget's bar): sold as "GB", built in GiB (2³⁰ bytes).
-DEVICE_MEMORY = {"laptop (16 GB RAM)": 16 * 2**30, "A100 (80 GB)": 80 * 2**30, "H200 (141 GB)": 141 * 2**30}
+DEVICE_MEMORY = {"laptop (16 GB RAM)": 16 * 2**30, "A100 (80 GB)": 80 * 2**30, "H200 (141 GB)": 140 * 2**30}
 
 
 def dtype_name(dtype) -> str:

@@ -118,8 +118,9 @@ def repeated_batch(batch_size: int, generator: torch.Generator, offset: int | No
 
 def probe_tokens(n: int = CONTEXT // 2, batch_size: int = 100, seed: int = PROBE_SEED) -> torch.Tensor:
     """(B, 2n): n distinct random letters, then the same n again: for query i ≥ n, key i − n + 1 alone is right."""
-    n, g = count(n, "n (distinct letters in a half)", high=len(LETTERS)), torch.Generator().manual_seed(seed + n)
-    half = torch.rand(batch_size, len(LETTERS), generator=g).argsort(dim=-1)[:, :n]   # (B, n) letters shuffled, cut
+    n = count(n, "n (distinct letters in a half)", high=len(LETTERS))       # a NumPy or torch whole number too
+    draws = torch.rand(batch_size, len(LETTERS), generator=torch.Generator().manual_seed(seed + n))   # (B, 20)
+    half = draws.argsort(dim=-1)[:, :n]                                    # (B, n) the letters shuffled, then cut
     return torch.cat([half, half], dim=1)
 
 

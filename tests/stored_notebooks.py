@@ -22,5 +22,6 @@ def prose(number: str) -> str:
 def printed(number: str) -> str:
     """Every stored text output of the notebook, joined by newlines: a cell's printed text whole (the kernel may
     split it into several stream outputs anywhere, mid-line too), and each plain-text result."""
-    return "\n".join("".join("".join(o["text"]) if "text" in o else "".join(o.get("data", {}).get("text/plain", ""))
-                             + "\n" for o in c["outputs"]) for c in cells(number) if c["cell_type"] == "code")
+    return "\n".join("".join("".join(o["text"]) if "text" in o else ("".join(o.get("data", {}).get("text/plain", ""))
+                                                                    + "\n") for o in c["outputs"])
+                     for c in cells(number) if c["cell_type"] == "code")

@@ -206,8 +206,9 @@ def test_the_edges_of_the_cost_functions():
     """A budget of 0 holds no matrix; a matrix that fills a device exactly fits it; the slider's T is rounded, not
     truncated; dtype names in any case; counts below 0 in words too."""
     assert cost.largest_T_for_memory(0) == 0
-    data = cost.cost_widget_data(40_000, 64, heads=5, dtype="float16")   # 5 · 40,000² · 2 bytes = 16e9
-    assert data["bars"][0][1] == 16e9 and data["fits"]["laptop (16 GB RAM)"]
+    data = cost.cost_widget_data(65_536, 64)                        # 65,536² · 4 bytes = 2³⁴: exactly 16 GiB
+    assert data["bars"][0][1] == 16 * 2**30 and data["fits"]["laptop (16 GB RAM)"]
+    assert not cost.cost_widget_data(65_537, 64)["fits"]["laptop (16 GB RAM)"]
     assert cost.cost_widget_data(99.7, 64)["T"] == 100
     assert cost.bytes_per_number("FP16") == 2 and cost.bytes_per_number("Float32") == 4
     assert cost.format_count(-2_000_000) == "-2 million"

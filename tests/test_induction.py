@@ -162,6 +162,12 @@ def test_a_fixed_offset_repeats_the_first_half():
         assert torch.equal(tokens[:, offset:offset + L], tokens[:, :L]) and copy.sum(1).tolist() == [L - 1] * 8
 
 
+def test_the_record_s_probes_are_the_probes_the_code_draws(record):
+    """The committed record's scores were measured on probes(): an older record (a letter twice in a half) fails."""
+    assert sorted(record["probes"]) == list(induction.PROBE_HALVES)
+    assert all(torch.equal(tokens.long(), induction.probe_tokens(n)) for n, tokens in record["probes"].items())
+
+
 def test_probes_repeat_a_first_half_of_different_letters():
     """No letter twice in a half: for each query of the second half, key i − n + 1 is the one right key."""
     for n, tokens in induction.probes(batch_size=4).items():

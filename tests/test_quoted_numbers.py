@@ -266,6 +266,30 @@ def test_the_readme_and_the_lesson_plans_quote_the_stored_run_s_timings():
     assert f"(under {whole} s on a quiet 2-core CPU" in plans
 
 
+def test_notebook_11_explains_the_memory_crossover_per_token():
+    """'Tiled's peak grows by about 1 KiB a token …; flash's grows by half that, on top of its fixed 0.63 MiB. So up to
+    about T = 1,200 flash holds more': read from the stored table, from T = 1,024 to 4,096."""
+    rows = {int(T): (float(tiled), float(flash)) for T, tiled, flash in re.findall(
+        r"\n +(\d+) +[\d.]+ +([\d.]+) +([\d.]+) +[\d.]+ +[\d.]+ KiB", printed("11"))}
+    per_token = [(rows[4096][k] - rows[1024][k]) * 1024 / (4096 - 1024) for k in (0, 1)]   # KiB a token
+    assert abs(per_token[0] - 1) < 0.05 and abs(per_token[1] - 0.5) < 0.05
+    fixed = rows[4096][1] - 4096 * per_token[1] / 1024                                  # MiB at T = 0
+    crossing = 1024 + (rows[1024][1] - rows[1024][0]) * 1024 / (per_token[0] - per_token[1])
+    assert f"{fixed:.2f}" == "0.63" and round(crossing, -2) == 1200
+    assert ("Tiled's peak grows by about 1 KiB a token" in prose("11") and "on top of its fixed 0.63 MiB. So up "
+            "to about $T$ = 1,200 flash holds more" in prose("11"))
+
+
+def test_notebook_07_stored_run_keeps_the_order_its_prose_reads():
+    """'Your numbers will differ, but the order of the versions tells the story: fewer (T, T) tensors, less time':
+    in the stored run too (a run stored on a busy machine, where tiled came out slower than lean, fails here)."""
+    ratios = re.search(r"T=1024 float32: naive ([\d.]+)x, lean ([\d.]+)x, tiled ([\d.]+)x the time of sdpa",
+                       printed("07")).groups()
+    naive, lean, tiled = map(float, ratios)
+    assert naive > lean > tiled > 1, ratios
+    assert "the order of the versions tells the story: fewer $(T, T)$ tensors, less time" in prose("07")
+
+
 def test_the_notebook_11_plan_quotes_the_stored_run_s_ratios():
     """Plan 11 warns that sections 4's and 6's ratios move with the machine's load, and quotes the stored run's."""
     stored = re.search(r"\nflash +[\d.]+ ms [^\n]* ([\d.]+)x the time of sdpa", printed("11"))[1]

@@ -106,7 +106,6 @@ def _softmax_error(case, error):
                 f"without keepdims, shape ({len(x)},), cannot broadcast against it (use keepdims=True, in torch "
                 f"keepdim=True: shape ({len(x)}, 1) stretches across each row); or Python's built-in max or sum, "
                 "which compare and add whole rows (use x.max(axis=-1, keepdims=True)).")   # Python's max of rows
-    return None
 
 
 def _judge_softmax(case, got, expected):
